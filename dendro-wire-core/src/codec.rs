@@ -1,0 +1,272 @@
+//! The two cursors every frame is read and written with.
+//!
+//! `Cursor` checks each length against the bytes that remain before it trusts
+//! it, and reports a broken rule with the field and the byte offset where the
+//! field starts. `Out` writes into a caller's slice; every frame's exact size
+//! is computed first, so `Out` failing means that computation is wrong, and it
+//! still fails with an error rather than a panic.
+
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+
+use crate::error::{Error, Field, Rule};
+use crate::map::Map;
+
+/// The bytes of a `bytes` or `str` field's length.
+pub(crate) const LEN_BYTES: usize = 4;
+
+/// Whether `bytes` is a canonical lowercase 8-4-4-4-12 uuid (§4.1, NOTES.md).
+pub(crate) fn is_canonical_uuid(bytes: &[u8]) -> bool {
+    bytes.len() == 36
+        && bytes.iter().enumerate().all(|(i, &b)| match i {
+            8 | 13 | 18 | 23 => b == b'-',
+            _ => b.is_ascii_digit() || (b'a'..=b'f').contains(&b),
+        })
+}
+
+/// A reading position inside one whole frame (length prefix included, so
+/// offsets match what a person sees in a hex dump of the frame).
+pub(crate) struct Cursor<'a> {
+    frame: &'a [u8],
+    at: usize,
+    kind: u8,
+    item: Option<u32>,
+}
+
+impl<'a> Cursor<'a> {
+    pub(crate) fn new(frame: &'a [u8], at: usize, kind: u8) -> Self {
+        Cursor {
+            frame,
+            at,
+            kind,
+            item: None,
+        }
+    }
+
+    pub(crate) fn at(&self) -> usize {
+        self.at
+    }
+
+    pub(crate) fn left(&self) -> usize {
+        self.frame.len().saturating_sub(self.at)
+    }
+
+    /// Errors from here on name this row or map entry.
+    pub(crate) fn set_item(&mut self, item: Option<u32>) {
+        self.item = item;
+    }
+
+    pub(crate) fn error(&self, rule: Rule, field: Field, at: usize) -> Error {
+        let e = Error::decode(rule, field, at).in_frame(self.kind);
+        match self.item {
+            Some(item) => e.at_item(item),
+            None => e,
+        }
+    }
+
+    pub(crate) fn take(&mut self, n: usize, field: Field) -> Result<&'a [u8], Error> {
+        self.take_at(n, field, self.at)
+    }
+
+    /// `take`, reporting a short frame at `field_at` (the start of a length
+    /// field rather than of the bytes it counts).
+    pub(crate) fn take_at(&mut self, n: usize, field: Field, field_at: usize) -> Result<&'a [u8], Error> {
+        let left = self.left();
+        match self.frame.get(self.at..).and_then(|rest| rest.get(..n)) {
+            Some(out) => {
+                self.at += n;
+                Ok(out)
+            }
+            None => Err(self.error(Rule::EndsEarly { needed: n, left }, field, field_at)),
+        }
+    }
+
+    pub(crate) fn fixed<T>(&mut self, field: Field) -> Result<&'a T, Error>
+    where
+        T: FromBytes + KnownLayout + Immutable + Unaligned,
+    {
+        let start = self.at;
+        let bytes = self.take(core::mem::size_of::<T>(), field)?;
+        T::ref_from_bytes(bytes).map_err(|_| {
+            self.error(
+                Rule::EndsEarly {
+                    needed: core::mem::size_of::<T>(),
+                    left: bytes.len(),
+                },
+                field,
+                start,
+            )
+        })
+    }
+
+    pub(crate) fn u8(&mut self, field: Field) -> Result<u8, Error> {
+        let b = self.take(1, field)?;
+        Ok(b.first().copied().unwrap_or(0))
+    }
+
+    pub(crate) fn u32(&mut self, field: Field) -> Result<u32, Error> {
+        let b = self.take(4, field)?;
+        let mut word = [0u8; 4];
+        word.copy_from_slice(b);
+        Ok(u32::from_le_bytes(word))
+    }
+
+    /// `bytes` (§3): a `u32` length, then that many bytes, the length bounded
+    /// by what is left before it is used.
+    pub(crate) fn bytes(&mut self, field: Field) -> Result<&'a [u8], Error> {
+        let start = self.at;
+        let len = self.u32(field)? as usize;
+        self.take_at(len, field, start)
+    }
+
+    /// `str` (§3): `bytes` that are valid UTF-8.
+    pub(crate) fn str(&mut self, field: Field) -> Result<&'a str, Error> {
+        let start = self.at;
+        let raw = self.bytes(field)?;
+        core::str::from_utf8(raw).map_err(|_| self.error(Rule::NotUtf8, field, start))
+    }
+
+    /// `opt<bytes>` (§3): a presence byte of exactly 0 or 1, then `bytes`.
+    pub(crate) fn opt_bytes(&mut self, field: Field) -> Result<Option<&'a [u8]>, Error> {
+        let start = self.at;
+        match self.u8(field)? {
+            0 => Ok(None),
+            1 => self.bytes(field).map(Some),
+            value => Err(self.error(Rule::NotAPresenceByte { value }, field, start)),
+        }
+    }
+
+    /// `bool` (§3): exactly 0 or 1, read from a byte already taken at `at`.
+    pub(crate) fn bool(&self, value: u8, field: Field, at: usize) -> Result<bool, Error> {
+        match value {
+            0 => Ok(false),
+            1 => Ok(true),
+            value => Err(self.error(Rule::NotABool { value }, field, at)),
+        }
+    }
+
+    /// A count of entries, refused at once if even entries of `min_entry`
+    /// bytes each could not fit in what is left.
+    pub(crate) fn count(&mut self, field: Field, min_entry: usize) -> Result<u32, Error> {
+        let start = self.at;
+        let count = self.u32(field)?;
+        self.check_count(count, field, min_entry, start)?;
+        Ok(count)
+    }
+
+    pub(crate) fn check_count(
+        &self,
+        count: u32,
+        field: Field,
+        min_entry: usize,
+        at: usize,
+    ) -> Result<(), Error> {
+        let left = self.left();
+        if (count as u64) * (min_entry as u64) > left as u64 {
+            return Err(self.error(Rule::CountTooLarge { count, left }, field, at));
+        }
+        Ok(())
+    }
+
+    /// `map` (§3), keys strictly ascending.
+    pub(crate) fn map(&mut self, field: Field) -> Result<Map<'a>, Error> {
+        Map::parse(self, field)
+    }
+
+    /// The bytes from `start` to the cursor: a run already walked and checked.
+    pub(crate) fn since(&self, start: usize) -> &'a [u8] {
+        self.frame.get(start..self.at).unwrap_or(&[])
+    }
+
+    /// No bytes may be left after the last field (§2).
+    pub(crate) fn finish(self) -> Result<(), Error> {
+        match self.left() {
+            0 => Ok(()),
+            count => Err(Error::decode(Rule::TrailingBytes { count }, Field::Payload, self.at)
+                .in_frame(self.kind)),
+        }
+    }
+}
+
+/// A writing position inside a caller's buffer.
+pub(crate) struct Out<'b> {
+    buf: &'b mut [u8],
+    at: usize,
+}
+
+impl<'b> Out<'b> {
+    pub(crate) fn new(buf: &'b mut [u8], at: usize) -> Self {
+        Out { buf, at }
+    }
+
+    pub(crate) fn at(&self) -> usize {
+        self.at
+    }
+
+    pub(crate) fn put(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        let end = self.at + bytes.len();
+        let have = self.buf.len();
+        match self.buf.get_mut(self.at..end) {
+            Some(dst) => {
+                dst.copy_from_slice(bytes);
+                self.at = end;
+                Ok(())
+            }
+            None => Err(Error::encode(
+                Rule::BufferTooSmall { needed: end, have },
+                Field::Payload,
+                self.at,
+            )),
+        }
+    }
+
+    pub(crate) fn fixed<T: IntoBytes + Immutable>(&mut self, value: &T) -> Result<(), Error> {
+        self.put(value.as_bytes())
+    }
+
+    pub(crate) fn u8(&mut self, v: u8) -> Result<(), Error> {
+        self.put(&[v])
+    }
+
+    pub(crate) fn u32(&mut self, v: u32) -> Result<(), Error> {
+        self.put(&v.to_le_bytes())
+    }
+
+    /// `bytes`; the caller has bounded the frame, so `len` fits a `u32`.
+    pub(crate) fn bytes(&mut self, v: &[u8]) -> Result<(), Error> {
+        self.u32(v.len() as u32)?;
+        self.put(v)
+    }
+
+    pub(crate) fn opt_bytes(&mut self, v: Option<&[u8]>) -> Result<(), Error> {
+        match v {
+            None => self.u8(0),
+            Some(b) => {
+                self.u8(1)?;
+                self.bytes(b)
+            }
+        }
+    }
+
+    /// Write `value` at `at`, behind the cursor: for a length or a count
+    /// known only once what it covers has been written.
+    pub(crate) fn patch(&mut self, at: usize, value: &[u8]) -> Result<(), Error> {
+        let back = self.at;
+        self.at = at;
+        let done = self.put(value);
+        self.at = back;
+        done
+    }
+}
+
+/// The encoded size of a `bytes` or `str` field.
+pub(crate) const fn bytes_len(n: usize) -> usize {
+    LEN_BYTES + n
+}
+
+/// The encoded size of an `opt<bytes>` field.
+pub(crate) const fn opt_bytes_len(v: Option<&[u8]>) -> usize {
+    match v {
+        None => 1,
+        Some(b) => 1 + bytes_len(b.len()),
+    }
+}

@@ -1,0 +1,103 @@
+//! The dendro replication wire protocol, version 1, with no allocator.
+//!
+//! A dendro replication stream carries an archive's contents — sources, index
+//! entries, live rows, sealed parquet segments, clock offsets — from a
+//! publisher to a subscriber. This crate is the protocol and nothing else: it
+//! reads no socket and owns no buffer. You hand it bytes and it tells you
+//! "a frame, N bytes consumed", "at least N more bytes needed", or exactly
+//! which rule the bytes broke and where.
+//!
+//! Everything here works in memory you supply: [`decode`] returns a
+//! [`Frame`] whose strings, byte fields, maps and rows borrow from your
+//! buffer; [`Frame::emit`] and [`RowsBuilder`] write into a slice you own; the
+//! [`Publisher`] and [`Subscriber`] state machines keep their per-source
+//! tables in a capacity you choose at compile time. The crate is `no_std`,
+//! uses no `alloc`, and forbids `unsafe`.
+//!
+//! # Decoding
+//!
+//! ```
+//! use dendro_wire_core::{decode, Frame, Status};
+//!
+//! // A ClockOffset frame: len = 21, kind = 5, source 2, ts 10, offset_ns -3.
+//! let mut bytes = vec![21, 0, 0, 0, 5, 2, 0, 0, 0];
+//! bytes.extend_from_slice(&10i64.to_le_bytes());
+//! bytes.extend_from_slice(&(-3i64).to_le_bytes());
+//!
+//! // A short buffer is not an error: it says how much more to read.
+//! assert_eq!(decode(&bytes[..7]).unwrap(), Status::Incomplete { needed: 18 });
+//!
+//! let Status::Complete((frame, consumed)) = decode(&bytes).unwrap() else { unreachable!() };
+//! assert_eq!(consumed, 25);
+//! match frame {
+//!     Frame::ClockOffset(c) => assert_eq!((c.source, c.ts, c.offset_ns), (2, 10, -3)),
+//!     other => panic!("unexpected {other:?}"),
+//! }
+//! ```
+//!
+//! # Encoding
+//!
+//! ```
+//! use dendro_wire_core::{decode, Frame, Row, RowsBuilder, Status};
+//!
+//! let mut buf = [0u8; 256];
+//! let mut rows = RowsBuilder::new(&mut buf, 0, 7, (1, 2)).unwrap();
+//! rows.push(&Row { stream: "cpu/usage", ts: 10, wall_offset: -3, row: &[0x0a, 0x0b] }).unwrap();
+//! let len = rows.finish().unwrap();
+//!
+//! let Status::Complete((Frame::Rows(r), used)) = decode(&buf[..len]).unwrap() else { unreachable!() };
+//! assert_eq!((used, r.seq, r.rows.len()), (len, 7, 1));
+//! assert_eq!(r.rows.iter().next().unwrap().stream, "cpu/usage");
+//! ```
+//!
+//! # Where the rules live
+//!
+//! Every byte-level rule of WIRE.md §2–§4 is checked while a frame is
+//! decoded, in one pass, so that iterating a decoded view cannot fail. The
+//! stream-level rules of §5 live in [`Publisher`] and [`Subscriber`].
+//! `docs/ARCHITECTURE.md` in the repository maps each rule to its item.
+
+#![no_std]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod clock_offset;
+mod codec;
+mod error;
+mod frame;
+mod handshake;
+mod index;
+mod index_state;
+mod layout;
+mod map;
+mod preamble;
+mod publisher;
+mod rows;
+mod segment;
+mod source_update;
+mod subscriber;
+
+pub use clock_offset::ClockOffset;
+pub use error::{Error, Field, Rule};
+pub use frame::{decode, kind, kind_name, Decoder, Frame, Status};
+pub use handshake::Handshake;
+pub use index::{Index, IndexKind};
+pub use index_state::{IndexState, SlotSetHash, NO_INDEX_STATE};
+pub use map::{Map, MapIter};
+pub use preamble::{check_preamble, emit_preamble, MAGIC, PREAMBLE_BYTES, PROTOCOL_VERSION};
+pub use publisher::Publisher;
+pub use rows::{Row, RowIter, RowList, Rows, RowsBuilder};
+pub use segment::Segment;
+pub use source_update::SourceUpdate;
+pub use subscriber::{Admitted, ProtocolError, RowsVerdict, SkipReason, Subscriber};
+
+/// The largest frame this crate reads or writes by default: 64 MiB, counted
+/// as WIRE.md §2 counts `len` (the kind byte and the payload).
+///
+/// A four-byte length off a wire is otherwise a request for up to 4 GiB. The
+/// limit is checked before anything else about a frame is trusted; a small
+/// device lowers it with [`Decoder::with_max_frame_bytes`].
+pub const MAX_FRAME_BYTES: u32 = 64 * 1024 * 1024;
+
+/// The bytes of a frame's length prefix; the kind byte sits right after it.
+pub const LENGTH_PREFIX_BYTES: usize = 4;

@@ -1,0 +1,391 @@
+//! `Rows`, kind 3 (WIRE.md §4.3): the hot path.
+
+use core::fmt;
+
+use zerocopy::little_endian::{I64, U32, U64};
+
+use crate::codec::{bytes_len, Cursor, Out, LEN_BYTES};
+use crate::error::{Error, Field, Rule};
+use crate::frame::{encodable, kind, Decode, Encode, HEAD_BYTES};
+use crate::index_state::IndexState;
+use crate::layout::{FrameHead, RowTail, RowsHead};
+use crate::MAX_FRAME_BYTES;
+
+/// One observation of a `Rows` frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Row<'a> {
+    /// The stream it belongs to; one frame may span a source's streams.
+    pub stream: &'a str,
+    /// The observation's timestamp.
+    pub ts: i64,
+    /// Wall time minus `ts`.
+    pub wall_offset: i64,
+    /// The row, opaque: the encoder's.
+    pub row: &'a [u8],
+}
+
+impl Row<'_> {
+    /// The bytes this row takes in a frame.
+    pub const fn encoded_len(&self) -> usize {
+        bytes_len(self.stream.len()) + core::mem::size_of::<RowTail>() + self.row.len()
+    }
+}
+
+/// The smallest a row can be: an empty stream name and an empty row.
+const MIN_ROW_BYTES: usize = LEN_BYTES + core::mem::size_of::<RowTail>();
+
+/// The rows of a [`Rows`] frame: a checked view over decoded bytes, or a
+/// slice a caller supplies to encode.
+///
+/// Iterating a decoded list cannot fail and does not allocate: every row was
+/// checked when the frame was decoded.
+#[derive(Clone, Copy)]
+pub struct RowList<'a>(Repr<'a>);
+
+#[derive(Clone, Copy)]
+enum Repr<'a> {
+    Wire { count: u32, bytes: &'a [u8] },
+    Slice(&'a [Row<'a>]),
+}
+
+impl<'a> RowList<'a> {
+    /// No rows: the keepalive of rule 6.
+    pub const EMPTY: RowList<'static> = RowList(Repr::Slice(&[]));
+
+    /// Rows to encode.
+    pub const fn from_slice(rows: &'a [Row<'a>]) -> Self {
+        RowList(Repr::Slice(rows))
+    }
+
+    /// The number of rows.
+    pub fn len(&self) -> usize {
+        match self.0 {
+            Repr::Wire { count, .. } => count as usize,
+            Repr::Slice(rows) => rows.len(),
+        }
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The rows, in frame order.
+    pub fn iter(&self) -> RowIter<'a> {
+        RowIter(match self.0 {
+            Repr::Wire { count, bytes } => IterRepr::Wire {
+                left: count,
+                rest: bytes,
+                last_stream: "",
+            },
+            Repr::Slice(rows) => IterRepr::Slice(rows.iter()),
+        })
+    }
+
+    /// The rows' encoded bytes, after the count.
+    fn encoded_len(&self) -> usize {
+        match self.0 {
+            Repr::Wire { bytes, .. } => bytes.len(),
+            Repr::Slice(rows) => rows
+                .iter()
+                .fold(0usize, |n, r| n.saturating_add(r.encoded_len())),
+        }
+    }
+}
+
+impl PartialEq for RowList<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for RowList<'_> {}
+
+impl fmt::Debug for RowList<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<'a> IntoIterator for RowList<'a> {
+    type Item = Row<'a>;
+    type IntoIter = RowIter<'a>;
+    fn into_iter(self) -> RowIter<'a> {
+        self.iter()
+    }
+}
+
+/// The rows of a [`RowList`].
+#[derive(Clone, Debug)]
+pub struct RowIter<'a>(IterRepr<'a>);
+
+#[derive(Clone, Debug)]
+enum IterRepr<'a> {
+    Wire {
+        left: u32,
+        rest: &'a [u8],
+        /// Stream names repeat from row to row; a name equal to the last one
+        /// is that same `str`, with no second UTF-8 check.
+        last_stream: &'a str,
+    },
+    Slice(core::slice::Iter<'a, Row<'a>>),
+}
+
+impl<'a> Iterator for RowIter<'a> {
+    type Item = Row<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Row<'a>> {
+        match &mut self.0 {
+            IterRepr::Wire {
+                left,
+                rest,
+                last_stream,
+            } => {
+                if *left == 0 {
+                    return None;
+                }
+                *left -= 1;
+                // Every `?` below is unreachable for a list this crate
+                // decoded; each ends the walk rather than panicking.
+                let (len, tail) = rest.split_first_chunk::<LEN_BYTES>()?;
+                let (name, tail) = tail.split_at_checked(u32::from_le_bytes(*len) as usize)?;
+                let stream = if name == last_stream.as_bytes() {
+                    *last_stream
+                } else {
+                    core::str::from_utf8(name).ok()?
+                };
+                *last_stream = stream;
+                let (fixed, tail) = tail.split_first_chunk::<20>()?;
+                let (ts, fixed) = fixed.split_first_chunk::<8>()?;
+                let (wall_offset, row_len) = fixed.split_first_chunk::<8>()?;
+                let row_len = u32::from_le_bytes(*row_len.first_chunk::<4>()?) as usize;
+                let (row, tail) = tail.split_at_checked(row_len)?;
+                *rest = tail;
+                Some(Row {
+                    stream,
+                    ts: i64::from_le_bytes(*ts),
+                    wall_offset: i64::from_le_bytes(*wall_offset),
+                    row,
+                })
+            }
+            IterRepr::Slice(rows) => rows.next().copied(),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = match &self.0 {
+            IterRepr::Wire { left, .. } => *left as usize,
+            IterRepr::Slice(rows) => rows.len(),
+        };
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for RowIter<'_> {}
+
+/// Live observations, bound for the `wal` table.
+///
+/// `seq` is a sequence number in the TCP sense: strictly increasing and
+/// contiguous per source, so a gap means frames lost and nothing else.
+/// `index_state` is the state the rows were built against; a subscriber
+/// holding another skips them (rule 9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rows<'a> {
+    /// Which source, by handshake ordinal.
+    pub source: u32,
+    /// The frame's sequence number.
+    pub seq: u64,
+    /// The index state the rows were built against.
+    pub index_state: IndexState,
+    /// The observations.
+    pub rows: RowList<'a>,
+}
+
+impl<'a> Decode<'a> for Rows<'a> {
+    const KIND: u8 = kind::ROWS;
+
+    fn parse(c: &mut Cursor<'a>) -> Result<Self, Error> {
+        let count_at = c.at() + core::mem::size_of::<RowsHead>() - 4;
+        let head = c.fixed::<RowsHead>(Field::Source)?;
+        let count = head.count.get();
+        // A count of 4 billion over 30 bytes is refused here, not after 30
+        // bytes of rows.
+        c.check_count(count, Field::Count, MIN_ROW_BYTES, count_at)?;
+        let start = c.at();
+        let mut last_stream: &[u8] = &[];
+        for i in 0..count {
+            c.set_item(Some(i));
+            let stream_at = c.at();
+            let name = c.bytes(Field::Stream)?;
+            // Stream names repeat from row to row, and a name equal to one
+            // already checked is valid UTF-8 too.
+            if name != last_stream {
+                if core::str::from_utf8(name).is_err() {
+                    return Err(c.error(Rule::NotUtf8, Field::Stream, stream_at));
+                }
+                last_stream = name;
+            }
+            let tail = c.fixed::<RowTail>(Field::Ts)?;
+            let row_at = c.at() - 4;
+            c.take_at(tail.row_len.get() as usize, Field::Row, row_at)?;
+        }
+        c.set_item(None);
+        Ok(Rows {
+            source: head.source.get(),
+            seq: head.seq.get(),
+            index_state: (head.index_state_0.get(), head.index_state_1.get()),
+            rows: RowList(Repr::Wire {
+                count,
+                bytes: c.since(start),
+            }),
+        })
+    }
+}
+
+fn rows_head(source: u32, seq: u64, index_state: IndexState, count: u32) -> RowsHead {
+    RowsHead {
+        source: U32::new(source),
+        seq: U64::new(seq),
+        index_state_0: U64::new(index_state.0),
+        index_state_1: U64::new(index_state.1),
+        count: U32::new(count),
+    }
+}
+
+fn emit_row(out: &mut Out<'_>, row: &Row<'_>) -> Result<(), Error> {
+    out.bytes(row.stream.as_bytes())?;
+    out.fixed(&RowTail {
+        ts: I64::new(row.ts),
+        wall_offset: I64::new(row.wall_offset),
+        row_len: U32::new(row.row.len() as u32),
+    })?;
+    out.put(row.row)
+}
+
+impl Encode for Rows<'_> {
+    fn kind(&self) -> u8 {
+        kind::ROWS
+    }
+
+    fn payload_len(&self, _at: usize) -> Result<usize, Error> {
+        Ok(core::mem::size_of::<RowsHead>().saturating_add(self.rows.encoded_len()))
+    }
+
+    fn emit_payload(&self, out: &mut Out<'_>) -> Result<(), Error> {
+        out.fixed(&rows_head(
+            self.source,
+            self.seq,
+            self.index_state,
+            self.rows.len() as u32,
+        ))?;
+        match self.rows.0 {
+            Repr::Wire { bytes, .. } => out.put(bytes),
+            Repr::Slice(rows) => rows.iter().try_for_each(|row| emit_row(out, row)),
+        }
+    }
+}
+
+encodable!(Rows<'_>);
+
+/// Builds a `Rows` frame in place, one row at a time, for a publisher that
+/// does not hold its rows in a slice.
+///
+/// The header is written at once; each [`push`](Self::push) appends a row or
+/// leaves the frame as it was; [`finish`](Self::finish) fills in the count
+/// and the length and returns the frame's size.
+///
+/// ```
+/// use dendro_wire_core::{Row, RowsBuilder, Rule};
+///
+/// let mut buf = [0u8; 64];
+/// let mut b = RowsBuilder::new(&mut buf, 3, 100, (0, 0)).unwrap();
+/// b.push(&Row { stream: "mem", ts: 1, wall_offset: 0, row: &[1, 2, 3, 4] }).unwrap();
+/// // A row that does not fit says how big the buffer must be, and the
+/// // frame keeps the rows it had.
+/// let big = [0u8; 64];
+/// let err = b.push(&Row { stream: "mem", ts: 2, wall_offset: 0, row: &big }).unwrap_err();
+/// assert!(matches!(err.rule(), Rule::BufferTooSmall { needed: 159, have: 64 }));
+/// assert_eq!(b.row_count(), 1);
+/// assert_eq!(b.finish().unwrap(), 68);
+/// ```
+#[derive(Debug)]
+pub struct RowsBuilder<'b> {
+    buf: &'b mut [u8],
+    len: usize,
+    count: u32,
+}
+
+impl<'b> RowsBuilder<'b> {
+    /// Start a frame at the start of `buf`.
+    pub fn new(
+        buf: &'b mut [u8],
+        source: u32,
+        seq: u64,
+        index_state: IndexState,
+    ) -> Result<Self, Error> {
+        let mut out = Out::new(buf, 0);
+        let start = (|| {
+            out.fixed(&FrameHead {
+                len: U32::new(0),
+                kind: kind::ROWS,
+            })?;
+            out.fixed(&rows_head(source, seq, index_state, 0))
+        })();
+        start.map_err(|e| e.in_frame(kind::ROWS))?;
+        Ok(RowsBuilder {
+            buf,
+            len: HEAD_BYTES + core::mem::size_of::<RowsHead>(),
+            count: 0,
+        })
+    }
+
+    /// Append one row. On any error the frame is left as it was.
+    pub fn push(&mut self, row: &Row<'_>) -> Result<(), Error> {
+        let end = self.len.saturating_add(row.encoded_len());
+        let err = |rule, field| Error::encode(rule, field, self.len).in_frame(kind::ROWS);
+        if end - crate::LENGTH_PREFIX_BYTES > MAX_FRAME_BYTES as usize {
+            let rule = Rule::FrameTooLarge {
+                len: end - crate::LENGTH_PREFIX_BYTES,
+                limit: MAX_FRAME_BYTES,
+            };
+            return Err(err(rule, Field::Length).at_item(self.count));
+        }
+        if end > self.buf.len() {
+            let rule = Rule::BufferTooSmall {
+                needed: end,
+                have: self.buf.len(),
+            };
+            return Err(err(rule, Field::Row).at_item(self.count));
+        }
+        emit_row(&mut Out::new(self.buf, self.len), row).map_err(|e| e.in_frame(kind::ROWS))?;
+        self.len = end;
+        self.count += 1;
+        Ok(())
+    }
+
+    /// The rows pushed so far.
+    pub fn row_count(&self) -> u32 {
+        self.count
+    }
+
+    /// The frame's size so far, length prefix included.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no row has been pushed.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Fill in the count and the length; returns the frame's size.
+    pub fn finish(self) -> Result<usize, Error> {
+        let count_at = HEAD_BYTES + core::mem::size_of::<RowsHead>() - 4;
+        let len = self.len;
+        let mut out = Out::new(self.buf, len);
+        out.patch(0, &((len - crate::LENGTH_PREFIX_BYTES) as u32).to_le_bytes())?;
+        out.patch(count_at, &self.count.to_le_bytes())?;
+        Ok(len)
+    }
+}

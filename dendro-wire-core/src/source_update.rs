@@ -1,0 +1,67 @@
+//! `SourceUpdate`, kind 6 (added in dendro 0.6.1; NOTES.md).
+
+use zerocopy::little_endian::{I64, U32};
+
+use crate::codec::{Cursor, Out};
+use crate::error::{Error, Field};
+use crate::frame::{encodable, kind, Decode, Encode};
+use crate::layout::SourceUpdateHead;
+use crate::map::Map;
+
+/// A source's labels and metadata, sent when either changes after its
+/// handshake.
+///
+/// Both maps are whole, not the changed keys: a subscriber replaces its
+/// copy's with them, keeping its own `encoder` and `writer_sessions`
+/// metadata keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SourceUpdate<'a> {
+    /// Which source, by handshake ordinal.
+    pub source: u32,
+    /// The publisher's wall time when it saw the change, in ns.
+    pub ts: i64,
+    /// The source's labels, whole.
+    pub labels: Map<'a>,
+    /// The source's metadata, whole.
+    pub metadata: Map<'a>,
+}
+
+impl<'a> Decode<'a> for SourceUpdate<'a> {
+    const KIND: u8 = kind::SOURCE_UPDATE;
+
+    fn parse(c: &mut Cursor<'a>) -> Result<Self, Error> {
+        let head = c.fixed::<SourceUpdateHead>(Field::Source)?;
+        Ok(SourceUpdate {
+            source: head.source.get(),
+            ts: head.ts.get(),
+            labels: c.map(Field::Labels)?,
+            metadata: c.map(Field::Metadata)?,
+        })
+    }
+}
+
+impl Encode for SourceUpdate<'_> {
+    fn kind(&self) -> u8 {
+        kind::SOURCE_UPDATE
+    }
+
+    fn payload_len(&self, at: usize) -> Result<usize, Error> {
+        let labels_at = at + core::mem::size_of::<SourceUpdateHead>();
+        let labels = self.labels.encoded_len(Field::Labels, labels_at)?;
+        let metadata = self
+            .metadata
+            .encoded_len(Field::Metadata, labels_at + labels)?;
+        Ok(labels_at - at + labels + metadata)
+    }
+
+    fn emit_payload(&self, out: &mut Out<'_>) -> Result<(), Error> {
+        out.fixed(&SourceUpdateHead {
+            source: U32::new(self.source),
+            ts: I64::new(self.ts),
+        })?;
+        self.labels.emit(out)?;
+        self.metadata.emit(out)
+    }
+}
+
+encodable!(SourceUpdate<'_>);

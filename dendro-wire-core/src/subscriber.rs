@@ -1,0 +1,320 @@
+//! The subscriber's side of the protocol rules (WIRE.md §5, NOTES.md), as a
+//! state machine over frames with a bounded table of sources.
+
+use core::fmt;
+
+use heapless::index_map::FnvIndexMap;
+
+use crate::frame::{kind_name, Frame};
+use crate::index::IndexKind;
+use crate::index_state::{IndexState, NO_INDEX_STATE};
+
+/// A frame that breaks a stream-level rule. The stream cannot go on: what
+/// follows would be applied to the wrong source, or to none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProtocolError {
+    /// A frame names an ordinal no handshake on this connection introduced
+    /// (rule 1).
+    UnknownSource {
+        /// The ordinal named.
+        source: u32,
+        /// The frame's kind byte.
+        kind: u8,
+    },
+    /// A second handshake for an ordinal already live on the connection
+    /// (§4.1: unique within one connection; NOTES.md).
+    DuplicateHandshake {
+        /// The ordinal.
+        source: u32,
+    },
+    /// More sources than this side allows on one connection.
+    TooManySources {
+        /// The limit in force.
+        limit: usize,
+    },
+    /// A publisher's handshake that does not take the next ordinal: ordinals
+    /// are assigned from 0, one per handshake.
+    WrongOrdinal {
+        /// The ordinal the next handshake must carry.
+        expected: u32,
+        /// The ordinal it carried.
+        got: u32,
+    },
+    /// A publisher's `Rows` frame whose `seq` is not the one after the
+    /// source's previous frame (§4.3).
+    WrongSeq {
+        /// The ordinal.
+        source: u32,
+        /// The `seq` the frame must carry.
+        expected: u64,
+        /// The `seq` it carried.
+        got: u64,
+    },
+    /// A publisher's `Delta` before the source's first `Full` (rule 2).
+    DeltaBeforeFull {
+        /// The ordinal.
+        source: u32,
+    },
+}
+
+impl fmt::Display for ProtocolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            ProtocolError::UnknownSource { source, kind } => write!(
+                f,
+                "a {} frame names source {source}, which no handshake on this connection \
+                 introduced (rule 1)",
+                kind_name(kind)
+            ),
+            ProtocolError::DuplicateHandshake { source } => write!(
+                f,
+                "a second handshake for source {source}, which is already live on this \
+                 connection; an ordinal is unique within one connection (§4.1)"
+            ),
+            ProtocolError::TooManySources { limit } => write!(
+                f,
+                "a handshake past the limit of {limit} sources on one connection"
+            ),
+            ProtocolError::WrongOrdinal { expected, got } => write!(
+                f,
+                "a handshake for ordinal {got}; ordinals are assigned from 0 in order, and the \
+                 next is {expected}"
+            ),
+            ProtocolError::WrongSeq {
+                source,
+                expected,
+                got,
+            } => write!(
+                f,
+                "a Rows frame for source {source} with seq {got}; the next seq is {expected} \
+                 (§4.3: exactly one more per frame)"
+            ),
+            ProtocolError::DeltaBeforeFull { source } => write!(
+                f,
+                "a Delta index entry for source {source} before its first Full (rule 2)"
+            ),
+        }
+    }
+}
+
+impl core::error::Error for ProtocolError {}
+
+/// Why a subscriber skips the rows of a `Rows` frame (rule 9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SkipReason {
+    /// The rows name an index and no `Full` has arrived for their source:
+    /// there is no identity to attribute them to.
+    BeforeFirstFull,
+    /// The rows were built against another index state than the one held.
+    IndexStateMismatch {
+        /// The state the subscriber holds.
+        held: IndexState,
+        /// The state the frame declared.
+        declared: IndexState,
+    },
+}
+
+/// What a subscriber does with one `Rows` frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowsVerdict {
+    /// The ordinal.
+    pub source: u32,
+    /// `None`: apply the rows. `Some`: skip them, and why.
+    pub skip: Option<SkipReason>,
+    /// Frames lost in transit before this one: the `seq` jump minus one.
+    pub lost: u64,
+    /// Whether this is the source's first gap, for a caller that reports a
+    /// persistently lossy link once rather than on every frame.
+    pub first_gap: bool,
+    /// Whether `seq` was not above the previous frame's (NOTES.md): counted,
+    /// and the rows are still judged by rule 9.
+    pub regression: bool,
+}
+
+/// What a subscriber does with a frame that broke no rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admitted {
+    /// A handshake opened this ordinal.
+    Opened {
+        /// The ordinal.
+        source: u32,
+    },
+    /// An index entry to apply; the held state is now its `state`.
+    Index {
+        /// The ordinal.
+        source: u32,
+        /// Full or Delta.
+        kind: IndexKind,
+    },
+    /// A `Rows` frame, and whether to apply its rows.
+    Rows(RowsVerdict),
+    /// A `Segment`, `ClockOffset` or `SourceUpdate` to apply to this source.
+    Apply {
+        /// The ordinal.
+        source: u32,
+    },
+    /// A kind this build does not read: skip and count it (§7).
+    Unknown {
+        /// The kind byte.
+        kind: u8,
+    },
+}
+
+#[derive(Clone, Copy, Debug)]
+struct SourceState {
+    index_state: IndexState,
+    seen_full: bool,
+    last_seq: Option<u64>,
+    gap_seen: bool,
+}
+
+/// The subscriber's rules for one connection, over at most `N` sources.
+///
+/// Feed it every frame in stream order with [`admit`](Self::admit); it says
+/// what to do with the frame, or which rule the frame broke. It holds, per
+/// source, the index state, whether a `Full` has arrived and the last `seq`:
+/// nothing that grows with the stream. `N` must be a power of two (the table
+/// is a heapless `FnvIndexMap`); a lower runtime limit can be set with
+/// [`with_source_limit`](Self::with_source_limit).
+///
+/// ```
+/// use dendro_wire_core::*;
+///
+/// let mut sub = Subscriber::<8>::new();
+/// let hs = Handshake { source: 0, uuid: None, labels: Map::EMPTY, metadata: Map::EMPTY,
+///                      clock_anchor_wall_ns: 0, complete: false };
+/// assert_eq!(sub.admit(&Frame::Handshake(hs)), Ok(Admitted::Opened { source: 0 }));
+///
+/// // Rows built against an index, before any Full: skipped (rule 9).
+/// let rows = Rows { source: 0, seq: 5, index_state: (1, 2), rows: RowList::EMPTY };
+/// let Ok(Admitted::Rows(v)) = sub.admit(&Frame::Rows(rows)) else { panic!() };
+/// assert_eq!(v.skip, Some(SkipReason::BeforeFirstFull));
+///
+/// // A frame for a source with no handshake breaks rule 1.
+/// let co = ClockOffset { source: 9, ts: 0, offset_ns: 0 };
+/// assert!(matches!(sub.admit(&Frame::ClockOffset(co)), Err(ProtocolError::UnknownSource { .. })));
+/// ```
+#[derive(Clone, Debug)]
+pub struct Subscriber<const N: usize> {
+    sources: FnvIndexMap<u32, SourceState, N>,
+    limit: usize,
+}
+
+impl<const N: usize> Default for Subscriber<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const N: usize> Subscriber<N> {
+    /// A subscriber for a new connection, allowing `N` sources.
+    pub const fn new() -> Self {
+        Subscriber {
+            sources: FnvIndexMap::new(),
+            limit: N,
+        }
+    }
+
+    /// Allow at most `limit` sources (never more than `N`).
+    pub const fn with_source_limit(mut self, limit: usize) -> Self {
+        self.limit = if limit < N { limit } else { N };
+        self
+    }
+
+    /// Forget every source: the connection ended, and the next one starts
+    /// with handshakes from ordinal 0 (rule 8).
+    pub fn reset(&mut self) {
+        self.sources.clear();
+    }
+
+    /// The sources open on this connection.
+    pub fn source_count(&self) -> usize {
+        self.sources.len()
+    }
+
+    /// The index state held for a source, if it is open.
+    pub fn index_state(&self, source: u32) -> Option<IndexState> {
+        self.sources.get(&source).map(|s| s.index_state)
+    }
+
+    /// Judge one frame. On an error nothing changes.
+    pub fn admit(&mut self, frame: &Frame<'_>) -> Result<Admitted, ProtocolError> {
+        let kind = frame.kind();
+        let Some(source) = frame.source() else {
+            return Ok(Admitted::Unknown { kind });
+        };
+        if let Frame::Handshake(_) = frame {
+            return self.open(source);
+        }
+        let st = self
+            .sources
+            .get_mut(&source)
+            .ok_or(ProtocolError::UnknownSource { source, kind })?;
+        Ok(match frame {
+            Frame::Index(index) => {
+                // The state hashes the complete set after the entry, so Full
+                // and Delta alike replace what is held.
+                st.index_state = index.state;
+                st.seen_full |= index.kind == IndexKind::Full;
+                Admitted::Index {
+                    source,
+                    kind: index.kind,
+                }
+            }
+            Frame::Rows(rows) => Admitted::Rows(st.judge(source, rows.seq, rows.index_state)),
+            _ => Admitted::Apply { source },
+        })
+    }
+
+    fn open(&mut self, source: u32) -> Result<Admitted, ProtocolError> {
+        if self.sources.contains_key(&source) {
+            return Err(ProtocolError::DuplicateHandshake { source });
+        }
+        if self.sources.len() >= self.limit {
+            return Err(ProtocolError::TooManySources { limit: self.limit });
+        }
+        let fresh = SourceState {
+            // What a publisher with no index sends forever, so such a stream
+            // matches from its first frame.
+            index_state: NO_INDEX_STATE,
+            seen_full: false,
+            last_seq: None,
+            gap_seen: false,
+        };
+        self.sources
+            .insert(source, fresh)
+            .map_err(|_| ProtocolError::TooManySources { limit: self.limit })?;
+        Ok(Admitted::Opened { source })
+    }
+}
+
+impl SourceState {
+    fn judge(&mut self, source: u32, seq: u64, declared: IndexState) -> RowsVerdict {
+        let (lost, regression) = match self.last_seq {
+            Some(last) if seq > last => (seq - last - 1, false),
+            Some(_) => (0, true),
+            None => (0, false),
+        };
+        self.last_seq = Some(seq);
+        let first_gap = lost > 0 && !self.gap_seen;
+        self.gap_seen |= lost > 0;
+        let skip = if declared != NO_INDEX_STATE && !self.seen_full {
+            Some(SkipReason::BeforeFirstFull)
+        } else if declared != self.index_state {
+            Some(SkipReason::IndexStateMismatch {
+                held: self.index_state,
+                declared,
+            })
+        } else {
+            None
+        };
+        RowsVerdict {
+            source,
+            skip,
+            lost,
+            first_gap,
+            regression,
+        }
+    }
+}

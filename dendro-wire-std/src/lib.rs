@@ -1,0 +1,1 @@
+//! std front ends for `dendro-wire-core`.

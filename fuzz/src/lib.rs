@@ -1,0 +1,1 @@
+//! Fuzz targets (see issue tracker): not yet written.
