@@ -69,7 +69,12 @@ impl<'a> Cursor<'a> {
 
     /// `take`, reporting a short frame at `field_at` (the start of a length
     /// field rather than of the bytes it counts).
-    pub(crate) fn take_at(&mut self, n: usize, field: Field, field_at: usize) -> Result<&'a [u8], Error> {
+    pub(crate) fn take_at(
+        &mut self,
+        n: usize,
+        field: Field,
+        field_at: usize,
+    ) -> Result<&'a [u8], Error> {
         let left = self.left();
         match self.frame.get(self.at..).and_then(|rest| rest.get(..n)) {
             Some(out) => {
@@ -181,8 +186,10 @@ impl<'a> Cursor<'a> {
     pub(crate) fn finish(self) -> Result<(), Error> {
         match self.left() {
             0 => Ok(()),
-            count => Err(Error::decode(Rule::TrailingBytes { count }, Field::Payload, self.at)
-                .in_frame(self.kind)),
+            count => Err(
+                Error::decode(Rule::TrailingBytes { count }, Field::Payload, self.at)
+                    .in_frame(self.kind),
+            ),
         }
     }
 }

@@ -28,7 +28,10 @@ pub struct Map<'a>(Repr<'a>);
 #[derive(Clone, Copy)]
 enum Repr<'a> {
     /// `count` entries, checked, in `entries` (the bytes after the count).
-    Wire { count: u32, entries: &'a [u8] },
+    Wire {
+        count: u32,
+        entries: &'a [u8],
+    },
     Pairs(&'a [(&'a str, &'a str)]),
 }
 

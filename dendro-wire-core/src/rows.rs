@@ -298,14 +298,14 @@ encodable!(Rows<'_>);
 /// ```
 /// use dendro_wire_core::{Row, RowsBuilder, Rule};
 ///
-/// let mut buf = [0u8; 64];
+/// let mut buf = [0u8; 100];
 /// let mut b = RowsBuilder::new(&mut buf, 3, 100, (0, 0)).unwrap();
 /// b.push(&Row { stream: "mem", ts: 1, wall_offset: 0, row: &[1, 2, 3, 4] }).unwrap();
 /// // A row that does not fit says how big the buffer must be, and the
 /// // frame keeps the rows it had.
 /// let big = [0u8; 64];
 /// let err = b.push(&Row { stream: "mem", ts: 2, wall_offset: 0, row: &big }).unwrap_err();
-/// assert!(matches!(err.rule(), Rule::BufferTooSmall { needed: 159, have: 64 }));
+/// assert!(matches!(err.rule(), Rule::BufferTooSmall { needed: 159, have: 100 }));
 /// assert_eq!(b.row_count(), 1);
 /// assert_eq!(b.finish().unwrap(), 68);
 /// ```
@@ -384,7 +384,10 @@ impl<'b> RowsBuilder<'b> {
         let count_at = HEAD_BYTES + core::mem::size_of::<RowsHead>() - 4;
         let len = self.len;
         let mut out = Out::new(self.buf, len);
-        out.patch(0, &((len - crate::LENGTH_PREFIX_BYTES) as u32).to_le_bytes())?;
+        out.patch(
+            0,
+            &((len - crate::LENGTH_PREFIX_BYTES) as u32).to_le_bytes(),
+        )?;
         out.patch(count_at, &self.count.to_le_bytes())?;
         Ok(len)
     }

@@ -55,9 +55,11 @@ impl Encode for Segment<'_> {
     }
 
     fn payload_len(&self, _at: usize) -> Result<usize, Error> {
-        Ok((4 + bytes_len(self.stream.len()) + core::mem::size_of::<SegmentMeta>())
-            .saturating_add(bytes_len(self.bytes.len()))
-            .saturating_add(opt_bytes_len(self.caller_index)))
+        Ok(
+            (4 + bytes_len(self.stream.len()) + core::mem::size_of::<SegmentMeta>())
+                .saturating_add(bytes_len(self.bytes.len()))
+                .saturating_add(opt_bytes_len(self.caller_index)),
+        )
     }
 
     fn emit_payload(&self, out: &mut Out<'_>) -> Result<(), Error> {

@@ -1,0 +1,379 @@
+//! One test per refusal: each names its rule, its field and where.
+
+mod common;
+
+use common::*;
+use dendro_wire_core::*;
+
+/// Decode bytes that must be refused, returning the error.
+fn refused(bytes: &[u8]) -> Error {
+    match decode(bytes) {
+        Err(e) => e,
+        Ok(other) => panic!("accepted: {other:?}"),
+    }
+}
+
+/// Replace the length prefix with the bytes that actually follow it.
+fn fix_len(mut bytes: Vec<u8>) -> Vec<u8> {
+    let len = (bytes.len() - 4) as u32;
+    bytes[..4].copy_from_slice(&len.to_le_bytes());
+    bytes
+}
+
+fn assert_error(e: Error, rule: Rule, field: Field, offset: usize) {
+    assert_eq!(
+        (e.rule(), e.field(), e.offset()),
+        (rule, field, offset),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_wrong_magic_is_not_a_dendro_stream() {
+    let e = check_preamble(b"GET / HTTP/1.1\r\n").unwrap_err();
+    assert_error(e, Rule::NotADendroStream, Field::Magic, 0);
+    assert!(
+        e.to_string().contains("not a dendro replication stream"),
+        "{e}"
+    );
+    // Refused as soon as the bytes in hand differ, before the rest arrives.
+    assert_eq!(
+        check_preamble(b"dendrX").unwrap_err().rule(),
+        Rule::NotADendroStream
+    );
+}
+
+#[test]
+fn another_version_is_refused_by_number() {
+    let e = check_preamble(b"dendro-repl\0\x07\x01").unwrap_err();
+    assert_error(
+        e,
+        Rule::UnsupportedVersion { version: 263 },
+        Field::Version,
+        12,
+    );
+    assert!(e.to_string().contains("protocol version 263"), "{e}");
+}
+
+#[test]
+fn a_zero_length_is_refused_from_the_prefix_alone() {
+    assert_error(refused(&[0, 0, 0, 0]), Rule::ZeroLength, Field::Length, 0);
+}
+
+#[test]
+fn a_length_above_the_limit_is_refused_from_the_prefix_alone() {
+    let e = refused(&u32::MAX.to_le_bytes());
+    assert_error(
+        e,
+        Rule::FrameTooLarge {
+            len: u32::MAX as usize,
+            limit: MAX_FRAME_BYTES,
+        },
+        Field::Length,
+        0,
+    );
+    // Exactly the limit is allowed: it is only incomplete.
+    assert_eq!(
+        decode(&MAX_FRAME_BYTES.to_le_bytes()).unwrap(),
+        Status::Incomplete {
+            needed: MAX_FRAME_BYTES as usize
+        }
+    );
+    // A small device lowers the limit.
+    let small = Decoder::new().with_max_frame_bytes(64);
+    assert_eq!(small.max_frame_bytes(), 64);
+    let index = index_bytes();
+    let e = small.decode(&index[..4]).unwrap();
+    assert_eq!(e, Status::Incomplete { needed: 43 });
+    let e = small.decode(&65u32.to_le_bytes()).unwrap_err();
+    assert_eq!(e.rule(), Rule::FrameTooLarge { len: 65, limit: 64 });
+    // And cannot raise it.
+    assert_eq!(
+        Decoder::new()
+            .with_max_frame_bytes(u32::MAX)
+            .max_frame_bytes(),
+        MAX_FRAME_BYTES
+    );
+}
+
+#[test]
+fn a_field_past_the_end_of_the_frame_is_refused() {
+    // A ClockOffset whose len covers only the kind and 3 bytes.
+    let e = refused(&[4, 0, 0, 0, 5, 1, 2, 3]);
+    assert_error(
+        e,
+        Rule::EndsEarly {
+            needed: 20,
+            left: 3,
+        },
+        Field::Source,
+        5,
+    );
+    assert_eq!(e.frame_kind(), Some(kind::CLOCK_OFFSET));
+    // A blob whose length runs past the frame: reported at its length field.
+    let mut b = index_bytes();
+    b[41] = 3; // blob len 2 -> 3
+    let e = refused(&b);
+    assert_error(e, Rule::EndsEarly { needed: 3, left: 2 }, Field::Blob, 41);
+}
+
+#[test]
+fn a_bool_other_than_0_or_1_is_refused() {
+    let mut b = handshake_bytes();
+    *b.last_mut().unwrap() = 2;
+    assert_error(
+        refused(&b),
+        Rule::NotABool { value: 2 },
+        Field::Complete,
+        79,
+    );
+}
+
+#[test]
+fn a_presence_byte_other_than_0_or_1_is_refused() {
+    let mut b = handshake_bytes();
+    b[9] = 255;
+    assert_error(
+        refused(&b),
+        Rule::NotAPresenceByte { value: 255 },
+        Field::Uuid,
+        9,
+    );
+    let mut b = segment_bytes();
+    b[46] = 2; // caller_index presence
+    assert_error(
+        refused(&b),
+        Rule::NotAPresenceByte { value: 2 },
+        Field::CallerIndex,
+        46,
+    );
+}
+
+#[test]
+fn an_index_kind_other_than_0_or_1_is_refused() {
+    let mut b = index_bytes();
+    b[24] = 2;
+    assert_error(
+        refused(&b),
+        Rule::NotAnIndexKind { value: 2 },
+        Field::IndexKind,
+        24,
+    );
+}
+
+#[test]
+fn a_string_that_is_not_utf8_is_refused() {
+    let mut b = index_bytes();
+    b[13] = 0xff; // first byte of "cpu"
+    assert_error(refused(&b), Rule::NotUtf8, Field::Stream, 9);
+
+    // In the second row of a Rows frame: the error names the row.
+    let rows = [
+        ROW,
+        Row {
+            stream: "cpv",
+            ..ROW
+        },
+    ];
+    let frame = Rows {
+        rows: RowList::from_slice(&rows),
+        ..common::rows()
+    };
+    let mut b = vec![0; frame.buffer_len().unwrap()];
+    frame.emit(&mut b).unwrap();
+    let second = 37 + ROW.encoded_len();
+    b[second + 4 + 2] = 0xc0; // a lone lead byte in "cpv"
+    let e = refused(&b);
+    assert_error(e, Rule::NotUtf8, Field::Stream, second);
+    assert_eq!(e.item(), Some(1));
+    assert!(e.to_string().contains("row 1"), "{e}");
+
+    // In a map value.
+    let mut b = source_update_bytes();
+    b[30] = 0x80; // "1", the value of label a
+    let e = refused(&b);
+    assert_error(e, Rule::NotUtf8, Field::Labels, 26);
+    assert_eq!(e.item(), Some(0));
+}
+
+#[test]
+fn a_uuid_that_is_not_canonical_is_refused() {
+    for bad in [
+        "3F2B1C4D-0000-4000-8000-00000000ABCD", // uppercase
+        "3f2b1c4d00004000800000000000abcd",     // no hyphens
+        "3f2b1c4d-0000-4000-8000-00000000abcg", // not hex
+        "{3f2b1c4d-0000-4000-8000-00000000abc}",
+        "",
+    ] {
+        let b = fix_len(cat(&[
+            &handshake_bytes()[..10],
+            &(bad.len() as u32).to_le_bytes(),
+            bad.as_bytes(),
+            &handshake_bytes()[50..],
+        ]));
+        assert_error(refused(&b), Rule::NotACanonicalUuid, Field::Uuid, 9);
+    }
+    let h = Handshake {
+        uuid: Some("3F2B1C4D-0000-4000-8000-00000000ABCD"),
+        ..handshake()
+    };
+    let e = h.buffer_len().unwrap_err();
+    assert!(e.is_encoding());
+    assert_error(e, Rule::NotACanonicalUuid, Field::Uuid, 9);
+}
+
+#[test]
+fn map_keys_out_of_order_or_repeated_are_refused() {
+    // Labels {b: 2, a: 1}: swap the two entries of the golden update.
+    let b = source_update_bytes();
+    let swapped = fix_len(cat(&[&b[..21], &b[31..41], &b[21..31], &b[41..]]));
+    let e = refused(&swapped);
+    assert_error(e, Rule::KeysNotAscending, Field::Labels, 31);
+    assert_eq!(e.item(), Some(1));
+
+    // {a: 1, a: 1}: a duplicate is refused too.
+    let dup = fix_len(cat(&[&b[..21], &b[21..31], &b[21..31], &b[41..]]));
+    assert_eq!(refused(&dup).rule(), Rule::KeysNotAscending);
+
+    // The encoder refuses the same, naming the entry.
+    let u = SourceUpdate {
+        metadata: Map::from_pairs(&[("z", ""), ("encoder", "v3")]),
+        ..source_update()
+    };
+    let e = u.emit(&mut [0; 128]).unwrap_err();
+    assert_error(e, Rule::KeysNotAscending, Field::Metadata, 54);
+    assert_eq!(e.item(), Some(1));
+    assert!(
+        e.to_string()
+            .starts_with("cannot encode SourceUpdate frame"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_count_that_cannot_fit_is_refused_without_iterating() {
+    // Rows: count u32::MAX over no row bytes at all.
+    let mut b = empty_rows_bytes();
+    b[33..37].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert_error(
+        refused(&b),
+        Rule::CountTooLarge {
+            count: u32::MAX,
+            left: 0,
+        },
+        Field::Count,
+        33,
+    );
+    // Two rows declared, bytes for one.
+    let mut b = rows_bytes();
+    b[33] = 2;
+    assert_error(
+        refused(&b),
+        Rule::CountTooLarge { count: 2, left: 29 },
+        Field::Count,
+        33,
+    );
+    // A map count.
+    let mut b = source_update_bytes();
+    b[17] = 200;
+    assert_eq!(
+        refused(&b).rule(),
+        Rule::CountTooLarge {
+            count: 200,
+            left: 41
+        }
+    );
+}
+
+#[test]
+fn trailing_bytes_are_refused() {
+    let b = fix_len(cat(&[&clock_offset_bytes(), &[0]]));
+    assert_error(
+        refused(&b),
+        Rule::TrailingBytes { count: 1 },
+        Field::Payload,
+        25,
+    );
+    let b = fix_len(cat(&[&empty_rows_bytes(), &[1, 2, 3]]));
+    assert_error(
+        refused(&b),
+        Rule::TrailingBytes { count: 3 },
+        Field::Payload,
+        37,
+    );
+}
+
+#[test]
+fn an_unknown_frame_with_a_known_kind_is_not_encoded() {
+    let f = Frame::Unknown {
+        kind: kind::ROWS,
+        payload: &[],
+    };
+    let e = f.emit(&mut [0; 16]).unwrap_err();
+    assert_error(e, Rule::KnownKindAsUnknown, Field::FrameKind, 4);
+}
+
+#[test]
+fn a_small_buffer_says_how_big_it_must_be_and_is_left_alone() {
+    for (frame, bytes) in all() {
+        let mut buf = vec![0x55; bytes.len() - 1];
+        let e = frame.emit(&mut buf).unwrap_err();
+        assert_eq!(
+            e.rule(),
+            Rule::BufferTooSmall {
+                needed: bytes.len(),
+                have: bytes.len() - 1
+            }
+        );
+        assert!(buf.iter().all(|&b| b == 0x55), "wrote into a short buffer");
+    }
+    assert!(matches!(
+        emit_preamble(&mut [0; 13]).unwrap_err().rule(),
+        Rule::BufferTooSmall { needed: 14, .. }
+    ));
+    assert!(RowsBuilder::new(&mut [0; 36], 0, 0, NO_INDEX_STATE).is_err());
+}
+
+#[test]
+fn a_frame_above_the_limit_is_not_encoded() {
+    let big = vec![0u8; MAX_FRAME_BYTES as usize];
+    let s = Segment {
+        bytes: &big,
+        ..segment()
+    };
+    let e = s.buffer_len().unwrap_err();
+    assert!(matches!(e.rule(), Rule::FrameTooLarge { .. }), "{e}");
+
+    // A builder refuses the row that would cross it, and keeps the rest.
+    let mut buf = vec![0; MAX_FRAME_BYTES as usize + 1024];
+    let mut b = RowsBuilder::new(&mut buf, 0, 0, NO_INDEX_STATE).unwrap();
+    b.push(&Row {
+        row: &big[..MAX_FRAME_BYTES as usize - 100],
+        ..ROW
+    })
+    .unwrap();
+    let e = b
+        .push(&Row {
+            row: &big[..100],
+            ..ROW
+        })
+        .unwrap_err();
+    assert!(matches!(e.rule(), Rule::FrameTooLarge { .. }), "{e}");
+    assert_eq!(b.row_count(), 1);
+    let n = b.finish().unwrap();
+    assert!(matches!(decode(&buf[..n]), Ok(Status::Complete(_))));
+}
+
+#[test]
+fn errors_read_as_sentences_naming_frame_field_and_place() {
+    let mut b = handshake_bytes();
+    *b.last_mut().unwrap() = 7;
+    assert_eq!(
+        refused(&b).to_string(),
+        "malformed Handshake frame: `complete` at byte 79: 7 is not a bool; it must be 0 or 1"
+    );
+    assert_eq!(
+        refused(&[0, 0, 0, 0]).to_string(),
+        "malformed frame: `len` at byte 0: a frame length of 0; every frame has at least its kind byte"
+    );
+}

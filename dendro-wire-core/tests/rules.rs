@@ -1,0 +1,316 @@
+//! The protocol rules of WIRE.md §5 and NOTES.md, as the state machines
+//! enforce them.
+
+use dendro_wire_core::*;
+
+fn handshake(source: u32) -> Frame<'static> {
+    Frame::Handshake(Handshake {
+        source,
+        uuid: None,
+        labels: Map::EMPTY,
+        metadata: Map::EMPTY,
+        clock_anchor_wall_ns: 0,
+        complete: false,
+    })
+}
+
+fn index(source: u32, kind: IndexKind, state: IndexState) -> Frame<'static> {
+    Frame::Index(Index {
+        source,
+        stream: "cpu",
+        ts: 0,
+        kind,
+        state,
+        blob: &[],
+    })
+}
+
+fn rows(source: u32, seq: u64, index_state: IndexState) -> Frame<'static> {
+    Frame::Rows(Rows {
+        source,
+        seq,
+        index_state,
+        rows: RowList::EMPTY,
+    })
+}
+
+fn verdict<const N: usize>(sub: &mut Subscriber<N>, frame: Frame<'_>) -> RowsVerdict {
+    match sub.admit(&frame) {
+        Ok(Admitted::Rows(v)) => v,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn rule_1_a_frame_for_an_ordinal_with_no_handshake_is_refused() {
+    let mut sub = Subscriber::<4>::new();
+    for frame in [
+        rows(0, 0, NO_INDEX_STATE),
+        index(0, IndexKind::Full, (1, 1)),
+        Frame::ClockOffset(ClockOffset {
+            source: 0,
+            ts: 0,
+            offset_ns: 0,
+        }),
+    ] {
+        assert_eq!(
+            sub.admit(&frame),
+            Err(ProtocolError::UnknownSource {
+                source: 0,
+                kind: frame.kind()
+            })
+        );
+    }
+    sub.admit(&handshake(0)).unwrap();
+    assert!(sub.admit(&rows(0, 0, NO_INDEX_STATE)).is_ok());
+    let e = sub.admit(&rows(1, 0, NO_INDEX_STATE)).unwrap_err();
+    assert!(e.to_string().contains("names source 1"), "{e}");
+}
+
+#[test]
+fn a_second_handshake_for_a_live_ordinal_is_refused() {
+    let mut sub = Subscriber::<4>::new();
+    assert_eq!(sub.admit(&handshake(3)), Ok(Admitted::Opened { source: 3 }));
+    assert_eq!(
+        sub.admit(&handshake(3)),
+        Err(ProtocolError::DuplicateHandshake { source: 3 })
+    );
+    // A new connection starts over (rule 8).
+    sub.reset();
+    assert_eq!(sub.admit(&handshake(3)), Ok(Admitted::Opened { source: 3 }));
+}
+
+#[test]
+fn the_source_limit_is_an_error_not_a_panic() {
+    let mut sub = Subscriber::<4>::new();
+    for s in 0..4 {
+        sub.admit(&handshake(s)).unwrap();
+    }
+    assert_eq!(
+        sub.admit(&handshake(4)),
+        Err(ProtocolError::TooManySources { limit: 4 })
+    );
+    let mut sub = Subscriber::<16>::new().with_source_limit(2);
+    sub.admit(&handshake(10)).unwrap();
+    sub.admit(&handshake(20)).unwrap();
+    assert_eq!(
+        sub.admit(&handshake(30)),
+        Err(ProtocolError::TooManySources { limit: 2 })
+    );
+    assert_eq!(sub.source_count(), 2);
+}
+
+#[test]
+fn rows_before_the_first_full_are_skipped_unless_they_declare_no_index() {
+    let mut sub = Subscriber::<4>::new();
+    sub.admit(&handshake(0)).unwrap();
+    let v = verdict(&mut sub, rows(0, 0, (5, 5)));
+    assert_eq!(v.skip, Some(SkipReason::BeforeFirstFull));
+    // A Delta alone does not synchronize a source.
+    sub.admit(&index(0, IndexKind::Delta, (5, 5))).unwrap();
+    assert_eq!(
+        verdict(&mut sub, rows(0, 1, (5, 5))).skip,
+        Some(SkipReason::BeforeFirstFull)
+    );
+
+    // A publisher with no index at all: applied from the first frame.
+    let mut sub = Subscriber::<4>::new();
+    sub.admit(&handshake(0)).unwrap();
+    assert_eq!(verdict(&mut sub, rows(0, 0, NO_INDEX_STATE)).skip, None);
+}
+
+#[test]
+fn rule_9_rows_against_another_state_are_skipped() {
+    let mut sub = Subscriber::<4>::new();
+    sub.admit(&handshake(0)).unwrap();
+    sub.admit(&index(0, IndexKind::Full, (1, 1))).unwrap();
+    assert_eq!(sub.index_state(0), Some((1, 1)));
+    assert_eq!(verdict(&mut sub, rows(0, 0, (1, 1))).skip, None);
+    // A Delta replaces the held state.
+    assert_eq!(
+        sub.admit(&index(0, IndexKind::Delta, (2, 2))),
+        Ok(Admitted::Index {
+            source: 0,
+            kind: IndexKind::Delta
+        })
+    );
+    assert_eq!(
+        verdict(&mut sub, rows(0, 1, (1, 1))).skip,
+        Some(SkipReason::IndexStateMismatch {
+            held: (2, 2),
+            declared: (1, 1)
+        })
+    );
+    assert_eq!(verdict(&mut sub, rows(0, 2, (2, 2))).skip, None);
+    // Once an index is held, "no index" is a mismatch too.
+    assert!(matches!(
+        verdict(&mut sub, rows(0, 3, NO_INDEX_STATE)).skip,
+        Some(SkipReason::IndexStateMismatch { .. })
+    ));
+}
+
+#[test]
+fn a_gap_reports_the_frames_lost_and_a_regression_is_flagged() {
+    let mut sub = Subscriber::<4>::new();
+    sub.admit(&handshake(0)).unwrap();
+    let v = verdict(&mut sub, rows(0, 100, NO_INDEX_STATE));
+    assert_eq!(
+        (v.lost, v.regression),
+        (0, false),
+        "seq need not start at 0"
+    );
+    assert_eq!(verdict(&mut sub, rows(0, 101, NO_INDEX_STATE)).lost, 0);
+    let v = verdict(&mut sub, rows(0, 105, NO_INDEX_STATE));
+    assert_eq!((v.lost, v.first_gap), (3, true));
+    let v = verdict(&mut sub, rows(0, 107, NO_INDEX_STATE));
+    assert_eq!((v.lost, v.first_gap), (1, false), "first_gap is once");
+    let v = verdict(&mut sub, rows(0, 107, NO_INDEX_STATE));
+    assert_eq!((v.lost, v.regression, v.skip), (0, true, None));
+    let v = verdict(&mut sub, rows(0, 3, NO_INDEX_STATE));
+    assert!(v.regression);
+    assert_eq!(verdict(&mut sub, rows(0, 4, NO_INDEX_STATE)).lost, 0);
+}
+
+#[test]
+fn unknown_kinds_are_skipped_and_other_frames_applied() {
+    let mut sub = Subscriber::<4>::new();
+    let unknown = Frame::Unknown {
+        kind: 9,
+        payload: &[1],
+    };
+    assert_eq!(sub.admit(&unknown), Ok(Admitted::Unknown { kind: 9 }));
+    sub.admit(&handshake(0)).unwrap();
+    let seg = Frame::Segment(Segment {
+        source: 0,
+        stream: "s",
+        rows: 0,
+        first_ts: 0,
+        last_ts: 0,
+        bytes: &[],
+        caller_index: None,
+    });
+    assert_eq!(sub.admit(&seg), Ok(Admitted::Apply { source: 0 }));
+}
+
+#[test]
+fn the_publisher_assigns_ordinals_and_seqs() {
+    let mut p = Publisher::<2>::new();
+    assert_eq!(p.handshake(10), Ok(0));
+    assert_eq!(p.handshake(0), Ok(1));
+    assert_eq!(
+        p.handshake(0),
+        Err(ProtocolError::TooManySources { limit: 2 })
+    );
+    assert_eq!(p.next_seq(0), Ok(10));
+    assert_eq!(p.next_seq(0), Ok(11));
+    assert_eq!(p.next_seq(1), Ok(0));
+    assert_eq!(
+        p.next_seq(2),
+        Err(ProtocolError::UnknownSource {
+            source: 2,
+            kind: kind::ROWS
+        })
+    );
+    assert_eq!(
+        p.index(1, IndexKind::Delta),
+        Err(ProtocolError::DeltaBeforeFull { source: 1 })
+    );
+    p.index(1, IndexKind::Full).unwrap();
+    p.index(1, IndexKind::Delta).unwrap();
+    p.reset();
+    assert_eq!(p.source_count(), 0);
+    assert_eq!(p.next_ordinal(), 0);
+}
+
+#[test]
+fn the_publisher_checks_frames_built_elsewhere() {
+    let mut p = Publisher::<4>::new();
+    assert_eq!(
+        p.admit(&handshake(1)),
+        Err(ProtocolError::WrongOrdinal {
+            expected: 0,
+            got: 1
+        })
+    );
+    assert_eq!(
+        p.admit(&rows(0, 0, NO_INDEX_STATE)),
+        Err(ProtocolError::UnknownSource {
+            source: 0,
+            kind: kind::ROWS
+        })
+    );
+    p.admit(&handshake(0)).unwrap();
+    assert_eq!(
+        p.admit(&index(0, IndexKind::Delta, (1, 1))),
+        Err(ProtocolError::DeltaBeforeFull { source: 0 })
+    );
+    p.admit(&index(0, IndexKind::Full, (1, 1))).unwrap();
+    p.admit(&rows(0, 50, (1, 1))).unwrap();
+    p.admit(&rows(0, 51, (1, 1))).unwrap();
+    assert_eq!(
+        p.admit(&rows(0, 53, (1, 1))),
+        Err(ProtocolError::WrongSeq {
+            source: 0,
+            expected: 52,
+            got: 53
+        })
+    );
+    assert_eq!(
+        p.admit(&rows(0, 51, (1, 1))),
+        Err(ProtocolError::WrongSeq {
+            source: 0,
+            expected: 52,
+            got: 51
+        })
+    );
+    let co = Frame::ClockOffset(ClockOffset {
+        source: 1,
+        ts: 0,
+        offset_ns: 0,
+    });
+    assert!(matches!(
+        p.admit(&co),
+        Err(ProtocolError::UnknownSource { source: 1, .. })
+    ));
+}
+
+#[test]
+fn the_slot_set_hash_is_order_free_incremental_and_never_no_index() {
+    let slots: Vec<Vec<u8>> = (0..100).map(|i| format!("cpu{i}").into_bytes()).collect();
+    let mut forward = SlotSetHash::new();
+    let mut backward = SlotSetHash::new();
+    for s in &slots {
+        forward.insert(s);
+    }
+    for s in slots.iter().rev() {
+        backward.insert(s);
+    }
+    assert_eq!(forward.state(), backward.state());
+    assert_eq!(forward.len(), 100);
+
+    // Remove then re-add is the same set; a change differs, and undoes.
+    let before = forward.state();
+    forward.remove(b"cpu7");
+    assert_ne!(forward.state(), before);
+    forward.insert(b"cpu7");
+    assert_eq!(forward.state(), before);
+    forward.replace(b"cpu7", b"cpu7:offline");
+    assert_ne!(forward.state(), before);
+    forward.replace(b"cpu7:offline", b"cpu7");
+    assert_eq!(forward.state(), before);
+
+    // The set is a multiset of slots: a count is part of the state.
+    let mut twice = SlotSetHash::new();
+    twice.insert(b"a");
+    twice.insert(b"a");
+    let mut once = SlotSetHash::new();
+    once.insert(b"a");
+    assert_ne!(twice.state(), once.state());
+
+    assert_ne!(SlotSetHash::new().state(), NO_INDEX_STATE);
+    assert!(SlotSetHash::new().is_empty());
+    let mut emptied = SlotSetHash::new();
+    emptied.insert(b"x");
+    emptied.remove(b"x");
+    assert_eq!(emptied.state(), SlotSetHash::new().state());
+}
