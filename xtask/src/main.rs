@@ -1,1 +1,152 @@
-fn main() {}
+//! `cargo xtask`: the project's own commands, in Rust so they run wherever
+//! cargo does.
+//!
+//! - `cargo xtask ci`: everything CI checks — formatting, clippy with
+//!   warnings denied, every test, the no_std proof, and rustdoc with warnings
+//!   denied.
+//! - `cargo xtask no-std`: prove dendro-wire-core builds with neither std nor
+//!   alloc (see `xtask/no-std-check`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("ci") => ci(),
+        Some("no-std") => no_std(),
+        Some("-h" | "--help" | "help") | None => {
+            print!("{USAGE}");
+            return if args.is_empty() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+        Some(other) => Err(format!("unknown command `{other}`\n\n{USAGE}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+commands:
+  ci       formatting, clippy (-D warnings), all tests, no-std, rustdoc (-D warnings)
+  no-std   build a no_std, no_main program over dendro-wire-core with no allocator
+";
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask sits one level below the workspace root")
+        .to_path_buf()
+}
+
+fn cargo() -> Command {
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.current_dir(root());
+    cmd
+}
+
+/// Run a step, saying what it is; a failure names the step.
+fn run(step: &str, cmd: &mut Command) -> Result<(), String> {
+    eprintln!("==> {step}");
+    let status = cmd
+        .status()
+        .map_err(|e| format!("{step}: could not start: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{step} failed ({status})"))
+    }
+}
+
+fn ci() -> Result<(), String> {
+    run("cargo fmt --check", cargo().args(["fmt", "--all", "--check"]))?;
+    run(
+        "clippy",
+        cargo().args([
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ]),
+    )?;
+    run("tests", cargo().args(["test", "--workspace"]))?;
+    no_std()?;
+    run(
+        "rustdoc",
+        cargo()
+            .args(["doc", "--workspace", "--no-deps"])
+            .env("RUSTDOCFLAGS", "-D warnings"),
+    )?;
+    eprintln!("==> ci: all steps passed");
+    Ok(())
+}
+
+fn no_std() -> Result<(), String> {
+    // First the clear message: no dependency of the core may have a std or
+    // alloc feature turned on.
+    eprintln!("==> dependency features of dendro-wire-core");
+    let out = cargo()
+        .args([
+            "tree",
+            "-p",
+            "dendro-wire-core",
+            "-e",
+            "normal,features,no-proc-macro",
+            "--prefix",
+            "none",
+        ])
+        .output()
+        .map_err(|e| format!("cargo tree: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo tree failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let tree = String::from_utf8_lossy(&out.stdout);
+    let offending: Vec<&str> = tree
+        .lines()
+        .filter(|l| l.contains("feature \"std\"") || l.contains("feature \"alloc\""))
+        .collect();
+    if !offending.is_empty() {
+        return Err(format!(
+            "std or alloc reaches dendro-wire-core through a dependency:\n  {}",
+            offending.join("\n  ")
+        ));
+    }
+    // Then the proof: a program with its own panic handler and no allocator
+    // fails to build if std or alloc is anywhere in its graph.
+    let check = root().join("xtask/no-std-check");
+    run(
+        "no_std, no_main build of dendro-wire-core",
+        cargo()
+            .current_dir(&check)
+            .args([
+                "rustc",
+                "--release",
+                "--quiet",
+                "--",
+                "-C",
+                "link-arg=-nostartfiles",
+                "-C",
+                "link-arg=-lc",
+            ])
+            .env("CARGO_TARGET_DIR", root().join("target/no-std-check")),
+    )?;
+    run(
+        "rustfmt of the no_std program",
+        cargo().current_dir(&check).args(["fmt", "--check"]),
+    )
+}
