@@ -101,3 +101,8 @@ pub const MAX_FRAME_BYTES: u32 = 64 * 1024 * 1024;
 
 /// The bytes of a frame's length prefix; the kind byte sits right after it.
 pub const LENGTH_PREFIX_BYTES: usize = 4;
+
+/// The README's examples, compiled and run as doctests so they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeExamples;

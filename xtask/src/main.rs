@@ -69,7 +69,10 @@ fn run(step: &str, cmd: &mut Command) -> Result<(), String> {
 }
 
 fn ci() -> Result<(), String> {
-    run("cargo fmt --check", cargo().args(["fmt", "--all", "--check"]))?;
+    run(
+        "cargo fmt --check",
+        cargo().args(["fmt", "--all", "--check"]),
+    )?;
     run(
         "clippy",
         cargo().args([
