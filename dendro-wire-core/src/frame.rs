@@ -375,3 +375,99 @@ fn decode_whole(frame: &[u8]) -> Result<Frame<'_>, Error> {
         },
     })
 }
+
+/// One line for a person: the kind, the source, the key fields, and byte
+/// fields summarized by their length (the pretty-printer's form, as smoltcp's
+/// `Repr`s have).
+impl core::fmt::Display for Frame<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        struct Pairs<'m>(crate::Map<'m>);
+        impl core::fmt::Display for Pairs<'_> {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str("{")?;
+                for (i, (k, v)) in self.0.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { ", " };
+                    write!(f, "{sep}{k:?}: {v:?}")?;
+                }
+                f.write_str("}")
+            }
+        }
+        match self {
+            Frame::Handshake(h) => {
+                write!(f, "Handshake source={} uuid=", h.source)?;
+                match h.uuid {
+                    Some(u) => f.write_str(u)?,
+                    None => f.write_str("absent")?,
+                }
+                write!(
+                    f,
+                    " labels={} metadata={} clock_anchor_wall_ns={} complete={}",
+                    Pairs(h.labels),
+                    Pairs(h.metadata),
+                    h.clock_anchor_wall_ns,
+                    h.complete
+                )
+            }
+            Frame::Index(i) => write!(
+                f,
+                "Index source={} stream={:?} ts={} kind={:?} state=({:#x}, {:#x}) blob={}B",
+                i.source,
+                i.stream,
+                i.ts,
+                i.kind,
+                i.state.0,
+                i.state.1,
+                i.blob.len()
+            ),
+            Frame::Rows(r) => {
+                let bytes: usize = r.rows.iter().map(|row| row.row.len()).sum();
+                write!(
+                    f,
+                    "Rows source={} seq={} index_state=({:#x}, {:#x}) rows={} row_bytes={}",
+                    r.source,
+                    r.seq,
+                    r.index_state.0,
+                    r.index_state.1,
+                    r.rows.len(),
+                    bytes
+                )?;
+                if let Some(first) = r.rows.iter().next() {
+                    write!(f, " first={:?}@{}", first.stream, first.ts)?;
+                }
+                Ok(())
+            }
+            Frame::Segment(s) => {
+                write!(
+                    f,
+                    "Segment source={} stream={:?} rows={} ts={}..={} bytes={}B caller_index=",
+                    s.source,
+                    s.stream,
+                    s.rows,
+                    s.first_ts,
+                    s.last_ts,
+                    s.bytes.len()
+                )?;
+                match s.caller_index {
+                    Some(c) => write!(f, "{}B", c.len()),
+                    None => f.write_str("absent"),
+                }
+            }
+            Frame::ClockOffset(c) => write!(
+                f,
+                "ClockOffset source={} ts={} offset_ns={}",
+                c.source, c.ts, c.offset_ns
+            ),
+            Frame::SourceUpdate(u) => write!(
+                f,
+                "SourceUpdate source={} ts={} labels={} metadata={}",
+                u.source,
+                u.ts,
+                Pairs(u.labels),
+                Pairs(u.metadata)
+            ),
+            Frame::Unknown { kind, payload } => {
+                write!(f, "unknown kind={} payload={}B", kind, payload.len())
+            }
+        }
+    }
+}

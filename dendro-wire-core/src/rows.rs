@@ -340,6 +340,31 @@ impl<'b> RowsBuilder<'b> {
         })
     }
 
+    /// Go on with a frame a builder started, after its bytes were moved to a
+    /// larger buffer: `len` and `row_count` are that builder's
+    /// [`len`](Self::len) and [`row_count`](Self::row_count). Refused if
+    /// `buf` does not hold a started `Rows` frame of that length.
+    pub fn resume(buf: &'b mut [u8], len: usize, row_count: u32) -> Result<Self, Error> {
+        let head = HEAD_BYTES + core::mem::size_of::<RowsHead>();
+        if len < head || len > buf.len() {
+            let rule = Rule::BufferTooSmall {
+                needed: len.max(head),
+                have: buf.len(),
+            };
+            return Err(Error::encode(rule, Field::Length, 0).in_frame(kind::ROWS));
+        }
+        if buf.get(crate::LENGTH_PREFIX_BYTES) != Some(&kind::ROWS) {
+            return Err(
+                Error::encode(Rule::NotAStartedRowsFrame, Field::FrameKind, 4).in_frame(kind::ROWS),
+            );
+        }
+        Ok(RowsBuilder {
+            buf,
+            len,
+            count: row_count,
+        })
+    }
+
     /// Append one row. On any error the frame is left as it was.
     pub fn push(&mut self, row: &Row<'_>) -> Result<(), Error> {
         let end = self.len.saturating_add(row.encoded_len());

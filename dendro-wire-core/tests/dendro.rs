@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::gen::Gen;
+
 use std::collections::BTreeMap;
 
 use dendro::archive::{SegmentMeta, WalRow};
@@ -194,116 +196,6 @@ fn dendro_writes_the_golden_bytes() {
         }
         assert_eq!(encode(&to_dendro(&frame)).unwrap(), bytes, "{frame:?}");
         assert_eq!(decode_payload(&bytes[4..]).unwrap(), to_dendro(&frame));
-    }
-}
-
-/// A small deterministic generator (xorshift), so a failure reproduces.
-struct Gen(u64);
-
-impl Gen {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn int(&mut self) -> i64 {
-        match self.below(4) {
-            0 => i64::MIN,
-            1 => i64::MAX,
-            2 => 0,
-            _ => self.next() as i64,
-        }
-    }
-    fn string(&mut self) -> String {
-        const PARTS: [&str; 8] = ["", "cpu", "usage", "/", "ü", "🦀", "mem/used", "\0"];
-        (0..self.below(4))
-            .map(|_| PARTS[self.below(8) as usize])
-            .collect()
-    }
-    fn bytes(&mut self) -> Vec<u8> {
-        (0..self.below(40)).map(|_| self.next() as u8).collect()
-    }
-    fn map(&mut self) -> BTreeMap<String, String> {
-        (0..self.below(5))
-            .map(|_| (self.string(), self.string()))
-            .collect()
-    }
-    fn uuid(&mut self) -> Option<String> {
-        (self.below(3) > 0).then(|| {
-            let h = format!("{:016x}{:016x}", self.next(), self.next());
-            format!(
-                "{}-{}-{}-{}-{}",
-                &h[..8],
-                &h[8..12],
-                &h[12..16],
-                &h[16..20],
-                &h[20..]
-            )
-        })
-    }
-    fn frame(&mut self) -> DFrame {
-        let source = self.next() as u32;
-        match self.below(6) {
-            0 => DFrame::Handshake {
-                source,
-                uuid: self.uuid(),
-                labels: self.map(),
-                metadata: self.map(),
-                clock_anchor_wall_ns: self.int(),
-                complete: self.below(2) == 1,
-            },
-            1 => DFrame::Index {
-                source,
-                stream: self.string(),
-                ts: self.int(),
-                kind: if self.below(2) == 0 {
-                    DKind::Full
-                } else {
-                    DKind::Delta
-                },
-                state: (self.next(), self.next()),
-                blob: self.bytes(),
-            },
-            2 => DFrame::Rows {
-                source,
-                seq: self.next(),
-                index_state: (self.next(), self.next()),
-                rows: (0..self.below(6))
-                    .map(|_| WalRow {
-                        stream: self.string(),
-                        ts: self.int(),
-                        wall_offset: self.int(),
-                        row: self.bytes(),
-                    })
-                    .collect(),
-            },
-            3 => DFrame::Segment {
-                source,
-                stream: self.string(),
-                meta: SegmentMeta {
-                    rows: self.next(),
-                    first_ts: self.int(),
-                    last_ts: self.int(),
-                },
-                bytes: self.bytes(),
-                caller_index: (self.below(2) == 0).then(|| self.bytes()),
-            },
-            4 => DFrame::ClockOffset {
-                source,
-                ts: self.int(),
-                offset_ns: self.int(),
-            },
-            _ => DFrame::SourceUpdate {
-                source,
-                ts: self.int(),
-                labels: self.map(),
-                metadata: self.map(),
-            },
-        }
     }
 }
 

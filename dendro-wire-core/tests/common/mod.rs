@@ -5,6 +5,8 @@
 
 #![allow(dead_code)]
 
+pub mod gen;
+
 use dendro_wire_core::*;
 
 pub fn cat(parts: &[&[u8]]) -> Vec<u8> {

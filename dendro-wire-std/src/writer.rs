@@ -1,0 +1,160 @@
+//! [`FrameWriter`]: the preamble once, then frames, to any `std::io::Write`.
+
+use std::fmt;
+use std::io::{self, Write};
+
+use dendro_wire_core::{
+    emit_preamble, Error as WireError, Frame, IndexState, Row, RowsBuilder, Rule, PREAMBLE_BYTES,
+};
+
+use crate::owned::OwnedFrame;
+
+/// Writes a dendro replication stream: the preamble when created, then
+/// frames from views, owned frames, or rows built in place.
+///
+/// Frames are encoded into one reusable buffer and written with one
+/// `write_all` each; the writer does not buffer across frames, so wrap a
+/// socket in a `BufWriter` when frames are small and many.
+pub struct FrameWriter<W: Write> {
+    inner: W,
+    buf: Vec<u8>,
+    frames: u64,
+}
+
+impl<W: Write> fmt::Debug for FrameWriter<W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FrameWriter")
+            .field("frames", &self.frames)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a frame could not be written.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum WriteError {
+    /// The frame breaks a rule an encoder must keep (map key order, a
+    /// canonical uuid, the frame size limit).
+    Encode(WireError),
+    /// The transport failed.
+    Io(io::Error),
+}
+
+impl fmt::Display for WriteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WriteError::Encode(e) => write!(f, "{e}"),
+            WriteError::Io(e) => write!(f, "the transport failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for WriteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            WriteError::Encode(e) => Some(e),
+            WriteError::Io(e) => Some(e),
+        }
+    }
+}
+
+impl From<io::Error> for WriteError {
+    fn from(e: io::Error) -> Self {
+        WriteError::Io(e)
+    }
+}
+
+impl From<WireError> for WriteError {
+    fn from(e: WireError) -> Self {
+        WriteError::Encode(e)
+    }
+}
+
+impl<W: Write> FrameWriter<W> {
+    /// Write the preamble.
+    pub fn new(mut inner: W) -> io::Result<Self> {
+        let mut preamble = [0u8; PREAMBLE_BYTES];
+        emit_preamble(&mut preamble).map_err(io::Error::other)?;
+        inner.write_all(&preamble)?;
+        Ok(FrameWriter {
+            inner,
+            buf: Vec::new(),
+            frames: 0,
+        })
+    }
+
+    /// Write one frame.
+    pub fn write_frame(&mut self, frame: &Frame<'_>) -> Result<(), WriteError> {
+        let len = frame.buffer_len()?;
+        if self.buf.len() < len {
+            self.buf.resize(len, 0);
+        }
+        let n = frame.emit(&mut self.buf)?;
+        self.inner.write_all(&self.buf[..n])?;
+        self.frames += 1;
+        Ok(())
+    }
+
+    /// Write one owned frame.
+    pub fn write_owned(&mut self, frame: &OwnedFrame) -> Result<(), WriteError> {
+        frame.with_view(|view| self.write_frame(view))
+    }
+
+    /// Write a `Rows` frame built in place from `rows`, with no slice of them
+    /// held anywhere: the buffer doubles when a row does not fit.
+    pub fn write_rows<'r>(
+        &mut self,
+        source: u32,
+        seq: u64,
+        index_state: IndexState,
+        rows: impl IntoIterator<Item = Row<'r>>,
+    ) -> Result<(), WriteError> {
+        if self.buf.len() < 4096 {
+            self.buf.resize(4096, 0);
+        }
+        let mut builder = RowsBuilder::new(&mut self.buf, source, seq, index_state)?;
+        for row in rows {
+            if let Err(e) = builder.push(&row) {
+                let Rule::BufferTooSmall { needed, .. } = e.rule() else {
+                    return Err(e.into());
+                };
+                // Grow, then carry the rows built so far over to a builder on
+                // the larger buffer by finishing and re-reading them.
+                let done = builder.len();
+                let count = builder.row_count();
+                self.buf.resize(needed.max(2 * self.buf.len()), 0);
+                builder = RowsBuilder::resume(&mut self.buf, done, count)?;
+                builder.push(&row)?;
+            }
+        }
+        let n = builder.finish()?;
+        self.inner.write_all(&self.buf[..n])?;
+        self.frames += 1;
+        Ok(())
+    }
+
+    /// Frames written so far.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// Flush the underlying writer.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+
+    /// The underlying writer.
+    pub fn get_ref(&self) -> &W {
+        &self.inner
+    }
+
+    /// The underlying writer, mutably (to set a socket option, say).
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.inner
+    }
+
+    /// Give back the underlying writer.
+    pub fn into_inner(self) -> W {
+        self.inner
+    }
+}
