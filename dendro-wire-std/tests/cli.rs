@@ -1,0 +1,284 @@
+//! The `dendro-wire` tool itself, run as a process.
+
+#[path = "../../dendro-wire-core/tests/common/gen.rs"]
+mod gen;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use dendro::replicate::wire::{encode_frame, write_preamble, FrameReader as DReader};
+
+const BIN: &str = env!("CARGO_BIN_EXE_dendro-wire");
+
+fn testdata(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata")
+        .join(name)
+}
+
+/// Run the tool with `args`, `stdin` on its standard input.
+fn run(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let stdin = stdin.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = input.write_all(&stdin);
+    });
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap();
+    out
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+/// A fresh directory under the target directory, for files a test writes.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn encode_writes_the_committed_sample_and_dendro_reads_it() {
+    let jsonl = std::fs::read(testdata("sample.jsonl")).unwrap();
+    let out = run(&["encode"], &jsonl);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sample = std::fs::read(testdata("sample.dwr")).unwrap();
+    assert_eq!(out.stdout, sample);
+
+    let mut reader = DReader::new(&sample[..]).unwrap();
+    let mut n = 0;
+    while reader.next_frame().unwrap().is_some() {
+        n += 1;
+    }
+    assert_eq!((n, reader.skipped()), (12, 1));
+}
+
+#[test]
+fn dump_json_gives_back_the_lines_encode_took() {
+    let path = testdata("sample.dwr");
+    let out = run(&["dump", "--json", path.to_str().unwrap()], b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let jsonl = std::fs::read_to_string(testdata("sample.jsonl")).unwrap();
+    assert_eq!(stdout(&out), jsonl);
+}
+
+#[test]
+fn dump_prints_one_line_per_frame() {
+    let sample = std::fs::read(testdata("sample.dwr")).unwrap();
+    let out = run(&["dump", "-"], &sample);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 13);
+    assert!(lines[2].contains("Index source=0 stream=\"cpu/usage\" ts=1000 kind=Full"));
+    assert!(lines[3].contains("Rows source=0 seq=0"), "{}", lines[3]);
+    assert!(lines[3].contains("rows=2 row_bytes=32"), "{}", lines[3]);
+    assert!(
+        lines[10].contains("unknown kind=42 payload=2B"),
+        "{}",
+        lines[10]
+    );
+    assert!(
+        lines[12].contains("bytes=10B caller_index=absent"),
+        "{}",
+        lines[12]
+    );
+}
+
+#[test]
+fn dump_of_a_cut_stream_prints_the_frames_before_then_fails() {
+    let sample = std::fs::read(testdata("sample.dwr")).unwrap();
+    let out = run(&["dump", "--json"], &sample[..sample.len() - 5]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out).lines().count(), 12);
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("dendro-wire: frame 13 (stream byte "),
+        "{err}"
+    );
+    assert!(err.contains("the stream ends inside this frame"), "{err}");
+}
+
+#[test]
+fn check_summarizes_with_exactly_the_documented_keys() {
+    let path = testdata("sample.dwr");
+    let out = run(&["check", "--json", path.to_str().unwrap()], b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    // Counted by hand from testdata/sample.jsonl: source 0's last Rows frame
+    // declares the Full state after a Delta moved it (skipped, rule 9);
+    // source 1 jumps from seq 40 to 43 (one gap, two frames lost).
+    let want = serde_json::json!({
+        "frames": 13, "sources": 2, "index_entries": 2, "rows_applied": 4,
+        "rows_skipped": 1, "segments": 1, "clock_offsets": 1, "source_updates": 1,
+        "unknown_skipped": 1, "gaps": 1, "frames_lost": 2, "seq_regressions": 0
+    });
+    assert_eq!(got, want);
+
+    let out = run(&["check", path.to_str().unwrap()], b"");
+    assert!(
+        stdout(&out).contains("rows_skipped     1"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+/// A stream of the given JSON Lines, through the tool's own encoder.
+fn encoded(jsonl: &str) -> Vec<u8> {
+    let out = run(&["encode"], jsonl.as_bytes());
+    assert!(out.status.success(), "{}", stderr(&out));
+    out.stdout
+}
+
+const HANDSHAKE_0: &str = r#"{"frame":"handshake","source":0,"uuid":null,"labels":{},"metadata":{},"clock_anchor_wall_ns":0,"complete":false}"#;
+
+#[test]
+fn check_refuses_a_frame_for_an_unknown_source_and_a_second_handshake() {
+    let stream = encoded(&format!(
+        "{HANDSHAKE_0}\n{}\n",
+        r#"{"frame":"clock_offset","source":5,"ts":0,"offset_ns":0}"#
+    ));
+    let out = run(&["check"], &stream);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("frame 2 (stream byte"), "{err}");
+    assert!(err.contains("names source 5"), "{err}");
+    assert!(err.contains("rule 1"), "{err}");
+
+    let stream = encoded(&format!("{HANDSHAKE_0}\n{HANDSHAKE_0}\n"));
+    let out = run(&["check"], &stream);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("second handshake for source 0"));
+}
+
+#[test]
+fn check_refuses_a_malformed_stream() {
+    let out = run(&["check"], b"dendro-repl\0\x01\x00\x00\x00\x00\x00");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("a frame length of 0"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&["check"], b"not a stream at all");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("not a dendro replication stream"));
+}
+
+#[test]
+fn encode_names_the_bad_line_and_leaves_no_file_behind() {
+    let dir = scratch("encode-bad");
+    let cases = [
+        ("{not json", "line 2"),
+        (
+            r#"{"frame":"rows","source":0}"#,
+            "line 2: missing field `seq`",
+        ),
+        (
+            r#"{"frame":"clock_offset","source":-1,"ts":0,"offset_ns":0}"#,
+            "line 2: invalid value",
+        ),
+        (
+            r#"{"frame":"unknown","kind":9,"payload":"0g"}"#,
+            "line 2: bad hex",
+        ),
+        (
+            r#"{"frame":"unknown","kind":3,"payload":""}"#,
+            "line 2: cannot encode Rows frame",
+        ),
+        (
+            r#"{"frame":"handshake","source":1,"uuid":"NOT-A-UUID","labels":{},"metadata":{},"clock_anchor_wall_ns":0,"complete":false}"#,
+            "line 2: cannot encode Handshake frame: `uuid`",
+        ),
+        ("", "line 2: a blank line"),
+    ];
+    let target = dir.join("out.dwr");
+    for (bad, want) in cases {
+        let input = dir.join("in.jsonl");
+        std::fs::write(&input, format!("{HANDSHAKE_0}\n{bad}\n{HANDSHAKE_0}\n")).unwrap();
+        let out = run(
+            &[
+                "encode",
+                input.to_str().unwrap(),
+                "-o",
+                target.to_str().unwrap(),
+            ],
+            b"",
+        );
+        assert_eq!(out.status.code(), Some(1), "{bad}");
+        assert!(stderr(&out).contains(want), "{bad}: {}", stderr(&out));
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["in.jsonl"], "{bad}: left behind");
+    }
+    // A good run writes the file whole.
+    let input = dir.join("in.jsonl");
+    std::fs::write(&input, format!("{HANDSHAKE_0}\n")).unwrap();
+    let out = run(
+        &[
+            "encode",
+            input.to_str().unwrap(),
+            "-o",
+            target.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read(&target).unwrap(), encoded(HANDSHAKE_0));
+}
+
+#[test]
+fn usage_errors_exit_2_and_every_command_has_help() {
+    for args in [
+        &[][..],
+        &["frob"],
+        &["dump", "--frob"],
+        &["check", "a", "b"],
+    ] {
+        let out = run(args, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+    for cmd in ["dump", "encode", "check"] {
+        let out = run(&[cmd, "--help"], b"");
+        assert!(out.status.success());
+        assert!(stdout(&out).contains("Usage: dendro-wire"), "{cmd}");
+    }
+    let out = run(&["dump", "/nonexistent/stream"], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("cannot open /nonexistent/stream"));
+}
+
+#[test]
+fn generated_frames_encode_as_dendro_does_and_dump_back_identically() {
+    let mut g = gen::Gen(0x1234_5678_9abc_def1);
+    let mut dendro_bytes = Vec::new();
+    write_preamble(&mut dendro_bytes).unwrap();
+    for _ in 0..300 {
+        encode_frame(&g.frame(), &mut dendro_bytes).unwrap();
+    }
+    // dendro's bytes to JSON, and that JSON back to bytes: both dendro's.
+    let out = run(&["dump", "--json"], &dendro_bytes);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let jsonl = stdout(&out);
+    assert_eq!(jsonl.lines().count(), 300);
+    let out = run(&["encode"], jsonl.as_bytes());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(out.stdout, dendro_bytes, "encode writes dendro's bytes");
+}

@@ -1,0 +1,89 @@
+//! FrameReader allocates nothing per frame once its buffer has grown to the
+//! largest frame: proven with a counting global allocator. The only test in
+//! this binary, so nothing else allocates while it counts.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use dendro_wire_core::{Frame, Row, Subscriber, NO_INDEX_STATE};
+use dendro_wire_std::{FrameReader, FrameWriter, OwnedFrame};
+
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+#[test]
+fn reading_frames_in_steady_state_allocates_nothing() {
+    let row = [5u8; 32];
+    let big = vec![1u8; 200_000];
+    let mut w = FrameWriter::new(Vec::new()).unwrap();
+    w.write_owned(&OwnedFrame::Handshake {
+        source: 0,
+        uuid: None,
+        labels: Default::default(),
+        metadata: Default::default(),
+        clock_anchor_wall_ns: 0,
+        complete: false,
+    })
+    .unwrap();
+    for seq in 0..2000u64 {
+        // The largest frame comes first, so the buffer is grown after it.
+        let len = if seq == 0 { big.len() } else { 32 };
+        let rows = (0..64).map(|i| Row {
+            stream: "cpu/usage",
+            ts: (seq * 64 + i) as i64,
+            wall_offset: 0,
+            row: if seq == 0 { &big[..len] } else { &row },
+        });
+        w.write_rows(0, seq, NO_INDEX_STATE, rows).unwrap();
+        if seq % 100 == 0 {
+            w.write_owned(&OwnedFrame::Unknown {
+                kind: 99,
+                payload: vec![0; 10],
+            })
+            .unwrap();
+        }
+    }
+    let bytes = w.into_inner();
+
+    let mut reader = FrameReader::new(&bytes[..]).unwrap();
+    let mut subscriber = Subscriber::<8>::new();
+    let mut count = |reader: &mut FrameReader<&[u8]>, frames: usize| {
+        let mut rows = 0;
+        for _ in 0..frames {
+            let frame = reader.next_frame().unwrap().unwrap();
+            subscriber.admit(&frame).unwrap();
+            if let Frame::Rows(r) = frame {
+                rows += r.rows.iter().map(|r| r.row.len()).sum::<usize>();
+            }
+        }
+        rows
+    };
+    count(&mut reader, 3);
+    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    let rows = count(&mut reader, 1900);
+    let after = ALLOCATIONS.load(Ordering::SeqCst);
+    assert!(rows > 0);
+    assert_eq!(after - before, 0, "allocations while reading 1900 frames");
+    assert!(
+        reader.unknown() > 0,
+        "unknown frames were skipped on the way"
+    );
+}

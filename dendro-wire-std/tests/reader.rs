@@ -1,0 +1,281 @@
+//! FrameReader and FrameWriter over std::io: chunked delivery, truncation at
+//! every offset, limits, unknown kinds, and where errors say they are.
+
+use std::io::{self, Read};
+
+use dendro_wire_core::{kind, ClockOffset, Decoder, Frame, Row, Rule, NO_INDEX_STATE};
+use dendro_wire_std::{FrameReader, FrameWriter, OwnedFrame, OwnedRow, ReadErrorKind};
+
+/// Hands out at most `chunk` bytes per read, and `Interrupted` before every
+/// third read, as a slow socket might.
+struct Trickle<'a> {
+    bytes: &'a [u8],
+    chunk: usize,
+    reads: usize,
+}
+
+impl Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.reads += 1;
+        if self.reads.is_multiple_of(3) {
+            return Err(io::ErrorKind::Interrupted.into());
+        }
+        let n = self.chunk.min(buf.len()).min(self.bytes.len());
+        buf[..n].copy_from_slice(&self.bytes[..n]);
+        self.bytes = &self.bytes[n..];
+        Ok(n)
+    }
+}
+
+/// A small stream holding an unknown frame; `row_len` sizes its one row.
+fn frames_with(row_len: usize) -> Vec<OwnedFrame> {
+    vec![
+        OwnedFrame::Handshake {
+            source: 0,
+            uuid: None,
+            labels: [("host".to_string(), "ü".to_string())].into(),
+            metadata: Default::default(),
+            clock_anchor_wall_ns: -1,
+            complete: false,
+        },
+        OwnedFrame::Unknown {
+            kind: 77,
+            payload: vec![1, 2, 3],
+        },
+        OwnedFrame::Rows {
+            source: 0,
+            seq: 1,
+            index_state: NO_INDEX_STATE,
+            rows: vec![OwnedRow {
+                stream: "cpu/usage".into(),
+                ts: 5,
+                wall_offset: 0,
+                row: vec![7; row_len],
+            }],
+        },
+        OwnedFrame::ClockOffset {
+            source: 0,
+            ts: 1,
+            offset_ns: 2,
+        },
+    ]
+}
+
+/// With a row larger than the reader's minimum buffer, so it must grow.
+fn frames() -> Vec<OwnedFrame> {
+    frames_with(100_000)
+}
+
+fn stream(frames: &[OwnedFrame]) -> Vec<u8> {
+    let mut w = FrameWriter::new(Vec::new()).unwrap();
+    for f in frames {
+        w.write_owned(f).unwrap();
+    }
+    w.into_inner()
+}
+
+/// Read everything, unknown frames yielded; the frames, and the error if any.
+fn read_all(r: impl Read) -> (Vec<OwnedFrame>, Option<dendro_wire_std::ReadError>) {
+    let mut reader = match FrameReader::new(r) {
+        Ok(reader) => reader,
+        Err(e) => return (Vec::new(), Some(e)),
+    };
+    reader.set_yield_unknown(true);
+    let mut out = Vec::new();
+    loop {
+        match reader.next_frame() {
+            Ok(Some(f)) => out.push(OwnedFrame::from(&f)),
+            Ok(None) => return (out, None),
+            Err(e) => return (out, Some(e)),
+        }
+    }
+}
+
+#[test]
+fn frames_read_back_in_order_whatever_the_chunk_size() {
+    let want = frames();
+    let bytes = stream(&want);
+    for chunk in [1, 2, 3, 5, 13, 4096, usize::MAX] {
+        let (got, err) = read_all(Trickle {
+            bytes: &bytes,
+            chunk,
+            reads: 0,
+        });
+        assert!(err.is_none(), "chunk {chunk}: {err:?}");
+        assert_eq!(got, want, "chunk {chunk}");
+    }
+}
+
+#[test]
+fn a_stream_cut_anywhere_but_a_frame_boundary_is_an_error() {
+    let want = frames_with(300);
+    let bytes = stream(&want);
+    let mut boundaries = vec![14];
+    for f in &want {
+        boundaries.push(boundaries.last().unwrap() + f.to_bytes().unwrap().len());
+    }
+    for cut in 0..bytes.len() {
+        let (got, err) = read_all(&bytes[..cut]);
+        let whole = boundaries
+            .iter()
+            .filter(|&&b| b <= cut)
+            .count()
+            .saturating_sub(1);
+        assert_eq!(got, want[..whole], "cut at {cut}");
+        if boundaries.contains(&cut) {
+            assert!(err.is_none(), "cut at boundary {cut}: {err:?}");
+            continue;
+        }
+        let err = err.unwrap_or_else(|| panic!("cut at {cut} read as a clean end"));
+        let ReadErrorKind::Truncated { have, .. } = err.kind() else {
+            panic!("cut at {cut}: {err}")
+        };
+        let start = boundaries.iter().rev().find(|&&b| b <= cut).copied();
+        match start {
+            Some(start) => {
+                assert_eq!(*have, cut - start, "cut at {cut}");
+                assert_eq!(err.frame(), whole as u64 + 1);
+                assert_eq!(err.offset(), start as u64);
+            }
+            None => assert_eq!(err.frame(), 0, "inside the preamble"),
+        }
+    }
+}
+
+#[test]
+fn one_to_three_bytes_of_a_length_prefix_are_a_truncated_frame() {
+    let mut bytes = stream(&frames()[..1]);
+    let boundary = bytes.len();
+    bytes.extend_from_slice(&[9, 0, 0]);
+    for extra in 1..=3 {
+        let (got, err) = read_all(&bytes[..boundary + extra]);
+        assert_eq!(got.len(), 1);
+        let err = err.expect("a partial length prefix is not a clean end");
+        assert!(
+            matches!(err.kind(), ReadErrorKind::Truncated { have, needed: 4 } if *have == extra),
+            "{err}"
+        );
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "frame 2 (stream byte {boundary}): the stream ends inside this frame: \
+                 {extra} of at least 4 byte(s) arrived"
+            )
+        );
+    }
+}
+
+#[test]
+fn a_length_above_the_limit_is_refused_before_the_buffer_grows() {
+    let mut bytes = stream(&[]);
+    bytes.extend_from_slice(&u32::MAX.to_le_bytes());
+    let mut reader = FrameReader::new(&bytes[..]).unwrap();
+    let err = reader.next_frame().unwrap_err();
+    assert!(
+        matches!(
+            err.wire_error().map(|e| e.rule()),
+            Some(Rule::FrameTooLarge { .. })
+        ),
+        "{err}"
+    );
+    assert!(
+        reader.buffer_len() <= 64 * 1024,
+        "grew to {}",
+        reader.buffer_len()
+    );
+
+    // A lower limit of the caller's own.
+    let bytes = stream(&frames());
+    let mut reader =
+        FrameReader::with_decoder(&bytes[..], Decoder::new().with_max_frame_bytes(1024)).unwrap();
+    reader.next_frame().unwrap();
+    let err = reader.next_frame().unwrap_err();
+    assert_eq!(err.frame(), 3, "the unknown frame is frame 2");
+    assert!(
+        err.to_string().contains("above the 1024-byte limit"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unknown_kinds_are_skipped_and_counted_unless_asked_for() {
+    let bytes = stream(&frames());
+    let mut reader = FrameReader::new(&bytes[..]).unwrap();
+    let mut kinds = Vec::new();
+    while let Some(f) = reader.next_frame().unwrap() {
+        kinds.push(f.kind());
+    }
+    assert_eq!(kinds, [kind::HANDSHAKE, kind::ROWS, kind::CLOCK_OFFSET]);
+    assert_eq!((reader.frames(), reader.unknown()), (4, 1));
+    assert_eq!(reader.offset(), bytes.len() as u64);
+}
+
+#[test]
+fn a_malformed_frame_is_named_by_number_and_offset() {
+    let mut bytes = stream(&frames()[..1]);
+    let at = bytes.len();
+    // A ClockOffset with a trailing byte.
+    bytes.extend_from_slice(&[22, 0, 0, 0, 5]);
+    bytes.extend_from_slice(&[0; 21]);
+    let (_, err) = read_all(&bytes[..]);
+    let err = err.unwrap();
+    assert_eq!((err.frame(), err.offset()), (2, at as u64));
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "frame 2 (stream byte {at}): malformed ClockOffset frame: `payload` at byte 25: \
+             1 byte(s) left over after the last field"
+        )
+    );
+}
+
+#[test]
+fn a_wrong_preamble_says_so() {
+    let (_, err) = read_all(&b"GET / HTTP/1.1\r\n\r\n"[..]);
+    let err = err.unwrap();
+    assert_eq!(err.frame(), 0);
+    assert!(
+        err.to_string()
+            .starts_with("preamble: this is not a dendro replication stream"),
+        "{err}"
+    );
+    let (_, err) = read_all(&b"dendro-repl\0\x02\x00"[..]);
+    assert!(err.unwrap().to_string().contains("protocol version 2"));
+    let (_, err) = read_all(&b"dendro"[..]);
+    assert!(matches!(
+        err.unwrap().kind(),
+        ReadErrorKind::Truncated {
+            have: 6,
+            needed: 14
+        }
+    ));
+}
+
+#[test]
+fn the_writer_builds_rows_in_place_growing_its_buffer() {
+    let big = vec![3u8; 10_000];
+    let rows: Vec<Row<'_>> = (0..5)
+        .map(|i| Row {
+            stream: "disk",
+            ts: i,
+            wall_offset: -i,
+            row: &big[..(i as usize) * 2000],
+        })
+        .collect();
+    let mut w = FrameWriter::new(Vec::new()).unwrap();
+    w.write_rows(2, 9, (4, 4), rows.iter().copied()).unwrap();
+    w.write_frame(&Frame::ClockOffset(ClockOffset {
+        source: 2,
+        ts: 0,
+        offset_ns: 0,
+    }))
+    .unwrap();
+    assert_eq!(w.frames(), 2);
+    let bytes = w.into_inner();
+    let mut r = FrameReader::new(&bytes[..]).unwrap();
+    let Some(Frame::Rows(got)) = r.next_frame().unwrap() else {
+        panic!("not rows")
+    };
+    assert_eq!((got.source, got.seq, got.index_state), (2, 9, (4, 4)));
+    assert_eq!(got.rows.iter().collect::<Vec<_>>(), rows);
+}
