@@ -149,9 +149,15 @@ struct Outcome<E> {
     error: Option<E>,
 }
 
-fn ours(bytes: &[u8]) -> Outcome<dendro_wire_std::ReadError> {
+/// Read a whole stream with either reader: `open` reads the preamble,
+/// `next` the next known frame, `skipped` counts the unknown ones.
+fn read_with<R, E>(
+    open: Result<R, E>,
+    mut next: impl FnMut(&mut R) -> Result<Option<OwnedFrame>, E>,
+    skipped: impl Fn(&R) -> u64,
+) -> Outcome<E> {
     let mut frames = Vec::new();
-    let mut reader = match FrameReader::new(bytes) {
+    let mut reader = match open {
         Ok(r) => r,
         Err(e) => {
             return Outcome {
@@ -162,43 +168,33 @@ fn ours(bytes: &[u8]) -> Outcome<dendro_wire_std::ReadError> {
         }
     };
     let error = loop {
-        match reader.next_frame() {
-            Ok(Some(f)) => frames.push(OwnedFrame::from(&f)),
+        match next(&mut reader) {
+            Ok(Some(f)) => frames.push(f),
             Ok(None) => break None,
             Err(e) => break Some(e),
         }
     };
     Outcome {
         frames,
-        skipped: reader.unknown(),
+        skipped: skipped(&reader),
         error,
     }
 }
 
+fn ours(bytes: &[u8]) -> Outcome<dendro_wire_std::ReadError> {
+    read_with(
+        FrameReader::new(bytes),
+        |r| Ok(r.next_frame()?.map(|f| OwnedFrame::from(&f))),
+        FrameReader::unknown,
+    )
+}
+
 fn theirs(bytes: &[u8]) -> Outcome<dendro::Error> {
-    let mut frames = Vec::new();
-    let mut reader = match DReader::new(bytes) {
-        Ok(r) => r,
-        Err(e) => {
-            return Outcome {
-                frames,
-                skipped: 0,
-                error: Some(e),
-            }
-        }
-    };
-    let error = loop {
-        match reader.next_frame() {
-            Ok(Some(f)) => frames.push(from_dendro(&f)),
-            Ok(None) => break None,
-            Err(e) => break Some(e),
-        }
-    };
-    Outcome {
-        frames,
-        skipped: reader.skipped(),
-        error,
-    }
+    read_with(
+        DReader::new(bytes),
+        |r| Ok(r.next_frame()?.map(|f| from_dendro(&f))),
+        DReader::skipped,
+    )
 }
 
 #[test]

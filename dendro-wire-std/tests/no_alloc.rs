@@ -2,32 +2,11 @@
 //! largest frame: proven with a counting global allocator. The only test in
 //! this binary, so nothing else allocates while it counts.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+#[path = "../../dendro-wire-core/tests/common/counting.rs"]
+mod counting;
 
 use dendro_wire_core::{Frame, Row, Subscriber, NO_INDEX_STATE};
 use dendro_wire_std::{FrameReader, FrameWriter, OwnedFrame};
-
-struct Counting;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 #[test]
 fn reading_frames_in_steady_state_allocates_nothing() {
@@ -77,11 +56,9 @@ fn reading_frames_in_steady_state_allocates_nothing() {
         rows
     };
     count(&mut reader, 3);
-    let before = ALLOCATIONS.load(Ordering::SeqCst);
-    let rows = count(&mut reader, 1900);
-    let after = ALLOCATIONS.load(Ordering::SeqCst);
+    let (rows, allocations) = counting::count(|| count(&mut reader, 1900));
     assert!(rows > 0);
-    assert_eq!(after - before, 0, "allocations while reading 1900 frames");
+    assert_eq!(allocations, 0, "allocations while reading 1900 frames");
     assert!(
         reader.unknown() > 0,
         "unknown frames were skipped on the way"
