@@ -14,14 +14,25 @@
 #![deny(missing_docs)]
 
 mod owned;
+mod publisher;
+mod queue;
 mod reader;
 #[cfg(feature = "serde")]
 mod serde_form;
+mod subscriber;
+pub mod transport;
 mod writer;
 
 pub use dendro_wire_core;
 pub use owned::{OwnedFrame, OwnedRow};
+pub use publisher::{
+    PublishError, Publisher, PublisherConfig, PublisherStats, SourceConfig, SourceId, MAX_SOURCES,
+};
+pub use queue::{FrameQueue, Pushed, QueueStats};
 pub use reader::{FrameReader, Position, ReadError, ReadErrorKind};
+pub use subscriber::{
+    Applied, CountingSink, Sink, SinkError, SubscribeError, Subscriber, MAX_SOURCES_PER_CONNECTION,
+};
 pub use writer::{FrameWriter, WriteError};
 
 /// Lowercase hex, as the JSON Lines form writes bytes.

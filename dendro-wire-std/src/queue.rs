@@ -1,0 +1,257 @@
+//! [`FrameQueue`]: the bounded hand-off between a publisher's sampling loop
+//! and the thread that writes to the transport.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// Encoded frames waiting for the transport, bounded in frames and bytes.
+///
+/// The sampling side never waits on it: a frame that does not fit is dropped
+/// and counted, and a dropped `Rows` frame shows at the subscriber as a `seq`
+/// gap, which is what a gap is for (rule 6). The transport side waits for
+/// frames, and says when it has a new connection: everything queued for the
+/// old one is dropped, and the publisher is asked to start the new one with
+/// handshakes and full state (rule 8).
+///
+/// Cloning gives another handle to the same queue.
+#[derive(Clone, Debug)]
+pub struct FrameQueue {
+    shared: Arc<(Mutex<Inner>, Condvar)>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    frames: VecDeque<Vec<u8>>,
+    bytes: usize,
+    max_frames: usize,
+    max_bytes: usize,
+    /// Emptied buffers, handed back by the transport for the next frames.
+    spare: Vec<Vec<u8>>,
+    /// A new connection waits for its opening sequence; until it has one,
+    /// no other frame may go first.
+    resync: bool,
+    /// Counts connections, so an opening built for one is not queued on the
+    /// next.
+    epoch: u64,
+    connected: bool,
+    closed: bool,
+    stats: QueueStats,
+}
+
+/// What a queue has seen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueStats {
+    /// Frames accepted.
+    pub queued: u64,
+    /// Frames refused because the queue was full.
+    pub dropped_full: u64,
+    /// Frames dropped because the connection they were queued for ended, or
+    /// because none was open.
+    pub dropped_disconnected: u64,
+    /// Bytes accepted.
+    pub bytes_queued: u64,
+    /// Connections the transport opened.
+    pub connections: u64,
+}
+
+/// What became of one frame handed to [`FrameQueue::push`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pushed {
+    /// Queued for the transport.
+    Queued,
+    /// Dropped: the queue is full.
+    Full,
+    /// Dropped: no connection is open.
+    Disconnected,
+}
+
+impl FrameQueue {
+    /// A queue holding at most `max_frames` frames and `max_bytes` bytes.
+    pub fn new(max_frames: usize, max_bytes: usize) -> Self {
+        FrameQueue {
+            shared: Arc::new((
+                Mutex::new(Inner {
+                    frames: VecDeque::new(),
+                    bytes: 0,
+                    max_frames: max_frames.max(1),
+                    max_bytes: max_bytes.max(1),
+                    spare: Vec::new(),
+                    resync: false,
+                    epoch: 0,
+                    connected: false,
+                    closed: false,
+                    stats: QueueStats::default(),
+                }),
+                Condvar::new(),
+            )),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic on the other side must not take this side down with it:
+        // the queue's state is a list of byte buffers, valid at every step.
+        self.shared.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// An empty buffer to encode a frame into, reused when one is spare.
+    pub fn buffer(&self) -> Vec<u8> {
+        let mut b = self.lock().spare.pop().unwrap_or_default();
+        b.clear();
+        b
+    }
+
+    /// Queue one frame, or drop it and say why. Never waits.
+    pub fn push(&self, frame: Vec<u8>) -> Pushed {
+        self.push_all(std::iter::once(frame))
+    }
+
+    /// Queue frames that belong together (an interval's index entries and
+    /// rows) under one lock, so the transport never sees half of them; each
+    /// is still dropped on its own if it does not fit. Returns what became
+    /// of the last.
+    pub fn push_all(&self, frames: impl IntoIterator<Item = Vec<u8>>) -> Pushed {
+        let mut q = self.lock();
+        let last = q.push_frames(frames, false);
+        drop(q);
+        self.shared.1.notify_one();
+        last
+    }
+
+    /// The connection waiting for its opening sequence, if one is: the
+    /// token [`push_opening`](Self::push_opening) takes.
+    pub fn pending_opening(&self) -> Option<u64> {
+        let q = self.lock();
+        (q.connected && q.resync).then_some(q.epoch)
+    }
+
+    /// Queue a connection's opening sequence — handshakes, full index state,
+    /// first rows — past the bounds if need be: without all of it the
+    /// connection cannot be understood, and the queue was emptied for it.
+    /// `false` if the connection `epoch` named has already gone, in which
+    /// case nothing is queued and the next connection still waits.
+    pub fn push_opening(&self, epoch: u64, frames: impl IntoIterator<Item = Vec<u8>>) -> bool {
+        let mut q = self.lock();
+        if !(q.connected && q.resync && q.epoch == epoch) {
+            return false;
+        }
+        q.resync = false;
+        q.push_frames(frames, true);
+        drop(q);
+        self.shared.1.notify_one();
+        true
+    }
+
+    /// Whether a connection is open (and its opening sequence queued).
+    pub fn is_open(&self) -> bool {
+        let q = self.lock();
+        q.connected && !q.resync
+    }
+
+    /// Frames and bytes waiting.
+    pub fn len(&self) -> (usize, usize) {
+        let q = self.lock();
+        (q.frames.len(), q.bytes)
+    }
+
+    /// Whether nothing is waiting.
+    pub fn is_empty(&self) -> bool {
+        self.lock().frames.is_empty()
+    }
+
+    /// What the queue has seen so far.
+    pub fn stats(&self) -> QueueStats {
+        self.lock().stats
+    }
+
+    /// Transport side: a new connection is open. Frames queued for the last
+    /// one are dropped, and the publisher will start this one afresh.
+    pub fn connected(&self) {
+        let mut q = self.lock();
+        q.discard();
+        q.stats.connections += 1;
+        q.epoch += 1;
+        q.connected = true;
+        q.resync = true;
+    }
+
+    /// Transport side: the connection ended. Until the next one, frames are
+    /// dropped rather than kept for a connection that would not understand
+    /// them.
+    pub fn disconnected(&self) {
+        let mut q = self.lock();
+        q.discard();
+        q.connected = false;
+        q.resync = false;
+    }
+
+    /// Transport side: the next frame, waiting up to `timeout`; `None` on a
+    /// timeout or once the queue is closed and empty.
+    pub fn pop(&self, timeout: Duration) -> Option<Vec<u8>> {
+        let mut q = self.lock();
+        if q.frames.is_empty() && !q.closed {
+            q = self
+                .shared
+                .1
+                .wait_timeout(q, timeout)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        let frame = q.frames.pop_front()?;
+        q.bytes -= frame.len();
+        Some(frame)
+    }
+
+    /// Transport side: give a written frame's buffer back for reuse.
+    pub fn recycle(&self, buf: Vec<u8>) {
+        let mut q = self.lock();
+        if q.spare.len() < 256 {
+            q.spare.push(buf);
+        }
+    }
+
+    /// No more frames will be pushed; the transport drains what is queued
+    /// and stops.
+    pub fn close(&self) {
+        self.lock().closed = true;
+        self.shared.1.notify_all();
+    }
+
+    /// Whether [`close`](Self::close) was called.
+    pub fn is_closed(&self) -> bool {
+        self.lock().closed
+    }
+}
+
+impl Inner {
+    fn push_frames(&mut self, frames: impl IntoIterator<Item = Vec<u8>>, force: bool) -> Pushed {
+        let mut last = Pushed::Queued;
+        for frame in frames {
+            last = if !self.connected || (self.resync && !force) {
+                self.stats.dropped_disconnected += 1;
+                Pushed::Disconnected
+            } else if !force
+                && (self.frames.len() >= self.max_frames
+                    || self.bytes + frame.len() > self.max_bytes)
+            {
+                self.stats.dropped_full += 1;
+                Pushed::Full
+            } else {
+                self.stats.queued += 1;
+                self.stats.bytes_queued += frame.len() as u64;
+                self.bytes += frame.len();
+                self.frames.push_back(frame);
+                Pushed::Queued
+            };
+        }
+        last
+    }
+
+    /// Drop what is queued, counting it, and keep the buffers.
+    fn discard(&mut self) {
+        self.stats.dropped_disconnected += self.frames.len() as u64;
+        let frames: Vec<Vec<u8>> = self.frames.drain(..).collect();
+        self.spare.extend(frames);
+        self.bytes = 0;
+    }
+}

@@ -1,0 +1,389 @@
+//! [`Subscriber`]: frames applied to a [`Sink`], under the core's subscriber
+//! rules.
+
+use std::fmt;
+
+use dendro_wire_core::{
+    Admitted, ClockOffset, Frame, Handshake, Index, ProtocolError, Rows, Segment, SourceUpdate,
+    Subscriber as Rules,
+};
+
+/// The most sources one connection may open, unless lowered with
+/// [`Subscriber::with_source_limit`].
+pub const MAX_SOURCES_PER_CONNECTION: usize = 1024;
+
+/// What a sink's failure carries.
+pub type SinkError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Where applied frames land: one method per destination table of WIRE.md
+/// §4 (and `SourceUpdate`'s), each called only for a frame the rules let
+/// through. `ordinal` is the connection's handshake ordinal; a sink that
+/// outlives connections maps it to its own source at
+/// [`open_source`](Sink::open_source) and forgets the mapping at
+/// [`end_connection`](Sink::end_connection).
+pub trait Sink {
+    /// The encoder this sink stores rows for, if it cares: a handshake whose
+    /// `encoder` metadata names another is refused.
+    fn expected_encoder(&self) -> Option<&str> {
+        None
+    }
+    /// A handshake: the source, bound for `sources`.
+    fn open_source(&mut self, ordinal: u32, handshake: &Handshake<'_>) -> Result<(), SinkError>;
+    /// An index entry, bound for `caller_rows`.
+    fn caller_rows(&mut self, ordinal: u32, index: &Index<'_>) -> Result<(), SinkError>;
+    /// Rows the rules let through, bound for `wal`.
+    fn wal(&mut self, ordinal: u32, rows: &Rows<'_>) -> Result<(), SinkError>;
+    /// A segment, bound for `segments`; `Ok(false)` if already held.
+    fn segment(&mut self, ordinal: u32, segment: &Segment<'_>) -> Result<bool, SinkError>;
+    /// A clock-drift observation, bound for `clock_offsets`.
+    fn clock_offset(&mut self, ordinal: u32, offset: &ClockOffset) -> Result<(), SinkError>;
+    /// New labels and metadata for a source.
+    fn source_update(&mut self, ordinal: u32, update: &SourceUpdate<'_>) -> Result<(), SinkError>;
+    /// The connection ended; its ordinals mean nothing from here on.
+    fn end_connection(&mut self) -> Result<(), SinkError> {
+        Ok(())
+    }
+}
+
+impl<S: Sink + ?Sized> Sink for &mut S {
+    fn expected_encoder(&self) -> Option<&str> {
+        (**self).expected_encoder()
+    }
+    fn open_source(&mut self, ordinal: u32, h: &Handshake<'_>) -> Result<(), SinkError> {
+        (**self).open_source(ordinal, h)
+    }
+    fn caller_rows(&mut self, ordinal: u32, i: &Index<'_>) -> Result<(), SinkError> {
+        (**self).caller_rows(ordinal, i)
+    }
+    fn wal(&mut self, ordinal: u32, r: &Rows<'_>) -> Result<(), SinkError> {
+        (**self).wal(ordinal, r)
+    }
+    fn segment(&mut self, ordinal: u32, s: &Segment<'_>) -> Result<bool, SinkError> {
+        (**self).segment(ordinal, s)
+    }
+    fn clock_offset(&mut self, ordinal: u32, c: &ClockOffset) -> Result<(), SinkError> {
+        (**self).clock_offset(ordinal, c)
+    }
+    fn source_update(&mut self, ordinal: u32, u: &SourceUpdate<'_>) -> Result<(), SinkError> {
+        (**self).source_update(ordinal, u)
+    }
+    fn end_connection(&mut self) -> Result<(), SinkError> {
+        (**self).end_connection()
+    }
+}
+
+/// What applying frames did, summed; the shape of dendro's `Applied`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// Rows written to the sink.
+    pub rows: u64,
+    /// Rows not written: before the source's first `Full`, or built against
+    /// another index state (rule 9).
+    pub rows_skipped: u64,
+    /// Segments inserted.
+    pub segments: u64,
+    /// Segments the sink already held.
+    pub segments_held: u64,
+    /// Index entries written.
+    pub index_entries: u64,
+    /// Clock-drift observations recorded.
+    pub clock_offsets: u64,
+    /// Sources opened.
+    pub sources: u64,
+    /// `SourceUpdate` frames applied.
+    pub source_updates: u64,
+    /// `seq` jumps.
+    pub gaps: u64,
+    /// Frames lost in those jumps.
+    pub frames_lost: u64,
+    /// `seq` regressions.
+    pub seq_regressions: u64,
+    /// Frames of unknown kinds, skipped.
+    pub unknown: u64,
+}
+
+impl std::ops::AddAssign for Applied {
+    fn add_assign(&mut self, o: Applied) {
+        self.rows += o.rows;
+        self.rows_skipped += o.rows_skipped;
+        self.segments += o.segments;
+        self.segments_held += o.segments_held;
+        self.index_entries += o.index_entries;
+        self.clock_offsets += o.clock_offsets;
+        self.sources += o.sources;
+        self.source_updates += o.source_updates;
+        self.gaps += o.gaps;
+        self.frames_lost += o.frames_lost;
+        self.seq_regressions += o.seq_regressions;
+        self.unknown += o.unknown;
+    }
+}
+
+/// Why a frame could not be applied. The connection cannot go on after
+/// any of these.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SubscribeError {
+    /// The frame broke a protocol rule.
+    Protocol(ProtocolError),
+    /// A handshake's `encoder` is not the one the sink stores.
+    EncoderMismatch {
+        /// The handshake's ordinal.
+        source: u32,
+        /// The encoder the publisher's rows are in.
+        publisher: String,
+        /// The encoder the sink expects.
+        sink: String,
+    },
+    /// The sink failed.
+    Sink(SinkError),
+}
+
+impl fmt::Display for SubscribeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SubscribeError::Protocol(e) => write!(f, "{e}"),
+            SubscribeError::EncoderMismatch {
+                source,
+                publisher,
+                sink,
+            } => write!(
+                f,
+                "source {source}'s rows are in encoder {publisher:?}, and this sink stores \
+                 {sink:?}; refusing it rather than storing rows nothing here can read"
+            ),
+            SubscribeError::Sink(e) => write!(f, "the sink failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for SubscribeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SubscribeError::Protocol(e) => Some(e),
+            SubscribeError::Sink(e) => Some(&**e),
+            SubscribeError::EncoderMismatch { .. } => None,
+        }
+    }
+}
+
+impl From<ProtocolError> for SubscribeError {
+    fn from(e: ProtocolError) -> Self {
+        SubscribeError::Protocol(e)
+    }
+}
+
+/// Applies one connection's frames to a sink, enforcing the subscriber's
+/// rules through the core's state machine: a frame for an ordinal with no
+/// handshake and a second handshake for a live one are refused; rows before
+/// a source's first `Full` (unless they declare no index) and rows built
+/// against another index state are skipped and counted; a `seq` gap is
+/// counted and logged once per source.
+///
+/// ```
+/// use dendro_wire_core::{Frame, Handshake, Map, RowList, Rows};
+/// use dendro_wire_std::{CountingSink, Subscriber};
+///
+/// let mut sub = Subscriber::new(CountingSink::default());
+/// let hs = Handshake { source: 0, uuid: None, labels: Map::EMPTY, metadata: Map::EMPTY,
+///                      clock_anchor_wall_ns: 0, complete: false };
+/// sub.apply(&Frame::Handshake(hs))?;
+/// let keepalive = Rows { source: 0, seq: 0, index_state: (0, 0), rows: RowList::EMPTY };
+/// sub.apply(&Frame::Rows(keepalive))?;
+/// assert_eq!(sub.applied().sources, 1);
+/// # Ok::<(), dendro_wire_std::SubscribeError>(())
+/// ```
+pub struct Subscriber<S: Sink> {
+    rules: Box<Rules<MAX_SOURCES_PER_CONNECTION>>,
+    sink: S,
+    applied: Applied,
+}
+
+impl<S: Sink> fmt::Debug for Subscriber<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Subscriber")
+            .field("sources", &self.rules.source_count())
+            .field("applied", &self.applied)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: Sink> Subscriber<S> {
+    /// A subscriber for one connection into `sink`.
+    pub fn new(sink: S) -> Self {
+        Subscriber {
+            rules: Box::new(Rules::new()),
+            sink,
+            applied: Applied::default(),
+        }
+    }
+
+    /// Allow at most `limit` sources on the connection (at most
+    /// [`MAX_SOURCES_PER_CONNECTION`]).
+    pub fn with_source_limit(mut self, limit: usize) -> Self {
+        let rules = std::mem::take(&mut *self.rules);
+        *self.rules = rules.with_source_limit(limit);
+        self
+    }
+
+    /// Everything applied so far.
+    pub fn applied(&self) -> Applied {
+        self.applied
+    }
+
+    /// The sink.
+    pub fn sink(&self) -> &S {
+        &self.sink
+    }
+
+    /// The sink, mutably.
+    pub fn sink_mut(&mut self) -> &mut S {
+        &mut self.sink
+    }
+
+    /// Give the sink back, telling it the connection ended.
+    pub fn finish(mut self) -> Result<S, SinkError> {
+        self.sink.end_connection()?;
+        Ok(self.sink)
+    }
+
+    /// Apply one frame; returns what it did.
+    pub fn apply(&mut self, frame: &Frame<'_>) -> Result<Applied, SubscribeError> {
+        if let Frame::Handshake(h) = frame {
+            self.check_encoder(h)?;
+        }
+        let mut did = Applied::default();
+        let sink = |e| SubscribeError::Sink(e);
+        match (self.rules.admit(frame)?, frame) {
+            (Admitted::Opened { source }, Frame::Handshake(h)) => {
+                self.sink.open_source(source, h).map_err(sink)?;
+                did.sources = 1;
+            }
+            (Admitted::Index { source, .. }, Frame::Index(i)) => {
+                self.sink.caller_rows(source, i).map_err(sink)?;
+                did.index_entries = 1;
+            }
+            (Admitted::Rows(v), Frame::Rows(rows)) => {
+                let n = rows.rows.len() as u64;
+                match v.skip {
+                    None => {
+                        if n > 0 {
+                            self.sink.wal(v.source, rows).map_err(sink)?;
+                        }
+                        did.rows = n;
+                    }
+                    Some(_) => did.rows_skipped = n,
+                }
+                if v.lost > 0 {
+                    did.gaps = 1;
+                    did.frames_lost = v.lost;
+                    if v.first_gap {
+                        log::warn!(
+                            "source {}: {} frame(s) lost before seq {}; the rows that arrived \
+                             are still good, and this is logged once per source",
+                            v.source,
+                            v.lost,
+                            rows.seq
+                        );
+                    }
+                }
+                did.seq_regressions = u64::from(v.regression);
+            }
+            (Admitted::Apply { source }, Frame::Segment(s)) => {
+                if self.sink.segment(source, s).map_err(sink)? {
+                    did.segments = 1;
+                } else {
+                    did.segments_held = 1;
+                }
+            }
+            (Admitted::Apply { source }, Frame::ClockOffset(c)) => {
+                self.sink.clock_offset(source, c).map_err(sink)?;
+                did.clock_offsets = 1;
+            }
+            (Admitted::Apply { source }, Frame::SourceUpdate(u)) => {
+                self.sink.source_update(source, u).map_err(sink)?;
+                did.source_updates = 1;
+            }
+            _ => did.unknown = 1,
+        }
+        self.applied += did;
+        Ok(did)
+    }
+
+    fn check_encoder(&self, h: &Handshake<'_>) -> Result<(), SubscribeError> {
+        let (Some(sink), Some(publisher)) =
+            (self.sink.expected_encoder(), h.metadata.get("encoder"))
+        else {
+            return Ok(());
+        };
+        if sink == publisher {
+            return Ok(());
+        }
+        Err(SubscribeError::EncoderMismatch {
+            source: h.source,
+            publisher: publisher.to_string(),
+            sink: sink.to_string(),
+        })
+    }
+}
+
+/// A sink that keeps only counts: rows and bytes per ordinal. For `check`,
+/// the demo, and tests.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CountingSink {
+    /// The encoder to insist on, if any.
+    pub encoder: Option<String>,
+    /// Rows written.
+    pub rows: u64,
+    /// Row payload bytes written.
+    pub row_bytes: u64,
+    /// Index entries written.
+    pub index_entries: u64,
+    /// Segments written.
+    pub segments: u64,
+    /// Clock offsets written.
+    pub clock_offsets: u64,
+    /// Sources opened, over all connections.
+    pub sources: u64,
+    /// Source updates applied.
+    pub source_updates: u64,
+    /// Connections ended.
+    pub connections: u64,
+}
+
+impl Sink for CountingSink {
+    fn expected_encoder(&self) -> Option<&str> {
+        self.encoder.as_deref()
+    }
+    fn open_source(&mut self, _: u32, _: &Handshake<'_>) -> Result<(), SinkError> {
+        self.sources += 1;
+        Ok(())
+    }
+    fn caller_rows(&mut self, _: u32, _: &Index<'_>) -> Result<(), SinkError> {
+        self.index_entries += 1;
+        Ok(())
+    }
+    fn wal(&mut self, _: u32, rows: &Rows<'_>) -> Result<(), SinkError> {
+        for row in rows.rows {
+            self.rows += 1;
+            self.row_bytes += row.row.len() as u64;
+        }
+        Ok(())
+    }
+    fn segment(&mut self, _: u32, _: &Segment<'_>) -> Result<bool, SinkError> {
+        self.segments += 1;
+        Ok(true)
+    }
+    fn clock_offset(&mut self, _: u32, _: &ClockOffset) -> Result<(), SinkError> {
+        self.clock_offsets += 1;
+        Ok(())
+    }
+    fn source_update(&mut self, _: u32, _: &SourceUpdate<'_>) -> Result<(), SinkError> {
+        self.source_updates += 1;
+        Ok(())
+    }
+    fn end_connection(&mut self) -> Result<(), SinkError> {
+        self.connections += 1;
+        Ok(())
+    }
+}

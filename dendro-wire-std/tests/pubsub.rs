@@ -1,0 +1,341 @@
+//! The publisher and the subscriber, end to end: in memory, over a bounded
+//! queue that drops, and over loopback TCP with a forced disconnect.
+
+use std::collections::BTreeSet;
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use dendro_wire_core::{ClockOffset, Frame, Handshake, Index, Rows, Segment, SourceUpdate};
+use dendro_wire_std::transport::{drain_queue, Backoff, Server};
+use dendro_wire_std::{
+    CountingSink, FrameQueue, FrameReader, Publisher, PublisherConfig, Sink, SinkError,
+    SourceConfig, SourceId, SubscribeError, Subscriber,
+};
+
+/// A sink that remembers every row it was given, per connection.
+#[derive(Default, Debug)]
+struct Recording {
+    rows: BTreeSet<(String, i64)>,
+    sources: Vec<String>,
+    index_entries: Vec<(u32, bool)>,
+}
+
+impl Sink for Recording {
+    fn open_source(&mut self, _: u32, h: &Handshake<'_>) -> Result<(), SinkError> {
+        self.sources
+            .push(h.labels.get("source").unwrap_or("").into());
+        Ok(())
+    }
+    fn caller_rows(&mut self, o: u32, i: &Index<'_>) -> Result<(), SinkError> {
+        self.index_entries
+            .push((o, i.kind == dendro_wire_core::IndexKind::Full));
+        Ok(())
+    }
+    fn wal(&mut self, _: u32, rows: &Rows<'_>) -> Result<(), SinkError> {
+        for r in rows.rows {
+            assert!(
+                self.rows.insert((r.stream.to_string(), r.ts)),
+                "a row twice"
+            );
+        }
+        Ok(())
+    }
+    fn segment(&mut self, _: u32, _: &Segment<'_>) -> Result<bool, SinkError> {
+        Ok(true)
+    }
+    fn clock_offset(&mut self, _: u32, _: &ClockOffset) -> Result<(), SinkError> {
+        Ok(())
+    }
+    fn source_update(&mut self, _: u32, _: &SourceUpdate<'_>) -> Result<(), SinkError> {
+        Ok(())
+    }
+}
+
+fn agent(config: PublisherConfig) -> (Publisher, SourceId, SourceId) {
+    let mut p = Publisher::new(config);
+    let cpu = p
+        .add_source(
+            SourceConfig::new()
+                .label("source", "cpu")
+                .metadata("encoder", "test-1")
+                .stream("cpu/usage")
+                .stream("cpu/irq")
+                .index("cpu/slots"),
+        )
+        .unwrap();
+    let mem = p
+        .add_source(
+            SourceConfig::new()
+                .label("source", "mem")
+                .stream("mem/used"),
+        )
+        .unwrap();
+    (p, cpu, mem)
+}
+
+/// One interval: a row on every stream at `ts`, and slot churn now and then.
+fn interval(p: &mut Publisher, cpu: SourceId, mem: SourceId, ts: i64) {
+    if ts % 7 == 0 {
+        p.set_slot(cpu, format!("cpu{}", ts % 4).as_bytes(), &ts.to_le_bytes());
+    }
+    p.observe(cpu, "cpu/usage", ts, 0, &ts.to_le_bytes())
+        .unwrap();
+    p.observe(cpu, "cpu/irq", ts, 0, &[1; 32]).unwrap();
+    p.observe(mem, "mem/used", ts, -1, &[2; 16]).unwrap();
+    if ts % 10 == 0 {
+        p.clock_offset(cpu, ts, -5);
+    }
+    p.end_interval();
+}
+
+/// Everything queued, as a stream.
+fn drain(queue: &FrameQueue) -> Vec<u8> {
+    let mut out = b"dendro-repl\0\x01\x00".to_vec();
+    while let Some(f) = queue.pop(Duration::ZERO) {
+        out.extend_from_slice(&f);
+    }
+    out
+}
+
+fn apply_all<S: Sink>(bytes: &[u8], sub: &mut Subscriber<S>) {
+    let mut r = FrameReader::new(bytes).unwrap();
+    while let Some(f) = r.next_frame().unwrap() {
+        sub.apply(&f).unwrap();
+    }
+}
+
+#[test]
+fn every_row_published_is_applied_and_none_skipped() {
+    let (mut p, cpu, mem) = agent(PublisherConfig {
+        full_every: 10,
+        ..PublisherConfig::default()
+    });
+    let queue = p.queue();
+    queue.connected();
+    for ts in 0..100 {
+        interval(&mut p, cpu, mem, ts);
+    }
+    let bytes = drain(&queue);
+    let mut sub = Subscriber::new(Recording::default());
+    apply_all(&bytes, &mut sub);
+    let applied = sub.applied();
+    assert_eq!(applied.rows, 300);
+    assert_eq!(applied.rows_skipped, 0);
+    assert_eq!((applied.gaps, applied.frames_lost), (0, 0));
+    assert_eq!(applied.sources, 2);
+    // The first is observed before the first interval opens the
+    // connection, and no frame may precede the handshakes.
+    assert_eq!(applied.clock_offsets, 9);
+    assert_eq!(sub.applied().rows, p.stats().rows_queued);
+    let sink = sub.sink();
+    assert_eq!(sink.sources, ["cpu", "mem"]);
+    // A Full first (rule 2), then Deltas and a Full every 10 intervals.
+    assert_eq!(sink.index_entries.first(), Some(&(0, true)));
+    let fulls = sink.index_entries.iter().filter(|e| e.1).count();
+    assert_eq!(fulls, 10, "{:?}", sink.index_entries);
+
+    assert!(sink.index_entries.iter().any(|e| !e.1), "Deltas were sent");
+}
+
+#[test]
+fn a_frame_that_cannot_be_queued_is_dropped_counted_and_seen_as_a_gap() {
+    let (mut p, cpu, mem) = agent(PublisherConfig {
+        queue_frames: 10,
+        ..PublisherConfig::default()
+    });
+    let queue = p.queue();
+    queue.connected();
+    let mut bytes = b"dendro-repl\0\x01\x00".to_vec();
+    for ts in 0..50 {
+        interval(&mut p, cpu, mem, ts);
+        // The transport drains only every fifth interval: the rest drop.
+        if ts % 5 == 4 {
+            bytes.extend_from_slice(&drain(&queue)[14..]);
+        }
+    }
+    // One more interval, delivered, so that every drop is followed by a
+    // frame that reveals it.
+    interval(&mut p, cpu, mem, 50);
+    bytes.extend_from_slice(&drain(&queue)[14..]);
+    let stats = p.stats();
+    assert!(stats.rows_frames_dropped > 0);
+    let mut sub = Subscriber::new(CountingSink::default());
+    apply_all(&bytes, &mut sub);
+    let applied = sub.applied();
+    // Every Rows frame dropped shows up as a lost frame, and nothing else does.
+    assert_eq!(applied.frames_lost, stats.rows_frames_dropped);
+    assert_eq!(applied.rows + applied.rows_skipped, stats.rows_queued);
+    assert!(queue.stats().dropped_full >= stats.rows_frames_dropped);
+}
+
+#[test]
+fn the_first_rows_frame_of_a_connection_carries_every_stream() {
+    let (mut p, cpu, mem) = agent(PublisherConfig::default());
+    // Observed before any connection: not sent, but remembered.
+    interval(&mut p, cpu, mem, 1);
+    p.observe(cpu, "cpu/usage", 2, 0, &[9]).unwrap();
+    p.end_interval();
+    let queue = p.queue();
+    queue.connected();
+    p.end_interval(); // nothing observed in this interval
+    let bytes = drain(&queue);
+    let mut r = FrameReader::new(&bytes[..]).unwrap();
+    let mut first_rows = Vec::new();
+    while let Some(f) = r.next_frame().unwrap() {
+        if let Frame::Rows(rows) = f {
+            first_rows.extend(rows.rows.iter().map(|r| (r.stream.to_string(), r.ts)));
+        }
+    }
+    assert_eq!(
+        first_rows,
+        [
+            ("cpu/usage".to_string(), 2),
+            ("cpu/irq".to_string(), 1),
+            ("mem/used".to_string(), 1)
+        ]
+    );
+}
+
+#[test]
+fn a_source_whose_encoder_differs_is_refused() {
+    let (mut p, cpu, mem) = agent(PublisherConfig::default());
+    let queue = p.queue();
+    queue.connected();
+    interval(&mut p, cpu, mem, 0);
+    let bytes = drain(&queue);
+    let mut sub = Subscriber::new(CountingSink {
+        encoder: Some("other-2".into()),
+        ..CountingSink::default()
+    });
+    let mut r = FrameReader::new(&bytes[..]).unwrap();
+    let f = r.next_frame().unwrap().unwrap();
+    let e = sub.apply(&f).unwrap_err();
+    assert!(matches!(e, SubscribeError::EncoderMismatch { .. }), "{e}");
+    assert!(e.to_string().contains("\"test-1\""), "{e}");
+    // A source with no encoder key is not refused: nothing says they differ.
+    let f = r.next_frame().unwrap().unwrap();
+    assert!(matches!(f, Frame::Handshake(_)));
+    sub.apply(&f).unwrap();
+}
+
+#[test]
+fn the_source_limit_of_a_connection_is_enforced() {
+    let (mut p, cpu, mem) = agent(PublisherConfig::default());
+    let queue = p.queue();
+    queue.connected();
+    interval(&mut p, cpu, mem, 0);
+    let bytes = drain(&queue);
+    let mut sub = Subscriber::new(CountingSink::default()).with_source_limit(1);
+    let mut r = FrameReader::new(&bytes[..]).unwrap();
+    sub.apply(&r.next_frame().unwrap().unwrap()).unwrap();
+    let e = sub.apply(&r.next_frame().unwrap().unwrap()).unwrap_err();
+    assert!(e.to_string().contains("limit of 1 sources"), "{e}");
+}
+
+#[test]
+fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
+    let sinks: Arc<Mutex<Vec<Recording>>> = Arc::default();
+    let server = {
+        let sinks = sinks.clone();
+        Server::start(
+            TcpListener::bind("127.0.0.1:0").unwrap(),
+            |_| Recording::default(),
+            16,
+            None,
+            move |_, sink, _| sinks.lock().unwrap().push(sink),
+        )
+        .unwrap()
+    };
+    let addr = server.local_addr();
+    let (mut p, cpu, mem) = agent(PublisherConfig {
+        full_every: 1000,
+        ..PublisherConfig::default()
+    });
+    let queue = p.queue();
+    let stop = Arc::new(AtomicBool::new(false));
+    // Keep a handle on each connection, so the test can cut it.
+    let live: Arc<Mutex<Option<TcpStream>>> = Arc::default();
+    let transport = {
+        let (queue, stop, live) = (queue.clone(), stop.clone(), live.clone());
+        std::thread::spawn(move || {
+            let connect = || {
+                let s = TcpStream::connect(addr)?;
+                *live.lock().unwrap() = Some(s.try_clone()?);
+                Ok(s)
+            };
+            let backoff = Backoff {
+                initial: Duration::from_millis(5),
+                max: Duration::from_millis(50),
+            };
+            drain_queue(&queue, connect, backoff, false, &stop).unwrap()
+        })
+    };
+    let wait_open = |connections: u64| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while queue.stats().connections < connections {
+            assert!(Instant::now() < deadline, "no connection");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    };
+    let mut ts = 0;
+    // The first connection, opened by the first interval after connecting.
+    wait_open(1);
+    for _ in 0..200 {
+        interval(&mut p, cpu, mem, ts);
+        ts += 1;
+    }
+    // Cut it, and wait for the transport to reconnect.
+    while queue.len().0 > 0 {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    live.lock()
+        .unwrap()
+        .take()
+        .unwrap()
+        .shutdown(std::net::Shutdown::Both)
+        .unwrap();
+    // Rows observed while the link is down are dropped or lost with it.
+    let mut before_reconnect = 0;
+    while queue.stats().connections < 2 || queue.pending_opening().is_none() {
+        interval(&mut p, cpu, mem, ts);
+        ts += 1;
+        before_reconnect += 1;
+        assert!(before_reconnect < 100_000, "never reconnected");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // This interval opens the new connection: handshakes, a Full, the
+    // latest of every stream. Every row from here on must arrive.
+    let first_after = ts;
+    for _ in 0..200 {
+        interval(&mut p, cpu, mem, ts);
+        ts += 1;
+    }
+    queue.close();
+    stop.store(true, Ordering::Relaxed);
+    transport.join().unwrap();
+    // The test's own handle on the connection would keep it open.
+    drop(live.lock().unwrap().take());
+    server.shutdown(Duration::from_secs(10));
+
+    let sinks = sinks.lock().unwrap();
+    assert_eq!(sinks.len(), 2, "two connections");
+    let second = sinks
+        .iter()
+        .find(|s| {
+            s.rows
+                .contains(&("mem/used".to_string(), first_after + 199))
+        })
+        .expect("the second connection's sink");
+    for t in first_after..ts {
+        for stream in ["cpu/usage", "cpu/irq", "mem/used"] {
+            assert!(
+                second.rows.contains(&(stream.to_string(), t)),
+                "{stream} at {t} lost after the resync"
+            );
+        }
+    }
+    // It resynchronized within one Full: the first entry it saw was a Full.
+    assert_eq!(second.index_entries.first(), Some(&(0, true)));
+}
