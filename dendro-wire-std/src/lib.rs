@@ -13,6 +13,8 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+#[cfg(feature = "archive")]
+pub mod archive;
 mod owned;
 mod publisher;
 mod queue;

@@ -45,32 +45,39 @@ pub trait Sink {
     }
 }
 
-impl<S: Sink + ?Sized> Sink for &mut S {
-    fn expected_encoder(&self) -> Option<&str> {
-        (**self).expected_encoder()
-    }
-    fn open_source(&mut self, ordinal: u32, h: &Handshake<'_>) -> Result<(), SinkError> {
-        (**self).open_source(ordinal, h)
-    }
-    fn caller_rows(&mut self, ordinal: u32, i: &Index<'_>) -> Result<(), SinkError> {
-        (**self).caller_rows(ordinal, i)
-    }
-    fn wal(&mut self, ordinal: u32, r: &Rows<'_>) -> Result<(), SinkError> {
-        (**self).wal(ordinal, r)
-    }
-    fn segment(&mut self, ordinal: u32, s: &Segment<'_>) -> Result<bool, SinkError> {
-        (**self).segment(ordinal, s)
-    }
-    fn clock_offset(&mut self, ordinal: u32, c: &ClockOffset) -> Result<(), SinkError> {
-        (**self).clock_offset(ordinal, c)
-    }
-    fn source_update(&mut self, ordinal: u32, u: &SourceUpdate<'_>) -> Result<(), SinkError> {
-        (**self).source_update(ordinal, u)
-    }
-    fn end_connection(&mut self) -> Result<(), SinkError> {
-        (**self).end_connection()
-    }
+/// Forwards every [`Sink`] method through a pointer to a sink.
+macro_rules! forward_sink {
+    ($($ptr:ty),*) => {$(
+        impl<S: Sink + ?Sized> Sink for $ptr {
+            fn expected_encoder(&self) -> Option<&str> {
+                (**self).expected_encoder()
+            }
+            fn open_source(&mut self, ordinal: u32, h: &Handshake<'_>) -> Result<(), SinkError> {
+                (**self).open_source(ordinal, h)
+            }
+            fn caller_rows(&mut self, ordinal: u32, i: &Index<'_>) -> Result<(), SinkError> {
+                (**self).caller_rows(ordinal, i)
+            }
+            fn wal(&mut self, ordinal: u32, r: &Rows<'_>) -> Result<(), SinkError> {
+                (**self).wal(ordinal, r)
+            }
+            fn segment(&mut self, ordinal: u32, s: &Segment<'_>) -> Result<bool, SinkError> {
+                (**self).segment(ordinal, s)
+            }
+            fn clock_offset(&mut self, ordinal: u32, c: &ClockOffset) -> Result<(), SinkError> {
+                (**self).clock_offset(ordinal, c)
+            }
+            fn source_update(&mut self, ordinal: u32, u: &SourceUpdate<'_>) -> Result<(), SinkError> {
+                (**self).source_update(ordinal, u)
+            }
+            fn end_connection(&mut self) -> Result<(), SinkError> {
+                (**self).end_connection()
+            }
+        }
+    )*};
 }
+
+forward_sink!(&mut S, Box<S>);
 
 /// What applying frames did, summed; the shape of dendro's `Applied`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

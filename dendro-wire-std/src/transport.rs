@@ -278,7 +278,8 @@ impl std::fmt::Debug for Server {
 impl Server {
     /// Listen on `listener`; every connection gets a [`Subscriber`] over
     /// `make_sink(n)` (`n` counts connections from 0), limited to
-    /// `source_limit` sources, and `done(n, sink, result)` when it ends.
+    /// `source_limit` sources, and `done(n, sink, applied, result)` when it
+    /// ends, with everything its frames did.
     /// With `record`, each connection's bytes are also captured, as they
     /// arrived, to `record/connection-N.dwr`.
     pub fn start<S, M, D>(
@@ -291,7 +292,7 @@ impl Server {
     where
         S: Sink + Send + 'static,
         M: Fn(u64) -> S + Send + 'static,
-        D: Fn(u64, S, Result<(), ServeError>) + Send + Sync + 'static,
+        D: Fn(u64, S, Applied, Result<(), ServeError>) + Send + Sync + 'static,
     {
         let addr = listener.local_addr()?;
         listener.set_nonblocking(true)?;
@@ -346,8 +347,9 @@ impl Server {
                             stats.lock().unwrap_or_else(|e| e.into_inner()).error =
                                 Some(e.to_string());
                         }
+                        let applied = subscriber.applied();
                         match subscriber.finish() {
-                            Ok(sink) => done(id, sink, result),
+                            Ok(sink) => done(id, sink, applied, result),
                             Err(e) => log::warn!("connection {id}: the sink failed to end: {e}"),
                         }
                     }));

@@ -244,7 +244,7 @@ fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
             |_| Recording::default(),
             16,
             None,
-            move |_, sink, _| sinks.lock().unwrap().push(sink),
+            move |_, sink, _, _| sinks.lock().unwrap().push(sink),
         )
         .unwrap()
     };

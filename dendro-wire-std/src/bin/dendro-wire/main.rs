@@ -9,9 +9,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod agent;
 mod check;
+mod demo;
 mod dump;
 mod encode;
+mod listen;
 
 #[derive(Parser)]
 #[command(
@@ -26,6 +29,64 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// The main job, in one command: a subscriber listening on loopback, a
+    /// synthetic agent with several sources streaming to it (index changes,
+    /// a few frames dropped on purpose), a progress line, and a summary.
+    Demo {
+        /// How long to stream.
+        #[arg(long, default_value_t = 10.0)]
+        seconds: f64,
+        /// Land what arrives in a dendro archive at this path.
+        #[cfg(feature = "archive")]
+        #[arg(long)]
+        archive: Option<PathBuf>,
+    },
+    /// Sample this machine's /proc (per-CPU /proc/stat, /proc/meminfo,
+    /// per-interface /proc/net/dev) every interval and publish it.
+    Agent {
+        /// Publish to a subscriber over TCP (`host:port`).
+        #[arg(long, group = "target")]
+        connect: Option<String>,
+        /// Publish to a subscriber on a Unix socket.
+        #[cfg(unix)]
+        #[arg(long, group = "target")]
+        unix: Option<PathBuf>,
+        /// Write the stream to a file (a capture).
+        #[arg(short, long, group = "target")]
+        output: Option<PathBuf>,
+        /// How often to sample: a number and a unit (us, ms, s, m).
+        #[arg(long, default_value = "1s", value_parser = agent::parse_duration)]
+        interval: std::time::Duration,
+        /// Stop after this many intervals.
+        #[arg(long)]
+        intervals: Option<u64>,
+    },
+    /// Accept publishers over TCP and apply their streams, with live
+    /// per-connection counts on stderr.
+    Listen {
+        /// The address to listen on (`127.0.0.1:0` picks a port; the first
+        /// line printed says which).
+        #[arg(long)]
+        bind: String,
+        /// Also capture each connection's bytes to DIR/connection-N.dwr.
+        #[arg(long, value_name = "DIR")]
+        record: Option<PathBuf>,
+        /// Land what arrives in a dendro archive at this path.
+        #[cfg(feature = "archive")]
+        #[arg(long)]
+        archive: Option<PathBuf>,
+        /// The encoder the archive stores rows for; a source declaring
+        /// another is refused.
+        #[cfg(feature = "archive")]
+        #[arg(long, default_value = agent::ENCODER)]
+        encoder: String,
+        /// Exit once this many connections have ended, with a summary.
+        #[arg(long)]
+        connections: Option<u64>,
+        /// The most sources one connection may open.
+        #[arg(long, default_value_t = 256)]
+        max_sources: usize,
+    },
     /// Print a stream, one line per frame.
     Dump {
         /// The stream to read; `-` or nothing for standard input.
@@ -88,6 +149,61 @@ pub(crate) fn is_broken_pipe(e: &io::Error) -> bool {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Demo {
+            seconds,
+            #[cfg(feature = "archive")]
+            archive,
+        } => demo::run(demo::Options {
+            seconds,
+            #[cfg(feature = "archive")]
+            archive,
+        }),
+        Command::Agent {
+            connect,
+            #[cfg(unix)]
+            unix,
+            output,
+            interval,
+            intervals,
+        } => {
+            let target = match (connect, output) {
+                (Some(addr), _) => Some(agent::Target::Tcp(addr)),
+                (_, Some(path)) => Some(agent::Target::File(path)),
+                _ => None,
+            };
+            #[cfg(unix)]
+            let target = target.or(unix.map(agent::Target::Unix));
+            match target {
+                Some(target) => agent::run(agent::Options {
+                    target,
+                    interval,
+                    intervals,
+                }),
+                None => {
+                    eprintln!("dendro-wire agent: say where to publish: --connect, --unix or -o");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+        Command::Listen {
+            bind,
+            record,
+            #[cfg(feature = "archive")]
+            archive,
+            #[cfg(feature = "archive")]
+            encoder,
+            connections,
+            max_sources,
+        } => listen::run(listen::Options {
+            bind,
+            record,
+            #[cfg(feature = "archive")]
+            archive,
+            #[cfg(feature = "archive")]
+            encoder,
+            connections,
+            max_sources,
+        }),
         Command::Dump { path, json } => dump::run(path.as_deref(), json),
         Command::Encode { path, output } => encode::run(path.as_deref(), output.as_deref()),
         Command::Check { path, json } => check::run(path.as_deref(), json),

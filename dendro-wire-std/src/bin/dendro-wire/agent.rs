@@ -1,0 +1,255 @@
+//! `dendro-wire agent`: this machine's /proc, sampled every interval and
+//! published.
+//!
+//! Three sources, each row a fixed little-endian record (all `u64` unless
+//! said), its encoder named in the source's `encoder` metadata:
+//!
+//! - `cpu`, a stream `cpuN/ticks` per CPU: `u32` CPU number, then user,
+//!   nice, system, idle, iowait, irq, softirq, steal (clock ticks,
+//!   cumulative) — 68 bytes. CPUs are index slots (`cpuN` → `online`) in
+//!   `cpu/slots`.
+//! - `memory`, stream `memory/meminfo`: MemTotal, MemFree, MemAvailable,
+//!   Buffers, Cached, SwapTotal, SwapFree (kB) — 56 bytes.
+//! - `network`, a stream `net/IFACE` per interface: `u32` slot number, then
+//!   rx bytes, packets, errs, drop, tx bytes, packets, errs, drop — 68
+//!   bytes. Interfaces are index slots (name → `u32` slot) in `net/slots`.
+//!
+//! A stream per CPU and per interface, because an archive keys a row by its
+//! stream and timestamp. CPUs and interfaces are those present at start.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use dendro_wire_std::transport::{publish_tcp, publish_to_writer, Backoff};
+use dendro_wire_std::{Publisher, PublisherConfig, SourceConfig, SourceId};
+
+use crate::Failure;
+
+/// The encoder the agent's rows are in.
+pub(crate) const ENCODER: &str = "dendro-wire-agent-1";
+
+pub(crate) enum Target {
+    Tcp(String),
+    #[cfg(unix)]
+    Unix(PathBuf),
+    File(PathBuf),
+}
+
+pub(crate) struct Options {
+    pub target: Target,
+    pub interval: Duration,
+    pub intervals: Option<u64>,
+}
+
+/// `10ms`, `1s`, `500us`, `2m`, `1.5s`: a number and a unit.
+pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .ok_or_else(|| format!("{s:?} has no unit; write 10ms, 1s, 500us or 2m"))?;
+    let (number, unit) = s.split_at(split);
+    let n: f64 = number
+        .parse()
+        .map_err(|_| format!("{number:?} is not a number"))?;
+    let seconds = match unit {
+        "us" | "µs" => n / 1e6,
+        "ms" => n / 1e3,
+        "s" => n,
+        "m" => n * 60.0,
+        other => return Err(format!("{other:?} is not a unit; use us, ms, s or m")),
+    };
+    let d = Duration::try_from_secs_f64(seconds).map_err(|e| format!("{s:?}: {e}"))?;
+    if d.is_zero() {
+        return Err("the interval must be above zero".into());
+    }
+    Ok(d)
+}
+
+fn wall_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
+}
+
+/// The numbers on a line of a /proc file.
+fn fields(line: &str) -> impl Iterator<Item = u64> + '_ {
+    line.split_whitespace().filter_map(|f| f.parse().ok())
+}
+
+struct Sources {
+    cpu: SourceId,
+    memory: SourceId,
+    network: SourceId,
+    /// Interface name → its slot number and stream.
+    interfaces: BTreeMap<String, (u32, String)>,
+}
+
+fn read(path: &str) -> Result<String, Failure> {
+    std::fs::read_to_string(path).map_err(|e| Failure(format!("cannot read {path}: {e}")))
+}
+
+/// The CPUs in /proc/stat, and the numbers on their lines.
+fn cpus(stat: &str) -> impl Iterator<Item = (u32, &str)> {
+    stat.lines().filter_map(|line| {
+        let (number, ticks) = line.strip_prefix("cpu")?.split_once(' ')?;
+        Some((number.parse().ok()?, ticks)) // not the aggregate "cpu" line
+    })
+}
+
+/// The interfaces in /proc/net/dev, and the numbers on their lines.
+fn interfaces(dev: &str) -> impl Iterator<Item = (&str, &str)> {
+    dev.lines()
+        .skip(2)
+        .filter_map(|line| line.split_once(':').map(|(n, c)| (n.trim(), c)))
+}
+
+fn declare(p: &mut Publisher, anchor: i64) -> Result<Sources, Failure> {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into());
+    let source = |name: &str| {
+        SourceConfig::new()
+            .label("host", host.clone())
+            .label("source", name)
+            .metadata("encoder", ENCODER)
+            .clock_anchor(anchor)
+    };
+    let mut cpu = source("cpu").index("cpu/slots");
+    for (n, _) in cpus(&read("/proc/stat")?) {
+        cpu = cpu.stream(format!("cpu{n}/ticks"));
+    }
+    let mut network = source("network").index("net/slots");
+    let mut ifaces = BTreeMap::new();
+    for (slot, (name, _)) in interfaces(&read("/proc/net/dev")?).enumerate() {
+        let stream = format!("net/{name}");
+        network = network.stream(stream.clone());
+        ifaces.insert(name.to_string(), (slot as u32, stream));
+    }
+    Ok(Sources {
+        cpu: p.add_source(cpu)?,
+        memory: p.add_source(source("memory").stream("memory/meminfo"))?,
+        network: p.add_source(network)?,
+        interfaces: ifaces,
+    })
+}
+
+/// One sample of everything, observed at `ts`. A CPU or interface that
+/// appeared after start has no stream and is left out.
+fn sample(p: &mut Publisher, s: &mut Sources, ts: i64) -> Result<(), Failure> {
+    let mut row = Vec::with_capacity(68);
+    let mut stream = String::new();
+    for (cpu, ticks) in cpus(&read("/proc/stat")?) {
+        p.set_slot(s.cpu, format!("cpu{cpu}").as_bytes(), b"online");
+        row.clear();
+        row.extend_from_slice(&cpu.to_le_bytes());
+        let mut values = fields(ticks);
+        for _ in 0..8 {
+            row.extend_from_slice(&values.next().unwrap_or(0).to_le_bytes());
+        }
+        stream.clear();
+        stream.push_str(&format!("cpu{cpu}/ticks"));
+        if p.observe(s.cpu, &stream, ts, 0, &row).is_err() {
+            continue; // a CPU brought online after start
+        }
+    }
+
+    let meminfo = read("/proc/meminfo")?;
+    row.clear();
+    for key in [
+        "MemTotal:",
+        "MemFree:",
+        "MemAvailable:",
+        "Buffers:",
+        "Cached:",
+        "SwapTotal:",
+        "SwapFree:",
+    ] {
+        let kb = meminfo
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| fields(v).next())
+            .unwrap_or(0);
+        row.extend_from_slice(&kb.to_le_bytes());
+    }
+    p.observe(s.memory, "memory/meminfo", ts, 0, &row)?;
+
+    for (name, counters) in interfaces(&read("/proc/net/dev")?) {
+        let Some((slot, stream)) = s.interfaces.get(name) else {
+            continue; // an interface that appeared after start
+        };
+        p.set_slot(s.network, name.as_bytes(), &slot.to_le_bytes());
+        let values: Vec<u64> = fields(counters).collect();
+        row.clear();
+        row.extend_from_slice(&slot.to_le_bytes());
+        // rx: bytes packets errs drop (0-3); tx: bytes packets errs drop (8-11)
+        for i in [0, 1, 2, 3, 8, 9, 10, 11] {
+            row.extend_from_slice(&values.get(i).copied().unwrap_or(0).to_le_bytes());
+        }
+        p.observe(s.network, stream, ts, 0, &row)?;
+    }
+    Ok(())
+}
+
+pub(crate) fn run(options: Options) -> Result<(), Failure> {
+    let mut publisher = Publisher::new(PublisherConfig::default());
+    let anchor = wall_ns();
+    let mut sources = declare(&mut publisher, anchor)?;
+    let queue = publisher.queue();
+    let stop = Arc::new(AtomicBool::new(false));
+    let (transport, wait_for_connection) = match &options.target {
+        Target::Tcp(addr) => {
+            let addr = std::net::ToSocketAddrs::to_socket_addrs(addr)
+                .map_err(|e| Failure(format!("cannot resolve {addr}: {e}")))?
+                .next()
+                .ok_or_else(|| Failure(format!("{addr} resolves to no address")))?;
+            (
+                publish_tcp(queue.clone(), addr, Backoff::default(), stop.clone()),
+                false,
+            )
+        }
+        #[cfg(unix)]
+        Target::Unix(path) => (
+            dendro_wire_std::transport::publish_unix(
+                queue.clone(),
+                path.clone(),
+                Backoff::default(),
+                stop.clone(),
+            ),
+            false,
+        ),
+        Target::File(path) => {
+            let file = std::fs::File::create(path)
+                .map_err(|e| Failure(format!("cannot create {}: {e}", path.display())))?;
+            (publish_to_writer(queue.clone(), file, stop.clone()), true)
+        }
+    };
+    // A file is open at once; the first interval should not miss it.
+    while wait_for_connection && queue.stats().connections == 0 {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+
+    let start = Instant::now();
+    let mut n = 0u64;
+    while options.intervals.is_none_or(|max| n < max) {
+        let ts = anchor + start.elapsed().as_nanos() as i64;
+        sample(&mut publisher, &mut sources, ts)?;
+        publisher.end_interval();
+        n += 1;
+        let next = options.interval * n as u32;
+        if let Some(wait) = next.checked_sub(start.elapsed()) {
+            std::thread::sleep(wait);
+        }
+    }
+    queue.close();
+    let sent = transport
+        .join()
+        .map_err(|_| Failure("the transport thread panicked".into()))??;
+    let stats = publisher.stats();
+    eprintln!(
+        "dendro-wire agent: {} intervals, {} rows queued, {} dropped; {} frames, {} bytes sent",
+        stats.intervals, stats.rows_queued, stats.rows_dropped, sent.frames, sent.bytes
+    );
+    Ok(())
+}

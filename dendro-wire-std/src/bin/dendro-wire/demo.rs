@@ -1,0 +1,327 @@
+//! `dendro-wire demo`: a subscriber on loopback, a synthetic agent streaming
+//! to it, and a summary of what arrived.
+
+use std::io::Write;
+use std::net::TcpListener;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use dendro_wire_std::transport::{publish_tcp, Backoff, Server};
+use dendro_wire_std::{
+    Applied, CountingSink, Publisher, PublisherConfig, Sink, SourceConfig, SourceId,
+};
+
+use crate::Failure;
+
+/// The encoder the demo's rows claim, and its subscriber insists on.
+const ENCODER: &str = "dendro-wire-demo-1";
+const CPUS: usize = 16;
+const CPU_STREAMS: [&str; 3] = ["usage", "irq", "steal"];
+const INTERFACES: usize = 4;
+const NET_STREAMS: [&str; 2] = ["rx_bytes", "tx_bytes"];
+/// Drop one Rows frame on purpose every this many intervals, to show how a
+/// loss looks at the subscriber.
+const LOSE_EVERY: u64 = 20_000;
+
+pub(crate) struct Options {
+    pub seconds: f64,
+    #[cfg(feature = "archive")]
+    pub archive: Option<std::path::PathBuf>,
+}
+
+struct Agent {
+    cpu: SourceId,
+    net: SourceId,
+    mem: SourceId,
+    /// Every stream name, made once rather than every interval.
+    cpu_streams: Vec<String>,
+    net_streams: Vec<String>,
+    row: [u8; 32],
+}
+
+impl Agent {
+    fn declare(p: &mut Publisher) -> Result<Agent, Failure> {
+        let source = |name: &str| {
+            SourceConfig::new()
+                .label("host", "demo")
+                .label("source", name)
+                .metadata("encoder", ENCODER)
+        };
+        // A stream per CPU and per interface: a dendro archive keys a row by
+        // its stream and timestamp, so each slot's readings are a stream.
+        let mut cpu = source("cpu").index("cpu/slots");
+        let mut net = source("net").index("net/slots");
+        for c in 0..CPUS {
+            for stream in CPU_STREAMS {
+                cpu = cpu.stream(format!("cpu{c}/{stream}"));
+            }
+        }
+        for i in 0..INTERFACES {
+            for stream in NET_STREAMS {
+                net = net.stream(format!("eth{i}/{stream}"));
+            }
+        }
+        let mem = source("mem").stream("mem/used").stream("mem/free");
+        let agent = Agent {
+            cpu: p.add_source(cpu)?,
+            net: p.add_source(net)?,
+            mem: p.add_source(mem)?,
+            cpu_streams: (0..CPUS)
+                .flat_map(|c| CPU_STREAMS.map(|s| format!("cpu{c}/{s}")))
+                .collect(),
+            net_streams: (0..INTERFACES)
+                .flat_map(|i| NET_STREAMS.map(|s| format!("eth{i}/{s}")))
+                .collect(),
+            row: [0; 32],
+        };
+        for c in 0..CPUS {
+            p.set_slot(agent.cpu, format!("cpu{c}").as_bytes(), b"online");
+        }
+        for i in 0..INTERFACES {
+            p.set_slot(agent.net, format!("eth{i}").as_bytes(), b"up");
+        }
+        Ok(agent)
+    }
+
+    /// One interval: a row per CPU per stream, per interface per stream,
+    /// and memory; a CPU goes offline and back now and then (an index
+    /// Delta); every `LOSE_EVERY` intervals a frame is lost on purpose.
+    fn interval(&mut self, p: &mut Publisher, n: u64, lose: bool) -> Result<(), Failure> {
+        let ts = n as i64 * 1_000_000;
+        self.row[..8].copy_from_slice(&n.to_le_bytes());
+        for (i, stream) in self.cpu_streams.iter().enumerate() {
+            self.row[8] = i as u8;
+            p.observe(self.cpu, stream, ts, 0, &self.row)?;
+        }
+        for (i, stream) in self.net_streams.iter().enumerate() {
+            self.row[8] = i as u8;
+            p.observe(self.net, stream, ts, 0, &self.row)?;
+        }
+        p.observe(self.mem, "mem/used", ts, 0, &self.row)?;
+        p.observe(self.mem, "mem/free", ts, 0, &self.row)?;
+        if n % 5_000 == 2_500 {
+            let cpu = format!("cpu{}", (n / 5_000) as usize % CPUS);
+            let state: &[u8] = if n % 10_000 == 2_500 {
+                b"offline"
+            } else {
+                b"online"
+            };
+            p.set_slot(self.cpu, cpu.as_bytes(), state);
+        }
+        if n % 1_000 == 0 {
+            p.clock_offset(self.cpu, ts, -((n % 7) as i64));
+        }
+        if lose {
+            p.lose_next_rows(self.net);
+        }
+        p.end_interval();
+        Ok(())
+    }
+}
+
+pub(crate) fn run(options: Options) -> Result<(), Failure> {
+    let done: Arc<Mutex<Vec<Applied>>> = Arc::default();
+    #[cfg(feature = "archive")]
+    let archive = match &options.archive {
+        Some(path) => Some(
+            dendro_wire_std::archive::SharedArchive::create(path, ENCODER)
+                .map_err(|e| Failure(format!("cannot open {}: {e}", path.display())))?,
+        ),
+        None => None,
+    };
+    let server = {
+        let done = done.clone();
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        #[cfg(feature = "archive")]
+        let archive = archive.clone();
+        Server::start(
+            listener,
+            move |_| -> Box<dyn Sink + Send> {
+                #[cfg(feature = "archive")]
+                if let Some(archive) = &archive {
+                    return Box::new(archive.connection());
+                }
+                Box::new(CountingSink {
+                    encoder: Some(ENCODER.into()),
+                    ..CountingSink::default()
+                })
+            },
+            16,
+            None,
+            move |n, _sink, applied, result| {
+                if let Err(e) = result {
+                    eprintln!("\ndendro-wire demo: connection {n} ended: {e}");
+                }
+                done.lock().unwrap_or_else(|e| e.into_inner()).push(applied);
+            },
+        )?
+    };
+    let addr = server.local_addr();
+    eprintln!(
+        "dendro-wire demo: a subscriber on {addr}, a synthetic agent with 3 sources \
+         ({CPUS} CPUs, {INTERFACES} interfaces, memory), {:.0} s",
+        options.seconds
+    );
+
+    let mut publisher = Publisher::new(PublisherConfig {
+        full_every: 10_000,
+        queue_frames: 16_384,
+        queue_bytes: 32 << 20,
+    });
+    let mut agent = Agent::declare(&mut publisher)?;
+    let queue = publisher.queue();
+    let stop = Arc::new(AtomicBool::new(false));
+    let transport = publish_tcp(queue.clone(), addr, Backoff::default(), stop.clone());
+
+    let started = Instant::now();
+    let deadline = Duration::from_secs_f64(options.seconds);
+    while queue.stats().connections == 0 {
+        if started.elapsed() > Duration::from_secs(5) {
+            return Err(Failure(
+                "the agent could not connect to the subscriber".into(),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let mut n = 0u64;
+    let mut shown = Instant::now();
+    while started.elapsed() < deadline {
+        // Measuring throughput, the demo paces itself to the transport
+        // rather than letting the queue overflow; a real agent samples on
+        // its clock and lets the queue drop.
+        while queue.len().0 > 2048 || queue.len().1 > (8 << 20) {
+            std::thread::sleep(Duration::from_micros(50));
+        }
+        agent.interval(&mut publisher, n, n % LOSE_EVERY == LOSE_EVERY / 2)?;
+        n += 1;
+        if shown.elapsed() > Duration::from_millis(250) {
+            shown = Instant::now();
+            progress(started, &queue, &publisher, &server);
+        }
+    }
+    // One last interval, never lost, so every frame dropped on purpose has a
+    // successor that shows the gap.
+    agent.interval(&mut publisher, n, false)?;
+    n += 1;
+    queue.close();
+    let sent = transport
+        .join()
+        .map_err(|_| Failure("the transport thread panicked".into()))??;
+    server.shutdown(Duration::from_secs(10));
+    let elapsed = started.elapsed().as_secs_f64();
+    eprintln!();
+
+    let done = done.lock().unwrap_or_else(|e| e.into_inner());
+    let mut applied = Applied::default();
+    for a in done.iter() {
+        applied += *a;
+    }
+    let stats = publisher.stats();
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "dendro-wire demo: {elapsed:.1} s over loopback TCP, {n} intervals"
+    )?;
+    writeln!(
+        out,
+        "  frames      {} sent in {} connection(s), {} bytes",
+        sent.frames,
+        done.len(),
+        sent.bytes
+    )?;
+    writeln!(
+        out,
+        "  rows        {} published, {} applied, {} skipped",
+        stats.rows_queued + stats.rows_dropped,
+        applied.rows,
+        applied.rows_skipped,
+    )?;
+    writeln!(
+        out,
+        "  gaps        {} ({} frame(s) lost: the {} Rows frame(s) dropped on purpose, {} rows)",
+        applied.gaps, applied.frames_lost, stats.rows_frames_dropped, stats.rows_dropped,
+    )?;
+    writeln!(
+        out,
+        "  index       {} entries applied; clock offsets {}",
+        applied.index_entries, applied.clock_offsets
+    )?;
+    writeln!(
+        out,
+        "  throughput  {:.1} MB/s, {:.2} M rows/s",
+        sent.bytes as f64 / elapsed / 1e6,
+        applied.rows as f64 / elapsed / 1e6
+    )?;
+    #[cfg(feature = "archive")]
+    if let Some(archive) = archive {
+        let path = archive.path().to_path_buf();
+        archive
+            .finish()
+            .map_err(|e| Failure(format!("the archive writer failed: {e}")))?;
+        how_to_read(&mut out, &path)?;
+    }
+    // What the demo shows must also be true: every row queued arrived, and
+    // every frame dropped was seen as lost, and nothing else was.
+    if applied.rows + applied.rows_skipped != stats.rows_queued {
+        return Err(Failure(format!(
+            "{} rows were queued and {} arrived",
+            stats.rows_queued,
+            applied.rows + applied.rows_skipped
+        )));
+    }
+    if applied.frames_lost != stats.rows_frames_dropped {
+        return Err(Failure(format!(
+            "{} frames were dropped and {} seen as lost",
+            stats.rows_frames_dropped, applied.frames_lost
+        )));
+    }
+    Ok(())
+}
+
+fn progress(
+    started: Instant,
+    queue: &dendro_wire_std::FrameQueue,
+    publisher: &Publisher,
+    server: &Server,
+) {
+    let elapsed = started.elapsed().as_secs_f64();
+    let applied: u64 = server.connections().iter().map(|c| c.applied.rows).sum();
+    let bytes: u64 = server.connections().iter().map(|c| c.bytes).sum();
+    eprint!(
+        "\r  {elapsed:5.1} s  intervals {:>9}  frames {:>10}  rows applied {:>11}  {:7.1} MB/s ",
+        publisher.stats().intervals,
+        queue.stats().queued,
+        applied,
+        bytes as f64 / elapsed / 1e6
+    );
+}
+
+/// What landed in the archive, read back with dendro itself, and how a
+/// reader gets at it.
+#[cfg(feature = "archive")]
+pub(crate) fn how_to_read(out: &mut impl Write, path: &std::path::Path) -> Result<(), Failure> {
+    let db = dendro::archive::Archive::open(path)?;
+    writeln!(
+        out,
+        "archive     {} (read back with dendro 0.6.1):",
+        path.display()
+    )?;
+    for source in db.read_sources()? {
+        let mut rows = 0;
+        for stream in db.all_streams(source.id)? {
+            rows += db.live_wal(source.id, &stream)?.len();
+        }
+        writeln!(
+            out,
+            "  source {} {:?}: {} rows in the WAL",
+            source.id, source.meta.labels, rows
+        )?;
+    }
+    writeln!(
+        out,
+        "  read it with dendro::archive::Archive::open, then read_sources, all_streams \
+         and live_wal (each row: the agent's bytes, as published)"
+    )?;
+    Ok(())
+}
