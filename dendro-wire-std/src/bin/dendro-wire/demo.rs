@@ -109,7 +109,7 @@ impl Agent {
             };
             p.set_slot(self.cpu, cpu.as_bytes(), state);
         }
-        if n % 1_000 == 0 {
+        if n.is_multiple_of(1_000) {
             p.clock_offset(self.cpu, ts, -((n % 7) as i64));
         }
         if lose {

@@ -46,8 +46,8 @@ pub(crate) fn run(options: Options) -> Result<(), Failure> {
         None => None,
     };
     #[cfg(not(feature = "archive"))]
-    let archive = None;
-    let make_sink = sink_factory(archive.clone());
+    let archive: Option<ArchiveHandle> = None;
+    let make_sink = sink_factory(archive.as_ref());
     let ended: Arc<Mutex<Vec<Ended>>> = Arc::default();
     let server = {
         let ended = ended.clone();
@@ -126,17 +126,20 @@ pub(crate) fn run(options: Options) -> Result<(), Failure> {
 type MakeSink = Box<dyn Fn(u64) -> Box<dyn Sink + Send> + Send>;
 
 #[cfg(feature = "archive")]
-type Archive = Option<dendro_wire_std::archive::SharedArchive>;
+type ArchiveHandle = dendro_wire_std::archive::SharedArchive;
 #[cfg(not(feature = "archive"))]
-type Archive = Option<std::convert::Infallible>;
+type ArchiveHandle = std::convert::Infallible;
 
 /// Each connection's sink: a connection into the archive, or counts only.
-fn sink_factory(archive: Archive) -> MakeSink {
+fn sink_factory(archive: Option<&ArchiveHandle>) -> MakeSink {
     match archive {
         #[cfg(feature = "archive")]
-        Some(archive) => Box::new(move |_| Box::new(archive.connection())),
+        Some(archive) => {
+            let archive = archive.clone();
+            Box::new(move |_| Box::new(archive.connection()))
+        }
         #[cfg(not(feature = "archive"))]
-        Some(never) => match never {},
+        Some(never) => match *never {},
         None => Box::new(|_| Box::new(CountingSink::default())),
     }
 }
