@@ -339,3 +339,34 @@ fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
     // It resynchronized within one Full: the first entry it saw was a Full.
     assert_eq!(second.index_entries.first(), Some(&(0, true)));
 }
+
+#[cfg(unix)]
+#[test]
+fn over_a_unix_socket_every_row_arrives() {
+    use dendro_wire_std::transport::{publish_unix, serve};
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("pubsub.sock");
+    let _ = std::fs::remove_file(&path);
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    let server = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut sub = Subscriber::new(CountingSink::default());
+        serve(stream, &mut sub, None).unwrap();
+        sub.applied()
+    });
+    let (mut p, cpu, mem) = agent(PublisherConfig::default());
+    let queue = p.queue();
+    let stop = Arc::new(AtomicBool::new(false));
+    let transport = publish_unix(queue.clone(), path, Backoff::default(), stop);
+    while queue.stats().connections == 0 {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    for ts in 0..50 {
+        interval(&mut p, cpu, mem, ts);
+    }
+    queue.close();
+    let sent = transport.join().unwrap().unwrap();
+    let applied = server.join().unwrap();
+    assert_eq!(sent.connections, 1);
+    assert_eq!(applied.rows, 150);
+    assert_eq!(applied.rows, p.stats().rows_queued);
+}

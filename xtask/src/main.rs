@@ -38,7 +38,8 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci       formatting, clippy (-D warnings), all tests, no-std, rustdoc (-D warnings)
+  ci       formatting, clippy (-D warnings), all tests (the archive feature's too),
+           no-std, rustdoc (-D warnings)
   no-std   build a no_std, no_main program over dendro-wire-core with no allocator
 ";
 
@@ -84,12 +85,46 @@ fn ci() -> Result<(), String> {
             "warnings",
         ]),
     )?;
+    // The archive feature builds dendro with SQLite, arrow and parquet, so
+    // it is checked on its own rather than in every build.
+    run(
+        "clippy, archive feature",
+        cargo().args([
+            "clippy",
+            "-p",
+            "dendro-wire-std",
+            "--all-targets",
+            "--features",
+            "archive",
+            "--",
+            "-D",
+            "warnings",
+        ]),
+    )?;
     run("tests", cargo().args(["test", "--workspace"]))?;
+    run(
+        "tests against dendro's archive side",
+        cargo().args([
+            "test",
+            "-p",
+            "dendro-wire-std",
+            "--features",
+            "archive",
+            "--test",
+            "archive",
+        ]),
+    )?;
     no_std()?;
     run(
         "rustdoc",
         cargo()
-            .args(["doc", "--workspace", "--no-deps"])
+            .args([
+                "doc",
+                "--workspace",
+                "--no-deps",
+                "--features",
+                "dendro-wire-std/archive",
+            ])
             .env("RUSTDOCFLAGS", "-D warnings"),
     )?;
     eprintln!("==> ci: all steps passed");

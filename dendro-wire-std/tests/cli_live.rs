@@ -1,0 +1,186 @@
+//! `dendro-wire demo`, `agent` and `listen`, run as processes.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_dendro-wire");
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn check_json(path: &Path) -> serde_json::Value {
+    let out = Command::new(BIN)
+        .args(["check", "--json", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The number after `label` in `text`.
+fn number_after(text: &str, label: &str) -> u64 {
+    let at = text
+        .find(label)
+        .unwrap_or_else(|| panic!("{label:?} in {text}"))
+        + label.len();
+    text[at..]
+        .trim_start()
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn the_demo_streams_and_accounts_for_every_row() {
+    let out = Command::new(BIN)
+        .args(["demo", "--seconds", "1.5"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let published = number_after(&stdout, "rows ");
+    let applied = number_after(&stdout, "published, ");
+    assert!(applied > 0, "{stdout}");
+    assert!(stdout.contains(" 0 skipped"), "{stdout}");
+    let lost = number_after(&stdout, "gaps ");
+    let dropped_rows = if lost > 0 {
+        number_after(&stdout, "dropped on purpose, ")
+    } else {
+        0
+    };
+    assert_eq!(published, applied + dropped_rows, "{stdout}");
+    assert!(stdout.contains("MB/s"), "{stdout}");
+}
+
+#[test]
+fn the_agent_records_this_machine_to_a_file_that_checks_clean() {
+    if !Path::new("/proc/stat").exists() {
+        return; // the agent reads Linux's /proc
+    }
+    let dir = scratch("agent-file");
+    let capture = dir.join("agent.dwr");
+    let out = Command::new(BIN)
+        .args(["agent", "--interval", "5ms", "--intervals", "20", "-o"])
+        .arg(&capture)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary = check_json(&capture);
+    assert_eq!(summary["sources"], 3);
+    assert_eq!(summary["rows_skipped"], 0);
+    assert_eq!(summary["gaps"], 0);
+    // The 20 intervals: 20 Rows frames per source.
+    let rows_frames =
+        summary["frames"].as_u64().unwrap() - 3 - summary["index_entries"].as_u64().unwrap();
+    assert_eq!(rows_frames, 60, "{summary}");
+    assert!(
+        summary["rows_applied"].as_u64().unwrap() >= 20 * 2,
+        "{summary}"
+    );
+
+    let out = Command::new(BIN)
+        .args(["dump"])
+        .arg(&capture)
+        .output()
+        .unwrap();
+    let dump = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        dump.contains("encoder\": \"dendro-wire-agent-1\""),
+        "{dump}"
+    );
+    assert!(dump.contains("first=\"memory/meminfo\""), "{dump}");
+}
+
+#[test]
+fn listen_serves_an_agent_and_records_what_it_sent() {
+    if !Path::new("/proc/stat").exists() {
+        return;
+    }
+    let dir = scratch("listen-agent");
+    let mut listen = Command::new(BIN)
+        .args([
+            "listen",
+            "--bind",
+            "127.0.0.1:0",
+            "--connections",
+            "1",
+            "--record",
+        ])
+        .arg(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(listen.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let addr = first
+        .strip_prefix("listening on ")
+        .expect(&first)
+        .to_string();
+
+    let agent = Command::new(BIN)
+        .args([
+            "agent",
+            "--interval",
+            "5ms",
+            "--intervals",
+            "10",
+            "--connect",
+            &addr,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        agent.status.success(),
+        "{}",
+        String::from_utf8_lossy(&agent.stderr)
+    );
+    let summary = lines.next().unwrap().unwrap();
+    assert!(listen.wait().unwrap().success());
+    assert!(
+        summary.starts_with("connection 0: sources 3, rows "),
+        "{summary}"
+    );
+    assert!(summary.contains(" 0 skipped"), "{summary}");
+    assert!(summary.ends_with("ended cleanly"), "{summary}");
+
+    let recorded = check_json(&dir.join("connection-0.dwr"));
+    assert_eq!(recorded["sources"], 3);
+    assert_eq!(
+        recorded["rows_applied"].as_u64().unwrap(),
+        number_after(&summary, "rows ")
+    );
+}
+
+#[test]
+fn the_agent_needs_a_target_and_a_valid_interval() {
+    let out = Command::new(BIN).args(["agent"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("say where to publish"));
+    for bad in ["10", "1h", "0s", "x1s"] {
+        let out = Command::new(BIN)
+            .args(["agent", "-o", "/dev/null", "--interval", bad])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+    }
+}
