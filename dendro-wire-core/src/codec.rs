@@ -46,6 +46,11 @@ impl<'a> Cursor<'a> {
         self.at
     }
 
+    /// The bytes not yet read.
+    pub(crate) fn rest(&self) -> &'a [u8] {
+        self.frame.get(self.at..).unwrap_or(&[])
+    }
+
     pub(crate) fn left(&self) -> usize {
         self.frame.len().saturating_sub(self.at)
     }
@@ -209,14 +214,14 @@ impl<'b> Out<'b> {
         self.at
     }
 
-    pub(crate) fn put(&mut self, bytes: &[u8]) -> Result<(), Error> {
-        let end = self.at + bytes.len();
+    /// The next `n` bytes of the buffer, to be written by the caller.
+    pub(crate) fn reserve(&mut self, n: usize) -> Result<&mut [u8], Error> {
+        let end = self.at + n;
         let have = self.buf.len();
         match self.buf.get_mut(self.at..end) {
             Some(dst) => {
-                dst.copy_from_slice(bytes);
                 self.at = end;
-                Ok(())
+                Ok(dst)
             }
             None => Err(Error::encode(
                 Rule::BufferTooSmall { needed: end, have },
@@ -224,6 +229,11 @@ impl<'b> Out<'b> {
                 self.at,
             )),
         }
+    }
+
+    pub(crate) fn put(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        self.reserve(bytes.len())?.copy_from_slice(bytes);
+        Ok(())
     }
 
     pub(crate) fn fixed<T: IntoBytes + Immutable>(&mut self, value: &T) -> Result<(), Error> {

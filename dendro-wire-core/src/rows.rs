@@ -3,6 +3,7 @@
 use core::fmt;
 
 use zerocopy::little_endian::{I64, U32, U64};
+use zerocopy::IntoBytes;
 
 use crate::codec::{bytes_len, Cursor, Out, LEN_BYTES};
 use crate::error::{Error, Field, Rule};
@@ -33,6 +34,47 @@ impl Row<'_> {
 
 /// The smallest a row can be: an empty stream name and an empty row.
 const MIN_ROW_BYTES: usize = LEN_BYTES + core::mem::size_of::<RowTail>();
+
+/// The bytes of a row's fixed run: `ts`, `wall_offset`, the row's length.
+const TAIL_BYTES: usize = core::mem::size_of::<RowTail>();
+
+/// One row off the front of `rest`: its stream name's bytes, its fixed run,
+/// and its row bytes; `None` if `rest` does not hold a whole row. The one
+/// place a row's layout is walked, by the decoder's fast path and by the
+/// iterator.
+#[inline(always)]
+fn split_row<'a>(rest: &mut &'a [u8]) -> Option<(&'a [u8], &'a [u8; TAIL_BYTES], &'a [u8])> {
+    let (len, tail) = rest.split_first_chunk::<LEN_BYTES>()?;
+    let (name, tail) = tail.split_at_checked(u32::from_le_bytes(*len) as usize)?;
+    let (fixed, tail) = tail.split_first_chunk::<TAIL_BYTES>()?;
+    let row_len = u32::from_le_bytes([fixed[16], fixed[17], fixed[18], fixed[19]]);
+    let (row, tail) = tail.split_at_checked(row_len as usize)?;
+    *rest = tail;
+    Some((name, fixed, row))
+}
+
+/// Whether `name` is UTF-8, checking the common all-ASCII name with a word
+/// scan before the full validator.
+#[inline(always)]
+fn is_utf8(name: &[u8]) -> bool {
+    name.is_ascii() || core::str::from_utf8(name).is_ok()
+}
+
+/// The bytes `count` rows take at the start of `bytes`, if every one is
+/// whole and its stream name is UTF-8: the decoder's fast path, which says
+/// only yes or no. On no, the field-by-field walk finds and names the
+/// broken rule.
+#[inline]
+fn walk_rows(bytes: &[u8], count: u32) -> Option<usize> {
+    let mut rest = bytes;
+    for _ in 0..count {
+        let (name, _, _) = split_row(&mut rest)?;
+        if !is_utf8(name) {
+            return None;
+        }
+    }
+    Some(bytes.len() - rest.len())
+}
 
 /// The rows of a [`Rows`] frame: a checked view over decoded bytes, or a
 /// slice a caller supplies to encode.
@@ -76,7 +118,7 @@ impl<'a> RowList<'a> {
             Repr::Wire { count, bytes } => IterRepr::Wire {
                 left: count,
                 rest: bytes,
-                last_stream: "",
+                names: StreamNames::default(),
             },
             Repr::Slice(rows) => IterRepr::Slice(rows.iter()),
         })
@@ -119,14 +161,63 @@ impl<'a> IntoIterator for RowList<'a> {
 #[derive(Clone, Debug)]
 pub struct RowIter<'a>(IterRepr<'a>);
 
+/// The stream names an iterator has met, as `str`s.
+///
+/// A frame's rows come from a handful of streams, usually in a repeating
+/// order. A name equal to one met before is that same `str` (equal bytes are
+/// equal strings), so each distinct name is UTF-8-checked once per walk
+/// rather than once per row; the decoder already checked all of them. The
+/// next name is looked for first after the last one found.
+#[derive(Clone, Debug, Default)]
+struct StreamNames<'a> {
+    names: [&'a str; 8],
+    len: usize,
+    next: usize,
+    /// Where the next unseen name goes once the table is full.
+    evict: usize,
+}
+
+/// Equality of two short byte strings without a call into `memcmp`, which
+/// costs more than the comparison for a stream name.
+#[inline(always)]
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
+}
+
+impl<'a> StreamNames<'a> {
+    #[inline(always)]
+    fn get(&mut self, name: &'a [u8]) -> Option<&'a str> {
+        let guess = self.next;
+        if let Some(s) = self.names.get(guess).filter(|s| same(s.as_bytes(), name)) {
+            self.next = if guess + 1 == self.len { 0 } else { guess + 1 };
+            return Some(s);
+        }
+        for i in 0..self.len {
+            if same(self.names[i].as_bytes(), name) {
+                self.next = if i + 1 == self.len { 0 } else { i + 1 };
+                return Some(self.names[i]);
+            }
+        }
+        let s = core::str::from_utf8(name).ok()?;
+        let at = if self.len < self.names.len() {
+            self.len += 1;
+            self.len - 1
+        } else {
+            self.evict = (self.evict + 1) % self.names.len();
+            self.evict
+        };
+        self.names[at] = s;
+        self.next = if at + 1 == self.len { 0 } else { at + 1 };
+        Some(s)
+    }
+}
+
 #[derive(Clone, Debug)]
 enum IterRepr<'a> {
     Wire {
         left: u32,
         rest: &'a [u8],
-        /// Stream names repeat from row to row; a name equal to the last one
-        /// is that same `str`, with no second UTF-8 check.
-        last_stream: &'a str,
+        names: StreamNames<'a>,
     },
     Slice(core::slice::Iter<'a, Row<'a>>),
 }
@@ -134,34 +225,20 @@ enum IterRepr<'a> {
 impl<'a> Iterator for RowIter<'a> {
     type Item = Row<'a>;
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<Row<'a>> {
         match &mut self.0 {
-            IterRepr::Wire {
-                left,
-                rest,
-                last_stream,
-            } => {
+            IterRepr::Wire { left, rest, names } => {
                 if *left == 0 {
                     return None;
                 }
                 *left -= 1;
                 // Every `?` below is unreachable for a list this crate
                 // decoded; each ends the walk rather than panicking.
-                let (len, tail) = rest.split_first_chunk::<LEN_BYTES>()?;
-                let (name, tail) = tail.split_at_checked(u32::from_le_bytes(*len) as usize)?;
-                let stream = if name == last_stream.as_bytes() {
-                    *last_stream
-                } else {
-                    core::str::from_utf8(name).ok()?
-                };
-                *last_stream = stream;
-                let (fixed, tail) = tail.split_first_chunk::<20>()?;
+                let (name, fixed, row) = split_row(rest)?;
+                let stream = names.get(name)?;
                 let (ts, fixed) = fixed.split_first_chunk::<8>()?;
-                let (wall_offset, row_len) = fixed.split_first_chunk::<8>()?;
-                let row_len = u32::from_le_bytes(*row_len.first_chunk::<4>()?) as usize;
-                let (row, tail) = tail.split_at_checked(row_len)?;
-                *rest = tail;
+                let wall_offset = fixed.first_chunk::<8>()?;
                 Some(Row {
                     stream,
                     ts: i64::from_le_bytes(*ts),
@@ -213,6 +290,18 @@ impl<'a> Decode<'a> for Rows<'a> {
         // bytes of rows.
         c.check_count(count, Field::Count, MIN_ROW_BYTES, count_at)?;
         let start = c.at();
+        let rows = |bytes| RowList(Repr::Wire { count, bytes });
+        let head = |rows| Rows {
+            source: head.source.get(),
+            seq: head.seq.get(),
+            index_state: (head.index_state_0.get(), head.index_state_1.get()),
+            rows,
+        };
+        if let Some(used) = walk_rows(c.rest(), count) {
+            let bytes = c.take(used, Field::Row)?;
+            return Ok(head(rows(bytes)));
+        }
+        // Some row breaks a rule: walk field by field to name it and where.
         let mut last_stream: &[u8] = &[];
         for i in 0..count {
             c.set_item(Some(i));
@@ -231,15 +320,7 @@ impl<'a> Decode<'a> for Rows<'a> {
             c.take_at(tail.row_len.get() as usize, Field::Row, row_at)?;
         }
         c.set_item(None);
-        Ok(Rows {
-            source: head.source.get(),
-            seq: head.seq.get(),
-            index_state: (head.index_state_0.get(), head.index_state_1.get()),
-            rows: RowList(Repr::Wire {
-                count,
-                bytes: c.since(start),
-            }),
-        })
+        Ok(head(rows(c.since(start))))
     }
 }
 
@@ -254,13 +335,43 @@ fn rows_head(source: u32, seq: u64, index_state: IndexState, count: u32) -> Rows
 }
 
 fn emit_row(out: &mut Out<'_>, row: &Row<'_>) -> Result<(), Error> {
-    out.bytes(row.stream.as_bytes())?;
-    out.fixed(&RowTail {
-        ts: I64::new(row.ts),
-        wall_offset: I64::new(row.wall_offset),
-        row_len: U32::new(row.row.len() as u32),
-    })?;
-    out.put(row.row)
+    let at = out.at();
+    let dst = out.reserve(row.encoded_len())?;
+    write_row(dst, row).ok_or_else(|| {
+        // `dst` is exactly `encoded_len` bytes, which is what the row takes.
+        Error::encode(
+            Rule::BufferTooSmall {
+                needed: at + row.encoded_len(),
+                have: at,
+            },
+            Field::Row,
+            at,
+        )
+    })
+}
+
+/// Write a row into `dst`, which is exactly [`Row::encoded_len`] bytes: the
+/// one place a row's layout is written.
+#[inline(always)]
+fn write_row(dst: &mut [u8], row: &Row<'_>) -> Option<()> {
+    let (len, rest) = dst.split_first_chunk_mut::<LEN_BYTES>()?;
+    *len = (row.stream.len() as u32).to_le_bytes();
+    let (name, rest) = rest.split_at_mut_checked(row.stream.len())?;
+    name.copy_from_slice(row.stream.as_bytes());
+    let (tail, rest) = rest.split_first_chunk_mut::<TAIL_BYTES>()?;
+    tail.copy_from_slice(
+        RowTail {
+            ts: I64::new(row.ts),
+            wall_offset: I64::new(row.wall_offset),
+            row_len: U32::new(row.row.len() as u32),
+        }
+        .as_bytes(),
+    );
+    if rest.len() != row.row.len() {
+        return None;
+    }
+    rest.copy_from_slice(row.row);
+    Some(())
 }
 
 impl Encode for Rows<'_> {

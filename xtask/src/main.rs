@@ -15,6 +15,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("no-std") => no_std(),
+        Some("bench-report") => bench_report(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");
             return if args.is_empty() {
@@ -41,6 +42,8 @@ commands:
   ci       formatting, clippy (-D warnings), all tests (the archive feature's too),
            no-std, rustdoc (-D warnings)
   no-std   build a no_std, no_main program over dendro-wire-core with no allocator
+  bench-report [--quick]
+           measure ours, dendro 0.6.1 and memcpy on the same bytes; print one table
 ";
 
 fn root() -> PathBuf {
@@ -187,4 +190,27 @@ fn no_std() -> Result<(), String> {
         "rustfmt of the no_std program",
         cargo().current_dir(&check).args(["fmt", "--check"]),
     )
+}
+
+fn bench_report(args: &[String]) -> Result<(), String> {
+    // The `check` line times the real tool as a whole process.
+    run(
+        "build dendro-wire (release)",
+        cargo().args(["build", "--release", "--quiet", "--bin", "dendro-wire"]),
+    )?;
+    let binary = root().join("target/release/dendro-wire");
+    let mut cmd = cargo();
+    cmd.args([
+        "run",
+        "--release",
+        "--quiet",
+        "-p",
+        "dendro-wire-benches",
+        "--bin",
+        "bench-report",
+        "--",
+    ]);
+    cmd.args(args);
+    cmd.arg("--check-binary").arg(binary);
+    run("bench report", &mut cmd)
 }

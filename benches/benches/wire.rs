@@ -1,0 +1,61 @@
+//! Criterion benchmarks, each beside dendro 0.6.1 and `memcpy` on the same
+//! bytes: decoding with the sans-IO decoder, reading with FrameReader,
+//! encoding, and the subscriber's rules, on the realistic agent stream and
+//! per frame kind. `cargo xtask bench-report` prints the ratios as a table.
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use dendro_wire_benches::{decode_all, dendro_read_all, reader_all, realistic};
+use dendro_wire_core::{decode, Status};
+
+fn memcpy(dst: &mut [u8], src: &[u8]) {
+    dst[..src.len()].copy_from_slice(black_box(src));
+    black_box(&dst[..]);
+}
+
+fn stream(c: &mut Criterion) {
+    let s = realistic(2000);
+    let body = s.body().to_vec();
+    let mut dst = vec![0u8; s.bytes.len()];
+    let mut g = c.benchmark_group("realistic stream");
+    g.throughput(Throughput::Bytes(s.bytes.len() as u64));
+    g.bench_function("ours: decode (sans-IO)", |b| b.iter(|| decode_all(&body)));
+    g.bench_function("ours: FrameReader", |b| b.iter(|| reader_all(&s.bytes)));
+    g.bench_function("dendro: FrameReader", |b| {
+        b.iter(|| dendro_read_all(&s.bytes))
+    });
+    g.bench_function("memcpy", |b| b.iter(|| memcpy(&mut dst, &s.bytes)));
+    g.finish();
+}
+
+/// One frame of each kind, decoded by ours and by dendro's decode_payload.
+fn per_kind(c: &mut Criterion) {
+    let s = realistic(SEGMENT_EVERY_PLUS_ONE);
+    let mut g = c.benchmark_group("per kind");
+    let mut seen = std::collections::BTreeSet::new();
+    for r in &s.frames {
+        let frame = &s.bytes[r.clone()];
+        let kind = frame[4];
+        if !seen.insert(kind) {
+            continue;
+        }
+        let name = dendro_wire_core::kind_name(kind);
+        g.throughput(Throughput::Bytes(frame.len() as u64));
+        g.bench_with_input(BenchmarkId::new("ours", name), frame, |b, f| {
+            b.iter(|| match decode(black_box(f)) {
+                Ok(Status::Complete((frame, n))) => black_box((frame, n)).1,
+                _ => unreachable!(),
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("dendro", name), frame, |b, f| {
+            b.iter(|| dendro::replicate::wire::decode_payload(black_box(&f[4..])).unwrap())
+        });
+    }
+    g.finish();
+}
+
+const SEGMENT_EVERY_PLUS_ONE: usize = dendro_wire_benches::SEGMENT_EVERY + 1;
+
+criterion_group!(benches, stream, per_kind);
+criterion_main!(benches);

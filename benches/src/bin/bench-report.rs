@@ -1,0 +1,293 @@
+//! `cargo xtask bench-report`: one table of throughput for ours, dendro
+//! 0.6.1 and `memcpy` on the same bytes, measured in one run.
+//!
+//! The machines are shared and noisy, so each figure is the best of several
+//! rounds, and the three sides of a line are measured round-robin within
+//! each round rather than one after the other: noise that lands on a round
+//! lands on all three.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use dendro_wire_benches::{decode_all, dendro_read_all, reader_all, realistic, Stream};
+use dendro_wire_core::{decode, Row, RowsBuilder, Status, Subscriber};
+
+/// Seconds per second of one side, as best-of-`rounds`.
+struct Measure {
+    rounds: usize,
+    per_sample: Duration,
+}
+
+impl Measure {
+    /// The best time per call of each function, measured round-robin.
+    fn best(&self, fs: &mut [&mut dyn FnMut() -> u64]) -> Vec<f64> {
+        let mut best = vec![f64::INFINITY; fs.len()];
+        for _ in 0..self.rounds {
+            for (i, f) in fs.iter_mut().enumerate() {
+                let start = Instant::now();
+                let mut n = 0u64;
+                while start.elapsed() < self.per_sample {
+                    black_box(f());
+                    n += 1;
+                }
+                best[i] = best[i].min(start.elapsed().as_secs_f64() / n as f64);
+            }
+        }
+        best
+    }
+}
+
+struct Line {
+    what: &'static str,
+    bytes: usize,
+    rows: u64,
+    ours: f64,
+    dendro: Option<f64>,
+    memcpy: f64,
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let m = Measure {
+        rounds: if quick { 3 } else { 7 },
+        per_sample: Duration::from_millis(if quick { 100 } else { 250 }),
+    };
+    let stream = realistic(5000);
+    let rows_only = stream.rows_only();
+    let body = stream.body().to_vec();
+    let mut dst = vec![0u8; stream.bytes.len()];
+    let mut lines = Vec::new();
+
+    // 1. The sans-IO decoder over a buffer, against dendro's FrameReader.
+    let t = m.best(&mut [
+        &mut || decode_all(&body),
+        &mut || dendro_read_all(&stream.bytes),
+        &mut || memcpy(&mut dst, &body),
+    ]);
+    lines.push(Line {
+        what: "decode, realistic stream (sans-IO)",
+        bytes: body.len(),
+        rows: stream.rows,
+        ours: t[0],
+        dendro: Some(t[1]),
+        memcpy: t[2],
+    });
+
+    // 2. Our FrameReader over an in-memory reader, the copy included.
+    let t = m.best(&mut [
+        &mut || reader_all(&stream.bytes),
+        &mut || dendro_read_all(&stream.bytes),
+        &mut || memcpy(&mut dst, &stream.bytes),
+    ]);
+    lines.push(Line {
+        what: "FrameReader, realistic stream",
+        bytes: stream.bytes.len(),
+        rows: stream.rows,
+        ours: t[0],
+        dendro: Some(t[1]),
+        memcpy: t[2],
+    });
+
+    // 3. Rows frames alone: decode against dendro's decode_payload.
+    let frames: Vec<&[u8]> = rows_only
+        .frames
+        .iter()
+        .map(|r| &rows_only.bytes[r.clone()])
+        .collect();
+    let rows_body = rows_only.body().to_vec();
+    let t = m.best(&mut [
+        &mut || decode_all(&rows_body),
+        &mut || {
+            let mut sum = 0u64;
+            for f in &frames {
+                if let Ok(dendro::replicate::Frame::Rows { rows, .. }) =
+                    dendro::replicate::wire::decode_payload(&f[4..])
+                {
+                    sum = sum.wrapping_add(rows.len() as u64);
+                }
+            }
+            sum
+        },
+        &mut || memcpy(&mut dst, &rows_body),
+    ]);
+    lines.push(Line {
+        what: "decode, Rows frames alone",
+        bytes: rows_body.len(),
+        rows: rows_only.rows,
+        ours: t[0],
+        dendro: Some(t[1]),
+        memcpy: t[2],
+    });
+
+    // 4. Encoding the Rows frames: RowsBuilder against encode_frame.
+    let owned: Vec<dendro::replicate::Frame> = frames
+        .iter()
+        .map(|f| dendro::replicate::wire::decode_payload(&f[4..]).expect("valid"))
+        .collect();
+    let views = decoded_rows(&rows_only);
+    let mut out = vec![0u8; rows_body.len()];
+    let mut theirs = Vec::with_capacity(rows_body.len());
+    let t = m.best(&mut [
+        &mut || encode_ours(&views, &mut out),
+        &mut || {
+            theirs.clear();
+            for f in &owned {
+                dendro::replicate::wire::encode_frame(f, &mut theirs).expect("encodes");
+            }
+            theirs.len() as u64
+        },
+        &mut || memcpy(&mut dst, &rows_body),
+    ]);
+    lines.push(Line {
+        what: "encode, Rows frames",
+        bytes: rows_body.len(),
+        rows: rows_only.rows,
+        ours: t[0],
+        dendro: Some(t[1]),
+        memcpy: t[2],
+    });
+
+    // 5. The subscriber's rules, over decoded frames.
+    let t = m.best(&mut [&mut || subscribe(&body), &mut || memcpy(&mut dst, &body)]);
+    lines.push(Line {
+        what: "decode + subscriber rules",
+        bytes: body.len(),
+        rows: stream.rows,
+        ours: t[0],
+        dendro: None,
+        memcpy: t[1],
+    });
+
+    print_table(&stream, &lines, quick);
+
+    if let Some(binary) = arg_after("--check-binary") {
+        check_process(&binary, quick);
+    }
+}
+
+fn arg_after(flag: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == flag)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+/// `dendro-wire check` over a ~400 MB capture, as a whole process, against
+/// dendro's FrameReader decoding the same bytes already in memory.
+fn check_process(binary: &str, quick: bool) {
+    let stream = realistic(if quick { 4_000 } else { 85_000 });
+    let path = std::env::temp_dir().join(format!("dendro-wire-bench-{}.dwr", std::process::id()));
+    std::fs::write(&path, &stream.bytes).expect("the capture is written");
+    let mut process = f64::INFINITY;
+    let mut dendro = f64::INFINITY;
+    for _ in 0..3 {
+        let start = Instant::now();
+        let out = std::process::Command::new(binary)
+            .args(["check", "--json"])
+            .arg(&path)
+            .output()
+            .expect("dendro-wire runs");
+        process = process.min(start.elapsed().as_secs_f64());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let start = Instant::now();
+        black_box(dendro_read_all(&stream.bytes));
+        dendro = dendro.min(start.elapsed().as_secs_f64());
+    }
+    let _ = std::fs::remove_file(&path);
+    let mb = stream.bytes.len() as f64 / 1e6;
+    println!();
+    println!(
+        "`dendro-wire check` over a {mb:.0} MB capture, whole process: {process:.3} s \
+         ({:.0} MB/s); dendro's FrameReader over the same bytes in memory: {dendro:.3} s \
+         ({:.0} MB/s); ours is {:.1}x faster",
+        mb / process,
+        mb / dendro,
+        dendro / process
+    );
+}
+
+fn memcpy(dst: &mut [u8], src: &[u8]) -> u64 {
+    dst[..src.len()].copy_from_slice(black_box(src));
+    black_box(dst[src.len() / 2]) as u64
+}
+
+/// Each Rows frame's rows, as slices a publisher would hand the encoder.
+type RowsFrame<'a> = (u32, u64, (u64, u64), Vec<Row<'a>>);
+
+fn decoded_rows(s: &Stream) -> Vec<RowsFrame<'_>> {
+    s.frames
+        .iter()
+        .map(|r| match decode(&s.bytes[r.clone()]) {
+            Ok(Status::Complete((dendro_wire_core::Frame::Rows(rows), _))) => (
+                rows.source,
+                rows.seq,
+                rows.index_state,
+                rows.rows.iter().collect(),
+            ),
+            _ => unreachable!("rows_only holds Rows frames"),
+        })
+        .collect()
+}
+
+fn encode_ours(frames: &[RowsFrame<'_>], out: &mut [u8]) -> u64 {
+    let mut at = 0;
+    for (source, seq, state, rows) in frames {
+        let mut b = RowsBuilder::new(&mut out[at..], *source, *seq, *state).expect("room");
+        for row in rows {
+            b.push(row).expect("room");
+        }
+        at += b.finish().expect("finished");
+    }
+    at as u64
+}
+
+fn subscribe(body: &[u8]) -> u64 {
+    let mut sub = Subscriber::<4>::new();
+    let mut at = 0;
+    let mut applied = 0u64;
+    while let Ok(Status::Complete((frame, used))) = decode(&body[at..]) {
+        at += used;
+        if let Ok(dendro_wire_core::Admitted::Rows(v)) = sub.admit(&frame) {
+            if v.skip.is_none() {
+                if let dendro_wire_core::Frame::Rows(r) = frame {
+                    applied += r.rows.len() as u64;
+                }
+            }
+        }
+    }
+    applied
+}
+
+fn print_table(stream: &Stream, lines: &[Line], quick: bool) {
+    println!(
+        "dendro-wire bench report ({}): realistic agent stream of {:.1} MB, {} frames, {} rows \
+         (64 rows of 32 bytes per Rows frame, six stream names, a 256 KiB Segment every 500 frames)",
+        if quick { "quick" } else { "full" },
+        stream.bytes.len() as f64 / 1e6,
+        stream.frames.len(),
+        stream.rows
+    );
+    println!();
+    println!(
+        "| what | ours MB/s | ours Mrows/s | dendro 0.6.1 MB/s | memcpy MB/s | ours/dendro | ours/memcpy |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for l in lines {
+        let mbs = |t: f64| l.bytes as f64 / t / 1e6;
+        println!(
+            "| {} | {:.0} | {:.1} | {} | {:.0} | {} | {:.2} |",
+            l.what,
+            mbs(l.ours),
+            l.rows as f64 / l.ours / 1e6,
+            l.dendro.map_or("—".into(), |d| format!("{:.0}", mbs(d))),
+            mbs(l.memcpy),
+            l.dendro
+                .map_or("—".into(), |d| format!("{:.1}x", d / l.ours)),
+            l.memcpy / l.ours,
+        );
+    }
+}
