@@ -1,0 +1,188 @@
+//! Resource bounds under hostile input, with a counting allocator: the only
+//! test in this binary, so nothing else allocates while it counts.
+
+#[path = "../../dendro-wire-core/tests/common/counting.rs"]
+mod counting;
+
+use std::io::Read;
+
+use dendro_wire_core::{Frame, Handshake, Map, ProtocolError, RowList, Rows, Rule};
+use dendro_wire_std::{CountingSink, FrameReader, ReadErrorKind, SubscribeError, Subscriber};
+
+const PREAMBLE: &[u8] = b"dendro-repl\0\x01\x00";
+
+fn encode(frame: &Frame<'_>) -> Vec<u8> {
+    let mut b = vec![0; frame.buffer_len().unwrap()];
+    frame.emit(&mut b).unwrap();
+    b
+}
+
+/// A stream made on the fly: the preamble, then `frame(i)` for i in 0..n,
+/// handed out at most `chunk` bytes per read. Nothing of it is held but the
+/// frame being handed out.
+struct Generated<F> {
+    frame: F,
+    n: u64,
+    i: u64,
+    pending: Vec<u8>,
+    at: usize,
+    chunk: usize,
+}
+
+impl<F: FnMut(u64) -> Vec<u8>> Read for Generated<F> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.at == self.pending.len() {
+            if self.i == self.n {
+                return Ok(0);
+            }
+            self.pending = (self.frame)(self.i);
+            self.at = 0;
+            self.i += 1;
+        }
+        let n = self.chunk.min(buf.len()).min(self.pending.len() - self.at);
+        buf[..n].copy_from_slice(&self.pending[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+fn handshake(source: u32) -> Vec<u8> {
+    encode(&Frame::Handshake(Handshake {
+        source,
+        uuid: None,
+        labels: Map::EMPTY,
+        metadata: Map::EMPTY,
+        clock_anchor_wall_ns: 0,
+        complete: false,
+    }))
+}
+
+fn keepalive(seq: u64) -> Vec<u8> {
+    encode(&Frame::Rows(Rows {
+        source: 0,
+        seq,
+        index_state: (0, 0),
+        rows: RowList::EMPTY,
+    }))
+}
+
+#[test]
+fn hostile_streams_cost_no_more_than_their_bounds() {
+    // A 4 GiB length is refused without allocating anything for it.
+    let mut stream = PREAMBLE.to_vec();
+    stream.extend_from_slice(&u32::MAX.to_le_bytes());
+    let mut reader = FrameReader::new(&stream[..]).unwrap();
+    let (err, allocations) = counting::count(|| reader.next_frame().map(|_| ()).unwrap_err());
+    assert!(matches!(
+        err.wire_error().map(|e| e.rule()),
+        Some(Rule::FrameTooLarge { .. })
+    ));
+    assert_eq!(allocations, 0, "allocated for a 4 GiB length");
+
+    // A Rows count of u32::MAX over no rows is refused at the count.
+    let mut frame = keepalive(0);
+    frame[33..37].copy_from_slice(&u32::MAX.to_le_bytes());
+    let (rule, allocations) =
+        counting::count(|| dendro_wire_core::decode(&frame).unwrap_err().rule());
+    assert_eq!(
+        rule,
+        Rule::CountTooLarge {
+            count: u32::MAX,
+            left: 0
+        }
+    );
+    assert_eq!(allocations, 0);
+
+    // A million handshakes: refused past the source limit, and nothing grows
+    // on the way there.
+    let million = Generated {
+        frame: |i| {
+            if i == 0 {
+                PREAMBLE.to_vec()
+            } else {
+                handshake(i as u32 - 1)
+            }
+        },
+        n: 1_000_001,
+        i: 0,
+        pending: Vec::new(),
+        at: 0,
+        chunk: 4096,
+    };
+    let mut reader = FrameReader::new(million).unwrap();
+    let mut sub = Subscriber::new(CountingSink::default()).with_source_limit(100);
+    let (refused_at, allocations) = counting::count(|| loop {
+        let frame = reader.next_frame().unwrap().unwrap();
+        if let Err(e) = sub.apply(&frame) {
+            assert!(matches!(
+                e,
+                SubscribeError::Protocol(ProtocolError::TooManySources { limit: 100 })
+            ));
+            break reader.frames();
+        }
+    });
+    assert_eq!(refused_at, 101);
+    // The generator itself allocates a Vec per frame it makes; the reader
+    // and the subscriber add nothing to that.
+    assert!(allocations <= 2 * 101 + 2, "{allocations} allocations");
+    assert_eq!(sub.sink().sources, 100);
+
+    // A publisher that sends one byte at a time costs its buffer, no more.
+    let trickle = Generated {
+        frame: |i| {
+            if i == 0 {
+                PREAMBLE.to_vec()
+            } else {
+                keepalive(i)
+            }
+        },
+        n: 2_001,
+        i: 0,
+        pending: Vec::new(),
+        at: 0,
+        chunk: 1,
+    };
+    let mut reader = FrameReader::new(trickle).unwrap();
+    let size = reader.buffer_len();
+    let (frames, _) = counting::count(|| {
+        let mut n = 0;
+        while reader.next_frame().unwrap().is_some() {
+            n += 1;
+        }
+        n
+    });
+    assert_eq!(frames, 2_000);
+    assert_eq!(reader.buffer_len(), size, "the buffer grew");
+
+    // A stream of only empty frames costs no allocation at all.
+    let mut stream = PREAMBLE.to_vec();
+    stream.extend_from_slice(&handshake(0));
+    for seq in 0..100_000 {
+        stream.extend_from_slice(&keepalive(seq));
+    }
+    let mut reader = FrameReader::new(&stream[..]).unwrap();
+    let mut sub = Subscriber::new(CountingSink::default());
+    let (applied, allocations) = counting::count(|| {
+        while let Some(frame) = reader.next_frame().unwrap() {
+            sub.apply(&frame).unwrap();
+        }
+        sub.applied()
+    });
+    assert_eq!(allocations, 0, "allocations on empty frames");
+    assert_eq!((applied.sources, applied.rows, applied.gaps), (1, 0, 0));
+
+    // A truncated length prefix after all that is still an error.
+    stream.extend_from_slice(&[1, 0]);
+    let mut reader = FrameReader::new(&stream[..]).unwrap();
+    let err = loop {
+        match reader.next_frame() {
+            Ok(Some(_)) => continue,
+            Ok(None) => panic!("a clean end"),
+            Err(e) => break e,
+        }
+    };
+    assert!(matches!(
+        err.kind(),
+        ReadErrorKind::Truncated { have: 2, .. }
+    ));
+}

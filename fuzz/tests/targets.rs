@@ -1,0 +1,496 @@
+//! The fuzz targets. Each holds for every input, or bolero reports the
+//! input that broke it.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+
+use bolero::check;
+use bolero::generator::TypeGenerator;
+use dendro_wire_core::{
+    ClockOffset, Decoder, Frame, Handshake, Index, IndexKind, Map, ProtocolError, RowList, Rows,
+    Status, Subscriber, NO_INDEX_STATE,
+};
+use dendro_wire_std::{FrameReader, OwnedFrame, OwnedRow};
+
+/// How many inputs a target tries under plain `cargo test`.
+const ITERATIONS: usize = 1_000;
+
+/// The sans-IO decoder on arbitrary bytes: never panics, never consumes
+/// more than it was given, asks for more only when the buffer is short, and
+/// an accepted frame re-encodes to exactly the bytes it came from.
+#[test]
+fn decode_arbitrary() {
+    check!()
+        .with_iterations(ITERATIONS)
+        .for_each(|bytes: &[u8]| {
+            let decoder = Decoder::new().with_max_frame_bytes(1 << 20);
+            match decoder.decode(bytes) {
+                Ok(Status::Complete((frame, used))) => {
+                    assert!(used <= bytes.len());
+                    let mut out = vec![0; frame.buffer_len().expect("a decoded frame encodes")];
+                    assert_eq!(frame.emit(&mut out), Ok(used));
+                    assert_eq!(out, bytes[..used]);
+                    let _ = frame.to_string();
+                }
+                Ok(Status::Incomplete { needed }) => {
+                    assert!(needed > 0);
+                    let whole = match decoder.frame_len(bytes) {
+                        Ok(Status::Complete(n)) => n,
+                        _ => 4,
+                    };
+                    assert_eq!(bytes.len() + needed, whole);
+                }
+                Err(e) => {
+                    assert!(!e.to_string().is_empty());
+                }
+            }
+        });
+}
+
+/// Delivers a stream in the chunk sizes it is given, cycling through them.
+struct Chunked<'a> {
+    bytes: &'a [u8],
+    sizes: &'a [u8],
+    next: usize,
+}
+
+impl Read for Chunked<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let size = self
+            .sizes
+            .get(self.next % self.sizes.len().max(1))
+            .map_or(7, |&s| usize::from(s.max(1)));
+        self.next += 1;
+        let n = size.min(buf.len()).min(self.bytes.len());
+        buf[..n].copy_from_slice(&self.bytes[..n]);
+        self.bytes = &self.bytes[n..];
+        Ok(n)
+    }
+}
+
+fn read_all(r: impl Read) -> (Vec<OwnedFrame>, Option<String>) {
+    let mut reader = match FrameReader::new(r) {
+        Ok(r) => r,
+        Err(e) => return (Vec::new(), Some(e.to_string())),
+    };
+    reader.set_yield_unknown(true);
+    let mut frames = Vec::new();
+    loop {
+        match reader.next_frame() {
+            Ok(Some(f)) => frames.push(OwnedFrame::from(&f)),
+            Ok(None) => return (frames, None),
+            Err(e) => return (frames, Some(e.to_string())),
+        }
+    }
+}
+
+/// FrameReader on an arbitrary stream delivered in arbitrary chunk sizes:
+/// the same frames and the same error as the whole buffer at once.
+#[test]
+fn reader_chunks() {
+    check!()
+        .with_type::<(Vec<u8>, Vec<u8>)>()
+        .with_iterations(ITERATIONS)
+        .for_each(|(body, sizes)| {
+            let mut stream = b"dendro-repl\0\x01\x00".to_vec();
+            stream.extend_from_slice(body);
+            let whole = read_all(&stream[..]);
+            let chunked = read_all(Chunked {
+                bytes: &stream,
+                sizes,
+                next: 0,
+            });
+            assert_eq!(whole, chunked);
+        });
+}
+
+/// A frame, as the generator builds it; mapped to a valid [`OwnedFrame`].
+#[derive(Debug, TypeGenerator)]
+enum Seed {
+    Handshake {
+        source: u32,
+        uuid: Option<u128>,
+        labels: Vec<(String, String)>,
+        metadata: Vec<(String, String)>,
+        anchor: i64,
+        complete: bool,
+    },
+    Index {
+        source: u32,
+        stream: String,
+        ts: i64,
+        full: bool,
+        state: (u64, u64),
+        blob: Vec<u8>,
+    },
+    Rows {
+        source: u32,
+        seq: u64,
+        state: (u64, u64),
+        rows: Vec<(String, i64, i64, Vec<u8>)>,
+    },
+    Segment {
+        source: u32,
+        stream: String,
+        meta: (u64, i64, i64),
+        bytes: Vec<u8>,
+        caller_index: Option<Vec<u8>>,
+    },
+    ClockOffset {
+        source: u32,
+        ts: i64,
+        offset_ns: i64,
+    },
+    SourceUpdate {
+        source: u32,
+        ts: i64,
+        labels: Vec<(String, String)>,
+        metadata: Vec<(String, String)>,
+    },
+    Unknown {
+        kind: u8,
+        payload: Vec<u8>,
+    },
+}
+
+fn uuid(u: u128) -> String {
+    let h = format!("{u:032x}");
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..]
+    )
+}
+
+impl Seed {
+    fn frame(&self) -> OwnedFrame {
+        let map = |pairs: &Vec<(String, String)>| -> BTreeMap<String, String> {
+            pairs.iter().cloned().collect()
+        };
+        match self {
+            Seed::Handshake {
+                source,
+                uuid: u,
+                labels,
+                metadata,
+                anchor,
+                complete,
+            } => OwnedFrame::Handshake {
+                source: *source,
+                uuid: u.map(uuid),
+                labels: map(labels),
+                metadata: map(metadata),
+                clock_anchor_wall_ns: *anchor,
+                complete: *complete,
+            },
+            Seed::Index {
+                source,
+                stream,
+                ts,
+                full,
+                state,
+                blob,
+            } => OwnedFrame::Index {
+                source: *source,
+                stream: stream.clone(),
+                ts: *ts,
+                kind: if *full {
+                    IndexKind::Full
+                } else {
+                    IndexKind::Delta
+                },
+                state: *state,
+                blob: blob.clone(),
+            },
+            Seed::Rows {
+                source,
+                seq,
+                state,
+                rows,
+            } => OwnedFrame::Rows {
+                source: *source,
+                seq: *seq,
+                index_state: *state,
+                rows: rows
+                    .iter()
+                    .map(|(stream, ts, wall_offset, row)| OwnedRow {
+                        stream: stream.clone(),
+                        ts: *ts,
+                        wall_offset: *wall_offset,
+                        row: row.clone(),
+                    })
+                    .collect(),
+            },
+            Seed::Segment {
+                source,
+                stream,
+                meta,
+                bytes,
+                caller_index,
+            } => OwnedFrame::Segment {
+                source: *source,
+                stream: stream.clone(),
+                rows: meta.0,
+                first_ts: meta.1,
+                last_ts: meta.2,
+                bytes: bytes.clone(),
+                caller_index: caller_index.clone(),
+            },
+            Seed::ClockOffset {
+                source,
+                ts,
+                offset_ns,
+            } => OwnedFrame::ClockOffset {
+                source: *source,
+                ts: *ts,
+                offset_ns: *offset_ns,
+            },
+            Seed::SourceUpdate {
+                source,
+                ts,
+                labels,
+                metadata,
+            } => OwnedFrame::SourceUpdate {
+                source: *source,
+                ts: *ts,
+                labels: map(labels),
+                metadata: map(metadata),
+            },
+            // Kinds 1..=6 are known; an unknown frame carries another.
+            Seed::Unknown { kind, payload } => OwnedFrame::Unknown {
+                kind: if (1..=6).contains(kind) {
+                    kind + 100
+                } else {
+                    *kind
+                },
+                payload: payload.clone(),
+            },
+        }
+    }
+}
+
+/// Encode then decode, for arbitrary owned frames: identity.
+#[test]
+fn encode_decode() {
+    check!()
+        .with_type::<Seed>()
+        .with_iterations(ITERATIONS)
+        .for_each(|seed| {
+            let frame = seed.frame();
+            let bytes = frame.to_bytes().expect("a valid frame encodes");
+            let Ok(Status::Complete((view, used))) = dendro_wire_core::decode(&bytes) else {
+                panic!("{frame:?} did not decode whole");
+            };
+            assert_eq!(used, bytes.len());
+            assert_eq!(OwnedFrame::from(&view), frame);
+        });
+}
+
+/// `dendro-wire encode` then `dump --json`, as the tool does them: a frame's
+/// JSON line parses back to the frame, and encodes to the same bytes.
+#[test]
+fn json_identity() {
+    check!()
+        .with_type::<Seed>()
+        .with_iterations(ITERATIONS)
+        .for_each(|seed| {
+            let frame = seed.frame();
+            let bytes = frame.to_bytes().expect("encodes");
+            let Ok(Status::Complete((view, _))) = dendro_wire_core::decode(&bytes) else {
+                panic!("did not decode");
+            };
+            let line = serde_json::to_string(&OwnedFrame::from(&view)).expect("serializes");
+            assert!(!line.contains('\n'), "one line per frame");
+            let back: OwnedFrame = serde_json::from_str(&line).expect("parses back");
+            assert_eq!(back, frame);
+            assert_eq!(back.to_bytes().expect("encodes"), bytes);
+        });
+}
+
+/// Differential against dendro 0.6.1's decoder on arbitrary payloads: the
+/// same frame, or both refuse, except where NOTES.md makes us stricter.
+#[test]
+fn differential_dendro() {
+    check!()
+        .with_iterations(ITERATIONS)
+        .for_each(|payload: &[u8]| {
+            let mut frame = (payload.len() as u32).to_le_bytes().to_vec();
+            frame.extend_from_slice(payload);
+            let ours = dendro_wire_core::decode(&frame);
+            let theirs = dendro::replicate::wire::decode_payload(payload);
+            match (ours, theirs) {
+                (Ok(Status::Complete((Frame::Unknown { .. }, _))), Err(_)) => {
+                    // dendro's decode_payload refuses a kind it does not know;
+                    // its reader skips it, as ours does.
+                }
+                (Ok(Status::Complete((view, _))), Ok(d)) => {
+                    let mut ours = Vec::new();
+                    OwnedFrame::from(&view).encode(&mut ours).expect("encodes");
+                    let mut theirs = Vec::new();
+                    dendro::replicate::wire::encode_frame(&d, &mut theirs).expect("encodes");
+                    assert_eq!(ours, theirs, "read differently");
+                }
+                (Err(e), Ok(_)) => assert!(
+                    matches!(
+                        e.rule(),
+                        dendro_wire_core::Rule::KeysNotAscending
+                            | dendro_wire_core::Rule::NotACanonicalUuid
+                    ),
+                    "only ours refused, on a rule dendro shares: {e}"
+                ),
+                (Ok(Status::Complete((f, _))), Err(e)) => {
+                    panic!("dendro refused {f:?}, which ours read: {e}")
+                }
+                (Ok(Status::Incomplete { .. }), _) => {
+                    unreachable!("the frame is whole")
+                }
+                (Err(_), Err(_)) => {}
+            }
+        });
+}
+
+/// One step of a subscriber's input.
+#[derive(Debug, TypeGenerator)]
+enum Step {
+    Handshake(u8),
+    Index(u8, bool, u8),
+    Rows(u8, u8, u8),
+    ClockOffset(u8),
+    Reset,
+}
+
+/// The rules as a plain model, written from WIRE.md §5 and NOTES.md without
+/// looking at the state machine: per source, the held state, whether a Full
+/// came, and the last seq.
+#[derive(Default)]
+struct Model {
+    sources: HashMap<u32, (u64, bool, Option<u64>)>,
+}
+
+fn state(s: u8) -> (u64, u64) {
+    // 0 is "no index"; the others are distinct states.
+    if s % 3 == 0 {
+        NO_INDEX_STATE
+    } else {
+        (u64::from(s % 3), 7)
+    }
+}
+
+/// The subscriber state machine against the model, over arbitrary steps.
+#[test]
+fn subscriber_model() {
+    check!()
+        .with_type::<Vec<Step>>()
+        .with_iterations(ITERATIONS)
+        .for_each(|steps| {
+            let mut sub = Subscriber::<4>::new();
+            let mut model = Model::default();
+            for step in steps {
+                let frame = match *step {
+                    Step::Handshake(s) => Frame::Handshake(Handshake {
+                        source: u32::from(s % 6),
+                        uuid: None,
+                        labels: Map::EMPTY,
+                        metadata: Map::EMPTY,
+                        clock_anchor_wall_ns: 0,
+                        complete: false,
+                    }),
+                    Step::Index(s, full, st) => Frame::Index(Index {
+                        source: u32::from(s % 6),
+                        stream: "x",
+                        ts: 0,
+                        kind: if full {
+                            IndexKind::Full
+                        } else {
+                            IndexKind::Delta
+                        },
+                        state: state(st),
+                        blob: &[],
+                    }),
+                    Step::Rows(s, seq, st) => Frame::Rows(Rows {
+                        source: u32::from(s % 6),
+                        seq: u64::from(seq % 8),
+                        index_state: state(st),
+                        rows: RowList::EMPTY,
+                    }),
+                    Step::ClockOffset(s) => Frame::ClockOffset(ClockOffset {
+                        source: u32::from(s % 6),
+                        ts: 0,
+                        offset_ns: 0,
+                    }),
+                    Step::Reset => {
+                        sub.reset();
+                        model = Model::default();
+                        continue;
+                    }
+                };
+                let got = sub.admit(&frame);
+                let source = frame.source().expect("known kinds");
+                let want = model.admit(&frame, source);
+                match (got, want) {
+                    (
+                        Ok(dendro_wire_core::Admitted::Rows(v)),
+                        Ok(Some((skip, lost, regression))),
+                    ) => {
+                        assert_eq!(
+                            (v.skip.is_some(), v.lost, v.regression),
+                            (skip, lost, regression),
+                            "{step:?}"
+                        );
+                    }
+                    (Ok(_), Ok(None)) => {}
+                    (Err(e), Err(w)) => assert_eq!(e, w, "{step:?}"),
+                    (got, want) => panic!("{step:?}: machine {got:?}, model {want:?}"),
+                }
+            }
+        });
+}
+
+impl Model {
+    /// `Ok(Some((skipped, lost, regression)))` for rows, `Ok(None)` for any
+    /// other frame admitted, or the error.
+    fn admit(
+        &mut self,
+        frame: &Frame<'_>,
+        source: u32,
+    ) -> Result<Option<(bool, u64, bool)>, ProtocolError> {
+        if let Frame::Handshake(_) = frame {
+            if self.sources.contains_key(&source) {
+                return Err(ProtocolError::DuplicateHandshake { source });
+            }
+            if self.sources.len() == 4 {
+                return Err(ProtocolError::TooManySources { limit: 4 });
+            }
+            self.sources.insert(source, (0, false, None));
+            return Ok(None);
+        }
+        let Some((held, full, last)) = self.sources.get_mut(&source) else {
+            return Err(ProtocolError::UnknownSource {
+                source,
+                kind: frame.kind(),
+            });
+        };
+        match frame {
+            Frame::Index(i) => {
+                *held = i.state.0;
+                *full |= i.kind == IndexKind::Full;
+                Ok(None)
+            }
+            Frame::Rows(r) => {
+                let (lost, regression) = match *last {
+                    None => (0, false),
+                    Some(l) if r.seq > l => (r.seq - l - 1, false),
+                    Some(_) => (0, true),
+                };
+                *last = Some(r.seq);
+                let declared = r.index_state.0;
+                let skip = (declared != 0 && !*full) || declared != *held;
+                Ok(Some((skip, lost, regression)))
+            }
+            _ => Ok(None),
+        }
+    }
+}
