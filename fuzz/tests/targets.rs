@@ -372,7 +372,7 @@ struct Model {
 
 fn state(s: u8) -> (u64, u64) {
     // 0 is "no index"; the others are distinct states.
-    if s % 3 == 0 {
+    if s.is_multiple_of(3) {
         NO_INDEX_STATE
     } else {
         (u64::from(s % 3), 7)
