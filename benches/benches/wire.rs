@@ -20,8 +20,18 @@ fn stream(c: &mut Criterion) {
     let mut dst = vec![0u8; s.bytes.len()];
     let mut g = c.benchmark_group("realistic stream");
     g.throughput(Throughput::Bytes(s.bytes.len() as u64));
-    g.bench_function("ours: decode (sans-IO)", |b| b.iter(|| decode_all(&body)));
-    g.bench_function("ours: FrameReader", |b| b.iter(|| reader_all(&s.bytes)));
+    g.bench_function("ours: decode (sans-IO)", |b| {
+        b.iter(|| decode_all(&body, false))
+    });
+    g.bench_function("ours: decode + read every row", |b| {
+        b.iter(|| decode_all(&body, true))
+    });
+    g.bench_function("ours: FrameReader", |b| {
+        b.iter(|| reader_all(&s.bytes, false))
+    });
+    g.bench_function("ours: FrameReader + read every row", |b| {
+        b.iter(|| reader_all(&s.bytes, true))
+    });
     g.bench_function("dendro: FrameReader", |b| {
         b.iter(|| dendro_read_all(&s.bytes))
     });

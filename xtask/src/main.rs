@@ -16,6 +16,7 @@ fn main() -> ExitCode {
         Some("ci") => ci(),
         Some("no-std") => no_std(),
         Some("bench-report") => bench_report(&args[1..]),
+        Some("fuzz") => fuzz(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");
             return if args.is_empty() {
@@ -42,6 +43,10 @@ commands:
   ci       formatting, clippy (-D warnings), all tests (the archive feature's too),
            no-std, rustdoc (-D warnings)
   no-std   build a no_std, no_main program over dendro-wire-core with no allocator
+  fuzz --target NAME [--seconds N]
+           run one fuzz target coverage-guided (bolero's libFuzzer engine, nightly)
+           for N seconds (default 60); targets: decode_arbitrary, reader_chunks,
+           encode_decode, json_identity, differential_dendro, subscriber_model
   bench-report [--quick]
            measure ours, dendro 0.6.1 and memcpy on the same bytes; print one table
 ";
@@ -213,4 +218,72 @@ fn bench_report(args: &[String]) -> Result<(), String> {
     cmd.args(args);
     cmd.arg("--check-binary").arg(binary);
     run("bench report", &mut cmd)
+}
+
+/// The fuzz targets in `fuzz/tests/targets.rs`.
+const FUZZ_TARGETS: &[&str] = &[
+    "decode_arbitrary",
+    "reader_chunks",
+    "encode_decode",
+    "json_identity",
+    "differential_dendro",
+    "subscriber_model",
+];
+
+fn fuzz(args: &[String]) -> Result<(), String> {
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let target = value("--target").ok_or_else(|| {
+        format!(
+            "fuzz needs --target NAME, one of: {}",
+            FUZZ_TARGETS.join(", ")
+        )
+    })?;
+    if !FUZZ_TARGETS.contains(&target.as_str()) {
+        return Err(format!(
+            "no fuzz target `{target}`; the targets are: {}",
+            FUZZ_TARGETS.join(", ")
+        ));
+    }
+    let seconds: u64 = value("--seconds")
+        .unwrap_or_else(|| "60".into())
+        .parse()
+        .map_err(|_| "--seconds takes a whole number".to_string())?;
+    let installed = cargo()
+        .args(["bolero", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !installed {
+        // From crates.io; without its default features it needs no system
+        // libraries beyond a C compiler.
+        run(
+            "install cargo-bolero",
+            cargo().args([
+                "install",
+                "cargo-bolero",
+                "--locked",
+                "--no-default-features",
+            ]),
+        )?;
+    }
+    run(
+        &format!("fuzz {target} for {seconds} s"),
+        cargo().args([
+            "bolero",
+            "test",
+            "-p",
+            "dendro-wire-fuzz",
+            "--toolchain",
+            "nightly",
+            "--target-dir",
+            "target/fuzz",
+            "-T",
+            &format!("{seconds}s"),
+            &target,
+        ]),
+    )
 }
