@@ -14,8 +14,16 @@ use crate::map::Map;
 /// The bytes of a `bytes` or `str` field's length.
 pub(crate) const LEN_BYTES: usize = 4;
 
-/// Whether `bytes` is a canonical lowercase 8-4-4-4-12 uuid (§4.1, NOTES.md).
-pub(crate) fn is_canonical_uuid(bytes: &[u8]) -> bool {
+/// Whether `bytes` is a canonical lowercase 8-4-4-4-12 uuid, the only form a
+/// `Handshake` carries (§4.1, NOTES.md).
+///
+/// ```
+/// use dendro_wire_core::is_canonical_uuid;
+///
+/// assert!(is_canonical_uuid(b"3f2b1c4d-0000-4000-8000-00000000abcd"));
+/// assert!(!is_canonical_uuid(b"3F2B1C4D-0000-4000-8000-00000000ABCD"));
+/// ```
+pub fn is_canonical_uuid(bytes: &[u8]) -> bool {
     bytes.len() == 36
         && bytes.iter().enumerate().all(|(i, &b)| match i {
             8 | 13 | 18 | 23 => b == b'-',

@@ -290,16 +290,14 @@ impl<'a> Decode<'a> for Rows<'a> {
         // bytes of rows.
         c.check_count(count, Field::Count, MIN_ROW_BYTES, count_at)?;
         let start = c.at();
-        let rows = |bytes| RowList(Repr::Wire { count, bytes });
-        let head = |rows| Rows {
+        let frame = |bytes| Rows {
             source: head.source.get(),
             seq: head.seq.get(),
             index_state: (head.index_state_0.get(), head.index_state_1.get()),
-            rows,
+            rows: RowList(Repr::Wire { count, bytes }),
         };
         if let Some(used) = walk_rows(c.rest(), count) {
-            let bytes = c.take(used, Field::Row)?;
-            return Ok(head(rows(bytes)));
+            return Ok(frame(c.take(used, Field::Row)?));
         }
         // Some row breaks a rule: walk field by field to name it and where.
         let mut last_stream: &[u8] = &[];
@@ -320,7 +318,7 @@ impl<'a> Decode<'a> for Rows<'a> {
             c.take_at(tail.row_len.get() as usize, Field::Row, row_at)?;
         }
         c.set_item(None);
-        Ok(head(rows(c.since(start))))
+        Ok(frame(c.since(start)))
     }
 }
 
@@ -337,17 +335,17 @@ fn rows_head(source: u32, seq: u64, index_state: IndexState, count: u32) -> Rows
 fn emit_row(out: &mut Out<'_>, row: &Row<'_>) -> Result<(), Error> {
     let at = out.at();
     let dst = out.reserve(row.encoded_len())?;
-    write_row(dst, row).ok_or_else(|| {
-        // `dst` is exactly `encoded_len` bytes, which is what the row takes.
-        Error::encode(
-            Rule::BufferTooSmall {
-                needed: at + row.encoded_len(),
-                have: at,
-            },
-            Field::Row,
-            at,
-        )
-    })
+    let have = dst.len();
+    // `dst` is exactly the row's size, so this cannot fail; if the layout
+    // and the size ever disagreed, it says so instead of panicking.
+    write_row(dst, row).ok_or(Error::encode(
+        Rule::BufferTooSmall {
+            needed: row.encoded_len(),
+            have,
+        },
+        Field::Row,
+        at,
+    ))
 }
 
 /// Write a row into `dst`, which is exactly [`Row::encoded_len`] bytes: the

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use dendro_wire_core::{
-    ClockOffset, Frame, Handshake, Index, IndexKind, Map, Publisher as Rules, Row, RowsBuilder,
-    Rule, Segment, SlotSetHash, SourceUpdate, NO_INDEX_STATE,
+    is_canonical_uuid, ClockOffset, Frame, Handshake, Index, IndexKind, Map, Publisher as Rules,
+    Row, RowsBuilder, Rule, Segment, SlotSetHash, SourceUpdate, NO_INDEX_STATE,
 };
 
 use crate::queue::{FrameQueue, Pushed};
@@ -142,6 +142,9 @@ struct Source {
     /// `Rows` frame (rule 3).
     latest: Vec<Option<(i64, i64, Vec<u8>)>>,
     index: Option<SlotIndex>,
+    /// The newest timestamp observed, for an index entry in an interval
+    /// that observed nothing.
+    last_ts: i64,
     intervals_since_full: u64,
     lose_next_rows: bool,
 }
@@ -274,9 +277,8 @@ pub enum PublishError {
     TooManySources,
     /// A stream the source did not declare.
     UnknownStream(String),
-    /// A frame the encoder refuses (a uuid that is not canonical, a row too
-    /// large for a frame).
-    Encode(dendro_wire_core::Error),
+    /// A source's uuid that is not canonical lowercase 8-4-4-4-12 hex.
+    NotACanonicalUuid(String),
 }
 
 impl std::fmt::Display for PublishError {
@@ -288,7 +290,11 @@ impl std::fmt::Display for PublishError {
             PublishError::UnknownStream(s) => {
                 write!(f, "the source declared no stream named {s:?}")
             }
-            PublishError::Encode(e) => write!(f, "{e}"),
+            PublishError::NotACanonicalUuid(u) => write!(
+                f,
+                "the uuid {u:?} is not canonical lowercase 8-4-4-4-12 hex, the only form a \
+                 handshake carries"
+            ),
         }
     }
 }
@@ -326,18 +332,8 @@ impl Publisher {
         }
         let uuid = config.uuid.get_or_insert_with(mint_uuid);
         // Refused here rather than at every handshake.
-        if !is_canonical(uuid) {
-            let e = Handshake {
-                source: 0,
-                uuid: Some(uuid),
-                labels: Map::EMPTY,
-                metadata: Map::EMPTY,
-                clock_anchor_wall_ns: 0,
-                complete: false,
-            }
-            .buffer_len()
-            .expect_err("a non-canonical uuid is refused");
-            return Err(PublishError::Encode(e));
+        if !is_canonical_uuid(uuid.as_bytes()) {
+            return Err(PublishError::NotACanonicalUuid(uuid.clone()));
         }
         let streams = config.streams.len();
         let index = config.index_stream.as_ref().map(|_| SlotIndex::default());
@@ -348,6 +344,7 @@ impl Publisher {
             row_bytes: Vec::new(),
             latest: vec![None; streams],
             index,
+            last_ts: 0,
             intervals_since_full: 0,
             lose_next_rows: false,
         });
@@ -368,6 +365,7 @@ impl Publisher {
         let Some(i) = s.config.streams.iter().position(|n| n == stream) else {
             return Err(PublishError::UnknownStream(stream.to_string()));
         };
+        s.last_ts = s.last_ts.max(ts);
         let at = s.row_bytes.len();
         s.row_bytes.extend_from_slice(row);
         s.pending.push((i, ts, wall_offset, at..at + row.len()));
@@ -541,13 +539,14 @@ impl Publisher {
         frames
     }
 
-    /// The index frame a source sends now, if any: a `Full` when `full` or
-    /// due, else a `Delta` when slots changed.
-    fn index_frame(&mut self, i: usize, full: bool) -> Option<Vec<u8>> {
+    /// The index frame a source sends now, if any: a `Full` when a
+    /// connection is `opening` or one is due, else a `Delta` when slots
+    /// changed.
+    fn index_frame(&mut self, i: usize, opening: bool) -> Option<Vec<u8>> {
         let s = &mut self.sources[i];
         let index = s.index.as_mut()?;
         s.intervals_since_full += 1;
-        let full = full || s.intervals_since_full >= self.config.full_every;
+        let full = opening || s.intervals_since_full >= self.config.full_every;
         if !full && index.changed.is_empty() {
             return None;
         }
@@ -561,12 +560,21 @@ impl Publisher {
         self.rules
             .index(i as u32, kind)
             .expect("the opening sequence sends a Full first");
+        // Rule 5: a row is read against entries at or before its timestamp,
+        // so the entry is stamped no later than any row sent after it: the
+        // latest of every stream on an opening, this interval's otherwise.
+        let ts = if opening {
+            s.latest.iter().flatten().map(|l| l.0).min()
+        } else {
+            s.pending.iter().map(|p| p.1).min()
+        }
+        .unwrap_or(s.last_ts);
         let mut buf = self.queue.buffer();
         encode_into(
             &Frame::Index(Index {
                 source: i as u32,
                 stream: s.config.index_stream.as_deref().unwrap_or_default(),
-                ts: s.pending.last().map_or(0, |p| p.1),
+                ts,
                 kind,
                 state: index.hash.state(),
                 blob: &blob,
@@ -657,19 +665,6 @@ fn build_rows<'r>(
     let len = b.finish().expect("a started frame finishes");
     buf.truncate(len);
     n
-}
-
-fn is_canonical(uuid: &str) -> bool {
-    Handshake {
-        source: 0,
-        uuid: Some(uuid),
-        labels: Map::EMPTY,
-        metadata: Map::EMPTY,
-        clock_anchor_wall_ns: 0,
-        complete: false,
-    }
-    .buffer_len()
-    .is_ok()
 }
 
 fn wall_now_ns() -> i64 {

@@ -370,3 +370,65 @@ fn over_a_unix_socket_every_row_arrives() {
     assert_eq!(applied.rows, 150);
     assert_eq!(applied.rows, p.stats().rows_queued);
 }
+
+#[test]
+fn an_index_entry_is_stamped_no_later_than_the_rows_after_it() {
+    // Rule 5: rows are read against entries at or before their timestamps.
+    let (mut p, cpu, mem) = agent(PublisherConfig {
+        full_every: 3,
+        ..PublisherConfig::default()
+    });
+    let queue = p.queue();
+    queue.connected();
+    for ts in 0..20 {
+        interval(&mut p, cpu, mem, 1000 + ts);
+    }
+    let bytes = drain(&queue);
+    let mut r = FrameReader::new(&bytes[..]).unwrap();
+    let mut entry_ts = None;
+    let mut checked = 0;
+    while let Some(f) = r.next_frame().unwrap() {
+        match f {
+            Frame::Index(i) => entry_ts = Some(i.ts),
+            Frame::Rows(rows) if rows.source == 0 => {
+                if let Some(e) = entry_ts.take() {
+                    for row in rows.rows {
+                        assert!(e <= row.ts, "entry at {e}, row at {}", row.ts);
+                        checked += 1;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    assert!(checked > 10);
+}
+
+#[test]
+fn a_source_with_a_bad_uuid_is_refused_at_declaration() {
+    let mut p = Publisher::new(PublisherConfig::default());
+    let e = p
+        .add_source(SourceConfig::new().uuid("NOT-CANONICAL"))
+        .unwrap_err();
+    assert!(e.to_string().contains("not canonical"), "{e}");
+    // A minted one is canonical, and differs each time.
+    p.add_source(SourceConfig::new()).unwrap();
+    p.add_source(SourceConfig::new()).unwrap();
+    let queue = p.queue();
+    queue.connected();
+    p.end_interval();
+    let bytes = drain(&queue);
+    let mut r = FrameReader::new(&bytes[..]).unwrap();
+    let mut uuids = Vec::new();
+    while let Some(f) = r.next_frame().unwrap() {
+        if let Frame::Handshake(h) = f {
+            uuids.push(h.uuid.expect("minted").to_string());
+        }
+    }
+    assert_eq!(uuids.len(), 2);
+    assert_ne!(uuids[0], uuids[1]);
+    assert!(
+        uuids.iter().all(|u| &u[14..15] == "4"),
+        "version 4: {uuids:?}"
+    );
+}
