@@ -25,6 +25,12 @@ pub mod kind {
     pub const CLOCK_OFFSET: u8 = 5;
     /// [`SourceUpdate`](crate::SourceUpdate), added in dendro 0.6.1 (NOTES.md).
     pub const SOURCE_UPDATE: u8 = 6;
+
+    /// Whether this build reads frames of `kind`; any other is skipped
+    /// (WIRE.md §7).
+    pub const fn is_known(kind: u8) -> bool {
+        HANDSHAKE <= kind && kind <= SOURCE_UPDATE
+    }
 }
 
 /// The frame's name for a kind byte, as WIRE.md writes it.
@@ -228,7 +234,7 @@ impl Encode for Unknown<'_> {
     }
 
     fn payload_len(&self, _at: usize) -> Result<usize, Error> {
-        if (kind::HANDSHAKE..=kind::SOURCE_UPDATE).contains(&self.0) {
+        if kind::is_known(self.0) {
             return Err(Error::encode(
                 Rule::KnownKindAsUnknown,
                 Field::FrameKind,

@@ -140,7 +140,7 @@ impl<R: Read> FrameReader<R> {
             }
             let at = self.start;
             let frame_kind = self.buf[at + 4];
-            if !(kind::HANDSHAKE..=kind::SOURCE_UPDATE).contains(&frame_kind) {
+            if !kind::is_known(frame_kind) {
                 self.unknown += 1;
                 if !self.yield_unknown {
                     self.frames += 1;
