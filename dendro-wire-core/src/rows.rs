@@ -355,7 +355,7 @@ fn write_row(dst: &mut [u8], row: &Row<'_>) -> Option<()> {
     let (len, rest) = dst.split_first_chunk_mut::<LEN_BYTES>()?;
     *len = (row.stream.len() as u32).to_le_bytes();
     let (name, rest) = rest.split_at_mut_checked(row.stream.len())?;
-    name.copy_from_slice(row.stream.as_bytes());
+    (name.len() == row.stream.len()).then(|| name.copy_from_slice(row.stream.as_bytes()))?;
     let (tail, rest) = rest.split_first_chunk_mut::<TAIL_BYTES>()?;
     tail.copy_from_slice(
         RowTail {
@@ -365,11 +365,7 @@ fn write_row(dst: &mut [u8], row: &Row<'_>) -> Option<()> {
         }
         .as_bytes(),
     );
-    if rest.len() != row.row.len() {
-        return None;
-    }
-    rest.copy_from_slice(row.row);
-    Some(())
+    (rest.len() == row.row.len()).then(|| rest.copy_from_slice(row.row))
 }
 
 impl Encode for Rows<'_> {
@@ -475,6 +471,7 @@ impl<'b> RowsBuilder<'b> {
     }
 
     /// Append one row. On any error the frame is left as it was.
+    #[inline]
     pub fn push(&mut self, row: &Row<'_>) -> Result<(), Error> {
         let end = self.len.saturating_add(row.encoded_len());
         let err = |rule, field| Error::encode(rule, field, self.len).in_frame(kind::ROWS);
@@ -485,14 +482,20 @@ impl<'b> RowsBuilder<'b> {
             };
             return Err(err(rule, Field::Length).at_item(self.count));
         }
-        if end > self.buf.len() {
+        let have = self.buf.len();
+        let Some(dst) = self.buf.get_mut(self.len..end) else {
+            let rule = Rule::BufferTooSmall { needed: end, have };
+            return Err(err(rule, Field::Row).at_item(self.count));
+        };
+        if write_row(dst, row).is_none() {
+            // `dst` is the row's size, so this is unreachable; said, not
+            // panicked, if layout and size ever disagreed.
             let rule = Rule::BufferTooSmall {
-                needed: end,
-                have: self.buf.len(),
+                needed: row.encoded_len(),
+                have: end - self.len,
             };
             return Err(err(rule, Field::Row).at_item(self.count));
         }
-        emit_row(&mut Out::new(self.buf, self.len), row).map_err(|e| e.in_frame(kind::ROWS))?;
         self.len = end;
         self.count += 1;
         Ok(())
