@@ -68,6 +68,8 @@ mod frame;
 mod handshake;
 mod index;
 mod index_state;
+#[cfg(feature = "embedded-io")]
+pub mod io;
 mod layout;
 mod map;
 mod preamble;

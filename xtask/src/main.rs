@@ -51,6 +51,10 @@ commands:
            measure ours, dendro 0.6.1 and memcpy on the same bytes; print one table
 ";
 
+/// The core's optional features, checked and tested in every CI run: they
+/// add no heavy build.
+const CORE_FEATURES: &str = "dendro-wire-core/embedded-io-async";
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -88,6 +92,8 @@ fn ci() -> Result<(), String> {
             "clippy",
             "--workspace",
             "--all-targets",
+            "--features",
+            CORE_FEATURES,
             "--",
             "-D",
             "warnings",
@@ -109,7 +115,23 @@ fn ci() -> Result<(), String> {
             "warnings",
         ]),
     )?;
-    run("tests", cargo().args(["test", "--workspace"]))?;
+    run(
+        "tests",
+        cargo().args(["test", "--workspace", "--features", CORE_FEATURES]),
+    )?;
+    run(
+        "the firmware example",
+        cargo().args([
+            "run",
+            "--quiet",
+            "-p",
+            "dendro-wire-core",
+            "--example",
+            "firmware_agent",
+            "--features",
+            "embedded-io",
+        ]),
+    )?;
     run(
         "tests against dendro's archive side",
         cargo().args([

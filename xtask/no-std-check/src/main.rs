@@ -47,9 +47,18 @@ fn exercise(buf: &mut [u8; 512]) -> usize {
     }
     let Ok(len) = rows.finish() else { return 0 };
     let end = at + len;
+    // The same frame again, through embedded-io into the rest of the buffer.
+    let (stream, rest) = buf.split_at_mut(end);
+    let mut tx: &mut [u8] = rest;
+    let mut scratch = [0u8; 128];
+    if let Ok(Status::Complete((frame, _))) = decode(&stream[at..]) {
+        if dendro_wire_core::io::write_frame(&mut tx, &frame, &mut scratch).is_err() {
+            return 0;
+        }
+    }
     let mut n = 0;
-    if let Ok(Status::Complete(p)) = check_preamble(&buf[..end]) {
-        if let Ok(Status::Complete((frame, used))) = decode(&buf[p..end]) {
+    if let Ok(Status::Complete(p)) = check_preamble(&stream[..end]) {
+        if let Ok(Status::Complete((frame, used))) = decode(&stream[p..end]) {
             let _ = subscriber.admit(&frame);
             if let Frame::Rows(r) = frame {
                 n = used + r.rows.iter().count() + (hash.state().0 as usize & 1);

@@ -1,0 +1,198 @@
+//! Frames over `embedded-io` (feature `embedded-io`) and `embedded-io-async`
+//! (feature `embedded-io-async`): a device reads a stream into one buffer it
+//! owns and writes frames from one it owns. Still no_std, no alloc.
+//!
+//! ```
+//! # #[cfg(feature = "embedded-io")] {
+//! use dendro_wire_core::io::{read_frame, read_preamble, write_frame, write_preamble};
+//! use dendro_wire_core::{ClockOffset, Decoder, Frame};
+//!
+//! // A "UART": embedded-io's Write for a byte slice.
+//! let mut wire = [0u8; 64];
+//! let mut tx: &mut [u8] = &mut wire;
+//! let mut scratch = [0u8; 32];
+//! write_preamble(&mut tx).unwrap();
+//! let frame = Frame::ClockOffset(ClockOffset { source: 0, ts: 1, offset_ns: 2 });
+//! write_frame(&mut tx, &frame, &mut scratch).unwrap();
+//! let sent = 64 - tx.len();
+//!
+//! let mut rx: &[u8] = &wire[..sent];
+//! let mut buf = [0u8; 32];
+//! read_preamble(&mut rx).unwrap();
+//! let got = read_frame(&mut rx, &mut buf, &Decoder::new()).unwrap();
+//! assert_eq!(got, Some(frame));
+//! assert_eq!(read_frame(&mut rx, &mut buf, &Decoder::new()).unwrap(), None);
+//! # }
+//! ```
+
+use core::fmt;
+
+use crate::error::{Error, Field, Rule};
+use crate::frame::{Decoder, Frame, Status};
+use crate::preamble::{check_preamble, emit_preamble, PREAMBLE_BYTES};
+use crate::LENGTH_PREFIX_BYTES;
+
+/// Why a frame could not be read or written over a device's I/O.
+#[derive(Debug, PartialEq, Eq)]
+pub enum IoError<E> {
+    /// The device's I/O failed.
+    Io(E),
+    /// The bytes broke a rule, or a frame does not fit the buffer given.
+    Wire(Error),
+    /// The stream ended inside the preamble or a frame (its length prefix
+    /// included): a lost frame, not the end.
+    Truncated {
+        /// The bytes the preamble or frame needed.
+        needed: usize,
+        /// The bytes that arrived.
+        have: usize,
+    },
+}
+
+impl<E: fmt::Debug> fmt::Display for IoError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IoError::Io(e) => write!(f, "the device's I/O failed: {e:?}"),
+            IoError::Wire(e) => write!(f, "{e}"),
+            IoError::Truncated { needed, have } => write!(
+                f,
+                "the stream ends inside a frame: {have} of {needed} byte(s) arrived"
+            ),
+        }
+    }
+}
+
+impl<E: fmt::Debug> core::error::Error for IoError<E> {}
+
+/// The frame's whole length from its prefix, refused if it does not fit
+/// `buf` (the device's limit) or breaks the decoder's.
+fn whole_len<E>(prefix: &[u8], buf_len: usize, decoder: &Decoder) -> Result<usize, IoError<E>> {
+    let total = match decoder.frame_len(prefix).map_err(IoError::Wire)? {
+        Status::Complete(total) => total,
+        Status::Incomplete { needed } => {
+            return Err(IoError::Truncated {
+                needed: prefix.len() + needed,
+                have: prefix.len(),
+            })
+        }
+    };
+    if total > buf_len {
+        return Err(IoError::Wire(Error::decode(
+            Rule::FrameTooLarge {
+                len: total - LENGTH_PREFIX_BYTES,
+                limit: buf_len.saturating_sub(LENGTH_PREFIX_BYTES) as u32,
+            },
+            Field::Length,
+            0,
+        )));
+    }
+    Ok(total)
+}
+
+/// Decode a frame whose bytes are all in `buf`.
+fn decoded<'b, E>(buf: &'b [u8], decoder: &Decoder) -> Result<Frame<'b>, IoError<E>> {
+    match decoder.decode(buf).map_err(IoError::Wire)? {
+        Status::Complete((frame, _)) => Ok(frame),
+        Status::Incomplete { needed } => Err(IoError::Truncated {
+            needed: buf.len() + needed,
+            have: buf.len(),
+        }),
+    }
+}
+
+/// The preamble's bytes checked, once `have` of them arrived.
+fn preamble_read<E>(preamble: &[u8], have: usize) -> Result<(), IoError<E>> {
+    check_preamble(&preamble[..have]).map_err(IoError::Wire)?;
+    if have < PREAMBLE_BYTES {
+        return Err(IoError::Truncated {
+            needed: PREAMBLE_BYTES,
+            have,
+        });
+    }
+    Ok(())
+}
+
+/// The same functions for `embedded-io` and `embedded-io-async`: the traits
+/// differ, and the async ones are awaited (`$aw` is `.await` or nothing).
+macro_rules! device_io {
+    ($read:path, $write:path, $($async:ident)? ; $($aw:tt)*) => {
+        /// Fill `buf` from the reader until it is full or the stream ends;
+        /// the bytes read.
+        $($async)? fn fill<R: $read>(r: &mut R, buf: &mut [u8]) -> Result<usize, IoError<R::Error>> {
+            let mut have = 0;
+            while have < buf.len() {
+                match r.read(&mut buf[have..])$($aw)*.map_err(IoError::Io)? {
+                    0 => break,
+                    n => have += n,
+                }
+            }
+            Ok(have)
+        }
+
+        /// Read and check the preamble.
+        pub $($async)? fn read_preamble<R: $read>(r: &mut R) -> Result<(), IoError<R::Error>> {
+            let mut preamble = [0u8; PREAMBLE_BYTES];
+            let have = fill(r, &mut preamble)$($aw)*?;
+            preamble_read(&preamble, have)
+        }
+
+        /// Read the next frame into `buf` and decode it there; `None` at a
+        /// clean end (a frame boundary). A frame larger than `buf` is
+        /// refused from its length prefix, before its bytes are read.
+        pub $($async)? fn read_frame<'b, R: $read>(
+            r: &mut R,
+            buf: &'b mut [u8],
+            decoder: &Decoder,
+        ) -> Result<Option<Frame<'b>>, IoError<R::Error>> {
+            let mut prefix = [0u8; LENGTH_PREFIX_BYTES];
+            match fill(r, &mut prefix)$($aw)*? {
+                0 => return Ok(None),
+                LENGTH_PREFIX_BYTES => {}
+                have => {
+                    return Err(IoError::Truncated {
+                        needed: LENGTH_PREFIX_BYTES,
+                        have,
+                    })
+                }
+            }
+            let total = whole_len(&prefix, buf.len(), decoder)?;
+            let frame = &mut buf[..total];
+            frame[..LENGTH_PREFIX_BYTES].copy_from_slice(&prefix);
+            let have = LENGTH_PREFIX_BYTES + fill(r, &mut frame[LENGTH_PREFIX_BYTES..])$($aw)*?;
+            if have < total {
+                return Err(IoError::Truncated {
+                    needed: total,
+                    have,
+                });
+            }
+            decoded(&buf[..total], decoder).map(Some)
+        }
+
+        /// Write the preamble.
+        pub $($async)? fn write_preamble<W: $write>(w: &mut W) -> Result<(), IoError<W::Error>> {
+            let mut preamble = [0u8; PREAMBLE_BYTES];
+            emit_preamble(&mut preamble).map_err(IoError::Wire)?;
+            w.write_all(&preamble)$($aw)*.map_err(IoError::Io)
+        }
+
+        /// Encode `frame` into `scratch` and write it.
+        pub $($async)? fn write_frame<W: $write>(
+            w: &mut W,
+            frame: &Frame<'_>,
+            scratch: &mut [u8],
+        ) -> Result<(), IoError<W::Error>> {
+            let n = frame.emit(scratch).map_err(IoError::Wire)?;
+            w.write_all(&scratch[..n])$($aw)*.map_err(IoError::Io)
+        }
+    };
+}
+
+device_io!(embedded_io::Read, embedded_io::Write, ;);
+
+/// The same functions over `embedded-io-async`.
+#[cfg(feature = "embedded-io-async")]
+pub mod asynch {
+    use super::*;
+
+    device_io!(embedded_io_async::Read, embedded_io_async::Write, async; .await);
+}
