@@ -122,6 +122,46 @@ impl<R: Read> FrameReader<R> {
     /// stream, for a caller whose own checks (the subscriber's rules, say)
     /// must say where a frame broke them while it still holds the frame.
     pub fn next_frame_at(&mut self) -> Result<Option<(Frame<'_>, Position)>, ReadError> {
+        let Some((range, at)) = self.next_raw()? else {
+            return Ok(None);
+        };
+        self.decode(range, at).map(|frame| Some((frame, at)))
+    }
+
+    /// [`next_frame`](Self::next_frame), with the frame's own bytes (length
+    /// prefix included), for a caller that forwards frames untouched: a
+    /// filter looks at the view and writes the bytes.
+    pub fn next_frame_with_bytes(&mut self) -> Result<Option<(Frame<'_>, &[u8])>, ReadError> {
+        let Some((range, at)) = self.next_raw()? else {
+            return Ok(None);
+        };
+        let frame = self.decode(range.clone(), at)?;
+        Ok(Some((frame, &self.buf[range])))
+    }
+
+    /// Decode the frame at `range` of the buffer, an error naming it `at`.
+    fn decode(&self, range: std::ops::Range<usize>, at: Position) -> Result<Frame<'_>, ReadError> {
+        match self.decoder.decode(&self.buf[range]) {
+            Ok(Status::Complete((frame, _))) => Ok(frame),
+            Ok(Status::Incomplete { needed }) => Err(ReadError {
+                // A whole frame is buffered, so this does not happen; if it
+                // did, it would be a truncation, said as one.
+                kind: ReadErrorKind::Truncated { needed, have: 0 },
+                frame: at.frame,
+                offset: at.offset,
+            }),
+            Err(e) => Err(ReadError {
+                kind: ReadErrorKind::Malformed(e),
+                frame: at.frame,
+                offset: at.offset,
+            }),
+        }
+    }
+
+    /// The next frame to hand out, whole in the buffer and consumed: where
+    /// it lies and where it stood in the stream. Unknown kinds are skipped
+    /// here unless asked for.
+    fn next_raw(&mut self) -> Result<Option<(std::ops::Range<usize>, Position)>, ReadError> {
         loop {
             let total = loop {
                 match self.decoder.frame_len(self.buffered()) {
@@ -138,30 +178,20 @@ impl<R: Read> FrameReader<R> {
                 let needed = total - (self.end - self.start);
                 self.fill_or_truncated(needed)?;
             }
-            let at = self.start;
-            let frame_kind = self.buf[at + 4];
-            if !kind::is_known(frame_kind) {
+            let start = self.start;
+            let at = Position {
+                frame: self.frames + 1,
+                offset: self.offset,
+            };
+            self.frames += 1;
+            self.consume(total);
+            if !kind::is_known(self.buf[start + 4]) {
                 self.unknown += 1;
                 if !self.yield_unknown {
-                    self.frames += 1;
-                    self.consume(total);
                     continue;
                 }
             }
-            let (frame, offset) = (self.frames + 1, self.offset);
-            self.frames += 1;
-            self.consume(total);
-            return match self.decoder.decode(&self.buf[at..at + total]) {
-                Ok(Status::Complete((decoded, _))) => {
-                    Ok(Some((decoded, Position { frame, offset })))
-                }
-                Ok(Status::Incomplete { .. }) => unreachable!("a whole frame is buffered"),
-                Err(e) => Err(ReadError {
-                    kind: ReadErrorKind::Malformed(e),
-                    frame,
-                    offset,
-                }),
-            };
+            return Ok(Some((start..start + total, at)));
         }
     }
 

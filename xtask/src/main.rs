@@ -132,6 +132,7 @@ fn ci() -> Result<(), String> {
             "embedded-io",
         ]),
     )?;
+    filter_example()?;
     run(
         "tests against dendro's archive side",
         cargo().args([
@@ -308,4 +309,57 @@ fn fuzz(args: &[String]) -> Result<(), String> {
             &target,
         ]),
     )
+}
+
+/// The filter example on the committed sample, its output checked by the
+/// tool: only source 1's frames (and the unknown one) remain, and the result
+/// is a stream the subscriber's rules accept.
+fn filter_example() -> Result<(), String> {
+    eprintln!("==> the filter example");
+    let sample = std::fs::File::open(root().join("testdata/sample.dwr"))
+        .map_err(|e| format!("testdata/sample.dwr: {e}"))?;
+    let filtered = cargo()
+        .args([
+            "run",
+            "--quiet",
+            "-p",
+            "dendro-wire-std",
+            "--example",
+            "filter",
+            "--",
+            "1",
+        ])
+        .stdin(sample)
+        .output()
+        .map_err(|e| format!("the filter example: {e}"))?;
+    if !filtered.status.success() {
+        return Err(format!(
+            "the filter example failed: {}",
+            String::from_utf8_lossy(&filtered.stderr)
+        ));
+    }
+    let path = root().join("target/filter-example.dwr");
+    std::fs::write(&path, &filtered.stdout).map_err(|e| e.to_string())?;
+    let check = cargo()
+        .args([
+            "run",
+            "--quiet",
+            "--bin",
+            "dendro-wire",
+            "--",
+            "check",
+            "--json",
+        ])
+        .arg(&path)
+        .output()
+        .map_err(|e| format!("dendro-wire check: {e}"))?;
+    let summary = String::from_utf8_lossy(&check.stdout);
+    let want = r#""frames":6,"sources":1,"index_entries":0,"rows_applied":1"#;
+    if !check.status.success() || !summary.contains(want) {
+        return Err(format!(
+            "the filtered sample does not check as expected: {summary}{}",
+            String::from_utf8_lossy(&check.stderr)
+        ));
+    }
+    Ok(())
 }
