@@ -22,6 +22,8 @@ mod reader;
 #[cfg(feature = "serde")]
 mod serde_form;
 mod subscriber;
+#[cfg(feature = "tokio")]
+pub mod tokio;
 pub mod transport;
 mod writer;
 

@@ -51,9 +51,9 @@ commands:
            measure ours, dendro 0.6.1 and memcpy on the same bytes; print one table
 ";
 
-/// The core's optional features, checked and tested in every CI run: they
-/// add no heavy build.
-const CORE_FEATURES: &str = "dendro-wire-core/embedded-io-async";
+/// The optional features checked and tested in every CI run with the rest
+/// (the archive feature, a heavy build, has steps of its own).
+const CORE_FEATURES: &str = "dendro-wire-core/embedded-io-async dendro-wire-std/tokio";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -133,6 +133,19 @@ fn ci() -> Result<(), String> {
         ]),
     )?;
     filter_example()?;
+    run(
+        "the tokio example",
+        cargo().args([
+            "run",
+            "--quiet",
+            "-p",
+            "dendro-wire-std",
+            "--example",
+            "tokio_subscriber",
+            "--features",
+            "tokio",
+        ]),
+    )?;
     run(
         "tests against dendro's archive side",
         cargo().args([
