@@ -8,6 +8,15 @@ use crate::frame::{encodable, kind, Decode, Encode};
 use crate::layout::ClockOffsetBody;
 
 /// One clock-drift observation, bound for `clock_offsets`.
+///
+/// ```
+/// use dendro_wire_core::ClockOffset;
+///
+/// let mut buf = [0u8; 25];
+/// let n = ClockOffset { source: 0, ts: 10, offset_ns: -3 }.emit(&mut buf)?;
+/// assert_eq!(n, 25); // 4 of length, 1 of kind, 20 of payload
+/// # Ok::<(), dendro_wire_core::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClockOffset {
     /// Which source, by handshake ordinal.

@@ -12,6 +12,20 @@ use crate::frame::kind_name;
 /// the [`Field`] being read or written, the byte offset of that field within
 /// the frame (the length prefix is byte 0; for the preamble, the stream's
 /// first byte), and, for a `Rows` row or a map entry, its index.
+///
+/// ```
+/// use dendro_wire_core::{decode, Field, Rule};
+///
+/// // A ClockOffset (kind 5) with one byte too many.
+/// let mut bytes = vec![22, 0, 0, 0, 5];
+/// bytes.extend_from_slice(&[0; 21]);
+/// let err = decode(&bytes).unwrap_err();
+/// assert_eq!((err.rule(), err.field(), err.offset()), (Rule::TrailingBytes { count: 1 }, Field::Payload, 25));
+/// assert_eq!(
+///     err.to_string(),
+///     "malformed ClockOffset frame: `payload` at byte 25: 1 byte(s) left over after the last field"
+/// );
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Error {
     rule: Rule,

@@ -142,6 +142,19 @@ pub(crate) use encodable;
 /// A frame of a kind this crate does not know is [`Frame::Unknown`], not an
 /// error (WIRE.md §7): a caller skips it, counts it, or forwards it
 /// untouched.
+///
+/// ```
+/// use dendro_wire_core::{decode, Frame, Status};
+///
+/// // A frame of a kind from a newer publisher: skipped, counted, or forwarded.
+/// let bytes = [4, 0, 0, 0, 42, 1, 2, 3];
+/// let Status::Complete((frame, n)) = decode(&bytes)? else { unreachable!() };
+/// assert_eq!(frame, Frame::Unknown { kind: 42, payload: &[1, 2, 3] });
+/// let mut out = [0u8; 8];
+/// assert_eq!(frame.emit(&mut out)?, n);
+/// assert_eq!(out, bytes);
+/// # Ok::<(), dendro_wire_core::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Frame<'a> {
     /// Kind 1: a source's identity and the ordinal later frames carry.
@@ -269,6 +282,15 @@ pub enum Status<T> {
 /// It keeps no state between calls: give it the bytes you have, starting at
 /// a frame boundary, and it returns a frame with the bytes it consumed, or
 /// how many more it needs, or the rule the bytes broke.
+///
+/// ```
+/// use dendro_wire_core::{Decoder, Rule};
+///
+/// // A device with a 4 KiB buffer refuses longer frames from the prefix.
+/// let decoder = Decoder::new().with_max_frame_bytes(4096 - 4);
+/// let err = decoder.decode(&100_000u32.to_le_bytes()).unwrap_err();
+/// assert_eq!(err.rule(), Rule::FrameTooLarge { len: 100_000, limit: 4092 });
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Decoder {
     max_frame_bytes: u32,

@@ -12,6 +12,25 @@ use crate::map::Map;
 ///
 /// The ordinal is unique within one connection and reassigned from zero on a
 /// reconnect; the `uuid` is the identity across connections and files.
+///
+/// ```
+/// use dendro_wire_core::{decode, Frame, Handshake, Map, Status};
+///
+/// let hs = Handshake {
+///     source: 0,
+///     uuid: Some("3f2b1c4d-0000-4000-8000-00000000abcd"),
+///     labels: Map::from_pairs(&[("host", "web-01")]),
+///     metadata: Map::from_pairs(&[("encoder", "v3")]),
+///     clock_anchor_wall_ns: 1_700_000_000_000_000_000,
+///     complete: false,
+/// };
+/// let mut buf = [0u8; 128];
+/// let n = hs.emit(&mut buf)?;
+/// let Status::Complete((Frame::Handshake(back), _)) = decode(&buf[..n])? else { unreachable!() };
+/// assert_eq!(back, hs);
+/// assert_eq!(back.labels.get("host"), Some("web-01"));
+/// # Ok::<(), dendro_wire_core::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Handshake<'a> {
     /// The ordinal later frames name this source by.

@@ -43,6 +43,23 @@ impl IndexKind {
 /// `blob` is opaque and stays opaque; `state` is the publisher's hash of the
 /// complete slot set after this entry is applied, and is the only thing a
 /// subscriber compares.
+///
+/// ```
+/// use dendro_wire_core::{Index, IndexKind, SlotSetHash};
+///
+/// let mut slots = SlotSetHash::new();
+/// slots.insert(b"cpu0");
+/// let entry = Index {
+///     source: 0,
+///     stream: "cpu/slots",
+///     ts: 1_000,
+///     kind: IndexKind::Full,
+///     state: slots.state(),
+///     blob: b"cpu0",
+/// };
+/// assert_eq!(entry.buffer_len()?, 4 + 1 + 4 + (4 + 9) + 8 + 1 + 16 + (4 + 4));
+/// # Ok::<(), dendro_wire_core::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Index<'a> {
     /// Which source, by handshake ordinal.

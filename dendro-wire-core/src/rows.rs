@@ -13,6 +13,13 @@ use crate::layout::{FrameHead, RowTail, RowsHead};
 use crate::MAX_FRAME_BYTES;
 
 /// One observation of a `Rows` frame.
+///
+/// ```
+/// use dendro_wire_core::Row;
+///
+/// let row = Row { stream: "cpu/usage", ts: 1, wall_offset: 0, row: &[0; 32] };
+/// assert_eq!(row.encoded_len(), 4 + 9 + 20 + 32);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Row<'a> {
     /// The stream it belongs to; one frame may span a source's streams.
@@ -267,6 +274,22 @@ impl ExactSizeIterator for RowIter<'_> {}
 /// contiguous per source, so a gap means frames lost and nothing else.
 /// `index_state` is the state the rows were built against; a subscriber
 /// holding another skips them (rule 9).
+///
+/// ```
+/// use dendro_wire_core::{decode, Frame, Row, RowList, Rows, Status, NO_INDEX_STATE};
+///
+/// let rows = [
+///     Row { stream: "cpu/usage", ts: 1, wall_offset: 0, row: &[1, 2] },
+///     Row { stream: "mem/used", ts: 1, wall_offset: 0, row: &[3] },
+/// ];
+/// let frame = Rows { source: 0, seq: 9, index_state: NO_INDEX_STATE, rows: RowList::from_slice(&rows) };
+/// let mut buf = [0u8; 128];
+/// let n = frame.emit(&mut buf)?;
+/// let Status::Complete((Frame::Rows(back), _)) = decode(&buf[..n])? else { unreachable!() };
+/// let streams: Vec<&str> = back.rows.iter().map(|r| r.stream).collect();
+/// assert_eq!(streams, ["cpu/usage", "mem/used"]);
+/// # Ok::<(), dendro_wire_core::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rows<'a> {
     /// Which source, by handshake ordinal.

@@ -11,6 +11,19 @@ use crate::layout::SegmentMeta;
 ///
 /// `rows`, `first_ts` and `last_ts` describe the segment, never the rows
 /// that produced it; `bytes` is one parquet file, passed through unchanged.
+///
+/// ```
+/// use dendro_wire_core::Segment;
+///
+/// let parquet = b"PAR1...PAR1";
+/// let segment = Segment {
+///     source: 0, stream: "cpu/usage", rows: 5_000, first_ts: 0, last_ts: 4_999,
+///     bytes: parquet, caller_index: None,
+/// };
+/// let mut buf = vec![0u8; segment.buffer_len()?];
+/// segment.emit(&mut buf)?;
+/// # Ok::<(), dendro_wire_core::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Segment<'a> {
     /// Which source, by handshake ordinal.

@@ -14,6 +14,21 @@ use crate::map::Map;
 /// Both maps are whole, not the changed keys: a subscriber replaces its
 /// copy's with them, keeping its own `encoder` and `writer_sessions`
 /// metadata keys.
+///
+/// ```
+/// use dendro_wire_core::{Map, Rule, SourceUpdate};
+///
+/// let update = SourceUpdate {
+///     source: 0,
+///     ts: 1_700_000_000_000_000_000,
+///     labels: Map::from_pairs(&[("host", "web-01"), ("rack", "r7")]),
+///     metadata: Map::EMPTY,
+/// };
+/// assert!(update.buffer_len().is_ok());
+/// // Maps are given in key order; out of order is refused, not sorted.
+/// let bad = SourceUpdate { labels: Map::from_pairs(&[("rack", "r7"), ("host", "web-01")]), ..update };
+/// assert_eq!(bad.buffer_len().unwrap_err().rule(), Rule::KeysNotAscending);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SourceUpdate<'a> {
     /// Which source, by handshake ordinal.

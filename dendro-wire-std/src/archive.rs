@@ -59,6 +59,22 @@ impl SegmentEncoder for RawRowsEncoder {
 
 /// One archive, written by one dendro `Writer`, shared by every connection
 /// that lands in it.
+///
+/// ```no_run
+/// use dendro_wire_std::archive::SharedArchive;
+/// use dendro_wire_std::{FrameReader, Subscriber};
+///
+/// let archive = SharedArchive::create("copy.dendro".as_ref(), "dendro-wire-agent-1")?;
+/// let mut subscriber = Subscriber::new(archive.connection());
+/// let capture = std::fs::File::open("agent.dwr")?;
+/// let mut reader = FrameReader::new(capture)?;
+/// while let Some(frame) = reader.next_frame()? {
+///     subscriber.apply(&frame)?;
+/// }
+/// subscriber.finish()?;
+/// archive.finish()?; // everything committed; open it with dendro::archive::Archive
+/// # Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
+/// ```
 #[derive(Clone)]
 pub struct SharedArchive {
     writer: Arc<Mutex<Writer>>,

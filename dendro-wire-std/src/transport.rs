@@ -256,6 +256,40 @@ pub fn serve<R: Read, S: Sink>(
 
 /// A TCP listener serving many publishers at once, one thread each, each
 /// connection into its own sink from `make_sink`.
+///
+/// ```
+/// use std::net::TcpListener;
+/// use std::sync::{atomic::AtomicBool, Arc};
+/// use std::time::Duration;
+/// use dendro_wire_std::transport::{publish_tcp, Backoff, Server};
+/// use dendro_wire_std::{CountingSink, Publisher, PublisherConfig, SourceConfig};
+///
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// let server = Server::start(
+///     TcpListener::bind("127.0.0.1:0")?,
+///     |_| CountingSink::default(),
+///     16,
+///     None,
+///     move |_, _sink, applied, _result| tx.send(applied).unwrap(),
+/// )?;
+///
+/// let mut publisher = Publisher::new(PublisherConfig::default());
+/// let s = publisher.add_source(SourceConfig::new().stream("x"))?;
+/// let queue = publisher.queue();
+/// let stop = Arc::new(AtomicBool::new(false));
+/// let transport = publish_tcp(queue.clone(), server.local_addr(), Backoff::default(), stop);
+/// while queue.stats().connections == 0 { std::thread::sleep(Duration::from_millis(1)); }
+/// for ts in 0..10 {
+///     publisher.observe(s, "x", ts, 0, &[1])?;
+///     publisher.end_interval();
+/// }
+/// queue.close();
+/// transport.join().unwrap()?;
+/// let applied = rx.recv()?;
+/// assert_eq!(applied.rows, 10);
+/// server.shutdown(Duration::from_secs(5));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Server {
     addr: SocketAddr,
     stop: Arc<AtomicBool>,

@@ -15,6 +15,24 @@ use crate::owned::OwnedFrame;
 /// Frames are encoded into one reusable buffer and written with one
 /// `write_all` each; the writer does not buffer across frames, so wrap a
 /// socket in a `BufWriter` when frames are small and many.
+///
+/// ```
+/// use dendro_wire_core::{Frame, Row, ClockOffset, NO_INDEX_STATE};
+/// use dendro_wire_std::{FrameReader, FrameWriter, OwnedFrame};
+///
+/// let mut w = FrameWriter::new(Vec::new())?;
+/// w.write_frame(&Frame::ClockOffset(ClockOffset { source: 0, ts: 1, offset_ns: 0 }))?;
+/// w.write_owned(&OwnedFrame::ClockOffset { source: 0, ts: 2, offset_ns: 0 })?;
+/// let rows = (0..3).map(|i| Row { stream: "cpu/usage", ts: i, wall_offset: 0, row: &[0; 8] });
+/// w.write_rows(0, 0, NO_INDEX_STATE, rows)?;
+/// let bytes = w.into_inner();
+///
+/// let mut r = FrameReader::new(&bytes[..])?;
+/// let mut n = 0;
+/// while r.next_frame()?.is_some() { n += 1; }
+/// assert_eq!(n, 3);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct FrameWriter<W: Write> {
     inner: W,
     buf: Vec<u8>,
