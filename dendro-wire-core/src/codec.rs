@@ -31,6 +31,33 @@ pub fn is_canonical_uuid(bytes: &[u8]) -> bool {
         })
 }
 
+/// Write 16 bytes as a canonical lowercase 8-4-4-4-12 uuid into `out`, and
+/// return it: how a publisher with no allocator names a source it mints.
+///
+/// ```
+/// use dendro_wire_core::{is_canonical_uuid, write_uuid};
+///
+/// let mut out = [0u8; 36];
+/// let uuid = write_uuid(&[0x3f, 0x2b, 0x1c, 0x4d, 0, 0, 0x40, 0, 0x80, 0, 0, 0, 0, 0, 0xab, 0xcd], &mut out);
+/// assert_eq!(uuid, "3f2b1c4d-0000-4000-8000-00000000abcd");
+/// assert!(is_canonical_uuid(uuid.as_bytes()));
+/// ```
+pub fn write_uuid<'o>(bytes: &[u8; 16], out: &'o mut [u8; 36]) -> &'o str {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut at = 0;
+    for (i, b) in bytes.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            out[at] = b'-';
+            at += 1;
+        }
+        out[at] = DIGITS[usize::from(b >> 4)];
+        out[at + 1] = DIGITS[usize::from(b & 15)];
+        at += 2;
+    }
+    // Every byte written is an ASCII hex digit or a hyphen.
+    core::str::from_utf8(out).unwrap_or_default()
+}
+
 /// A reading position inside one whole frame (length prefix included, so
 /// offsets match what a person sees in a hex dump of the frame).
 pub(crate) struct Cursor<'a> {

@@ -80,7 +80,7 @@ mod source_update;
 mod subscriber;
 
 pub use clock_offset::ClockOffset;
-pub use codec::is_canonical_uuid;
+pub use codec::{is_canonical_uuid, write_uuid};
 pub use error::{Error, Field, Rule};
 pub use frame::{decode, kind, kind_name, Decoder, Frame, Status};
 pub use handshake::Handshake;

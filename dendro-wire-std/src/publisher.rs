@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use dendro_wire_core::{
-    is_canonical_uuid, ClockOffset, Frame, Handshake, Index, IndexKind, Map, Publisher as Rules,
-    Row, RowsBuilder, Rule, Segment, SlotSetHash, SourceUpdate, NO_INDEX_STATE,
+    is_canonical_uuid, write_uuid, ClockOffset, Frame, Handshake, Index, IndexKind, Map,
+    Publisher as Rules, Row, RowsBuilder, Rule, Segment, SlotSetHash, SourceUpdate, NO_INDEX_STATE,
 };
 
 use crate::queue::{FrameQueue, Pushed};
@@ -694,13 +694,5 @@ fn mint_uuid() -> String {
     b[8..].copy_from_slice(&words[1].to_le_bytes());
     b[6] = (b[6] & 0x0f) | 0x40; // version 4
     b[8] = (b[8] & 0x3f) | 0x80; // RFC 4122 variant
-    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..]
-    )
+    write_uuid(&b, &mut [0; 36]).to_string()
 }

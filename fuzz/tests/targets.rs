@@ -154,15 +154,7 @@ enum Seed {
 }
 
 fn uuid(u: u128) -> String {
-    let h = format!("{u:032x}");
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..]
-    )
+    dendro_wire_core::write_uuid(&u.to_be_bytes(), &mut [0; 36]).to_string()
 }
 
 impl Seed {

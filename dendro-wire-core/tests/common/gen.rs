@@ -44,15 +44,8 @@ impl Gen {
     }
     pub fn uuid(&mut self) -> Option<String> {
         (self.below(3) > 0).then(|| {
-            let h = format!("{:016x}{:016x}", self.next(), self.next());
-            format!(
-                "{}-{}-{}-{}-{}",
-                &h[..8],
-                &h[8..12],
-                &h[12..16],
-                &h[16..20],
-                &h[20..]
-            )
+            let bytes = (u128::from(self.next()) << 64 | u128::from(self.next())).to_be_bytes();
+            dendro_wire_core::write_uuid(&bytes, &mut [0; 36]).to_string()
         })
     }
     pub fn frame(&mut self) -> DFrame {

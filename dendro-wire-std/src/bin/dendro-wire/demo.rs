@@ -255,11 +255,7 @@ pub(crate) fn run(options: Options) -> Result<(), Failure> {
     )?;
     #[cfg(feature = "archive")]
     if let Some(archive) = archive {
-        let path = archive.path().to_path_buf();
-        archive
-            .finish()
-            .map_err(|e| Failure(format!("the archive writer failed: {e}")))?;
-        how_to_read(&mut out, &path)?;
+        crate::demo::finish_archive(archive, &mut out)?;
     }
     // What the demo shows must also be true: every row queued arrived, and
     // every frame dropped was seen as lost, and nothing else was.
@@ -297,10 +293,23 @@ fn progress(
     );
 }
 
+/// Wait for the archive's writer, then say what landed in it.
+#[cfg(feature = "archive")]
+pub(crate) fn finish_archive(
+    archive: dendro_wire_std::archive::SharedArchive,
+    out: &mut impl Write,
+) -> Result<(), Failure> {
+    let path = archive.path().to_path_buf();
+    archive
+        .finish()
+        .map_err(|e| Failure(format!("the archive writer failed: {e}")))?;
+    how_to_read(out, &path)
+}
+
 /// What landed in the archive, read back with dendro itself, and how a
 /// reader gets at it.
 #[cfg(feature = "archive")]
-pub(crate) fn how_to_read(out: &mut impl Write, path: &std::path::Path) -> Result<(), Failure> {
+fn how_to_read(out: &mut impl Write, path: &std::path::Path) -> Result<(), Failure> {
     let db = dendro::archive::Archive::open(path)?;
     writeln!(
         out,

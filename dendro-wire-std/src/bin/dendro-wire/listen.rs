@@ -92,11 +92,7 @@ pub(crate) fn run(options: Options) -> Result<(), Failure> {
     server.shutdown(Duration::from_secs(5));
     #[cfg(feature = "archive")]
     if let Some(archive) = archive {
-        let path = archive.path().to_path_buf();
-        archive
-            .finish()
-            .map_err(|e| Failure(format!("the archive writer failed: {e}")))?;
-        crate::demo::how_to_read(&mut out, &path)?;
+        crate::demo::finish_archive(archive, &mut out)?;
     }
     let mut ended = std::mem::take(&mut *ended.lock().unwrap_or_else(|e| e.into_inner()));
     ended.sort_by_key(|e| e.id);
