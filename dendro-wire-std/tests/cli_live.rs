@@ -184,3 +184,42 @@ fn the_agent_needs_a_target_and_a_valid_interval() {
         assert_eq!(out.status.code(), Some(2), "{bad}");
     }
 }
+
+#[test]
+fn a_replayed_capture_is_applied_as_check_reads_it() {
+    let mut listen = Command::new(BIN)
+        .args(["listen", "--bind", "127.0.0.1:0", "--connections", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(listen.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let addr = first
+        .strip_prefix("listening on ")
+        .expect(&first)
+        .to_string();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/sample.dwr");
+    let replay = Command::new(BIN)
+        .args(["replay", "--connect", &addr])
+        .arg(&sample)
+        .output()
+        .unwrap();
+    assert!(
+        replay.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+    let summary = lines.next().unwrap().unwrap();
+    let out = listen.wait_with_output().unwrap();
+    assert!(out.status.success());
+    // testdata/sample.jsonl: 4 rows applied, 1 skipped, one gap of 2.
+    assert_eq!(
+        summary,
+        "connection 0: sources 2, rows 4 applied 1 skipped, index entries 2, segments 1, \
+         gaps 1 (2 frames lost), ended cleanly"
+    );
+    // The gap is logged, once, where an operator sees it.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("frame(s) lost").count(), 1, "{stderr}");
+}

@@ -15,6 +15,7 @@ mod demo;
 mod dump;
 mod encode;
 mod listen;
+mod replay;
 
 #[derive(Parser)]
 #[command(
@@ -87,6 +88,15 @@ enum Command {
         #[arg(long, default_value_t = 256)]
         max_sources: usize,
     },
+    /// Send a capture to a subscriber over TCP, frame for frame, as its
+    /// publisher sent it.
+    Replay {
+        /// The capture to send; `-` or nothing for standard input.
+        path: Option<PathBuf>,
+        /// The subscriber (`host:port`).
+        #[arg(long)]
+        connect: String,
+    },
     /// Print a stream, one line per frame.
     Dump {
         /// The stream to read; `-` or nothing for standard input.
@@ -146,7 +156,26 @@ pub(crate) fn is_broken_pipe(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::BrokenPipe
 }
 
+/// Warnings from the library (a gap, logged once per source; a connection
+/// that ended) on stderr, as the tool's own messages are.
+struct Stderr;
+
+impl log::Log for Stderr {
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        metadata.level() <= log::Level::Warn
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        if self.enabled(record.metadata()) {
+            eprintln!("dendro-wire: {}", record.args());
+        }
+    }
+
+    fn flush(&self) {}
+}
+
 fn main() -> ExitCode {
+    let _ = log::set_logger(&Stderr).map(|()| log::set_max_level(log::LevelFilter::Warn));
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Demo {
@@ -204,6 +233,7 @@ fn main() -> ExitCode {
             connections,
             max_sources,
         }),
+        Command::Replay { path, connect } => replay::run(path.as_deref(), &connect),
         Command::Dump { path, json } => dump::run(path.as_deref(), json),
         Command::Encode { path, output } => encode::run(path.as_deref(), output.as_deref()),
         Command::Check { path, json } => check::run(path.as_deref(), json),
