@@ -126,6 +126,8 @@ pub struct PublisherStats {
     pub rows_dropped: u64,
     /// `Rows` frames dropped.
     pub rows_frames_dropped: u64,
+    /// Index entries too large to encode, not sent.
+    pub index_entries_dropped: u64,
 }
 
 /// One declared source and what it must remember between intervals.
@@ -146,6 +148,9 @@ struct Source {
     /// that observed nothing.
     last_ts: i64,
     intervals_since_full: u64,
+    /// Whether a `Full` went out on this connection; a `Delta` goes only
+    /// after one.
+    full_sent: bool,
     lose_next_rows: bool,
 }
 
@@ -279,6 +284,9 @@ pub enum PublishError {
     UnknownStream(String),
     /// A source's uuid that is not canonical lowercase 8-4-4-4-12 hex.
     NotACanonicalUuid(String),
+    /// A frame the encoder refuses: labels, metadata or a segment too large
+    /// for a frame (64 MiB).
+    Encode(dendro_wire_core::Error),
 }
 
 impl std::fmt::Display for PublishError {
@@ -290,6 +298,7 @@ impl std::fmt::Display for PublishError {
             PublishError::UnknownStream(s) => {
                 write!(f, "the source declared no stream named {s:?}")
             }
+            PublishError::Encode(e) => write!(f, "{e}"),
             PublishError::NotACanonicalUuid(u) => write!(
                 f,
                 "the uuid {u:?} is not canonical lowercase 8-4-4-4-12 hex, the only form a \
@@ -335,6 +344,9 @@ impl Publisher {
         if !is_canonical_uuid(uuid.as_bytes()) {
             return Err(PublishError::NotACanonicalUuid(uuid.clone()));
         }
+        // A handshake that could not be encoded would stop every connection
+        // from opening; it is refused now instead.
+        handshake_of(&config, 0, |h| h.buffer_len()).map_err(PublishError::Encode)?;
         let streams = config.streams.len();
         let index = config.index_stream.as_ref().map(|_| SlotIndex::default());
         self.sources.push(Source {
@@ -346,6 +358,7 @@ impl Publisher {
             index,
             last_ts: 0,
             intervals_since_full: 0,
+            full_sent: false,
             lose_next_rows: false,
         });
         Ok(SourceId(self.sources.len() - 1))
@@ -408,7 +421,12 @@ impl Publisher {
     }
 
     /// Send one clock-drift observation now.
-    pub fn clock_offset(&mut self, source: SourceId, ts: i64, offset_ns: i64) -> Pushed {
+    pub fn clock_offset(
+        &mut self,
+        source: SourceId,
+        ts: i64,
+        offset_ns: i64,
+    ) -> Result<Pushed, PublishError> {
         let frame = Frame::ClockOffset(ClockOffset {
             source: source.ordinal(),
             ts,
@@ -418,42 +436,44 @@ impl Publisher {
     }
 
     /// Replace the source's labels and metadata, and send a `SourceUpdate`
-    /// carrying both whole.
+    /// carrying both whole. Maps too large for a frame are refused, and the
+    /// source keeps its identity.
     pub fn update_identity(
         &mut self,
         source: SourceId,
         labels: BTreeMap<String, String>,
         metadata: BTreeMap<String, String>,
-    ) -> Pushed {
+    ) -> Result<Pushed, PublishError> {
+        let pushed = {
+            let (l, m) = (pairs(&labels), pairs(&metadata));
+            self.push_frame(&Frame::SourceUpdate(SourceUpdate {
+                source: source.ordinal(),
+                ts: wall_now_ns(),
+                labels: Map::from_pairs(&l),
+                metadata: Map::from_pairs(&m),
+            }))?
+        };
         let s = &mut self.sources[source.0];
         s.config.labels = labels;
         s.config.metadata = metadata;
-        let s = &self.sources[source.0];
-        let (labels, metadata) = (pairs(&s.config.labels), pairs(&s.config.metadata));
-        let frame = Frame::SourceUpdate(SourceUpdate {
-            source: source.ordinal(),
-            ts: wall_now_ns(),
-            labels: Map::from_pairs(&labels),
-            metadata: Map::from_pairs(&metadata),
-        });
-        self.push_frame(&frame)
+        Ok(pushed)
     }
 
     /// Pass a sealed segment through, for catch-up.
-    pub fn segment(&mut self, segment: &Segment<'_>) -> Pushed {
+    pub fn segment(&mut self, segment: &Segment<'_>) -> Result<Pushed, PublishError> {
         self.push_frame(&Frame::Segment(*segment))
     }
 
     /// Queue a frame now. The queue refuses it while a new connection waits
     /// for its opening sequence, which it would otherwise precede; a frame
     /// for a source not yet handshaken on this connection is dropped too.
-    fn push_frame(&self, frame: &Frame<'_>) -> Pushed {
-        if frame.source().is_some_and(|s| s as usize >= self.opened) {
-            return Pushed::Disconnected;
-        }
+    fn push_frame(&self, frame: &Frame<'_>) -> Result<Pushed, PublishError> {
         let mut buf = self.queue.buffer();
-        encode_into(frame, &mut buf);
-        self.queue.push(buf)
+        encode_into(frame, &mut buf).map_err(PublishError::Encode)?;
+        if frame.source().is_some_and(|s| s as usize >= self.opened) {
+            return Ok(Pushed::Disconnected);
+        }
+        Ok(self.queue.push(buf))
     }
 
     /// End the interval: per source, index changes first, then exactly one
@@ -499,19 +519,15 @@ impl Publisher {
                 .handshake(s.next_seq)
                 .expect("at most MAX_SOURCES");
             debug_assert_eq!(ordinal as usize, i);
-            let (labels, metadata) = (pairs(&s.config.labels), pairs(&s.config.metadata));
             let mut buf = self.queue.buffer();
-            encode_into(
-                &Frame::Handshake(Handshake {
-                    source: ordinal,
-                    uuid: s.config.uuid.as_deref(),
-                    labels: Map::from_pairs(&labels),
-                    metadata: Map::from_pairs(&metadata),
-                    clock_anchor_wall_ns: s.config.clock_anchor_wall_ns,
-                    complete: false,
-                }),
-                &mut buf,
-            );
+            // Checked when the source was declared; it cannot fail here.
+            let encoded = handshake_of(&s.config, ordinal, |h| {
+                encode_into(&Frame::Handshake(*h), &mut buf)
+            });
+            if let Err(e) = encoded {
+                log::warn!("source {i}: its handshake cannot be encoded: {e}");
+            }
+            s.full_sent = false;
             frames.push(buf);
         }
         for i in from..self.sources.len() {
@@ -531,8 +547,9 @@ impl Publisher {
                     row,
                 })
             });
-            let n = build_rows(&mut buf, i as u32, seq, state, rows);
+            let (n, refused) = build_rows(&mut buf, i as u32, seq, state, rows);
             self.stats.rows_queued += n;
+            self.stats.rows_dropped += refused;
             s.lose_next_rows = false;
             frames.push(buf);
         }
@@ -540,26 +557,21 @@ impl Publisher {
     }
 
     /// The index frame a source sends now, if any: a `Full` when a
-    /// connection is `opening` or one is due, else a `Delta` when slots
-    /// changed.
+    /// connection is `opening`, when one is due, or when none has been sent
+    /// on this connection; else a `Delta` when slots changed.
     fn index_frame(&mut self, i: usize, opening: bool) -> Option<Vec<u8>> {
         let s = &mut self.sources[i];
         let index = s.index.as_mut()?;
         s.intervals_since_full += 1;
-        let full = opening || s.intervals_since_full >= self.config.full_every;
+        let full = opening || !s.full_sent || s.intervals_since_full >= self.config.full_every;
         if !full && index.changed.is_empty() {
             return None;
         }
         let (kind, blob) = if full {
-            s.intervals_since_full = 0;
             (IndexKind::Full, index.full_blob())
         } else {
             (IndexKind::Delta, index.delta_blob())
         };
-        index.changed.clear();
-        self.rules
-            .index(i as u32, kind)
-            .expect("the opening sequence sends a Full first");
         // Rule 5: a row is read against entries at or before its timestamp,
         // so the entry is stamped no later than any row sent after it: the
         // latest of every stream on an opening, this interval's otherwise.
@@ -570,7 +582,7 @@ impl Publisher {
         }
         .unwrap_or(s.last_ts);
         let mut buf = self.queue.buffer();
-        encode_into(
+        let encoded = encode_into(
             &Frame::Index(Index {
                 source: i as u32,
                 stream: s.config.index_stream.as_deref().unwrap_or_default(),
@@ -581,6 +593,23 @@ impl Publisher {
             }),
             &mut buf,
         );
+        if let Err(e) = encoded {
+            // An index too large for a frame: the entry is not sent, the
+            // rows that follow are skipped by the subscriber (rule 9), and a
+            // Full is tried again next interval.
+            log::warn!("source {i}: an index entry cannot be encoded: {e}");
+            self.stats.index_entries_dropped += 1;
+            s.full_sent &= !full;
+            return None;
+        }
+        index.changed.clear();
+        if full {
+            s.intervals_since_full = 0;
+            s.full_sent = true;
+        }
+        self.rules
+            .index(i as u32, kind)
+            .expect("a Delta goes only after a Full on this connection");
         Some(buf)
     }
 
@@ -611,7 +640,8 @@ impl Publisher {
                 wall_offset: *wall_offset,
                 row: &s.row_bytes[bytes.clone()],
             });
-        build_rows(&mut buf, i as u32, seq, state, rows);
+        let (n, refused) = build_rows(&mut buf, i as u32, seq, state, rows);
+        self.stats.rows_dropped += refused;
         match self.queue.push(buf) {
             Pushed::Queued => self.stats.rows_queued += n,
             Pushed::Full | Pushed::Disconnected => {
@@ -626,33 +656,47 @@ fn pairs(m: &BTreeMap<String, String>) -> Vec<(&str, &str)> {
     m.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
 }
 
-/// Encode a frame the publisher built itself, whose every field it has
-/// checked (uuids at declaration, maps sorted by `BTreeMap`).
-fn encode_into(frame: &Frame<'_>, buf: &mut Vec<u8>) {
-    let len = frame
-        .buffer_len()
-        .expect("the publisher builds only frames the encoder accepts");
-    buf.resize(len, 0);
-    frame.emit(buf).expect("sized above");
+/// Encode a frame into `buf`, sized to fit it.
+fn encode_into(frame: &Frame<'_>, buf: &mut Vec<u8>) -> Result<(), dendro_wire_core::Error> {
+    buf.resize(frame.buffer_len()?, 0);
+    frame.emit(buf).map(drop)
 }
 
-/// Build a `Rows` frame in `buf`, growing it as rows need; returns the rows.
+/// The handshake of a declared source, lent to `f`.
+fn handshake_of<T>(config: &SourceConfig, ordinal: u32, f: impl FnOnce(&Handshake<'_>) -> T) -> T {
+    let (labels, metadata) = (pairs(&config.labels), pairs(&config.metadata));
+    f(&Handshake {
+        source: ordinal,
+        uuid: config.uuid.as_deref(),
+        labels: Map::from_pairs(&labels),
+        metadata: Map::from_pairs(&metadata),
+        clock_anchor_wall_ns: config.clock_anchor_wall_ns,
+        complete: false,
+    })
+}
+
+/// Build a `Rows` frame in `buf`, growing it as rows need; returns the rows
+/// in the frame, and the rows refused because they would take it past the
+/// frame size limit (logged, and counted as dropped).
 fn build_rows<'r>(
     buf: &mut Vec<u8>,
     source: u32,
     seq: u64,
     state: (u64, u64),
     rows: impl Iterator<Item = Row<'r>>,
-) -> u64 {
+) -> (u64, u64) {
     if buf.len() < 4096 {
         buf.resize(4096, 0);
     }
     let mut b = RowsBuilder::new(buf, source, seq, state).expect("4 KiB holds a header");
+    let mut refused = 0;
     for row in rows {
         if let Err(e) = b.push(&row) {
             let Rule::BufferTooSmall { needed, .. } = e.rule() else {
                 // A row that would take the frame past 64 MiB: left out of
                 // the frame, which keeps the rows it has.
+                log::warn!("source {source}: a row on {:?} left out: {e}", row.stream);
+                refused += 1;
                 continue;
             };
             let (len, count) = (b.len(), b.row_count());
@@ -664,7 +708,7 @@ fn build_rows<'r>(
     let n = b.row_count() as u64;
     let len = b.finish().expect("a started frame finishes");
     buf.truncate(len);
-    n
+    (n, refused)
 }
 
 fn wall_now_ns() -> i64 {

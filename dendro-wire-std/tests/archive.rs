@@ -72,7 +72,7 @@ fn published() -> (Vec<u8>, Rowset) {
         p.observe(mem, "mem/used", ts, -3, &row).unwrap();
         rows.insert(("mem".to_string(), "mem/used".to_string(), ts, row));
         if ts % 50 == 0 {
-            p.clock_offset(cpu, ts, 11);
+            p.clock_offset(cpu, ts, 11).unwrap();
         }
         p.end_interval();
     }

@@ -85,7 +85,7 @@ fn interval(p: &mut Publisher, cpu: SourceId, mem: SourceId, ts: i64) {
     p.observe(cpu, "cpu/irq", ts, 0, &[1; 32]).unwrap();
     p.observe(mem, "mem/used", ts, -1, &[2; 16]).unwrap();
     if ts % 10 == 0 {
-        p.clock_offset(cpu, ts, -5);
+        p.clock_offset(cpu, ts, -5).unwrap();
     }
     p.end_interval();
 }
@@ -431,4 +431,43 @@ fn a_source_with_a_bad_uuid_is_refused_at_declaration() {
         uuids.iter().all(|u| &u[14..15] == "4"),
         "version 4: {uuids:?}"
     );
+}
+
+#[test]
+fn what_cannot_fit_a_frame_is_refused_or_counted_never_a_panic() {
+    let huge = "x".repeat(dendro_wire_core::MAX_FRAME_BYTES as usize);
+    let mut p = Publisher::new(PublisherConfig::default());
+    let e = p
+        .add_source(SourceConfig::new().label("big", huge.clone()))
+        .unwrap_err();
+    assert!(e.to_string().contains("limit"), "{e}");
+
+    let (mut p, cpu, mem) = agent(PublisherConfig::default());
+    let queue = p.queue();
+    queue.connected();
+    interval(&mut p, cpu, mem, 0);
+    let segment = Segment {
+        source: 0,
+        stream: "cpu0/usage",
+        rows: 1,
+        first_ts: 0,
+        last_ts: 0,
+        bytes: huge.as_bytes(),
+        caller_index: None,
+    };
+    assert!(p.segment(&segment).is_err());
+    let labels = [("big".to_string(), huge.clone())].into();
+    assert!(p.update_identity(mem, labels, Default::default()).is_err());
+
+    // A row too large for any frame is left out and counted; the interval's
+    // other rows still go.
+    p.observe(mem, "mem/used", 1, 0, huge.as_bytes()).unwrap();
+    p.observe(mem, "mem/used", 2, 0, &[1]).unwrap();
+    p.end_interval();
+    assert_eq!(p.stats().rows_dropped, 1);
+    let bytes = drain(&queue);
+    let mut sub = Subscriber::new(CountingSink::default());
+    apply_all(&bytes, &mut sub);
+    assert_eq!(sub.applied().rows, p.stats().rows_queued);
+    assert_eq!(sub.sink().sources, 2, "the identity kept, not half-changed");
 }

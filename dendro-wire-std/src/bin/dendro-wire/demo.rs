@@ -110,7 +110,7 @@ impl Agent {
             p.set_slot(self.cpu, cpu.as_bytes(), state);
         }
         if n.is_multiple_of(1_000) {
-            p.clock_offset(self.cpu, ts, -((n % 7) as i64));
+            p.clock_offset(self.cpu, ts, -((n % 7) as i64))?;
         }
         if lose {
             p.lose_next_rows(self.net);
