@@ -310,6 +310,36 @@ impl<'b> Out<'b> {
     }
 }
 
+/// Copy `src` into `dst`, `None` (copying nothing) if their lengths differ.
+///
+/// A stream name or a row of a few words is copied as two overlapping
+/// fixed-size moves: a call into `memcpy` costs more than such a copy, and
+/// encoding a row was twice as slow with two of them. Longer runs are
+/// `memcpy`.
+#[inline(always)]
+pub(crate) fn copy_short(dst: &mut [u8], src: &[u8]) -> Option<()> {
+    /// The first and last `W` bytes of `src` onto those of `dst`: for
+    /// `W <= len <= 2 * W` that covers every byte.
+    #[inline(always)]
+    fn ends<const W: usize>(dst: &mut [u8], src: &[u8]) -> Option<()> {
+        *dst.first_chunk_mut::<W>()? = *src.first_chunk::<W>()?;
+        *dst.last_chunk_mut::<W>()? = *src.last_chunk::<W>()?;
+        Some(())
+    }
+    if src.len() != dst.len() {
+        return None;
+    }
+    match src.len() {
+        8..=16 => ends::<8>(dst, src),
+        17..=32 => ends::<16>(dst, src),
+        33..=64 => ends::<32>(dst, src),
+        _ => {
+            dst.copy_from_slice(src);
+            Some(())
+        }
+    }
+}
+
 /// The encoded size of a `bytes` or `str` field.
 pub(crate) const fn bytes_len(n: usize) -> usize {
     LEN_BYTES + n

@@ -5,7 +5,7 @@ use core::fmt;
 use zerocopy::little_endian::{I64, U32, U64};
 use zerocopy::IntoBytes;
 
-use crate::codec::{bytes_len, Cursor, Out, LEN_BYTES};
+use crate::codec::{bytes_len, copy_short, Cursor, Out, LEN_BYTES};
 use crate::error::{Error, Field, Rule};
 use crate::frame::{encodable, kind, Decode, Encode, HEAD_BYTES};
 use crate::index_state::IndexState;
@@ -378,7 +378,7 @@ fn write_row(dst: &mut [u8], row: &Row<'_>) -> Option<()> {
     let (len, rest) = dst.split_first_chunk_mut::<LEN_BYTES>()?;
     *len = (row.stream.len() as u32).to_le_bytes();
     let (name, rest) = rest.split_at_mut_checked(row.stream.len())?;
-    (name.len() == row.stream.len()).then(|| name.copy_from_slice(row.stream.as_bytes()))?;
+    copy_short(name, row.stream.as_bytes())?;
     let (tail, rest) = rest.split_first_chunk_mut::<TAIL_BYTES>()?;
     tail.copy_from_slice(
         RowTail {
@@ -388,7 +388,7 @@ fn write_row(dst: &mut [u8], row: &Row<'_>) -> Option<()> {
         }
         .as_bytes(),
     );
-    (rest.len() == row.row.len()).then(|| rest.copy_from_slice(row.row))
+    copy_short(rest, row.row)
 }
 
 impl Encode for Rows<'_> {
