@@ -6,6 +6,17 @@
 //! - [`FrameWriter`] writes the preamble, then frames, to any `Write`.
 //! - [`OwnedFrame`] is a frame that owns its fields, for callers who keep
 //!   frames; with the `serde` feature it is the JSON Lines form of NOTES.md.
+//! - [`Publisher`] turns an agent's observations and index slots into
+//!   frames, interval by interval, into a bounded [`FrameQueue`] that a
+//!   transport drains; [`Subscriber`] applies a connection's frames to a
+//!   [`Sink`] under the subscriber's rules.
+//! - [`transport`] moves the bytes: TCP with reconnect, Unix sockets, files,
+//!   and a [`Server`](transport::Server) for many publishers at once.
+//!
+//! Features: `serde`, `cli` (the `dendro-wire` tool, on by default), `tokio`
+//! (the `tokio` module: codecs and async transports), `archive` (the
+//! `archive` module: a sink
+//! that writes a dendro 0.6.1 archive through dendro's own writer).
 //!
 //! The protocol itself — every byte rule and the subscriber's and publisher's
 //! rules — lives in `dendro-wire-core`; this crate only moves bytes.
@@ -38,9 +49,3 @@ pub use subscriber::{
     Applied, CountingSink, Sink, SinkError, SubscribeError, Subscriber, MAX_SOURCES_PER_CONNECTION,
 };
 pub use writer::{FrameWriter, WriteError};
-
-/// Lowercase hex, as the JSON Lines form writes bytes.
-#[cfg(feature = "serde")]
-pub fn to_hex(bytes: &[u8]) -> String {
-    serde_form::hex::encode(bytes)
-}
