@@ -15,8 +15,8 @@
 //!
 //! Features: `serde`, `cli` (the `dendro-wire` tool, on by default), `tokio`
 //! (the `tokio` module: codecs and async transports), `archive` (the
-//! `archive` module: a sink
-//! that writes a dendro 0.6.1 archive through dendro's own writer).
+//! `archive` module: a sink that writes a dendro 0.6.1 archive through
+//! dendro's own writer).
 //!
 //! The protocol itself — every byte rule and the subscriber's and publisher's
 //! rules — lives in `dendro-wire-core`; this crate only moves bytes.
