@@ -501,6 +501,11 @@ impl Publisher {
             for i in 0..was_open {
                 self.interval(i);
             }
+            // With no connection ever opened, no frame is built; the rows
+            // are dropped all the same, and counted.
+            for s in &self.sources[self.opened..] {
+                self.stats.rows_dropped += s.pending.len() as u64;
+            }
         }
         for s in &mut self.sources {
             s.pending.clear();

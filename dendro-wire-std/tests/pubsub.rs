@@ -177,6 +177,7 @@ fn the_first_rows_frame_of_a_connection_carries_every_stream() {
     interval(&mut p, cpu, mem, 1);
     p.observe(cpu, "cpu/usage", 2, 0, &[9]).unwrap();
     p.end_interval();
+    assert_eq!(p.stats().rows_dropped, 4, "no connection: dropped, counted");
     let queue = p.queue();
     queue.connected();
     p.end_interval(); // nothing observed in this interval
