@@ -47,8 +47,13 @@ pub struct TransportStats {
     pub bytes: u64,
 }
 
-/// Drain `queue` into connections that `connect` opens, until `stop` is set
-/// or the queue is closed and empty.
+/// Drain `queue` into connections that `connect` opens, until the queue is
+/// closed and empty, or `stop` is set.
+///
+/// Closing the queue ([`FrameQueue::close`]) is the graceful end: every frame
+/// queued is written first. Setting `stop` ends the transport as soon as it
+/// sees it, and frames still queued are dropped (counted in the queue's
+/// `dropped_disconnected`).
 ///
 /// Each connection starts with the preamble and tells the queue, which asks
 /// the publisher for handshakes and full state (rule 8); a write error ends
@@ -128,7 +133,8 @@ fn write_connection<W: Write>(
 }
 
 /// Start a thread draining `queue` to `addr` over TCP, reconnecting with
-/// `backoff` until `stop` is set or the queue is closed and drained.
+/// `backoff`, until the queue is closed and drained (or `stop` is set; see
+/// [`drain_queue`]).
 pub fn publish_tcp(
     queue: FrameQueue,
     addr: SocketAddr,

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -297,25 +297,29 @@ fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
         .unwrap()
         .shutdown(std::net::Shutdown::Both)
         .unwrap();
-    // Rows observed while the link is down are dropped or lost with it.
+    // Rows observed while the link is down are dropped or lost with it,
+    // until an interval opens the new connection: handshakes, a Full, the
+    // latest of every stream (that interval's rows). Every row from that
+    // interval on must arrive.
     let mut before_reconnect = 0;
-    while queue.stats().connections < 2 || queue.pending_opening().is_none() {
+    while p.stats().connections < 2 {
         interval(&mut p, cpu, mem, ts);
         ts += 1;
         before_reconnect += 1;
         assert!(before_reconnect < 100_000, "never reconnected");
         std::thread::sleep(Duration::from_millis(1));
     }
-    // This interval opens the new connection: handshakes, a Full, the
-    // latest of every stream. Every row from here on must arrive.
-    let first_after = ts;
+    let first_after = ts - 1;
+    let dropped_at_cut = queue.stats().dropped_disconnected;
     for _ in 0..200 {
         interval(&mut p, cpu, mem, ts);
         ts += 1;
     }
+    // Closing the queue drains it; `stop` would end the transport at once
+    // and drop what is still queued.
     queue.close();
-    stop.store(true, Ordering::Relaxed);
     transport.join().unwrap();
+    assert_eq!(queue.stats().dropped_disconnected, dropped_at_cut);
     // The test's own handle on the connection would keep it open.
     drop(live.lock().unwrap().take());
     server.shutdown(Duration::from_secs(10));
@@ -328,7 +332,19 @@ fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
             s.rows
                 .contains(&("mem/used".to_string(), first_after + 199))
         })
-        .expect("the second connection's sink");
+        .unwrap_or_else(|| {
+            let spans: Vec<_> = sinks
+                .iter()
+                .map(|s| {
+                    (
+                        s.rows.len(),
+                        s.rows.iter().map(|r| r.1).max(),
+                        s.sources.clone(),
+                    )
+                })
+                .collect();
+            panic!("no sink holds the last rows; first_after {first_after}, ts {ts}: {spans:?}")
+        });
     for t in first_after..ts {
         for stream in ["cpu/usage", "cpu/irq", "mem/used"] {
             assert!(
