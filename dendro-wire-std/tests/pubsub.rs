@@ -322,6 +322,16 @@ fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
     assert_eq!(queue.stats().dropped_disconnected, dropped_at_cut);
     // The test's own handle on the connection would keep it open.
     drop(live.lock().unwrap().take());
+    // The second connection may still wait in the listener's backlog, and
+    // shutting down stops accepting: wait until the server has taken it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server.connections().len() < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the server never accepted the reconnect"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
     server.shutdown(Duration::from_secs(10));
 
     let sinks = sinks.lock().unwrap();
