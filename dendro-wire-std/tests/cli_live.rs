@@ -1,8 +1,8 @@
 //! `dendro-wire demo`, `agent` and `listen`, run as processes.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Lines};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{ChildStdout, Command, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_dendro-wire");
 
@@ -39,6 +39,29 @@ fn number_after(text: &str, label: &str) -> u64 {
         .unwrap()
         .parse()
         .unwrap()
+}
+
+/// `dendro-wire listen` on a free loopback port for one connection, with
+/// `extra` arguments: the process, its stdout lines, and the address it
+/// said it listens on.
+fn start_listen(
+    extra: &[&std::ffi::OsStr],
+    stderr: Stdio,
+) -> (std::process::Child, Lines<BufReader<ChildStdout>>, String) {
+    let mut listen = Command::new(BIN)
+        .args(["listen", "--bind", "127.0.0.1:0", "--connections", "1"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(listen.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let addr = first
+        .strip_prefix("listening on ")
+        .expect(&first)
+        .to_string();
+    (listen, lines, addr)
 }
 
 #[test]
@@ -116,26 +139,8 @@ fn listen_serves_an_agent_and_records_what_it_sent() {
         return;
     }
     let dir = scratch("listen-agent");
-    let mut listen = Command::new(BIN)
-        .args([
-            "listen",
-            "--bind",
-            "127.0.0.1:0",
-            "--connections",
-            "1",
-            "--record",
-        ])
-        .arg(&dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(listen.stdout.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    let addr = first
-        .strip_prefix("listening on ")
-        .expect(&first)
-        .to_string();
+    let (mut listen, mut lines, addr) =
+        start_listen(&["--record".as_ref(), dir.as_os_str()], Stdio::null());
 
     let agent = Command::new(BIN)
         .args([
@@ -187,18 +192,7 @@ fn the_agent_needs_a_target_and_a_valid_interval() {
 
 #[test]
 fn a_replayed_capture_is_applied_as_check_reads_it() {
-    let mut listen = Command::new(BIN)
-        .args(["listen", "--bind", "127.0.0.1:0", "--connections", "1"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(listen.stdout.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    let addr = first
-        .strip_prefix("listening on ")
-        .expect(&first)
-        .to_string();
+    let (listen, mut lines, addr) = start_listen(&[], Stdio::piped());
     let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/sample.dwr");
     let replay = Command::new(BIN)
         .args(["replay", "--connect", &addr])
