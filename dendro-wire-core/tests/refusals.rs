@@ -362,6 +362,47 @@ fn a_frame_above_the_limit_is_not_encoded() {
     assert_eq!(b.row_count(), 1);
     let n = b.finish().unwrap();
     assert!(matches!(decode(&buf[..n]), Ok(Status::Complete(_))));
+
+    // A frame of exactly the limit is built; one byte more is not.
+    let empty = Row { row: &[], ..ROW };
+    for over in [0, 1] {
+        let mut b = RowsBuilder::new(&mut buf, 0, 0, NO_INDEX_STATE).unwrap();
+        let fill = MAX_FRAME_BYTES as usize + 4 - b.len() - empty.encoded_len() + over;
+        let pushed = b.push(&Row {
+            row: &big[..fill],
+            ..ROW
+        });
+        if over == 0 {
+            pushed.unwrap();
+            assert_eq!(b.len() - 4, MAX_FRAME_BYTES as usize);
+        } else {
+            let e = pushed.unwrap_err();
+            let len = MAX_FRAME_BYTES as usize + 1;
+            assert_eq!(
+                e.rule(),
+                Rule::FrameTooLarge {
+                    len,
+                    limit: MAX_FRAME_BYTES
+                },
+                "{e}"
+            );
+        }
+    }
+
+    // A builder resumed at a length already past the limit (a caller's
+    // mistake) refuses every row rather than growing the frame further.
+    let len = MAX_FRAME_BYTES as usize + 100;
+    let mut b = RowsBuilder::resume(&mut buf, len, 1).unwrap();
+    let e = b.push(&empty).unwrap_err();
+    assert_eq!(
+        e.rule(),
+        Rule::FrameTooLarge {
+            len: len - 4 + empty.encoded_len(),
+            limit: MAX_FRAME_BYTES
+        },
+        "{e}"
+    );
+    assert_eq!((b.len(), b.row_count()), (len, 1));
 }
 
 #[test]
