@@ -761,6 +761,42 @@ mod tests {
     }
 
     #[test]
+    fn iterating_yields_every_row_as_a_plain_parse_reads_it() {
+        let names = names();
+        let mut g = Gen(0x6a09_e667_f3bc_c908);
+        for frame in 0..60 {
+            let count = frame % 12;
+            let bytes = rows_bytes(&mut g, &names, count);
+            // The plain parse: each field in turn.
+            let mut want = Vec::new();
+            let mut at = 0;
+            let field = |at: &mut usize, n: usize| {
+                *at += n;
+                &bytes[*at - n..*at]
+            };
+            for _ in 0..count {
+                let len = u32::from_le_bytes(field(&mut at, 4).try_into().unwrap());
+                let stream = core::str::from_utf8(field(&mut at, len as usize)).unwrap();
+                let ts = i64::from_le_bytes(field(&mut at, 8).try_into().unwrap());
+                let wall_offset = i64::from_le_bytes(field(&mut at, 8).try_into().unwrap());
+                let len = u32::from_le_bytes(field(&mut at, 4).try_into().unwrap());
+                let row = field(&mut at, len as usize);
+                want.push(Row {
+                    stream,
+                    ts,
+                    wall_offset,
+                    row,
+                });
+            }
+            let list = RowList(Repr::Wire {
+                count: count as u32,
+                bytes: &bytes,
+            });
+            assert_eq!(list.iter().collect::<Vec<_>>(), want);
+        }
+    }
+
+    #[test]
     fn a_name_is_utf8_exactly_when_the_validator_says_so() {
         let mut bytes = [b'a'; 40 + NAME_WORD];
         for len in 0..=40 {
