@@ -649,26 +649,32 @@ mod tests {
 
     use super::*;
 
-    /// The rows a plain walk finds valid at the start of `bytes`: each field
-    /// read in turn, each name validated in full.
-    fn reference_walk(bytes: &[u8], count: u32) -> Option<usize> {
+    /// The rows a plain walk reads at the start of `bytes`, and the bytes
+    /// they take; `None` where a row is not whole or its name not UTF-8.
+    /// Each field is read in turn, each name validated in full.
+    fn plain_parse(bytes: &[u8], count: u32) -> Option<(Vec<Row<'_>>, usize)> {
         let mut at = 0usize;
-        let u32_at = |at: usize| -> Option<usize> {
-            let b = bytes.get(at..at.checked_add(4)?)?;
-            Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+        let mut field = |n: usize| {
+            let b = bytes.get(at..at.checked_add(n)?)?;
+            at += n;
+            Some(b)
         };
+        let mut rows = Vec::new();
         for _ in 0..count {
-            let name_len = u32_at(at)?;
-            at += 4;
-            let name = bytes.get(at..at.checked_add(name_len)?)?;
-            core::str::from_utf8(name).ok()?;
-            at += name_len;
-            let row_len = u32_at(at.checked_add(16)?)?;
-            at += TAIL_BYTES;
-            bytes.get(at..at.checked_add(row_len)?)?;
-            at += row_len;
+            let name_len = u32::from_le_bytes(field(4)?.try_into().ok()?);
+            let stream = core::str::from_utf8(field(name_len as usize)?).ok()?;
+            let ts = i64::from_le_bytes(field(8)?.try_into().ok()?);
+            let wall_offset = i64::from_le_bytes(field(8)?.try_into().ok()?);
+            let row_len = u32::from_le_bytes(field(4)?.try_into().ok()?);
+            let row = field(row_len as usize)?;
+            rows.push(Row {
+                stream,
+                ts,
+                wall_offset,
+                row,
+            });
         }
-        Some(at)
+        Some((rows, at))
     }
 
     /// Stream names of every length from 0 to 40, ASCII and not.
@@ -727,7 +733,7 @@ mod tests {
             let count = count as u32;
             assert_eq!(walk_rows(&bytes, count), Some(bytes.len()));
             let mut check = |b: &[u8], count: u32| {
-                let want = reference_walk(b, count);
+                let want = plain_parse(b, count).map(|(_, used)| used);
                 assert_eq!(walk_rows(b, count), want, "{b:?}, {count} rows");
                 if want.is_some() {
                     accepted += 1;
@@ -767,27 +773,8 @@ mod tests {
         for frame in 0..60 {
             let count = frame % 12;
             let bytes = rows_bytes(&mut g, &names, count);
-            // The plain parse: each field in turn.
-            let mut want = Vec::new();
-            let mut at = 0;
-            let field = |at: &mut usize, n: usize| {
-                *at += n;
-                &bytes[*at - n..*at]
-            };
-            for _ in 0..count {
-                let len = u32::from_le_bytes(field(&mut at, 4).try_into().unwrap());
-                let stream = core::str::from_utf8(field(&mut at, len as usize)).unwrap();
-                let ts = i64::from_le_bytes(field(&mut at, 8).try_into().unwrap());
-                let wall_offset = i64::from_le_bytes(field(&mut at, 8).try_into().unwrap());
-                let len = u32::from_le_bytes(field(&mut at, 4).try_into().unwrap());
-                let row = field(&mut at, len as usize);
-                want.push(Row {
-                    stream,
-                    ts,
-                    wall_offset,
-                    row,
-                });
-            }
+            let (want, used) = plain_parse(&bytes, count as u32).unwrap();
+            assert_eq!(used, bytes.len());
             let list = RowList(Repr::Wire {
                 count: count as u32,
                 bytes: &bytes,
