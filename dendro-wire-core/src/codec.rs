@@ -329,14 +329,29 @@ pub(crate) fn copy_short(dst: &mut [u8], src: &[u8]) -> Option<()> {
     if src.len() != dst.len() {
         return None;
     }
-    match src.len() {
-        8..=16 => ends::<8>(dst, src),
-        17..=32 => ends::<16>(dst, src),
-        33..=64 => ends::<32>(dst, src),
-        _ => {
-            dst.copy_from_slice(src);
+    // A two-level choice, so the common sizes (names of 8 to 16 bytes,
+    // rows of 17 to 32) are each two comparisons away.
+    let n = src.len();
+    if n <= 16 {
+        if n >= 8 {
+            ends::<8>(dst, src)
+        } else if n >= 4 {
+            ends::<4>(dst, src)
+        } else if n > 0 {
+            // 1 to 3 bytes: the first, the middle and the last.
+            ends::<1>(dst, src)?;
+            *dst.get_mut(n / 2)? = *src.get(n / 2)?;
+            Some(())
+        } else {
             Some(())
         }
+    } else if n <= 32 {
+        ends::<16>(dst, src)
+    } else if n <= 64 {
+        ends::<32>(dst, src)
+    } else {
+        dst.copy_from_slice(src);
+        Some(())
     }
 }
 

@@ -444,7 +444,7 @@ fn emit_row(out: &mut Out<'_>, row: &Row<'_>) -> Result<(), Error> {
     let have = dst.len();
     // `dst` is exactly the row's size, so this cannot fail; if the layout
     // and the size ever disagreed, it says so instead of panicking.
-    write_row(dst, row).ok_or(Error::encode(
+    write_row(dst, row).map(drop).ok_or(Error::encode(
         Rule::BufferTooSmall {
             needed: row.encoded_len(),
             have,
@@ -454,10 +454,11 @@ fn emit_row(out: &mut Out<'_>, row: &Row<'_>) -> Result<(), Error> {
     ))
 }
 
-/// Write a row into `dst`, which is exactly [`Row::encoded_len`] bytes: the
+/// Write a row at the front of `dst` and say how many bytes it took, or
+/// `None` if `dst` is too short for it (having written some of it): the
 /// one place a row's layout is written.
 #[inline(always)]
-fn write_row(dst: &mut [u8], row: &Row<'_>) -> Option<()> {
+fn write_row(dst: &mut [u8], row: &Row<'_>) -> Option<usize> {
     let (len, rest) = dst.split_first_chunk_mut::<LEN_BYTES>()?;
     *len = (row.stream.len() as u32).to_le_bytes();
     let (name, rest) = rest.split_at_mut_checked(row.stream.len())?;
@@ -471,7 +472,9 @@ fn write_row(dst: &mut [u8], row: &Row<'_>) -> Option<()> {
         }
         .as_bytes(),
     );
-    copy_short(rest, row.row)
+    let (bytes, _) = rest.split_at_mut_checked(row.row.len())?;
+    copy_short(bytes, row.row)?;
+    Some(row.encoded_len())
 }
 
 impl Encode for Rows<'_> {
@@ -576,35 +579,49 @@ impl<'b> RowsBuilder<'b> {
         })
     }
 
-    /// Append one row. On any error the frame is left as it was.
-    #[inline]
+    /// Append one row. On any error the frame is left as it was: its length
+    /// and its row count are unchanged, and so are its bytes, though the
+    /// buffer past them may hold some of the refused row.
+    #[inline(always)]
     pub fn push(&mut self, row: &Row<'_>) -> Result<(), Error> {
-        let end = self.len.saturating_add(row.encoded_len());
-        let err = |rule, field| Error::encode(rule, field, self.len).in_frame(kind::ROWS);
-        if end - crate::LENGTH_PREFIX_BYTES > MAX_FRAME_BYTES as usize {
-            let rule = Rule::FrameTooLarge {
-                len: end - crate::LENGTH_PREFIX_BYTES,
-                limit: MAX_FRAME_BYTES,
-            };
-            return Err(err(rule, Field::Length).at_item(self.count));
-        }
-        let have = self.buf.len();
-        let Some(dst) = self.buf.get_mut(self.len..end) else {
-            let rule = Rule::BufferTooSmall { needed: end, have };
-            return Err(err(rule, Field::Row).at_item(self.count));
+        // The room a row may take: the buffer, and no more than §2 allows a
+        // frame. Each field is written only where it fits in that room, so
+        // a row that fits takes no other check; one that does not is named
+        // by `refuse`, off the hot path.
+        let room = self
+            .buf
+            .len()
+            .min(MAX_FRAME_BYTES as usize + crate::LENGTH_PREFIX_BYTES);
+        let written = match self.buf.get_mut(self.len..room) {
+            Some(rest) => write_row(rest, row),
+            None => None,
         };
-        if write_row(dst, row).is_none() {
-            // `dst` is the row's size, so this is unreachable; said, not
-            // panicked, if layout and size ever disagreed.
-            let rule = Rule::BufferTooSmall {
-                needed: row.encoded_len(),
-                have: end - self.len,
-            };
-            return Err(err(rule, Field::Row).at_item(self.count));
+        match written {
+            Some(n) => {
+                self.len += n;
+                self.count += 1;
+                Ok(())
+            }
+            None => Err(self.refuse(row)),
         }
-        self.len = end;
-        self.count += 1;
-        Ok(())
+    }
+
+    /// Why `row` did not fit: the frame's limit or the buffer's size.
+    #[cold]
+    #[inline(never)]
+    fn refuse(&self, row: &Row<'_>) -> Error {
+        let end = self.len.saturating_add(row.encoded_len());
+        let (rule, field) = if end - crate::LENGTH_PREFIX_BYTES > MAX_FRAME_BYTES as usize {
+            let len = end - crate::LENGTH_PREFIX_BYTES;
+            let limit = MAX_FRAME_BYTES;
+            (Rule::FrameTooLarge { len, limit }, Field::Length)
+        } else {
+            let have = self.buf.len();
+            (Rule::BufferTooSmall { needed: end, have }, Field::Row)
+        };
+        Error::encode(rule, field, self.len)
+            .in_frame(kind::ROWS)
+            .at_item(self.count)
     }
 
     /// The rows pushed so far.
@@ -780,6 +797,92 @@ mod tests {
                 bytes: &bytes,
             });
             assert_eq!(list.iter().collect::<Vec<_>>(), want);
+        }
+    }
+
+    /// A row as a plain encoder writes it, field by field.
+    fn plain_row(out: &mut Vec<u8>, row: &Row<'_>) {
+        out.extend_from_slice(&(row.stream.len() as u32).to_le_bytes());
+        out.extend_from_slice(row.stream.as_bytes());
+        out.extend_from_slice(&row.ts.to_le_bytes());
+        out.extend_from_slice(&row.wall_offset.to_le_bytes());
+        out.extend_from_slice(&(row.row.len() as u32).to_le_bytes());
+        out.extend_from_slice(row.row);
+    }
+
+    #[test]
+    fn the_builder_and_emit_write_every_row_as_a_plain_encoder_does() {
+        // Every name length to 40 and every row length to 80 cross each
+        // size class of the short copies, and the `memcpy` beyond them.
+        let names = names();
+        let bytes: Vec<u8> = (0..80u8).map(|b| b.wrapping_mul(37) ^ 0x5a).collect();
+        let mut buf = [0xeeu8; 512];
+        for (i, name) in names.iter().enumerate() {
+            for row_len in 0..=bytes.len() {
+                let row = Row {
+                    stream: name,
+                    ts: i as i64 - 7,
+                    wall_offset: -(row_len as i64),
+                    row: &bytes[..row_len],
+                };
+                let mut want = Vec::new();
+                plain_row(&mut want, &row);
+                // Cleared each time, so a byte left from the last row
+                // cannot pass for one this row wrote.
+                buf.fill(0xee);
+                let mut b = RowsBuilder::new(&mut buf, 1, 2, (3, 4)).unwrap();
+                let head = b.len();
+                b.push(&row).unwrap();
+                b.push(&row).unwrap();
+                let n = b.finish().unwrap();
+                let (one, two) = buf[head..n].split_at(want.len());
+                assert_eq!((one, two), (&want[..], &want[..]), "{name:?}, {row_len}");
+
+                let rows = [row, row];
+                let frame = Rows {
+                    source: 1,
+                    seq: 2,
+                    index_state: (3, 4),
+                    rows: RowList::from_slice(&rows),
+                };
+                let mut emitted = [0u8; 512];
+                assert_eq!(crate::Frame::Rows(frame).emit(&mut emitted), Ok(n));
+                assert_eq!(emitted[..n], buf[..n]);
+            }
+        }
+    }
+
+    #[test]
+    fn a_row_that_does_not_fit_leaves_the_frame_as_it_was() {
+        let row = Row {
+            stream: "net/rx_bytes",
+            ts: 5,
+            wall_offset: 6,
+            row: &[9; 32],
+        };
+        let head = HEAD_BYTES + core::mem::size_of::<RowsHead>();
+        let one = head + row.encoded_len();
+        // Every buffer size from one row's frame to two rows' but a byte.
+        for size in one..one + row.encoded_len() {
+            let mut buf = std::vec![0u8; size];
+            let mut b = RowsBuilder::new(&mut buf, 0, 0, (0, 0)).unwrap();
+            b.push(&row).unwrap();
+            let e = b.push(&row).unwrap_err();
+            let needed = one + row.encoded_len();
+            assert_eq!(e.rule(), Rule::BufferTooSmall { needed, have: size });
+            assert_eq!(
+                (e.field(), e.offset(), e.item()),
+                (Field::Row, one, Some(1))
+            );
+            assert_eq!((b.len(), b.row_count()), (one, 1));
+            assert_eq!(b.finish(), Ok(one));
+            match crate::decode(&buf[..one]) {
+                Ok(crate::Status::Complete((crate::Frame::Rows(r), used))) => {
+                    assert_eq!(used, one);
+                    assert_eq!(r.rows.iter().collect::<Vec<_>>(), [row]);
+                }
+                other => panic!("{other:?}"),
+            }
         }
     }
 
