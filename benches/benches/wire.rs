@@ -6,13 +6,11 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use dendro_wire_benches::{decode_all, dendro_read_all, reader_all, realistic};
+use dendro_wire_benches::{
+    decode_all, dendro_read_all, encode_dendro, encode_ours, encode_unchecked, memcpy, reader_all,
+    realistic, stream_heads, subscribe, EncodeInput,
+};
 use dendro_wire_core::{decode, Status};
-
-fn memcpy(dst: &mut [u8], src: &[u8]) {
-    dst[..src.len()].copy_from_slice(black_box(src));
-    black_box(&dst[..]);
-}
 
 fn stream(c: &mut Criterion) {
     let s = realistic(2000);
@@ -35,7 +33,37 @@ fn stream(c: &mut Criterion) {
     g.bench_function("dendro: FrameReader", |b| {
         b.iter(|| dendro_read_all(&s.bytes))
     });
+    g.bench_function("ours: decode + subscriber rules", |b| {
+        b.iter(|| subscribe(&body))
+    });
     g.bench_function("memcpy", |b| b.iter(|| memcpy(&mut dst, &s.bytes)));
+    g.finish();
+}
+
+/// Encoding the Rows frames of 200 intervals, each into a reused buffer:
+/// ours, dendro's encode_frame, memcpy of the frames, and the check-free
+/// reference writer.
+fn encode(c: &mut Criterion) {
+    let hot = realistic(200).rows_only();
+    let heads = stream_heads();
+    let input = EncodeInput::new(&hot, &heads);
+    let frames: Vec<&[u8]> = hot.frames.iter().map(|r| &hot.bytes[r.clone()]).collect();
+    let mut out = vec![0u8; 8192];
+    let mut theirs = Vec::with_capacity(8192);
+    let mut g = c.benchmark_group("encode Rows frames");
+    g.throughput(Throughput::Bytes(hot.body().len() as u64));
+    g.bench_function("ours: RowsBuilder", |b| {
+        b.iter(|| encode_ours(&input, &mut out))
+    });
+    g.bench_function("dendro: encode_frame", |b| {
+        b.iter(|| encode_dendro(&input, &mut theirs))
+    });
+    g.bench_function("memcpy of each frame", |b| {
+        b.iter(|| frames.iter().map(|f| memcpy(&mut out, f)).sum::<u64>())
+    });
+    g.bench_function("reference: nothing checked", |b| {
+        b.iter(|| encode_unchecked(&input, &mut out))
+    });
     g.finish();
 }
 
@@ -67,5 +95,5 @@ fn per_kind(c: &mut Criterion) {
 
 const SEGMENT_EVERY_PLUS_ONE: usize = dendro_wire_benches::SEGMENT_EVERY + 1;
 
-criterion_group!(benches, stream, per_kind);
+criterion_group!(benches, stream, encode, per_kind);
 criterion_main!(benches);

@@ -9,8 +9,10 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use dendro_wire_benches::{decode_all, dendro_read_all, reader_all, realistic, Stream};
-use dendro_wire_core::{decode, Row, RowsBuilder, Status, Subscriber};
+use dendro_wire_benches::{
+    decode_all, dendro_read_all, encode_dendro, encode_ours, encode_unchecked, memcpy, reader_all,
+    realistic, stream_heads, subscribe, EncodeInput, Stream,
+};
 
 /// Seconds per second of one side, as best-of-`rounds`.
 struct Measure {
@@ -146,36 +148,34 @@ fn main() {
     // the sources here are the rows of 200 frames (about 1 MB), encoded
     // over and over, for both sides.
     let hot = realistic(ENCODE_FRAMES).rows_only();
+    let heads = stream_heads();
+    let input = EncodeInput::new(&hot, &heads);
     let frames: Vec<&[u8]> = hot.frames.iter().map(|r| &hot.bytes[r.clone()]).collect();
-    let owned: Vec<dendro::replicate::Frame> = frames
-        .iter()
-        .map(|f| dendro::replicate::wire::decode_payload(&f[4..]).expect("valid"))
-        .collect();
-    let views = decoded_rows(&hot);
-    let mut out = vec![0u8; 8192];
+    let (mut out, mut out2) = (vec![0u8; 8192], vec![0u8; 8192]);
     let mut theirs = Vec::with_capacity(8192);
     let mut frame_dst = vec![0u8; 8192];
     let t = m.best(&mut [
-        &mut || encode_ours(&views, &mut out),
-        &mut || {
-            let mut n = 0;
-            for f in &owned {
-                theirs.clear();
-                dendro::replicate::wire::encode_frame(f, &mut theirs).expect("encodes");
-                n += theirs.len() as u64;
-            }
-            n
-        },
+        &mut || encode_ours(&input, &mut out),
+        &mut || encode_dendro(&input, &mut theirs),
         &mut || frames.iter().map(|f| memcpy(&mut frame_dst, f)).sum(),
+        &mut || encode_unchecked(&input, &mut out2),
     ]);
-    lines.push(Line {
-        what: "encode, Rows frames, each into a reused buffer",
-        bytes: hot.body().len(),
-        rows: hot.rows,
-        ours: t[0],
-        dendro: Some(t[1]),
-        memcpy: t[2],
-    });
+    for (ours, what) in [
+        (t[0], "encode, Rows frames, each into a reused buffer"),
+        (
+            t[3],
+            "reference, not ours: the same bytes with nothing checked, every copy fixed-size",
+        ),
+    ] {
+        lines.push(Line {
+            what,
+            bytes: hot.body().len(),
+            rows: hot.rows,
+            ours,
+            dendro: Some(t[1]),
+            memcpy: t[2],
+        });
+    }
 
     // The subscriber's rules, over decoded frames.
     let t = m.best(&mut [&mut || subscribe(&body), &mut || memcpy(&mut dst, &body)]);
@@ -238,59 +238,6 @@ fn check_process(binary: &str, quick: bool) {
         mb / dendro,
         dendro / process
     );
-}
-
-fn memcpy(dst: &mut [u8], src: &[u8]) -> u64 {
-    dst[..src.len()].copy_from_slice(black_box(src));
-    black_box(dst[src.len() / 2]) as u64
-}
-
-/// Each Rows frame's rows, as slices a publisher would hand the encoder.
-type RowsFrame<'a> = (u32, u64, (u64, u64), Vec<Row<'a>>);
-
-fn decoded_rows(s: &Stream) -> Vec<RowsFrame<'_>> {
-    s.frames
-        .iter()
-        .map(|r| match decode(&s.bytes[r.clone()]) {
-            Ok(Status::Complete((dendro_wire_core::Frame::Rows(rows), _))) => (
-                rows.source,
-                rows.seq,
-                rows.index_state,
-                rows.rows.iter().collect(),
-            ),
-            _ => unreachable!("rows_only holds Rows frames"),
-        })
-        .collect()
-}
-
-fn encode_ours(frames: &[RowsFrame<'_>], out: &mut [u8]) -> u64 {
-    let mut n = 0;
-    for (source, seq, state, rows) in frames {
-        let mut b = RowsBuilder::new(out, *source, *seq, *state).expect("room");
-        for row in rows {
-            b.push(row).expect("room");
-        }
-        n += b.finish().expect("finished");
-        black_box(&out[..]);
-    }
-    n as u64
-}
-
-fn subscribe(body: &[u8]) -> u64 {
-    let mut sub = Subscriber::<4>::new();
-    let mut at = 0;
-    let mut applied = 0u64;
-    while let Ok(Status::Complete((frame, used))) = decode(&body[at..]) {
-        at += used;
-        if let Ok(dendro_wire_core::Admitted::Rows(v)) = sub.admit(&frame) {
-            if v.skip.is_none() {
-                if let dendro_wire_core::Frame::Rows(r) = frame {
-                    applied += r.rows.len() as u64;
-                }
-            }
-        }
-    }
-    applied
 }
 
 fn print_table(stream: &Stream, lines: &[Line], quick: bool) {
