@@ -7,8 +7,8 @@ use std::io::Read;
 use bolero::check;
 use bolero::generator::TypeGenerator;
 use dendro_wire_core::{
-    ClockOffset, Decoder, Frame, Handshake, Index, IndexKind, Map, ProtocolError, RowList, Rows,
-    Status, Subscriber, NO_INDEX_STATE,
+    ClockOffset, Decoder, Frame, Handshake, Index, IndexKind, Map, ProtocolError, Row, RowList,
+    Rows, RowsBuilder, Status, Subscriber, NO_INDEX_STATE,
 };
 use dendro_wire_std::{FrameReader, OwnedFrame, OwnedRow};
 
@@ -264,7 +264,35 @@ impl Seed {
     }
 }
 
-/// Encode then decode, for arbitrary owned frames: identity.
+/// A `Rows` frame built row by row with `RowsBuilder`, into a buffer of
+/// exactly its size and into one a byte short: the first writes the bytes
+/// `emit` wrote; the second refuses the last row and finishes a frame of
+/// the others.
+fn rows_built_as_emitted(rows: &Rows<'_>, bytes: &[u8]) {
+    let all: Vec<Row<'_>> = rows.rows.iter().collect();
+    let build = |cap: usize| {
+        let mut buf = vec![0xee; cap];
+        let mut b = RowsBuilder::new(&mut buf, rows.source, rows.seq, rows.index_state)
+            .expect("room for the head");
+        let pushed = all.iter().take_while(|row| b.push(row).is_ok()).count();
+        let n = b.finish().expect("finishes");
+        buf.truncate(n);
+        (buf, pushed)
+    };
+    assert_eq!(build(bytes.len()), (bytes.to_vec(), all.len()));
+    if let Some((_, kept)) = all.split_last() {
+        let (short, pushed) = build(bytes.len() - 1);
+        assert_eq!(pushed, kept.len());
+        let Ok(Status::Complete((Frame::Rows(r), used))) = dendro_wire_core::decode(&short) else {
+            panic!("the rows that fit make a frame");
+        };
+        assert_eq!(used, short.len());
+        assert_eq!(r.rows.iter().collect::<Vec<_>>(), kept);
+    }
+}
+
+/// Encode then decode, for arbitrary owned frames: identity; a `Rows`
+/// frame built with `RowsBuilder` is the same bytes.
 #[test]
 fn encode_decode() {
     check!()
@@ -278,6 +306,9 @@ fn encode_decode() {
             };
             assert_eq!(used, bytes.len());
             assert_eq!(OwnedFrame::from(&view), frame);
+            if let Frame::Rows(rows) = &view {
+                rows_built_as_emitted(rows, &bytes);
+            }
         });
 }
 
