@@ -502,6 +502,10 @@ impl Encode for Rows<'_> {
 
 encodable!(Rows<'_>);
 
+/// Where a frame may end, length prefix included: the one bound both
+/// `RowsBuilder::push` (the room it writes in) and its refusal use.
+const MAX_FRAME_END: usize = MAX_FRAME_BYTES as usize + crate::LENGTH_PREFIX_BYTES;
+
 /// Builds a `Rows` frame in place, one row at a time, for a publisher that
 /// does not hold its rows in a slice.
 ///
@@ -588,10 +592,7 @@ impl<'b> RowsBuilder<'b> {
         // frame. Each field is written only where it fits in that room, so
         // a row that fits takes no other check; one that does not is named
         // by `refuse`, off the hot path.
-        let room = self
-            .buf
-            .len()
-            .min(MAX_FRAME_BYTES as usize + crate::LENGTH_PREFIX_BYTES);
+        let room = self.buf.len().min(MAX_FRAME_END);
         let written = match self.buf.get_mut(self.len..room) {
             Some(rest) => write_row(rest, row),
             None => None,
@@ -611,7 +612,7 @@ impl<'b> RowsBuilder<'b> {
     #[inline(never)]
     fn refuse(&self, row: &Row<'_>) -> Error {
         let end = self.len.saturating_add(row.encoded_len());
-        let (rule, field) = if end - crate::LENGTH_PREFIX_BYTES > MAX_FRAME_BYTES as usize {
+        let (rule, field) = if end > MAX_FRAME_END {
             let len = end - crate::LENGTH_PREFIX_BYTES;
             let limit = MAX_FRAME_BYTES;
             (Rule::FrameTooLarge { len, limit }, Field::Length)
