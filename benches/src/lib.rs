@@ -354,13 +354,17 @@ pub fn encode_unchecked(input: &EncodeInput<'_>, out: &mut [u8]) -> u64 {
         out[25..33].copy_from_slice(&state.1.to_le_bytes());
         out[33..37].copy_from_slice(&(rows.len() as u32).to_le_bytes());
         let mut at = HEAD;
+        // The most a row can reach: the length prefix, a name masked to 15
+        // bytes, then the fixed run and the row.
+        const TAIL: usize = 20 + ROW_BYTES;
+        const WINDOW: usize = 4 + 15 + TAIL;
         for r in rows {
-            // 16 + 15 + 20 + 32 bytes at most: the row, and the head word
-            // of a name shorter than 12.
-            let dst: &mut [u8; 88] = (&mut out[at..at + 88]).try_into().expect("room");
+            let dst: &mut [u8; WINDOW] = (&mut out[at..at + WINDOW]).try_into().expect("room");
             dst[..16].copy_from_slice(r.head);
             let name = r.name_len & 15;
-            let dst: &mut [u8; 56] = (&mut dst[4 + name..60 + name]).try_into().expect("in");
+            let dst: &mut [u8; TAIL] = (&mut dst[4 + name..4 + name + TAIL])
+                .try_into()
+                .expect("in");
             dst[..8].copy_from_slice(&r.ts.to_le_bytes());
             dst[8..16].copy_from_slice(&r.wall_offset.to_le_bytes());
             dst[16..20].copy_from_slice(&(ROW_BYTES as u32).to_le_bytes());
