@@ -654,6 +654,33 @@ impl<'b> RowsBuilder<'b> {
     }
 }
 
+impl Rows<'_> {
+    /// The row count of an encoded `Rows` frame (length prefix included),
+    /// read from its head alone, nothing else checked: for a queue or a
+    /// transport that counts the rows in frames it built itself. `None` for
+    /// a frame of another kind or one too short to hold a head.
+    ///
+    /// ```
+    /// use dendro_wire_core::{Row, Rows, RowsBuilder};
+    ///
+    /// let mut buf = [0u8; 128];
+    /// let mut rows = RowsBuilder::new(&mut buf, 0, 7, (0, 0)).unwrap();
+    /// rows.push(&Row { stream: "cpu", ts: 1, wall_offset: 0, row: &[1] }).unwrap();
+    /// let len = rows.finish().unwrap();
+    /// assert_eq!(Rows::count_in_frame(&buf[..len]), Some(1));
+    /// assert_eq!(Rows::count_in_frame(&buf[..10]), None);
+    /// ```
+    pub fn count_in_frame(frame: &[u8]) -> Option<u32> {
+        use zerocopy::FromBytes;
+        let (head, rest) = FrameHead::ref_from_prefix(frame).ok()?;
+        if head.kind != kind::ROWS {
+            return None;
+        }
+        let (rows, _) = RowsHead::ref_from_prefix(rest).ok()?;
+        Some(rows.count.get())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! The decoder's fast walk against a plain field-by-field walk: the

@@ -222,6 +222,38 @@ impl<const N: usize> Subscriber<N> {
         self
     }
 
+    /// The same sources and what is held of each, in a table of `M`, with
+    /// the limit lowered to `M` if it was above: for a caller that starts
+    /// with a small table and moves to a larger one as sources open, so a
+    /// connection costs what it uses. `None` if the sources open now do not
+    /// fit in `M`.
+    ///
+    /// ```
+    /// use dendro_wire_core::*;
+    ///
+    /// let mut small = Subscriber::<4>::new();
+    /// for source in 0..3 {
+    ///     let hs = Handshake { source, uuid: None, labels: Map::EMPTY, metadata: Map::EMPTY,
+    ///                          clock_anchor_wall_ns: 0, complete: false };
+    ///     small.admit(&Frame::Handshake(hs)).unwrap();
+    /// }
+    /// let large = small.resize::<8>().unwrap();
+    /// assert_eq!(large.source_count(), 3);
+    /// assert!(small.resize::<2>().is_none());
+    /// ```
+    pub fn resize<const M: usize>(&self) -> Option<Subscriber<M>> {
+        let mut resized = Subscriber::<M>::new().with_source_limit(self.limit);
+        for (&source, &state) in &self.sources {
+            resized.sources.insert(source, state).ok()?;
+        }
+        Some(resized)
+    }
+
+    /// The most sources this subscriber allows.
+    pub const fn source_limit(&self) -> usize {
+        self.limit
+    }
+
     /// Forget every source: the connection ended, and the next one starts
     /// with handshakes from ordinal 0 (rule 8).
     pub fn reset(&mut self) {
