@@ -10,8 +10,11 @@
 //!   frames, interval by interval, into a bounded [`FrameQueue`] that a
 //!   transport drains; [`Subscriber`] applies a connection's frames to a
 //!   [`Sink`] under the subscriber's rules.
-//! - [`transport`] moves the bytes: TCP with reconnect, Unix sockets, files,
-//!   and a [`Server`](transport::Server) for many publishers at once.
+//! - [`transport`] moves a publisher's frames: TCP with reconnect, Unix
+//!   sockets, files. [`server`] receives them: [`serve`](server::serve) for
+//!   one connection, and (feature `tokio`) a [`Server`](server::Server) for
+//!   many publishers at once, each connection bounded in memory, time and
+//!   count.
 //!
 //! Features: `serde`, `cli` (the `dendro-wire` tool, on by default), `tokio`
 //! (the `tokio` module: codecs and async transports), `archive` (the
@@ -30,9 +33,12 @@ mod owned;
 mod publisher;
 mod queue;
 mod reader;
+mod recv;
 #[cfg(feature = "serde")]
 mod serde_form;
+pub mod server;
 mod subscriber;
+mod throttle;
 #[cfg(feature = "tokio")]
 pub mod tokio;
 pub mod transport;
@@ -45,6 +51,7 @@ pub use publisher::{
 };
 pub use queue::{FrameQueue, Pushed, QueueStats};
 pub use reader::{FrameReader, Position, ReadError, ReadErrorKind};
+pub use recv::MemoryBudget;
 pub use subscriber::{
     Applied, CountingSink, Sink, SinkError, SubscribeError, Subscriber, MAX_SOURCES_PER_CONNECTION,
 };

@@ -5,6 +5,8 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
+use dendro_wire_core::Rows;
+
 /// Encoded frames waiting for the transport, bounded in frames and bytes.
 ///
 /// The sampling side never waits on it: a frame that does not fit is dropped
@@ -51,6 +53,9 @@ pub struct QueueStats {
     pub dropped_disconnected: u64,
     /// Bytes accepted.
     pub bytes_queued: u64,
+    /// Rows in `Rows` frames that were queued for a connection that ended
+    /// before they were written: lost, and seen as a gap.
+    pub rows_discarded: u64,
     /// Connections the transport opened.
     pub connections: u64,
 }
@@ -250,6 +255,12 @@ impl Inner {
     /// Drop what is queued, counting it, and keep the buffers.
     fn discard(&mut self) {
         self.stats.dropped_disconnected += self.frames.len() as u64;
+        self.stats.rows_discarded += self
+            .frames
+            .iter()
+            .filter_map(|f| Rows::count_in_frame(f))
+            .map(u64::from)
+            .sum::<u64>();
         let frames: Vec<Vec<u8>> = self.frames.drain(..).collect();
         self.spare.extend(frames);
         self.bytes = 0;

@@ -3,18 +3,23 @@
 use std::fmt;
 use std::io::{self, Read};
 
-use dendro_wire_core::{check_preamble, kind, Decoder, Error as WireError, Frame, Status};
+use std::ops::Range;
 
-/// The smallest buffer a reader keeps, so that small frames arrive many to a
-/// `read` call rather than one read per frame.
-const MIN_BUFFER: usize = 64 * 1024;
+use dendro_wire_core::{Decoder, Error as WireError, Frame};
+
+use crate::recv::{FrameBuffer, Next};
 
 /// Reads a dendro replication stream: the preamble when created, then one
 /// borrowed frame at a time.
 ///
-/// All frames are decoded in place in one buffer that grows to the largest
-/// frame seen and is then reused: no allocation per frame and no zero-filling
-/// per read. A length above the limit is refused before the buffer grows.
+/// All frames are decoded in place in one buffer that is then reused: no
+/// allocation per frame and no zero-filling per read. The buffer starts at
+/// 4 KiB and doubles only when it is full of bytes that arrived, up to
+/// 64 KiB for reading ahead (so small frames come many to a `read` call:
+/// wrapping the reader in a `BufReader` only adds a copy), and past that only
+/// as far as a large frame reaches. Memory follows the bytes received: a
+/// length prefix that claims 64 MiB costs nothing until the bytes come. A
+/// length above the limit is refused before anything is read past it.
 ///
 /// The stream's only clean end is a frame boundary: a stream that stops
 /// inside a frame — even inside its four-byte length — lost that frame, and
@@ -39,24 +44,16 @@ const MIN_BUFFER: usize = 64 * 1024;
 /// ```
 pub struct FrameReader<R> {
     inner: R,
-    buf: Vec<u8>,
-    start: usize,
-    end: usize,
-    decoder: Decoder,
-    /// The stream offset of `buf[start]`.
-    offset: u64,
-    frames: u64,
-    unknown: u64,
-    yield_unknown: bool,
+    frames: FrameBuffer,
 }
 
 impl<R> fmt::Debug for FrameReader<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("FrameReader")
-            .field("offset", &self.offset)
-            .field("frames", &self.frames)
-            .field("unknown", &self.unknown)
-            .field("buffer", &self.buf.len())
+            .field("offset", &self.frames.offset())
+            .field("frames", &self.frames.frames())
+            .field("unknown", &self.frames.unknown())
+            .field("buffer", &self.frames.len())
             .finish_non_exhaustive()
     }
 }
@@ -72,45 +69,19 @@ impl<R: Read> FrameReader<R> {
     pub fn with_decoder(inner: R, decoder: Decoder) -> Result<Self, ReadError> {
         let mut r = FrameReader {
             inner,
-            buf: Vec::new(),
-            start: 0,
-            end: 0,
-            decoder,
-            offset: 0,
-            frames: 0,
-            unknown: 0,
-            yield_unknown: false,
+            frames: FrameBuffer::new(decoder, None),
         };
-        let preamble = |kind| ReadError {
-            kind,
-            frame: 0,
-            offset: 0,
-        };
-        loop {
-            match check_preamble(r.buffered()) {
-                Ok(Status::Complete(n)) => {
-                    r.consume(n);
-                    return Ok(r);
-                }
-                Ok(Status::Incomplete { needed }) => {
-                    if !r.fill(needed).map_err(|e| preamble(ReadErrorKind::Io(e)))? {
-                        let have = r.end - r.start;
-                        return Err(preamble(ReadErrorKind::Truncated {
-                            needed: have + needed,
-                            have,
-                        }));
-                    }
-                }
-                Err(e) => return Err(preamble(ReadErrorKind::Preamble(e))),
-            }
+        while let Some(needed) = r.frames.preamble()? {
+            r.fill(needed)?;
         }
+        Ok(r)
     }
 
     /// Hand frames of unknown kinds to the caller as
     /// [`Frame::Unknown`] instead of skipping them. Either way they are
     /// counted in [`unknown`](Self::unknown).
     pub fn set_yield_unknown(&mut self, yield_unknown: bool) {
-        self.yield_unknown = yield_unknown;
+        self.frames.set_yield_unknown(yield_unknown);
     }
 
     /// The next frame, or `None` at a clean end of stream.
@@ -125,7 +96,7 @@ impl<R: Read> FrameReader<R> {
         let Some((range, at)) = self.next_raw()? else {
             return Ok(None);
         };
-        self.decode(range, at).map(|frame| Some((frame, at)))
+        self.frames.decode(range, at).map(|frame| Some((frame, at)))
     }
 
     /// [`next_frame`](Self::next_frame), with the frame's own bytes (length
@@ -135,150 +106,67 @@ impl<R: Read> FrameReader<R> {
         let Some((range, at)) = self.next_raw()? else {
             return Ok(None);
         };
-        let frame = self.decode(range.clone(), at)?;
-        Ok(Some((frame, &self.buf[range])))
-    }
-
-    /// Decode the frame at `range` of the buffer, an error naming it `at`.
-    fn decode(&self, range: std::ops::Range<usize>, at: Position) -> Result<Frame<'_>, ReadError> {
-        match self.decoder.decode(&self.buf[range]) {
-            Ok(Status::Complete((frame, _))) => Ok(frame),
-            Ok(Status::Incomplete { needed }) => Err(ReadError {
-                // A whole frame is buffered, so this does not happen; if it
-                // did, it would be a truncation, said as one.
-                kind: ReadErrorKind::Truncated { needed, have: 0 },
-                frame: at.frame,
-                offset: at.offset,
-            }),
-            Err(e) => Err(ReadError {
-                kind: ReadErrorKind::Malformed(e),
-                frame: at.frame,
-                offset: at.offset,
-            }),
-        }
+        let frame = self.frames.decode(range.clone(), at)?;
+        Ok(Some((frame, self.frames.bytes(range))))
     }
 
     /// The next frame to hand out, whole in the buffer and consumed: where
-    /// it lies and where it stood in the stream. Unknown kinds are skipped
-    /// here unless asked for.
-    fn next_raw(&mut self) -> Result<Option<(std::ops::Range<usize>, Position)>, ReadError> {
+    /// it lies and where it stood in the stream; `None` at a clean end.
+    fn next_raw(&mut self) -> Result<Option<(Range<usize>, Position)>, ReadError> {
         loop {
-            let total = loop {
-                match self.decoder.frame_len(self.buffered()) {
-                    Ok(Status::Complete(total)) => break total,
-                    Ok(Status::Incomplete { needed }) => {
-                        if !self.fill_or_truncated(needed)? {
-                            return Ok(None);
-                        }
+            match self.frames.next()? {
+                Next::Frame(range, at) => return Ok(Some((range, at))),
+                Next::Need(needed) => {
+                    if !self.fill(needed)? {
+                        return Ok(None);
                     }
-                    Err(e) => return Err(self.error(ReadErrorKind::Malformed(e))),
-                }
-            };
-            while self.end - self.start < total {
-                let needed = total - (self.end - self.start);
-                self.fill_or_truncated(needed)?;
-            }
-            let start = self.start;
-            let at = Position {
-                frame: self.frames + 1,
-                offset: self.offset,
-            };
-            self.frames += 1;
-            self.consume(total);
-            if !kind::is_known(self.buf[start + 4]) {
-                self.unknown += 1;
-                if !self.yield_unknown {
-                    continue;
                 }
             }
-            return Ok(Some((start..start + total, at)));
+        }
+    }
+
+    /// Read at least one more byte for a frame that needs `needed` more.
+    /// `Ok(false)`: a clean end at a frame boundary; an end anywhere else is
+    /// a truncation.
+    fn fill(&mut self, needed: usize) -> Result<bool, ReadError> {
+        loop {
+            let room = self.frames.spare(needed)?;
+            match self.inner.read(room) {
+                Ok(0) => return self.frames.end_of_stream(needed).map(|()| false),
+                Ok(n) => {
+                    self.frames.filled(n);
+                    return Ok(true);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.frames.error(ReadErrorKind::Io(e))),
+            }
         }
     }
 
     /// Frames read so far, unknown ones included.
     pub fn frames(&self) -> u64 {
-        self.frames
+        self.frames.frames()
     }
 
     /// Frames of an unknown kind met so far.
     pub fn unknown(&self) -> u64 {
-        self.unknown
+        self.frames.unknown()
     }
 
     /// Bytes of the stream consumed so far, preamble included.
     pub fn offset(&self) -> u64 {
-        self.offset
+        self.frames.offset()
     }
 
-    /// The size of the reader's buffer: the largest frame it has had to
-    /// hold, or its minimum.
+    /// The size of the reader's buffer now: at most twice the bytes that
+    /// have arrived, and at most the read-ahead or the largest frame.
     pub fn buffer_len(&self) -> usize {
-        self.buf.len()
+        self.frames.len()
     }
 
     /// The underlying reader.
     pub fn get_ref(&self) -> &R {
         &self.inner
-    }
-
-    fn buffered(&self) -> &[u8] {
-        &self.buf[self.start..self.end]
-    }
-
-    fn consume(&mut self, n: usize) {
-        self.start += n;
-        self.offset += n as u64;
-    }
-
-    fn error(&self, kind: ReadErrorKind) -> ReadError {
-        ReadError {
-            kind,
-            frame: self.frames + 1,
-            offset: self.offset,
-        }
-    }
-
-    /// `fill`, with an end of stream that leaves part of a frame buffered
-    /// reported as truncation. `Ok(false)`: a clean end at a frame boundary.
-    fn fill_or_truncated(&mut self, needed: usize) -> Result<bool, ReadError> {
-        match self.fill(needed) {
-            Ok(true) => Ok(true),
-            Ok(false) if self.start == self.end => Ok(false),
-            Ok(false) => {
-                let have = self.end - self.start;
-                Err(self.error(ReadErrorKind::Truncated {
-                    needed: have + needed,
-                    have,
-                }))
-            }
-            Err(e) => Err(self.error(ReadErrorKind::Io(e))),
-        }
-    }
-
-    /// Read at least one more byte, making room for `needed` more; `false`
-    /// at the end of the stream. The buffer grows (and is zeroed) only when
-    /// a frame is larger than any before it.
-    fn fill(&mut self, needed: usize) -> io::Result<bool> {
-        let have = self.end - self.start;
-        if self.buf.len() - self.start < have + needed {
-            self.buf.copy_within(self.start..self.end, 0);
-            self.start = 0;
-            self.end = have;
-            if self.buf.len() < have + needed {
-                self.buf.resize((have + needed).max(MIN_BUFFER), 0);
-            }
-        }
-        loop {
-            match self.inner.read(&mut self.buf[self.end..]) {
-                Ok(0) => return Ok(false),
-                Ok(n) => {
-                    self.end += n;
-                    return Ok(true);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            }
-        }
     }
 }
 
@@ -324,9 +212,29 @@ pub enum ReadErrorKind {
         /// The bytes of it that arrived.
         have: usize,
     },
+    /// Holding more of the frame would take a [`MemoryBudget`] shared by
+    /// many connections past its limit.
+    ///
+    /// [`MemoryBudget`]: crate::MemoryBudget
+    MemoryBudget {
+        /// The buffer size the frame needed next.
+        needed: usize,
+        /// The bytes of the budget in use by every connection.
+        in_use: usize,
+        /// The budget.
+        limit: usize,
+    },
 }
 
 impl ReadError {
+    pub(crate) fn new(kind: ReadErrorKind, frame: u64, offset: u64) -> Self {
+        ReadError {
+            kind,
+            frame,
+            offset,
+        }
+    }
+
     /// What went wrong.
     pub fn kind(&self) -> &ReadErrorKind {
         &self.kind
@@ -378,6 +286,16 @@ impl fmt::Display for ReadError {
                     "this frame"
                 }
             ),
+            ReadErrorKind::MemoryBudget {
+                needed,
+                in_use,
+                limit,
+            } => write!(
+                f,
+                "holding this frame needs a buffer of {needed} bytes, which would take the \
+                 memory budget past its {limit} bytes ({in_use} in use by every connection); \
+                 the connection is ended and the others go on"
+            ),
         }
     }
 }
@@ -387,7 +305,7 @@ impl std::error::Error for ReadError {
         match &self.kind {
             ReadErrorKind::Io(e) => Some(e),
             ReadErrorKind::Preamble(e) | ReadErrorKind::Malformed(e) => Some(e),
-            ReadErrorKind::Truncated { .. } => None,
+            ReadErrorKind::Truncated { .. } | ReadErrorKind::MemoryBudget { .. } => None,
         }
     }
 }

@@ -201,9 +201,59 @@ impl From<ProtocolError> for SubscribeError {
 /// # Ok::<(), dendro_wire_std::SubscribeError>(())
 /// ```
 pub struct Subscriber<S: Sink> {
-    rules: Box<Rules<MAX_SOURCES_PER_CONNECTION>>,
+    rules: SourceTable,
+    /// The most sources the connection may open.
+    limit: usize,
     sink: S,
     applied: Applied,
+}
+
+/// The core's rules in a table sized to the sources a connection has
+/// opened: a collector holds thousands of connections, most with a source
+/// or three, and the largest table costs tens of KiB.
+enum SourceTable {
+    Few(Box<Rules<4>>),
+    Dozens(Box<Rules<64>>),
+    Many(Box<Rules<MAX_SOURCES_PER_CONNECTION>>),
+}
+
+impl SourceTable {
+    fn admit(&mut self, frame: &Frame<'_>) -> Result<Admitted, ProtocolError> {
+        match self {
+            SourceTable::Few(rules) => rules.admit(frame),
+            SourceTable::Dozens(rules) => rules.admit(frame),
+            SourceTable::Many(rules) => rules.admit(frame),
+        }
+    }
+
+    fn source_count(&self) -> usize {
+        match self {
+            SourceTable::Few(rules) => rules.source_count(),
+            SourceTable::Dozens(rules) => rules.source_count(),
+            SourceTable::Many(rules) => rules.source_count(),
+        }
+    }
+
+    /// The next larger table, holding the same sources and allowing
+    /// `limit`; `None` from the largest.
+    fn grown(&self, limit: usize) -> Option<SourceTable> {
+        let grown = match self {
+            SourceTable::Few(rules) => SourceTable::Dozens(Box::new(rules.resize()?)),
+            SourceTable::Dozens(rules) => SourceTable::Many(Box::new(rules.resize()?)),
+            SourceTable::Many(_) => return None,
+        };
+        Some(grown.with_source_limit(limit))
+    }
+
+    fn with_source_limit(self, limit: usize) -> SourceTable {
+        match self {
+            SourceTable::Few(rules) => SourceTable::Few(Box::new(rules.with_source_limit(limit))),
+            SourceTable::Dozens(rules) => {
+                SourceTable::Dozens(Box::new(rules.with_source_limit(limit)))
+            }
+            SourceTable::Many(rules) => SourceTable::Many(Box::new(rules.with_source_limit(limit))),
+        }
+    }
 }
 
 impl<S: Sink> fmt::Debug for Subscriber<S> {
@@ -219,7 +269,8 @@ impl<S: Sink> Subscriber<S> {
     /// A subscriber for one connection into `sink`.
     pub fn new(sink: S) -> Self {
         Subscriber {
-            rules: Box::new(Rules::new()),
+            rules: SourceTable::Few(Box::default()),
+            limit: MAX_SOURCES_PER_CONNECTION,
             sink,
             applied: Applied::default(),
         }
@@ -228,9 +279,27 @@ impl<S: Sink> Subscriber<S> {
     /// Allow at most `limit` sources on the connection (at most
     /// [`MAX_SOURCES_PER_CONNECTION`]).
     pub fn with_source_limit(mut self, limit: usize) -> Self {
-        let rules = std::mem::take(&mut *self.rules);
-        *self.rules = rules.with_source_limit(limit);
+        self.limit = limit.min(MAX_SOURCES_PER_CONNECTION);
+        self.rules = self.rules.with_source_limit(self.limit);
         self
+    }
+
+    /// The rules' judgement of `frame`; a handshake past the table's size
+    /// and within the limit moves the sources to a larger table first.
+    fn admit(&mut self, frame: &Frame<'_>) -> Result<Admitted, ProtocolError> {
+        match self.rules.admit(frame) {
+            Err(ProtocolError::TooManySources { .. }) => {
+                let grown = match self.rules.grown(self.limit) {
+                    Some(grown) if self.rules.source_count() < self.limit => grown,
+                    _ => {
+                        return Err(ProtocolError::TooManySources { limit: self.limit });
+                    }
+                };
+                self.rules = grown;
+                self.admit(frame)
+            }
+            judged => judged,
+        }
     }
 
     /// Everything applied so far.
@@ -249,9 +318,16 @@ impl<S: Sink> Subscriber<S> {
     }
 
     /// Give the sink back, telling it the connection ended.
-    pub fn finish(mut self) -> Result<S, SinkError> {
-        self.sink.end_connection()?;
-        Ok(self.sink)
+    pub fn finish(self) -> Result<S, SinkError> {
+        let (sink, ended) = self.end();
+        ended.map(|()| sink)
+    }
+
+    /// Tell the sink the connection ended, and give it back whether or not
+    /// it could end it.
+    pub fn end(mut self) -> (S, Result<(), SinkError>) {
+        let ended = self.sink.end_connection();
+        (self.sink, ended)
     }
 
     /// Apply one frame; returns what it did.
@@ -261,7 +337,7 @@ impl<S: Sink> Subscriber<S> {
         }
         let mut did = Applied::default();
         let sink = |e| SubscribeError::Sink(e);
-        match (self.rules.admit(frame)?, frame) {
+        match (self.admit(frame)?, frame) {
             (Admitted::Opened { source }, Frame::Handshake(h)) => {
                 self.sink.open_source(source, h).map_err(sink)?;
                 did.sources = 1;

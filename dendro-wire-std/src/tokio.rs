@@ -27,15 +27,17 @@ use std::time::Duration;
 
 use bytes::{Buf, Bytes, BytesMut};
 use dendro_wire_core::{
-    check_preamble, emit_preamble, Decoder as WireDecoder, Error as WireError, Frame, Status,
+    check_preamble, emit_preamble, Decoder as WireDecoder, Error as WireError, Frame, Rows, Status,
     PREAMBLE_BYTES,
 };
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use tokio_util::codec::{Decoder, Encoder, FramedRead};
+use tokio_util::codec::{Decoder, Encoder};
 
 use crate::owned::OwnedFrame;
 use crate::queue::FrameQueue;
-use crate::subscriber::{Sink, SubscribeError, Subscriber};
+use crate::recv::FrameBuffer;
+use crate::server::{serve_async, Limits, ServeError, ServerConfig};
+use crate::subscriber::{Sink, Subscriber};
 use crate::transport::{Backoff, TransportStats};
 
 /// Why the codec could not go on.
@@ -217,24 +219,19 @@ impl Decoder for RawFrameCodec {
                     src.advance(n);
                     self.read_preamble = true;
                 }
-                Status::Incomplete { needed } => {
-                    src.reserve(needed);
-                    return Ok(None);
-                }
+                Status::Incomplete { .. } => return Ok(None),
             }
         }
         loop {
-            // The length is checked against the limit before the buffer
-            // grows for it.
+            // The length is checked against the limit first. The buffer is
+            // not grown to what the length claims: it grows as the bytes
+            // arrive (`FramedRead` doubles a full buffer), so a peer that
+            // announces 64 MiB and sends nothing costs nothing.
             let total = match self.decoder.frame_len(src)? {
                 Status::Complete(total) => total,
-                Status::Incomplete { needed } => {
-                    src.reserve(needed);
-                    return Ok(None);
-                }
+                Status::Incomplete { .. } => return Ok(None),
             };
             if src.len() < total {
-                src.reserve(total - src.len());
                 return Ok(None);
             }
             let bytes = src.split_to(total).freeze();
@@ -266,52 +263,33 @@ impl Encoder<RawFrame> for RawFrameCodec {
     }
 }
 
-/// Read one connection's stream with the zero-copy codec and apply it to
-/// `subscriber`, until a clean end or an error.
+/// Read one connection's stream and apply it to `subscriber`, until a clean
+/// end or an error: the same loop a [`Server`](crate::server::Server) runs
+/// for each connection, with its default bounds (the buffer grows with the
+/// bytes that arrived; a minute with no whole frame, or a minute for one
+/// frame to finish, ends the connection).
 pub async fn serve<R: AsyncRead + Unpin, S: Sink>(
-    reader: R,
+    mut reader: R,
     subscriber: &mut Subscriber<S>,
 ) -> Result<(), ServeError> {
-    let mut frames = FramedRead::new(reader, RawFrameCodec::new());
-    let mut n = 0u64;
-    while let Some(raw) = next(&mut frames).await {
-        n += 1;
-        let raw = raw.map_err(|e| ServeError::Codec(n, e))?;
-        let frame = raw.view().map_err(|e| ServeError::Codec(n, e.into()))?;
-        subscriber
-            .apply(&frame)
-            .map_err(|e| ServeError::Subscribe(n, e))?;
-    }
-    Ok(())
+    let config = ServerConfig::default();
+    let limits = Limits {
+        decoder: WireDecoder::new().with_max_frame_bytes(config.max_frame_bytes),
+        idle_timeout: config.idle_timeout,
+        frame_timeout: config.frame_timeout,
+    };
+    let mut frames = FrameBuffer::new(limits.decoder, None);
+    serve_async(
+        &mut reader,
+        subscriber,
+        &mut frames,
+        &limits,
+        None,
+        None,
+        None,
+    )
+    .await
 }
-
-/// A stream's next item (what `StreamExt::next` does, without a dependency
-/// for one function).
-async fn next<S: futures_core::Stream + Unpin>(s: &mut S) -> Option<S::Item> {
-    std::future::poll_fn(|cx| std::pin::Pin::new(&mut *s).poll_next(cx)).await
-}
-
-/// Why an async connection stopped being applied: which frame (counted
-/// from 1, unknown kinds not counted), and what.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum ServeError {
-    /// The stream could not be read or broke a rule of the spec.
-    Codec(u64, CodecError),
-    /// A frame broke a protocol rule, or the sink failed.
-    Subscribe(u64, SubscribeError),
-}
-
-impl fmt::Display for ServeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ServeError::Codec(n, e) => write!(f, "frame {n}: {e}"),
-            ServeError::Subscribe(n, e) => write!(f, "frame {n}: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for ServeError {}
 
 /// Drain a publisher's queue into connections that `connect` opens, as
 /// [`drain_queue`](crate::transport::drain_queue) does, on tokio: each
@@ -354,6 +332,7 @@ where
                     Some(frame) => {
                         conn.write_all(&frame).await?;
                         stats.frames += 1;
+                        stats.rows += Rows::count_in_frame(&frame).map_or(0, u64::from);
                         stats.bytes += frame.len() as u64;
                         queue.recycle(frame);
                     }

@@ -1,19 +1,19 @@
-//! Moving bytes: a publisher's queue to a connection (TCP, a Unix socket, a
-//! file), and a connection's stream into a subscriber. The protocol is not
-//! here; these loops only read, write, connect and count.
+//! Moving a publisher's frames: its queue drained into a connection (TCP, a
+//! Unix socket, a file), reconnecting when one fails. The protocol is not
+//! here; these loops only connect, write and count. The receiving end is
+//! [`server`](crate::server).
 
-use std::io::{self, BufWriter, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::{self, BufWriter, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use dendro_wire_core::{emit_preamble, PREAMBLE_BYTES};
+use dendro_wire_core::{emit_preamble, Rows, PREAMBLE_BYTES};
 
 use crate::queue::FrameQueue;
-use crate::reader::{FrameReader, Position, ReadError};
-use crate::subscriber::{Applied, Sink, SubscribeError, Subscriber};
+use crate::throttle::Throttle;
 
 /// How long to wait between attempts to connect: doubling from `initial` up
 /// to `max`, back to `initial` after a connection succeeds.
@@ -35,7 +35,7 @@ impl Default for Backoff {
 }
 
 /// What a publishing transport did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TransportStats {
     /// Connections opened.
     pub connections: u64,
@@ -43,8 +43,13 @@ pub struct TransportStats {
     pub failed_connects: u64,
     /// Frames written.
     pub frames: u64,
+    /// Rows in the `Rows` frames written.
+    pub rows: u64,
     /// Bytes written, preambles included.
     pub bytes: u64,
+    /// The last failure to connect or to write, if any: what to tell a
+    /// user whose frames went nowhere.
+    pub last_error: Option<String>,
 }
 
 /// Drain `queue` into connections that `connect` opens, until the queue is
@@ -59,6 +64,10 @@ pub struct TransportStats {
 /// the publisher for handshakes and full state (rule 8); a write error ends
 /// the connection, and the next is tried after `backoff`. With `once`, the
 /// first connection is the only one (a file).
+///
+/// A failed connect and a lost connection are logged as warnings, at most
+/// once a second with a count of the rest, and a reconnect once it
+/// succeeds, so an operator sees a publisher whose frames go nowhere.
 pub fn drain_queue<W: Write>(
     queue: &FrameQueue,
     mut connect: impl FnMut() -> io::Result<W>,
@@ -68,6 +77,8 @@ pub fn drain_queue<W: Write>(
 ) -> io::Result<TransportStats> {
     let mut stats = TransportStats::default();
     let mut delay = backoff.initial;
+    let mut failures = Throttle::new(Duration::from_secs(1));
+    let mut failed_since_connected = 0u64;
     let done = |queue: &FrameQueue| stop.load(Ordering::Relaxed) || queue.is_closed();
     while !done(queue) {
         let conn = match connect() {
@@ -75,12 +86,27 @@ pub fn drain_queue<W: Write>(
             Err(e) if once => return Err(e),
             Err(e) => {
                 stats.failed_connects += 1;
-                log::debug!("connect failed ({e}); next try in {delay:?}");
+                failed_since_connected += 1;
+                if let Some(held) = failures.hit() {
+                    log::warn!(
+                        "{e}; trying again in {delay:?} ({} failed attempt(s) in all, {held} not \
+                         said since the last)",
+                        stats.failed_connects
+                    );
+                }
+                stats.last_error = Some(e.to_string());
                 std::thread::sleep(delay);
                 delay = (delay * 2).min(backoff.max);
                 continue;
             }
         };
+        if stats.connections > 0 || failed_since_connected > 0 {
+            log::warn!(
+                "connected again after {failed_since_connected} failed attempt(s); the \
+                 subscriber gets every handshake and full state anew (rule 8)"
+            );
+        }
+        failed_since_connected = 0;
         delay = backoff.initial;
         stats.connections += 1;
         let result = write_connection(queue, conn, &mut stats, stop);
@@ -88,7 +114,13 @@ pub fn drain_queue<W: Write>(
         match result {
             Ok(()) => return Ok(stats),
             Err(e) if once => return Err(e),
-            Err(e) => log::info!("connection ended ({e}); reconnecting"),
+            Err(e) => {
+                log::warn!(
+                    "the connection was lost ({e}); frames queued for it are dropped, and the \
+                     next connection starts over"
+                );
+                stats.last_error = Some(e.to_string());
+            }
         }
     }
     Ok(stats)
@@ -127,6 +159,7 @@ fn write_connection<W: Write>(
         };
         w.write_all(&frame)?;
         stats.frames += 1;
+        stats.rows += Rows::count_in_frame(&frame).map_or(0, u64::from);
         stats.bytes += frame.len() as u64;
         queue.recycle(frame);
     }
@@ -143,7 +176,8 @@ pub fn publish_tcp(
 ) -> JoinHandle<io::Result<TransportStats>> {
     std::thread::spawn(move || {
         let connect = || {
-            let s = TcpStream::connect(addr)?;
+            let s = TcpStream::connect(addr)
+                .map_err(|e| io::Error::new(e.kind(), format!("cannot connect to {addr}: {e}")))?;
             s.set_nodelay(true)?;
             Ok(s)
         };
@@ -160,7 +194,14 @@ pub fn publish_unix(
     stop: Arc<AtomicBool>,
 ) -> JoinHandle<io::Result<TransportStats>> {
     std::thread::spawn(move || {
-        let connect = || std::os::unix::net::UnixStream::connect(&path);
+        let connect = || {
+            std::os::unix::net::UnixStream::connect(&path).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("cannot connect to {}: {e}", path.display()),
+                )
+            })
+        };
         drain_queue(&queue, connect, backoff, false, &stop)
     })
 }
@@ -180,297 +221,4 @@ pub fn publish_to_writer<W: Write + Send + 'static>(
         };
         drain_queue(&queue, connect, Backoff::default(), true, &stop)
     })
-}
-
-/// Why a connection's stream stopped being applied.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum ServeError {
-    /// The stream could not be read: the transport failed, or the bytes
-    /// broke a rule of the spec.
-    Read(ReadError),
-    /// A frame broke a protocol rule, or the sink failed.
-    Subscribe(Position, SubscribeError),
-    /// The capture file could not be created.
-    Capture(io::Error),
-}
-
-impl std::fmt::Display for ServeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ServeError::Read(e) => write!(f, "{e}"),
-            ServeError::Subscribe(at, e) => write!(f, "{at}: {e}"),
-            ServeError::Capture(e) => write!(f, "the capture could not be created: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for ServeError {}
-
-/// Live counts of one connection, updated as it is served.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ConnectionStats {
-    /// Frames read.
-    pub frames: u64,
-    /// Stream bytes read.
-    pub bytes: u64,
-    /// What the frames did.
-    pub applied: Applied,
-    /// Whether the connection is still open.
-    pub open: bool,
-    /// Why it ended, if not at a clean end of stream.
-    pub error: Option<String>,
-}
-
-/// Read one connection's stream and apply it to `subscriber` until a clean
-/// end or an error, publishing counts to `stats` (every frame is counted,
-/// shared at most every 100 ms).
-pub fn serve<R: Read, S: Sink>(
-    reader: R,
-    subscriber: &mut Subscriber<S>,
-    stats: Option<&Mutex<ConnectionStats>>,
-) -> Result<(), ServeError> {
-    let share = |frames: &FrameReader<R>, subscriber: &Subscriber<S>, open: bool| {
-        if let Some(stats) = stats {
-            let mut s = stats.lock().unwrap_or_else(|e| e.into_inner());
-            s.frames = frames.frames();
-            s.bytes = frames.offset();
-            s.applied = subscriber.applied();
-            s.open = open;
-        }
-    };
-    let mut frames = FrameReader::new(reader).map_err(ServeError::Read)?;
-    let mut shared_at = Instant::now();
-    let result = loop {
-        match frames.next_frame_at() {
-            Ok(Some((frame, at))) => {
-                if let Err(e) = subscriber.apply(&frame) {
-                    break Err(ServeError::Subscribe(at, e));
-                }
-            }
-            Ok(None) => break Ok(()),
-            Err(e) => break Err(ServeError::Read(e)),
-        }
-        if shared_at.elapsed() > Duration::from_millis(100) {
-            share(&frames, subscriber, true);
-            shared_at = Instant::now();
-        }
-    };
-    share(&frames, subscriber, false);
-    result
-}
-
-/// A TCP listener serving many publishers at once, one thread each, each
-/// connection into its own sink from `make_sink`.
-///
-/// ```
-/// use std::net::TcpListener;
-/// use std::sync::{atomic::AtomicBool, Arc};
-/// use std::time::Duration;
-/// use dendro_wire_std::transport::{publish_tcp, Backoff, Server};
-/// use dendro_wire_std::{CountingSink, Publisher, PublisherConfig, SourceConfig};
-///
-/// let (tx, rx) = std::sync::mpsc::channel();
-/// let server = Server::start(
-///     TcpListener::bind("127.0.0.1:0")?,
-///     |_| CountingSink::default(),
-///     16,
-///     None,
-///     move |_, _sink, applied, _result| tx.send(applied).unwrap(),
-/// )?;
-///
-/// let mut publisher = Publisher::new(PublisherConfig::default());
-/// let s = publisher.add_source(SourceConfig::new().stream("x"))?;
-/// let queue = publisher.queue();
-/// let stop = Arc::new(AtomicBool::new(false));
-/// let transport = publish_tcp(queue.clone(), server.local_addr(), Backoff::default(), stop);
-/// while queue.stats().connections == 0 { std::thread::sleep(Duration::from_millis(1)); }
-/// for ts in 0..10 {
-///     publisher.observe(s, "x", ts, 0, &[1])?;
-///     publisher.end_interval();
-/// }
-/// queue.close();
-/// transport.join().unwrap()?;
-/// let applied = rx.recv()?;
-/// assert_eq!(applied.rows, 10);
-/// server.shutdown(Duration::from_secs(5));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub struct Server {
-    addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-    connections: Arc<Mutex<Vec<Connection>>>,
-    accept: Option<JoinHandle<()>>,
-}
-
-/// A connection's counts, and a handle to close it at shutdown.
-struct Connection {
-    stats: Arc<Mutex<ConnectionStats>>,
-    stream: Option<TcpStream>,
-}
-
-impl std::fmt::Debug for Server {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Server").field("addr", &self.addr).finish()
-    }
-}
-
-impl Server {
-    /// Listen on `listener`; every connection gets a [`Subscriber`] over
-    /// `make_sink(n)` (`n` counts connections from 0), limited to
-    /// `source_limit` sources, and `done(n, sink, applied, result)` when it
-    /// ends, with everything its frames did.
-    /// With `record`, each connection's bytes are also captured, as they
-    /// arrived, to `record/connection-N.dwr`.
-    pub fn start<S, M, D>(
-        listener: TcpListener,
-        make_sink: M,
-        source_limit: usize,
-        record: Option<std::path::PathBuf>,
-        done: D,
-    ) -> io::Result<Server>
-    where
-        S: Sink + Send + 'static,
-        M: Fn(u64) -> S + Send + 'static,
-        D: Fn(u64, S, Applied, Result<(), ServeError>) + Send + Sync + 'static,
-    {
-        let addr = listener.local_addr()?;
-        listener.set_nonblocking(true)?;
-        let stop = Arc::new(AtomicBool::new(false));
-        let connections: Arc<Mutex<Vec<Connection>>> = Arc::default();
-        let done = Arc::new(done);
-        let accept = {
-            let (stop, connections) = (stop.clone(), connections.clone());
-            std::thread::spawn(move || {
-                let mut n = 0u64;
-                let mut workers = Vec::new();
-                while !stop.load(Ordering::Relaxed) {
-                    let stream = match listener.accept() {
-                        Ok((stream, _)) => stream,
-                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                            std::thread::sleep(Duration::from_millis(10));
-                            continue;
-                        }
-                        Err(e) => {
-                            log::warn!("accept failed: {e}");
-                            continue;
-                        }
-                    };
-                    let stats = Arc::new(Mutex::new(ConnectionStats {
-                        open: true,
-                        ..ConnectionStats::default()
-                    }));
-                    connections
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .push(Connection {
-                            stats: stats.clone(),
-                            stream: stream.try_clone().ok(),
-                        });
-                    let mut subscriber =
-                        Subscriber::new(make_sink(n)).with_source_limit(source_limit);
-                    let (done, id) = (done.clone(), n);
-                    let capture = record
-                        .as_ref()
-                        .map(|dir| dir.join(format!("connection-{n}.dwr")));
-                    workers.push(std::thread::spawn(move || {
-                        let _ = stream.set_nonblocking(false);
-                        let result = match capture.map(std::fs::File::create) {
-                            None => serve(&stream, &mut subscriber, Some(&stats)),
-                            Some(Ok(file)) => {
-                                let tee = Tee::new(&stream, BufWriter::new(file));
-                                serve(tee, &mut subscriber, Some(&stats))
-                            }
-                            Some(Err(e)) => Err(ServeError::Capture(e)),
-                        };
-                        if let Err(e) = &result {
-                            stats.lock().unwrap_or_else(|e| e.into_inner()).error =
-                                Some(e.to_string());
-                        }
-                        let applied = subscriber.applied();
-                        match subscriber.finish() {
-                            Ok(sink) => done(id, sink, applied, result),
-                            Err(e) => log::warn!("connection {id}: the sink failed to end: {e}"),
-                        }
-                    }));
-                    n += 1;
-                }
-                for w in workers {
-                    let _ = w.join();
-                }
-            })
-        };
-        Ok(Server {
-            addr,
-            stop,
-            connections,
-            accept: Some(accept),
-        })
-    }
-
-    /// The address it listens on.
-    pub fn local_addr(&self) -> SocketAddr {
-        self.addr
-    }
-
-    /// Every connection so far, in the order they were accepted.
-    pub fn connections(&self) -> Vec<ConnectionStats> {
-        self.connections
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .map(|c| c.stats.lock().unwrap_or_else(|e| e.into_inner()).clone())
-            .collect()
-    }
-
-    /// Stop accepting; give open connections `grace` to end on their own,
-    /// then close them; wait for every connection's `done`.
-    pub fn shutdown(mut self, grace: Duration) {
-        self.stop.store(true, Ordering::Relaxed);
-        let deadline = Instant::now() + grace;
-        while self.connections().iter().any(|c| c.open) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        for c in self
-            .connections
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter_mut()
-        {
-            if let Some(stream) = c.stream.take() {
-                let _ = stream.shutdown(std::net::Shutdown::Both);
-            }
-        }
-        if let Some(accept) = self.accept.take() {
-            let _ = accept.join();
-        }
-    }
-}
-
-/// A reader that copies everything it reads into `copy`: a capture of a
-/// connection, byte for byte, preamble included.
-#[derive(Debug)]
-pub struct Tee<R, W> {
-    inner: R,
-    copy: W,
-}
-
-impl<R, W> Tee<R, W> {
-    /// Read from `inner`, copying into `copy`.
-    pub fn new(inner: R, copy: W) -> Self {
-        Tee { inner, copy }
-    }
-
-    /// The copy.
-    pub fn into_copy(self) -> W {
-        self.copy
-    }
-}
-
-impl<R: Read, W: Write> Read for Tee<R, W> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.copy.write_all(&buf[..n])?;
-        Ok(n)
-    }
 }

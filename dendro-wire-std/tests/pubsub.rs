@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use dendro_wire_core::{ClockOffset, Frame, Handshake, Index, Rows, Segment, SourceUpdate};
-use dendro_wire_std::transport::{drain_queue, Backoff, Server};
+use dendro_wire_std::transport::{drain_queue, Backoff};
 use dendro_wire_std::{
     CountingSink, FrameQueue, FrameReader, Publisher, PublisherConfig, Sink, SinkError,
     SourceConfig, SourceId, SubscribeError, Subscriber,
@@ -235,17 +235,18 @@ fn the_source_limit_of_a_connection_is_enforced() {
     assert!(e.to_string().contains("limit of 1 sources"), "{e}");
 }
 
+#[cfg(feature = "tokio")]
 #[test]
 fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
+    use dendro_wire_std::server::{Server, ServerConfig};
     let sinks: Arc<Mutex<Vec<Recording>>> = Arc::default();
     let server = {
         let sinks = sinks.clone();
         Server::start(
             TcpListener::bind("127.0.0.1:0").unwrap(),
+            ServerConfig::default(),
             |_| Recording::default(),
-            16,
-            None,
-            move |_, sink, _, _| sinks.lock().unwrap().push(sink),
+            move |_, sink| sinks.lock().unwrap().push(sink),
         )
         .unwrap()
     };
@@ -325,7 +326,7 @@ fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
     // The second connection may still wait in the listener's backlog, and
     // shutting down stops accepting: wait until the server has taken it.
     let deadline = Instant::now() + Duration::from_secs(10);
-    while server.connections().len() < 2 {
+    while server.stats().accepted < 2 {
         assert!(
             Instant::now() < deadline,
             "the server never accepted the reconnect"
@@ -370,14 +371,15 @@ fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
 #[cfg(unix)]
 #[test]
 fn over_a_unix_socket_every_row_arrives() {
-    use dendro_wire_std::transport::{publish_unix, serve};
+    use dendro_wire_std::server::serve;
+    use dendro_wire_std::transport::publish_unix;
     let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("pubsub.sock");
     let _ = std::fs::remove_file(&path);
     let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
     let server = std::thread::spawn(move || {
         let (stream, _) = listener.accept().unwrap();
         let mut sub = Subscriber::new(CountingSink::default());
-        serve(stream, &mut sub, None).unwrap();
+        serve(stream, &mut sub).unwrap();
         sub.applied()
     });
     let (mut p, cpu, mem) = agent(PublisherConfig::default());

@@ -279,3 +279,80 @@ fn the_writer_builds_rows_in_place_growing_its_buffer() {
     assert_eq!((got.source, got.seq, got.index_state), (2, 9, (4, 4)));
     assert_eq!(got.rows.iter().collect::<Vec<_>>(), rows);
 }
+
+/// Hands out `bytes` `chunk` at a time, then (if `stall`) ends as if the
+/// peer stopped; records the room each read was offered.
+struct Watched {
+    bytes: Vec<u8>,
+    at: usize,
+    chunk: usize,
+    offered: Vec<(usize, usize)>,
+}
+
+impl Read for Watched {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.offered.push((self.at, buf.len()));
+        let n = self.chunk.min(buf.len()).min(self.bytes.len() - self.at);
+        buf[..n].copy_from_slice(&self.bytes[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+#[test]
+fn memory_follows_the_bytes_that_arrived_not_what_a_length_claims() {
+    // A 64 MiB length, 1000 bytes of its frame, then the end.
+    let mut liar = b"dendro-repl\0\x01\x00".to_vec();
+    liar.extend_from_slice(&(64u32 << 20).to_le_bytes());
+    liar.extend_from_slice(&[3; 1000]);
+    let mut r = FrameReader::new(Watched {
+        bytes: liar,
+        at: 0,
+        chunk: 100,
+        offered: Vec::new(),
+    })
+    .unwrap();
+    let err = r.next_frame().map(|_| ()).unwrap_err();
+    assert!(matches!(
+        err.kind(),
+        ReadErrorKind::Truncated { needed, have: 1004 } if *needed == 4 + (64 << 20)
+    ));
+    assert_eq!(r.buffer_len(), 4096, "grown past the bytes that arrived");
+
+    // A real 1 MiB frame arriving 10 KiB at a time: the buffer is never
+    // more than twice what arrived (and the 4 KiB start), and it ends the
+    // frame's size, not a byte more than it reached.
+    let big = vec![0xab; 1 << 20];
+    let mut w = FrameWriter::new(Vec::new()).unwrap();
+    w.write_rows(
+        0,
+        0,
+        NO_INDEX_STATE,
+        [Row {
+            stream: "s",
+            ts: 0,
+            wall_offset: 0,
+            row: &big,
+        }],
+    )
+    .unwrap();
+    let stream = w.into_inner();
+    let mut r = FrameReader::new(Watched {
+        bytes: stream.clone(),
+        at: 0,
+        chunk: 10 << 10,
+        offered: Vec::new(),
+    })
+    .unwrap();
+    assert!(matches!(r.next_frame().unwrap(), Some(Frame::Rows(_))));
+    assert!(r.next_frame().unwrap().is_none());
+    assert_eq!(r.buffer_len(), stream.len() - 14, "one frame's size");
+    let watched = r.get_ref();
+    for &(arrived, room) in &watched.offered {
+        let buffer = arrived.saturating_sub(14) + room;
+        assert!(
+            buffer <= 2 * arrived + 4096,
+            "a buffer of {buffer} with {arrived} bytes arrived"
+        );
+    }
+}

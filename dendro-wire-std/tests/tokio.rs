@@ -126,3 +126,18 @@ async fn a_publisher_streams_to_a_tokio_subscriber() {
         (1, 100, 0)
     );
 }
+
+#[test]
+fn the_codec_grows_with_the_bytes_that_arrived_not_what_a_length_claims() {
+    let mut codec = RawFrameCodec::new();
+    let mut buf = BytesMut::new();
+    buf.extend_from_slice(b"dendro-repl\0\x01\x00");
+    buf.extend_from_slice(&(64u32 << 20).to_le_bytes());
+    buf.extend_from_slice(&[3; 100]);
+    assert!(codec.decode(&mut buf).unwrap().is_none());
+    assert!(
+        buf.capacity() < 64 << 10,
+        "reserved {} bytes for a frame of which 104 arrived",
+        buf.capacity()
+    );
+}

@@ -1,0 +1,430 @@
+//! The collector under attack: hostile peers on loopback against a
+//! `Server`, each bounded in count and time, with an honest publisher beside
+//! them where it matters. Each peer that lies, stalls, floods or vanishes
+//! must cost bounded memory, a bounded time and one closed socket.
+
+#![cfg(feature = "tokio")]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use dendro_wire_core::{Frame, Segment, NO_INDEX_STATE, PREAMBLE_BYTES};
+use dendro_wire_std::server::{Ended, ServeError, Server, ServerConfig};
+use dendro_wire_std::{CountingSink, FrameWriter, ReadErrorKind};
+
+#[path = "common/streams.rs"]
+mod streams;
+
+use streams::{handshake, honest_stream, ROWS_PER_FRAME};
+
+const PREAMBLE: &[u8] = b"dendro-repl\0\x01\x00";
+
+/// A server on a free loopback port, with `config`, each ended connection
+/// sent down the channel.
+fn start(config: ServerConfig) -> (Server, mpsc::Receiver<Ended>) {
+    let (tx, rx) = mpsc::channel();
+    let server = Server::start(
+        TcpListener::bind("127.0.0.1:0").unwrap(),
+        config,
+        |_| CountingSink::default(),
+        move |ended, _| {
+            let _ = tx.send(ended);
+        },
+    )
+    .unwrap();
+    (server, rx)
+}
+
+fn quick() -> ServerConfig {
+    let mut config = ServerConfig::default();
+    config.idle_timeout = Duration::from_millis(500);
+    config.frame_timeout = Duration::from_millis(500);
+    config
+}
+
+fn wait_until(what: &str, within: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + within;
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Whether the server closed `stream` within `within`: a read sees the end
+/// (or a reset) rather than waiting.
+fn closed_by_server(stream: &mut TcpStream, within: Duration) -> bool {
+    stream.set_read_timeout(Some(within)).unwrap();
+    let mut buf = [0u8; 64];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return true,
+            Err(_) => return false,
+        }
+    }
+}
+
+fn recv(rx: &mpsc::Receiver<Ended>) -> Ended {
+    rx.recv_timeout(Duration::from_secs(10))
+        .expect("a connection's end was reported")
+}
+
+/// Send an honest stream from another thread; the rows it carried.
+fn publish_honestly(addr: std::net::SocketAddr, frames: u64) -> std::thread::JoinHandle<u64> {
+    std::thread::spawn(move || {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.write_all(&honest_stream(frames)).unwrap();
+        frames * ROWS_PER_FRAME
+    })
+}
+
+#[test]
+fn a_lying_length_costs_only_the_bytes_that_arrived_and_honest_peers_go_on() {
+    let mut config = quick();
+    config.frame_timeout = Duration::from_secs(2);
+    let (server, ended) = start(config);
+    let addr = server.local_addr();
+    // Fifty peers announce a 64 MiB frame, send 5,000 bytes of it (more
+    // than a buffer starts with), and stall.
+    const LIARS: usize = 50;
+    let mut liars = Vec::new();
+    for _ in 0..LIARS {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.write_all(PREAMBLE).unwrap();
+        s.write_all(&(64u32 << 20).to_le_bytes()).unwrap();
+        s.write_all(&[3; 5_000]).unwrap();
+        liars.push(s);
+    }
+    let sent = (PREAMBLE_BYTES + 4 + 5_000) as u64;
+    wait_until(
+        "every liar's bytes arrived",
+        Duration::from_secs(10),
+        || {
+            let live = server.live();
+            live.len() == LIARS && live.iter().all(|c| c.bytes == sent)
+        },
+    );
+    // A buffer each, at most twice the bytes that came: never the 64 MiB
+    // claimed.
+    let held = server.stats().memory_in_use;
+    assert!(
+        held <= LIARS * 2 * 5_004,
+        "{held} bytes held for {LIARS} liars"
+    );
+
+    // An honest publisher beside them lands every row.
+    let rows = publish_honestly(addr, 5_000).join().unwrap();
+    let honest = recv(&ended);
+    assert!(honest.result.is_ok(), "{honest}");
+    assert_eq!(honest.applied.rows, rows);
+
+    // The liars end at the frame timeout, each with its reason, each socket
+    // closed.
+    for liar in &mut liars {
+        assert!(closed_by_server(liar, Duration::from_secs(10)));
+    }
+    for _ in 0..LIARS {
+        let e = recv(&ended);
+        assert!(
+            matches!(e.result, Err(ServeError::FrameTimeout { have: 5_004, .. })),
+            "{e}"
+        );
+        assert!(e.to_string().contains("the frame timeout"), "{e}");
+    }
+    wait_until(
+        "the buffers were given back",
+        Duration::from_secs(5),
+        || server.stats().memory_in_use == 0,
+    );
+    server.shutdown(Duration::ZERO);
+}
+
+#[test]
+fn a_frame_past_the_memory_budget_ends_only_its_connection() {
+    let mut config = quick();
+    config.max_memory = 512 << 10;
+    let (server, ended) = start(config);
+    let addr = server.local_addr();
+    // A segment of 1 MiB: a frame the budget cannot hold.
+    let parquet = vec![0x50; 1 << 20];
+    let mut w = FrameWriter::new(Vec::new()).unwrap();
+    w.write_frame(&handshake()).unwrap();
+    w.write_frame(&Frame::Segment(Segment {
+        source: 0,
+        stream: "cpu/usage",
+        rows: 1,
+        first_ts: 0,
+        last_ts: 0,
+        bytes: &parquet,
+        caller_index: None,
+    }))
+    .unwrap();
+    let big = w.into_inner();
+    let mut s = TcpStream::connect(addr).unwrap();
+    // The peer may see the close before it has written everything.
+    let _ = s.write_all(&big);
+    let e = recv(&ended);
+    let Err(ServeError::Read(read)) = &e.result else {
+        panic!("{e}")
+    };
+    assert!(
+        matches!(read.kind(), ReadErrorKind::MemoryBudget { limit, .. } if *limit == 512 << 10),
+        "{e}"
+    );
+    assert_eq!(read.frame(), 2, "{e}");
+    assert!(e.to_string().contains("memory budget"), "{e}");
+    assert!(closed_by_server(&mut s, Duration::from_secs(5)));
+
+    // The others go on: an honest stream of small frames fits the budget.
+    let rows = publish_honestly(addr, 2_000).join().unwrap();
+    let honest = recv(&ended);
+    assert!(honest.result.is_ok(), "{honest}");
+    assert_eq!(honest.applied.rows, rows);
+    assert_eq!(server.stats().memory_in_use, 0);
+    server.shutdown(Duration::ZERO);
+}
+
+#[test]
+fn refused_streams_are_closed_with_their_reason() {
+    let (server, ended) = start(quick());
+    let addr = server.local_addr();
+    let mut wrong_version = PREAMBLE.to_vec();
+    wrong_version[12] = 9;
+    let mut zero_length = PREAMBLE.to_vec();
+    zero_length.extend_from_slice(&[0, 0, 0, 0]);
+    let mut no_handshake = PREAMBLE.to_vec();
+    let mut w = FrameWriter::new(Vec::new()).unwrap();
+    w.write_rows(7, 0, NO_INDEX_STATE, std::iter::empty())
+        .unwrap();
+    no_handshake.extend_from_slice(&w.into_inner()[PREAMBLE_BYTES..]);
+    let cases: [(&str, Vec<u8>, &str); 4] = [
+        ("garbage", b"GET / HTTP/1.1\r\n\r\n".to_vec(), "magic"),
+        ("another version", wrong_version, "version 9"),
+        ("a zero length", zero_length, "frame 1 (stream byte 14)"),
+        ("no handshake", no_handshake, "rule 1"),
+    ];
+    for (what, bytes, reason) in cases {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.write_all(&bytes).unwrap();
+        assert!(
+            closed_by_server(&mut s, Duration::from_secs(5)),
+            "{what}: still open"
+        );
+        let e = recv(&ended);
+        assert!(e.result.is_err(), "{what}: {e}");
+        assert!(e.to_string().contains(reason), "{what}: {e}");
+    }
+    assert!(server.live().is_empty());
+    server.shutdown(Duration::ZERO);
+}
+
+#[test]
+fn idle_peers_and_unfinished_frames_are_timed_out() {
+    let (server, ended) = start(quick());
+    let addr = server.local_addr();
+    // Connected, and nothing sent at all.
+    let mut silent = TcpStream::connect(addr).unwrap();
+    // The preamble, then nothing: no whole frame for the idle timeout.
+    let mut idle = TcpStream::connect(addr).unwrap();
+    idle.write_all(PREAMBLE).unwrap();
+    // Half a preamble, then nothing: a frame timeout.
+    let mut half = TcpStream::connect(addr).unwrap();
+    half.write_all(&PREAMBLE[..5]).unwrap();
+    let started = Instant::now();
+    for s in [&mut silent, &mut idle, &mut half] {
+        assert!(closed_by_server(s, Duration::from_secs(5)));
+    }
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    let mut reasons: Vec<String> = (0..3).map(|_| recv(&ended).to_string()).collect();
+    reasons.sort();
+    assert_eq!(
+        reasons
+            .iter()
+            .filter(|r| r.contains("the idle timeout"))
+            .count(),
+        2,
+        "{reasons:?}"
+    );
+    assert_eq!(
+        reasons
+            .iter()
+            .filter(|r| r.contains("the frame timeout (5 byte(s) of it arrived)"))
+            .count(),
+        1,
+        "{reasons:?}"
+    );
+    // A peer that sends a frame in good time is not timed out, however long
+    // it stays.
+    let mut slow = TcpStream::connect(addr).unwrap();
+    let stream = honest_stream(10);
+    slow.write_all(&stream[..PREAMBLE_BYTES]).unwrap();
+    let mut at = PREAMBLE_BYTES;
+    // 300 ms apart, each part longer than a frame: every frame finishes
+    // within 300 ms of starting, and a whole one arrives every 300 ms.
+    for _ in 0..4 {
+        std::thread::sleep(Duration::from_millis(300));
+        let end = (at + 400).min(stream.len());
+        slow.write_all(&stream[at..end]).unwrap();
+        at = end;
+    }
+    slow.write_all(&stream[at..]).unwrap();
+    drop(slow);
+    let e = recv(&ended);
+    assert!(e.result.is_ok(), "{e}");
+    assert_eq!(e.applied.rows, 10 * ROWS_PER_FRAME);
+    server.shutdown(Duration::ZERO);
+}
+
+#[test]
+fn connections_past_the_cap_are_closed_at_once() {
+    let mut config = quick();
+    config.max_connections = 2;
+    config.idle_timeout = Duration::from_secs(30);
+    let (server, ended) = start(config);
+    let addr = server.local_addr();
+    let first = TcpStream::connect(addr).unwrap();
+    let _second = TcpStream::connect(addr).unwrap();
+    wait_until("both are live", Duration::from_secs(5), || {
+        server.stats().live == 2
+    });
+    let mut third = TcpStream::connect(addr).unwrap();
+    assert!(closed_by_server(&mut third, Duration::from_secs(2)));
+    assert_eq!(server.stats().refused, 1);
+    // One ends, and the next is served.
+    drop(first);
+    let e = recv(&ended);
+    assert!(
+        e.to_string()
+            .contains("the stream ends inside the preamble"),
+        "{e}"
+    );
+    let rows = publish_honestly(addr, 100).join().unwrap();
+    assert_eq!(recv(&ended).applied.rows, rows);
+    let stats = server.shutdown(Duration::ZERO);
+    assert_eq!((stats.accepted, stats.refused, stats.live), (3, 1, 0));
+}
+
+#[test]
+fn many_idle_connections_are_held_cheaply_beside_an_honest_one() {
+    // Client and server sockets both live in this process.
+    let limit = soft_fd_limit();
+    let peers = 1_000.min(limit.saturating_sub(200) / 2);
+    assert!(peers >= 100, "only {limit} file descriptors");
+    let mut config = quick();
+    config.idle_timeout = Duration::from_secs(30);
+    let (server, ended) = start(config);
+    let addr = server.local_addr();
+    let started = Instant::now();
+    let mut idle = Vec::new();
+    for _ in 0..peers {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.write_all(PREAMBLE).unwrap();
+        idle.push(s);
+    }
+    wait_until("every idle peer is live", Duration::from_secs(20), || {
+        server.stats().live == peers as u64
+    });
+    let accepted_in = started.elapsed();
+    assert!(accepted_in < Duration::from_secs(10), "{accepted_in:?}");
+    assert!(server.stats().memory_in_use <= peers * 4096);
+    let rows = publish_honestly(addr, 20_000).join().unwrap();
+    let honest = recv(&ended);
+    assert!(honest.result.is_ok(), "{honest}");
+    assert_eq!(honest.applied.rows, rows);
+    drop(idle);
+    wait_until("every idle peer ended", Duration::from_secs(20), || {
+        server.stats().live == 0
+    });
+    server.shutdown(Duration::ZERO);
+}
+
+fn soft_fd_limit() -> usize {
+    std::fs::read_to_string("/proc/self/limits")
+        .ok()
+        .and_then(|limits| {
+            let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+            line.split_whitespace().nth(3)?.parse().ok()
+        })
+        .unwrap_or(1024)
+}
+
+#[test]
+fn shutdown_applies_what_has_arrived_and_closes_every_connection() {
+    let mut config = quick();
+    config.idle_timeout = Duration::from_secs(30);
+    let (server, ended) = start(config);
+    let addr = server.local_addr();
+    let stream = honest_stream(50);
+    let mut s = TcpStream::connect(addr).unwrap();
+    // Everything but the last 10 bytes: 49 whole Rows frames and a cut one.
+    s.write_all(&stream[..stream.len() - 10]).unwrap();
+    wait_until("the bytes arrived", Duration::from_secs(5), || {
+        server
+            .live()
+            .first()
+            .is_some_and(|c| c.bytes == (stream.len() - 10) as u64)
+    });
+    let stats = server.shutdown(Duration::ZERO);
+    assert_eq!(stats.live, 0);
+    let e = recv(&ended);
+    assert_eq!(e.applied.rows, 49 * ROWS_PER_FRAME, "{e}");
+    assert!(
+        matches!(e.result, Err(ServeError::Shutdown { cut, .. }) if cut > 0),
+        "{e}"
+    );
+    assert!(closed_by_server(&mut s, Duration::from_secs(2)));
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[cfg(unix)]
+#[test]
+fn captures_are_new_files_written_as_bytes_arrive_never_through_a_link() {
+    let dir = scratch("collector-captures");
+    let record = dir.join("record");
+    std::fs::create_dir_all(&record).unwrap();
+    // A capture from an earlier run, and a link planted where the next
+    // capture would go.
+    std::fs::write(record.join("connection-0.dwr"), b"an earlier run").unwrap();
+    let outside = dir.join("outside");
+    std::fs::write(&outside, b"not yours").unwrap();
+    std::os::unix::fs::symlink(&outside, record.join("connection-1.dwr")).unwrap();
+
+    let mut config = quick();
+    config.idle_timeout = Duration::from_secs(30);
+    config.record = Some(record.clone());
+    let (server, ended) = start(config);
+    let mut s = TcpStream::connect(server.local_addr()).unwrap();
+    let stream = honest_stream(3);
+    let first = &stream[..54];
+    s.write_all(first).unwrap();
+    // On disk while the connection is still open.
+    let capture = record.join("connection-2.dwr");
+    wait_until(
+        "the capture holds what arrived",
+        Duration::from_secs(3),
+        || std::fs::read(&capture).is_ok_and(|b| b == first),
+    );
+    s.write_all(&stream[54..]).unwrap();
+    drop(s);
+    let e = recv(&ended);
+    assert!(e.result.is_ok(), "{e}");
+    assert_eq!(e.info.capture.as_deref(), Some(capture.as_path()));
+    assert_eq!(std::fs::read(&capture).unwrap(), stream);
+    assert_eq!(
+        std::fs::read(record.join("connection-0.dwr")).unwrap(),
+        b"an earlier run"
+    );
+    assert_eq!(std::fs::read(&outside).unwrap(), b"not yours");
+    server.shutdown(Duration::ZERO);
+}
