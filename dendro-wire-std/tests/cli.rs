@@ -282,3 +282,104 @@ fn generated_frames_encode_as_dendro_does_and_dump_back_identically() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(out.stdout, dendro_bytes, "encode writes dendro's bytes");
 }
+
+#[cfg(unix)]
+#[test]
+fn encode_output_replaces_files_whole_follows_links_and_writes_devices_in_place() {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+    let dir = scratch("encode-output");
+    let input = dir.join("in.jsonl");
+    std::fs::write(&input, format!("{HANDSHAKE_0}\n")).unwrap();
+    let bad = dir.join("bad.jsonl");
+    std::fs::write(&bad, format!("{HANDSHAKE_0}\n{{not json\n")).unwrap();
+    let want = encoded(HANDSHAKE_0);
+    let encode_to = |input: &Path, out: &Path| {
+        run(
+            &[
+                "encode",
+                input.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+            ],
+            b"",
+        )
+    };
+    let names = || {
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    };
+
+    // A regular file is replaced by a new one, whole, keeping its mode.
+    let file = dir.join("file.dwr");
+    std::fs::write(&file, b"old").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let inode = std::fs::metadata(&file).unwrap().ino();
+    assert!(encode_to(&input, &file).status.success());
+    assert_eq!(std::fs::read(&file).unwrap(), want);
+    let meta = std::fs::metadata(&file).unwrap();
+    assert_ne!(meta.ino(), inode, "written in place, not replaced");
+    assert_eq!(meta.permissions().mode() & 0o777, 0o640);
+
+    // Bad input leaves it, and the directory, as they were.
+    let before = names();
+    let out = encode_to(&bad, &file);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(std::fs::read(&file).unwrap(), want);
+    assert_eq!(names(), before, "left behind");
+
+    // A link is followed to its file, and stays a link; a dangling one
+    // makes the file it names.
+    let target = dir.join("target.dwr");
+    std::fs::write(&target, b"old").unwrap();
+    let link = dir.join("link.dwr");
+    std::os::unix::fs::symlink("target.dwr", &link).unwrap();
+    assert!(encode_to(&input, &link).status.success());
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read(&target).unwrap(), want);
+    let dangling = dir.join("dangling.dwr");
+    std::os::unix::fs::symlink("made.dwr", &dangling).unwrap();
+    assert!(encode_to(&input, &dangling).status.success());
+    assert!(std::fs::symlink_metadata(&dangling)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read(dir.join("made.dwr")).unwrap(), want);
+    // Bad input through a link leaves its target whole.
+    std::fs::write(&target, b"kept").unwrap();
+    assert_eq!(encode_to(&bad, &link).status.code(), Some(1));
+    assert_eq!(std::fs::read(&target).unwrap(), b"kept");
+
+    // A FIFO is written in place and stays a FIFO.
+    let fifo = dir.join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    assert!(encode_to(&input, &fifo).status.success());
+    assert_eq!(reader.join().unwrap(), want);
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+
+    // A device too.
+    assert!(encode_to(&input, Path::new("/dev/null")).status.success());
+    assert!(std::fs::metadata("/dev/null")
+        .unwrap()
+        .file_type()
+        .is_char_device());
+
+    // `-` is standard output.
+    let out = run(&["encode", input.to_str().unwrap(), "-o", "-"], b"");
+    assert_eq!(out.stdout, want);
+    assert!(!Path::new("-").exists());
+}

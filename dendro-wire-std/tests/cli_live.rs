@@ -3,6 +3,7 @@
 use std::io::{BufRead, BufReader, Lines};
 use std::path::{Path, PathBuf};
 use std::process::{ChildStdout, Command, Stdio};
+use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_dendro-wire");
 
@@ -162,11 +163,16 @@ fn listen_serves_an_agent_and_records_what_it_sent() {
     let summary = lines.next().unwrap().unwrap();
     assert!(listen.wait().unwrap().success());
     assert!(
-        summary.starts_with("connection 0: sources 3, rows "),
+        summary.starts_with("connection 0 from 127.0.0.1:"),
         "{summary}"
     );
+    assert!(summary.contains("; sources 3, rows "), "{summary}");
     assert!(summary.contains(" 0 skipped"), "{summary}");
-    assert!(summary.ends_with("ended cleanly"), "{summary}");
+    assert!(
+        summary.contains("; ended cleanly; captured in "),
+        "{summary}"
+    );
+    assert!(summary.ends_with("connection-0.dwr"), "{summary}");
 
     let recorded = check_json(&dir.join("connection-0.dwr"));
     assert_eq!(recorded["sources"], 3);
@@ -181,7 +187,7 @@ fn the_agent_needs_a_target_and_a_valid_interval() {
     let out = Command::new(BIN).args(["agent"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("say where to publish"));
-    for bad in ["10", "1h", "0s", "x1s"] {
+    for bad in ["10", "0s", "x1s", "1 fortnight"] {
         let out = Command::new(BIN)
             .args(["agent", "-o", "/dev/null", "--interval", bad])
             .output()
@@ -207,13 +213,157 @@ fn a_replayed_capture_is_applied_as_check_reads_it() {
     let summary = lines.next().unwrap().unwrap();
     let out = listen.wait_with_output().unwrap();
     assert!(out.status.success());
-    // testdata/sample.jsonl: 4 rows applied, 1 skipped, one gap of 2.
-    assert_eq!(
-        summary,
-        "connection 0: sources 2, rows 4 applied 1 skipped, index entries 2, segments 1, \
-         gaps 1 (2 frames lost), ended cleanly"
+    // testdata/sample.jsonl: 13 frames, 4 rows applied, 1 skipped, one gap
+    // of 2.
+    let size = std::fs::metadata(&sample).unwrap().len();
+    assert!(
+        summary.starts_with("connection 0 from 127.0.0.1:"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains(&format!(": 13 frames, {size} bytes in ")),
+        "{summary}"
+    );
+    assert!(
+        summary.ends_with(
+            "; sources 2, rows 4 applied 1 skipped, index entries 2, segments 1, gaps 1 \
+             (2 frames lost); ended cleanly"
+        ),
+        "{summary}"
     );
     // The gap is logged, once, where an operator sees it.
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.matches("frame(s) lost").count(), 1, "{stderr}");
+}
+
+/// A loopback port with nothing listening on it.
+fn closed_port() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().to_string()
+}
+
+#[test]
+fn an_agent_that_delivers_nothing_says_why_and_fails() {
+    let addr = closed_port();
+    let out = Command::new(BIN)
+        .args([
+            "agent",
+            "--interval",
+            "10ms",
+            "--intervals",
+            "5",
+            "--connect",
+        ])
+        .arg(&addr)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("cannot connect to {addr}")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("delivered nothing in 5 interval(s)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("delivered 0 frames (0 rows"), "{stderr}");
+}
+
+#[test]
+fn an_agent_logs_its_reconnect_and_counts_what_it_delivered() {
+    if !Path::new("/proc/stat").exists() {
+        return; // the agent reads Linux's /proc
+    }
+    let addr = closed_port();
+    let agent = Command::new(BIN)
+        .args([
+            "agent",
+            "--interval",
+            "20ms",
+            "--intervals",
+            "40",
+            "--connect",
+        ])
+        .arg(&addr)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The listener appears once the agent has failed for a while.
+    std::thread::sleep(Duration::from_millis(300));
+    let listener = std::net::TcpListener::bind(&addr).unwrap();
+    let received = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut s, &mut bytes).unwrap();
+        bytes.len()
+    });
+    let out = agent.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("cannot connect to"), "{stderr}");
+    assert!(stderr.contains("connected again after"), "{stderr}");
+    let bytes = received.join().unwrap();
+    assert!(
+        stderr.contains(" bytes) in 1 connection(s)")
+            && stderr.contains(&format!(", {bytes} bytes) in")),
+        "{bytes} bytes received: {stderr}"
+    );
+}
+
+#[test]
+fn listen_stops_on_sigterm_applying_and_recording_what_arrived() {
+    let dir = scratch("listen-sigterm");
+    let mut listen = Command::new(BIN)
+        .args(["listen", "--bind", "127.0.0.1:0", "--record"])
+        .arg(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(listen.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let addr = first.strip_prefix("listening on ").expect(&first);
+    let sample =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/sample.dwr"))
+            .unwrap();
+    // The whole sample and the first bytes of a next frame; then the peer
+    // stays, saying nothing.
+    let mut peer = std::net::TcpStream::connect(addr).unwrap();
+    std::io::Write::write_all(&mut peer, &sample).unwrap();
+    std::io::Write::write_all(&mut peer, &[9, 0]).unwrap();
+    let capture = dir.join("connection-0.dwr");
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while std::fs::metadata(&capture).map_or(0, |m| m.len()) < sample.len() as u64 + 2 {
+        assert!(std::time::Instant::now() < deadline, "not captured");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let killed = Command::new("kill")
+        .args(["-TERM", &listen.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = listen.wait().unwrap();
+    assert!(status.success(), "{status}");
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    assert_eq!(rest.len(), 2, "{rest:?}");
+    assert!(
+        rest[0].starts_with("connection 0 from 127.0.0.1:"),
+        "{rest:?}"
+    );
+    assert!(rest[0].contains("rows 4 applied 1 skipped"), "{rest:?}");
+    assert!(
+        rest[0].contains("the server shut down with 2 byte(s) of this frame arrived"),
+        "{rest:?}"
+    );
+    assert!(
+        rest[1].starts_with("listener: 1 connection(s) served (0 ended cleanly)"),
+        "{rest:?}"
+    );
+    let mut captured = sample.clone();
+    captured.extend_from_slice(&[9, 0]);
+    assert_eq!(std::fs::read(&capture).unwrap(), captured);
+    // The peer's socket was closed.
+    peer.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    assert_eq!(std::io::Read::read(&mut peer, &mut [0; 8]).unwrap_or(0), 0);
 }

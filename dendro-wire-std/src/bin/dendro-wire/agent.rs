@@ -19,7 +19,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -42,29 +42,6 @@ pub(crate) struct Options {
     pub target: Target,
     pub interval: Duration,
     pub intervals: Option<u64>,
-}
-
-/// `10ms`, `1s`, `500us`, `2m`, `1.5s`: a number and a unit.
-pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(|| format!("{s:?} has no unit; write 10ms, 1s, 500us or 2m"))?;
-    let (number, unit) = s.split_at(split);
-    let n: f64 = number
-        .parse()
-        .map_err(|_| format!("{number:?} is not a number"))?;
-    let seconds = match unit {
-        "us" | "µs" => n / 1e6,
-        "ms" => n / 1e3,
-        "s" => n,
-        "m" => n * 60.0,
-        other => return Err(format!("{other:?} is not a unit; use us, ms, s or m")),
-    };
-    let d = Duration::try_from_secs_f64(seconds).map_err(|e| format!("{s:?}: {e}"))?;
-    if d.is_zero() {
-        return Err("the interval must be above zero".into());
-    }
-    Ok(d)
 }
 
 fn wall_ns() -> i64 {
@@ -197,7 +174,16 @@ pub(crate) fn run(options: Options) -> Result<(), Failure> {
     let anchor = wall_ns();
     let mut sources = declare(&mut publisher, anchor)?;
     let queue = publisher.queue();
+    // SIGINT and SIGTERM end the agent after the interval in hand, with
+    // what it delivered said, as at the end of its intervals.
     let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, stop.clone())
+            .map_err(|e| Failure(format!("cannot handle signal {signal}: {e}")))?;
+    }
+    // The transport stops when the queue is drained, never halfway through
+    // it: its own stop flag is never set.
+    let never = Arc::new(AtomicBool::new(false));
     let (transport, wait_for_connection) = match &options.target {
         Target::Tcp(addr) => {
             let addr = std::net::ToSocketAddrs::to_socket_addrs(addr)
@@ -205,7 +191,7 @@ pub(crate) fn run(options: Options) -> Result<(), Failure> {
                 .next()
                 .ok_or_else(|| Failure(format!("{addr} resolves to no address")))?;
             (
-                publish_tcp(queue.clone(), addr, Backoff::default(), stop.clone()),
+                publish_tcp(queue.clone(), addr, Backoff::default(), never),
                 false,
             )
         }
@@ -215,14 +201,14 @@ pub(crate) fn run(options: Options) -> Result<(), Failure> {
                 queue.clone(),
                 path.clone(),
                 Backoff::default(),
-                stop.clone(),
+                never,
             ),
             false,
         ),
         Target::File(path) => {
             let file = std::fs::File::create(path)
                 .map_err(|e| Failure(format!("cannot create {}: {e}", path.display())))?;
-            (publish_to_writer(queue.clone(), file, stop.clone()), true)
+            (publish_to_writer(queue.clone(), file, never), true)
         }
     };
     // A file is open at once; the first interval should not miss it.
@@ -232,14 +218,17 @@ pub(crate) fn run(options: Options) -> Result<(), Failure> {
 
     let start = Instant::now();
     let mut n = 0u64;
-    while options.intervals.is_none_or(|max| n < max) {
+    while options.intervals.is_none_or(|max| n < max) && !stop.load(Ordering::Relaxed) {
         let ts = anchor + start.elapsed().as_nanos() as i64;
         sample(&mut publisher, &mut sources, ts)?;
         publisher.end_interval();
         n += 1;
         let next = options.interval * n as u32;
-        if let Some(wait) = next.checked_sub(start.elapsed()) {
-            std::thread::sleep(wait);
+        while let Some(wait) = next.checked_sub(start.elapsed()) {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            std::thread::sleep(wait.min(Duration::from_millis(100)));
         }
     }
     queue.close();
@@ -247,9 +236,30 @@ pub(crate) fn run(options: Options) -> Result<(), Failure> {
         .join()
         .map_err(|_| Failure("the transport thread panicked".into()))??;
     let stats = publisher.stats();
+    let queued = queue.stats();
     eprintln!(
-        "dendro-wire agent: {} intervals, {} rows queued, {} dropped; {} frames, {} bytes sent",
-        stats.intervals, stats.rows_queued, stats.rows_dropped, sent.frames, sent.bytes
+        "dendro-wire agent: {} intervals, {} rows observed; delivered {} frames ({} rows, {} \
+         bytes) in {} connection(s); dropped {} rows ({} before a connection or with the queue \
+         full, {} queued for a connection that was lost)",
+        stats.intervals,
+        stats.rows_queued + stats.rows_dropped,
+        sent.frames,
+        sent.rows,
+        sent.bytes,
+        sent.connections,
+        stats.rows_dropped + queued.rows_discarded,
+        stats.rows_dropped,
+        queued.rows_discarded,
     );
+    if stats.intervals > 0 && sent.frames == 0 {
+        return Err(Failure(format!(
+            "delivered nothing in {} interval(s){}",
+            stats.intervals,
+            match &sent.last_error {
+                Some(e) => format!(": {e} ({} attempt(s))", sent.failed_connects),
+                None => String::new(),
+            }
+        )));
+    }
     Ok(())
 }

@@ -7,7 +7,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use dendro_wire_std::transport::{publish_tcp, Backoff, Server};
+use dendro_wire_std::server::{Server, ServerConfig};
+use dendro_wire_std::transport::{publish_tcp, Backoff};
 use dendro_wire_std::{
     Applied, CountingSink, Publisher, PublisherConfig, Sink, SourceConfig, SourceId,
 };
@@ -135,8 +136,11 @@ pub(crate) fn run(options: Options) -> Result<(), Failure> {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         #[cfg(feature = "archive")]
         let archive = archive.clone();
+        let mut config = ServerConfig::default();
+        config.max_sources = 16;
         Server::start(
             listener,
+            config,
             move |_| -> Box<dyn Sink + Send> {
                 #[cfg(feature = "archive")]
                 if let Some(archive) = &archive {
@@ -147,13 +151,16 @@ pub(crate) fn run(options: Options) -> Result<(), Failure> {
                     ..CountingSink::default()
                 })
             },
-            16,
-            None,
-            move |n, _sink, applied, result| {
-                if let Err(e) = result {
-                    eprintln!("\ndendro-wire demo: connection {n} ended: {e}");
+            move |ended, _sink| {
+                if let Err(e) = &ended.result {
+                    eprintln!(
+                        "\ndendro-wire demo: connection {} ended: {e}",
+                        ended.info.id
+                    );
                 }
-                done.lock().unwrap_or_else(|e| e.into_inner()).push(applied);
+                done.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(ended.applied);
             },
         )?
     };
@@ -282,8 +289,9 @@ fn progress(
     server: &Server,
 ) {
     let elapsed = started.elapsed().as_secs_f64();
-    let applied: u64 = server.connections().iter().map(|c| c.applied.rows).sum();
-    let bytes: u64 = server.connections().iter().map(|c| c.bytes).sum();
+    let live = server.live();
+    let applied: u64 = live.iter().map(|c| c.applied.rows).sum();
+    let bytes: u64 = live.iter().map(|c| c.bytes).sum();
     eprint!(
         "\r  {elapsed:5.1} s  intervals {:>9}  frames {:>10}  rows applied {:>11}  {:7.1} MB/s ",
         publisher.stats().intervals,

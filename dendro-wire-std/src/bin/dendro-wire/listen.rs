@@ -1,13 +1,14 @@
 //! `dendro-wire listen`: accept publishers, apply their streams, show live
-//! per-connection counts.
+//! per-connection counts, and say how each connection ended.
 
 use std::io::Write;
 use std::net::TcpListener;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use dendro_wire_std::transport::Server;
+use dendro_wire_std::server::{ConnectionInfo, Server, ServerConfig};
 use dendro_wire_std::{Applied, CountingSink, Sink};
 
 use crate::Failure;
@@ -20,23 +21,27 @@ pub(crate) struct Options {
     #[cfg(feature = "archive")]
     pub encoder: String,
     pub connections: Option<u64>,
-    pub max_sources: usize,
+    pub server: ServerConfig,
 }
 
-/// One ended connection, as the summary reports it.
-struct Ended {
-    id: u64,
+/// What every ended connection added up to.
+#[derive(Default)]
+struct Totals {
+    connections: u64,
+    clean: u64,
     applied: Applied,
-    error: Option<String>,
 }
 
-pub(crate) fn run(options: Options) -> Result<(), Failure> {
-    if let Some(dir) = &options.record {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Failure(format!("cannot create {}: {e}", dir.display())))?;
-    }
+pub(crate) fn run(mut options: Options) -> Result<(), Failure> {
     let listener = TcpListener::bind(&options.bind)
         .map_err(|e| Failure(format!("cannot listen on {}: {e}", options.bind)))?;
+    // SIGINT and SIGTERM end the listener gracefully: stop accepting, apply
+    // what has arrived, flush, summarize, exit 0.
+    let signalled = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, signalled.clone())
+            .map_err(|e| Failure(format!("cannot handle signal {signal}: {e}")))?;
+    }
     #[cfg(feature = "archive")]
     let archive = match &options.archive {
         Some(path) => Some(
@@ -48,78 +53,121 @@ pub(crate) fn run(options: Options) -> Result<(), Failure> {
     #[cfg(not(feature = "archive"))]
     let archive: Option<ArchiveHandle> = None;
     let make_sink = sink_factory(archive.as_ref());
-    let ended: Arc<Mutex<Vec<Ended>>> = Arc::default();
+    let totals: Arc<Mutex<Totals>> = Arc::default();
+    options.server.record = options.record.take();
     let server = {
-        let ended = ended.clone();
+        let totals = totals.clone();
         Server::start(
             listener,
+            options.server.clone(),
             make_sink,
-            options.max_sources,
-            options.record.clone(),
-            move |id, _sink, applied, result| {
-                let error = result.err().map(|e| e.to_string());
-                ended
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(Ended { id, applied, error });
+            move |ended, _| {
+                // One line for every connection, whatever ended it; a reader of
+                // stdout that went away does not stop the listener.
+                let _ = writeln!(std::io::stdout().lock(), "{ended}");
+                let mut t = totals.lock().unwrap_or_else(|e| e.into_inner());
+                t.connections += 1;
+                t.clean += u64::from(ended.result.is_ok());
+                t.applied += ended.applied;
             },
-        )?
+        )
+        .map_err(|e| Failure(format!("cannot serve {}: {e}", options.bind)))?
     };
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "listening on {}", server.local_addr())?;
-    out.flush()?;
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "listening on {}", server.local_addr())?;
+        out.flush()?;
+    }
 
     let mut shown = Instant::now();
     loop {
         std::thread::sleep(Duration::from_millis(50));
-        let done = ended.lock().unwrap_or_else(|e| e.into_inner()).len() as u64;
-        if options.connections.is_some_and(|n| done >= n) {
+        if signalled.load(Ordering::Relaxed) {
+            eprintln!(
+                "dendro-wire listen: stopping: no new connections; applying what has arrived"
+            );
+            break;
+        }
+        let ended = totals.lock().unwrap_or_else(|e| e.into_inner()).connections;
+        if options.connections.is_some_and(|n| ended >= n) {
             break;
         }
         if shown.elapsed() >= Duration::from_secs(1) {
             shown = Instant::now();
-            for (i, c) in server.connections().iter().enumerate() {
-                if c.open {
-                    eprintln!(
-                        "connection {i}: {} frames, {} bytes, rows {} applied {} skipped, \
-                         {} gap(s)",
-                        c.frames, c.bytes, c.applied.rows, c.applied.rows_skipped, c.applied.gaps
-                    );
-                }
-            }
+            show_live(&server);
         }
     }
-    server.shutdown(Duration::from_secs(5));
+    let grace = if signalled.load(Ordering::Relaxed) {
+        Duration::ZERO
+    } else {
+        Duration::from_secs(5)
+    };
+    let stats = server.shutdown(grace);
+    let mut out = std::io::stdout().lock();
     #[cfg(feature = "archive")]
     if let Some(archive) = archive {
         crate::demo::finish_archive(archive, &mut out)?;
     }
-    let mut ended = std::mem::take(&mut *ended.lock().unwrap_or_else(|e| e.into_inner()));
-    ended.sort_by_key(|e| e.id);
-    for e in &ended {
-        let a = e.applied;
-        writeln!(
-            out,
-            "connection {}: sources {}, rows {} applied {} skipped, index entries {}, \
-             segments {}, gaps {} ({} frames lost), {}",
-            e.id,
-            a.sources,
-            a.rows,
-            a.rows_skipped,
-            a.index_entries,
-            a.segments,
-            a.gaps,
-            a.frames_lost,
-            match &e.error {
-                None => "ended cleanly".to_string(),
-                Some(err) => format!("ended: {err}"),
-            }
-        )?;
-    }
+    let t = totals.lock().unwrap_or_else(|e| e.into_inner());
+    let a = t.applied;
+    writeln!(
+        out,
+        "listener: {} connection(s) served ({} ended cleanly), {} refused over the cap of {}; \
+         rows {} applied {} skipped, gaps {} ({} frames lost)",
+        t.connections,
+        t.clean,
+        stats.refused,
+        options.server.max_connections,
+        a.rows,
+        a.rows_skipped,
+        a.gaps,
+        a.frames_lost,
+    )?;
+    out.flush()?;
     Ok(())
 }
 
-type MakeSink = Box<dyn Fn(u64) -> Box<dyn Sink + Send> + Send>;
+/// The live connections, on stderr: a line each when there are a few, a
+/// total when there are many.
+fn show_live(server: &Server) {
+    const EACH: usize = 8;
+    let live = server.live();
+    if live.len() <= EACH {
+        for c in &live {
+            eprintln!(
+                "  connection {} from {}: {} frames, {} bytes, rows {} applied {} skipped, {} gap(s)",
+                c.id,
+                c.peer,
+                c.frames,
+                c.bytes,
+                c.applied.rows,
+                c.applied.rows_skipped,
+                c.applied.gaps
+            );
+        }
+        return;
+    }
+    let mut applied = Applied::default();
+    let (mut frames, mut bytes) = (0, 0);
+    for c in &live {
+        applied += c.applied;
+        frames += c.frames;
+        bytes += c.bytes;
+    }
+    let stats = server.stats();
+    eprintln!(
+        "  {} live connections: {frames} frames, {bytes} bytes, rows {} applied {} skipped, {} \
+         gap(s); {} bytes of buffers; {} refused over the cap",
+        live.len(),
+        applied.rows,
+        applied.rows_skipped,
+        applied.gaps,
+        stats.memory_in_use,
+        stats.refused
+    );
+}
+
+type MakeSink = Box<dyn Fn(&ConnectionInfo) -> Box<dyn Sink + Send> + Send + Sync>;
 
 #[cfg(feature = "archive")]
 type ArchiveHandle = dendro_wire_std::archive::SharedArchive;

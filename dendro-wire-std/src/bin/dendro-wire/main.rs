@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use dendro_wire_std::server::ServerConfig;
 
 mod agent;
 mod check;
@@ -55,8 +56,8 @@ enum Command {
         /// Write the stream to a file (a capture).
         #[arg(short, long, group = "target")]
         output: Option<PathBuf>,
-        /// How often to sample: a number and a unit (us, ms, s, m).
-        #[arg(long, default_value = "1s", value_parser = agent::parse_duration)]
+        /// How often to sample: a number and a unit (e.g. 500ms, 1s, 1m).
+        #[arg(long, default_value = "1s", value_parser = parse_interval)]
         interval: std::time::Duration,
         /// Stop after this many intervals.
         #[arg(long)]
@@ -87,6 +88,22 @@ enum Command {
         /// The most sources one connection may open.
         #[arg(long, default_value_t = 256)]
         max_sources: usize,
+        /// Connections served at once; one more is closed as soon as it is
+        /// accepted.
+        #[arg(long, default_value_t = 10_000)]
+        max_connections: usize,
+        /// Memory all connections' buffers may hold together (e.g. 256MiB,
+        /// 1GiB); a frame that would cross it ends its connection.
+        #[arg(long, default_value = "256MiB", value_parser = parse_size)]
+        max_memory: usize,
+        /// End a connection that sends no whole frame for this long (a
+        /// publisher sends one every interval, even an empty one).
+        #[arg(long, default_value = "60s", value_parser = parse_duration)]
+        idle_timeout: std::time::Duration,
+        /// End a connection whose frame has started and is not whole this
+        /// long after.
+        #[arg(long, default_value = "60s", value_parser = parse_duration)]
+        frame_timeout: std::time::Duration,
     },
     /// Send a capture to a subscriber over TCP, frame for frame, as its
     /// publisher sent it.
@@ -123,6 +140,28 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// A duration as a number and a unit: `500ms`, `60s`, `1m 30s`.
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    humantime::parse_duration(s).map_err(|e| format!("{s:?}: {e}; write e.g. 500ms, 60s or 2m"))
+}
+
+/// A duration above zero.
+fn parse_interval(s: &str) -> Result<std::time::Duration, String> {
+    match parse_duration(s)? {
+        d if d.is_zero() => Err("the interval must be above zero".into()),
+        d => Ok(d),
+    }
+}
+
+/// A size in bytes, with an optional unit: `1048576`, `64KiB`, `256MiB`,
+/// `1GiB`.
+fn parse_size(s: &str) -> Result<usize, String> {
+    let size: bytesize::ByteSize = s
+        .parse()
+        .map_err(|e| format!("{s:?}: {e}; write e.g. 256MiB or 1GiB"))?;
+    usize::try_from(size.as_u64()).map_err(|_| format!("{s:?} is more than this machine holds"))
 }
 
 /// A failure to report on stderr, with exit code 1. Usage errors never get
@@ -223,6 +262,10 @@ fn main() -> ExitCode {
             encoder,
             connections,
             max_sources,
+            max_connections,
+            max_memory,
+            idle_timeout,
+            frame_timeout,
         } => listen::run(listen::Options {
             bind,
             record,
@@ -231,7 +274,15 @@ fn main() -> ExitCode {
             #[cfg(feature = "archive")]
             encoder,
             connections,
-            max_sources,
+            server: {
+                let mut config = ServerConfig::default();
+                config.max_sources = max_sources;
+                config.max_connections = max_connections;
+                config.max_memory = max_memory;
+                config.idle_timeout = idle_timeout;
+                config.frame_timeout = frame_timeout;
+                config
+            },
         }),
         Command::Replay { path, connect } => replay::run(path.as_deref(), &connect),
         Command::Dump { path, json } => dump::run(path.as_deref(), json),
