@@ -101,9 +101,6 @@ pub(crate) struct FrameBuffer {
     budget: Option<Arc<MemoryBudget>>,
     /// What this buffer holds of the budget: its capacity.
     charged: usize,
-    /// Whether the last read filled all the room it was given: a peer
-    /// streaming faster than frames are cut, whose buffer is worth keeping.
-    last_read_filled: bool,
 }
 
 impl FrameBuffer {
@@ -120,7 +117,6 @@ impl FrameBuffer {
             yield_unknown: false,
             budget,
             charged: 0,
-            last_read_filled: false,
         }
     }
 
@@ -267,16 +263,21 @@ impl FrameBuffer {
 
     /// `n` bytes arrived in the room [`spare`](Self::spare) gave.
     pub(crate) fn filled(&mut self, n: usize) {
-        self.last_read_filled = self.end + n == self.buf.len();
         self.end += n;
     }
 
-    /// Give memory back while nothing is buffered, unless the peer is
-    /// streaming fast enough to fill the buffer: a quiet connection holds
-    /// [`START`] bytes, whatever its largest frame was.
+    /// Whether [`release`](Self::release) would give memory back: nothing
+    /// is buffered and the buffer has grown past its start.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn can_release(&self) -> bool {
+        self.start == self.end && self.buf.len() > START
+    }
+
+    /// Give memory back while nothing is buffered: a connection that has
+    /// gone quiet holds [`START`] bytes, whatever its largest frame was.
     #[cfg(feature = "tokio")]
     pub(crate) fn release(&mut self) {
-        if self.start == self.end && self.buf.len() > START && !self.last_read_filled {
+        if self.can_release() {
             self.start = 0;
             self.end = 0;
             self.buf.truncate(START);

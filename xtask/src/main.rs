@@ -16,6 +16,7 @@ fn main() -> ExitCode {
         Some("ci") => ci(),
         Some("no-std") => no_std(),
         Some("bench-report") => bench_report(&args[1..]),
+        Some("soak") => soak(&args[1..]),
         Some("fuzz") => fuzz(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");
@@ -49,6 +50,10 @@ commands:
            encode_decode, json_identity, differential_dendro, subscriber_model
   bench-report [--quick]
            measure ours, dendro 0.6.1 and memcpy on the same bytes; print one table
+  soak [--quick] [--seconds S]
+           dendro-wire listen under 10,000 idle connections, 1,000 clients claiming
+           64 MiB frames, 5,000 sequential connections and a reconnect storm, with
+           an honest agent throughout; print a table (not part of ci)
 ";
 
 /// The optional features checked and tested in every CI run with the rest
@@ -254,6 +259,36 @@ fn bench_report(args: &[String]) -> Result<(), String> {
     cmd.args(args);
     cmd.arg("--check-binary").arg(binary);
     run("bench report", &mut cmd)
+}
+
+fn soak(args: &[String]) -> Result<(), String> {
+    run(
+        "build dendro-wire and the soak (release)",
+        cargo().args([
+            "build",
+            "--release",
+            "--quiet",
+            "-p",
+            "dendro-wire-std",
+            "--bin",
+            "dendro-wire",
+            "-p",
+            "dendro-wire-benches",
+            "--bin",
+            "soak",
+        ]),
+    )?;
+    let target = root().join("target/release");
+    // Tens of thousands of sockets: as many descriptors as the system
+    // allows, for the soak and the listener it starts.
+    let mut cmd = Command::new("sh");
+    cmd.current_dir(root())
+        .args(["-c", "ulimit -n \"$(ulimit -Hn)\" && exec \"$@\"", "sh"])
+        .arg(target.join("soak"))
+        .arg("--bin")
+        .arg(target.join("dendro-wire"))
+        .args(args);
+    run("soak", &mut cmd)
 }
 
 /// The fuzz targets in `fuzz/tests/targets.rs`.

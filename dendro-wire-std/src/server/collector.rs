@@ -561,9 +561,14 @@ pub(crate) struct Limits {
     pub(crate) frame_timeout: Duration,
 }
 
+/// How long a connection stays quiet before its grown buffer is given back.
+const QUIET: Duration = Duration::from_secs(1);
+
 /// What woke a connection.
 enum Event {
     Read(io::Result<usize>),
+    /// Nothing arrived for [`QUIET`].
+    Quiet,
     Timeout,
     Stop,
 }
@@ -594,7 +599,6 @@ pub(crate) async fn serve_async<IO: AsyncRead + Unpin, S: Sink>(
         }
         if frames.pending() == 0 {
             frame_started = None;
-            frames.release();
         } else {
             frame_started.get_or_insert(now);
         }
@@ -608,16 +612,27 @@ pub(crate) async fn serve_async<IO: AsyncRead + Unpin, S: Sink>(
             Some(started) => after(started, limits.frame_timeout),
             None => after(last_frame, limits.idle_timeout),
         };
+        // A buffer that grew for a busy spell is given back once the
+        // connection has been quiet for a while, not at every frame
+        // boundary: a fast stream would otherwise shrink and regrow it.
+        let quiet = frames
+            .can_release()
+            .then(|| (now + QUIET).min(deadline))
+            .filter(|&quiet| quiet < deadline);
         let room = frames.spare(needed).map_err(ServeError::Read)?;
         let event = tokio::select! {
             biased;
             _ = stopped_opt(&mut stop) => Event::Stop,
-            read = tokio::time::timeout_at(deadline.into(), io.read(room)) => match read {
-                Ok(read) => Event::Read(read),
-                Err(_) => Event::Timeout,
-            },
+            read = tokio::time::timeout_at(quiet.unwrap_or(deadline).into(), io.read(room)) => {
+                match read {
+                    Ok(read) => Event::Read(read),
+                    Err(_) if quiet.is_some() => Event::Quiet,
+                    Err(_) => Event::Timeout,
+                }
+            }
         };
         match event {
+            Event::Quiet => frames.release(),
             Event::Read(Ok(0)) => return frames.end_of_stream(needed).map_err(ServeError::Read),
             Event::Read(Ok(n)) => {
                 if let Some(file) = capture.as_deref_mut() {

@@ -1,0 +1,593 @@
+//! `cargo xtask soak`: `dendro-wire listen` under the heavy version of every
+//! hostile case, with an honest agent streaming at full rate throughout, and
+//! a table of what it cost: the listener's peak RSS, its file descriptors
+//! before and after, the honest agent's rows/s against running alone, and
+//! the connections that ended and why.
+//!
+//! The listener runs as its own process (the release build given by
+//! `--bin`), so what is measured is what an operator runs. Not part of `cargo
+//! xtask ci`: it opens tens of thousands of connections.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use dendro_wire_std::transport::{publish_tcp, Backoff};
+use dendro_wire_std::{Publisher, PublisherConfig, SourceConfig};
+
+const PREAMBLE: &[u8] = b"dendro-repl\0\x01\x00";
+
+struct Options {
+    bin: PathBuf,
+    seconds: f64,
+    idle: usize,
+    liars: usize,
+    sequential: usize,
+}
+
+fn options() -> Result<Options, String> {
+    let mut o = Options {
+        bin: PathBuf::new(),
+        seconds: 10.0,
+        idle: 10_000,
+        liars: 1_000,
+        sequential: 5_000,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = || args.next().ok_or(format!("{arg} needs a value"));
+        match arg.as_str() {
+            "--bin" => o.bin = PathBuf::from(value()?),
+            "--seconds" => o.seconds = value()?.parse().map_err(|e| format!("{e}"))?,
+            "--quick" => {
+                o.seconds = 3.0;
+                o.idle = 1_000;
+                o.liars = 100;
+                o.sequential = 500;
+            }
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    if o.bin.as_os_str().is_empty() {
+        return Err("--bin PATH (a release build of dendro-wire) is required".into());
+    }
+    Ok(o)
+}
+
+/// A `dendro-wire listen` process, its output collected as it comes.
+struct Listener {
+    child: Child,
+    addr: SocketAddr,
+    stdout: Arc<Mutex<Vec<String>>>,
+    stderr: Arc<Mutex<Vec<String>>>,
+    readers: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Listener {
+    fn start(bin: &Path, extra: &[&str]) -> Listener {
+        // As many descriptors as the system allows this process.
+        let script = format!(
+            "ulimit -n \"$(ulimit -Hn)\" && exec \"$0\" listen --bind 127.0.0.1:0 {}",
+            extra.join(" ")
+        );
+        let mut child = Command::new("sh")
+            .args(["-c", &script])
+            .arg(bin)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start dendro-wire listen");
+        let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+        let first = out.next().expect("a first line").expect("stdout");
+        let addr = first
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("{first}"))
+            .parse()
+            .unwrap();
+        let stdout: Arc<Mutex<Vec<String>>> = Arc::default();
+        let stderr: Arc<Mutex<Vec<String>>> = Arc::default();
+        let mut readers = Vec::new();
+        {
+            let stdout = stdout.clone();
+            readers.push(std::thread::spawn(move || {
+                for line in out.map_while(Result::ok) {
+                    stdout.lock().unwrap().push(line);
+                }
+            }));
+        }
+        {
+            let stderr = stderr.clone();
+            let err = BufReader::new(child.stderr.take().unwrap()).lines();
+            readers.push(std::thread::spawn(move || {
+                for line in err.map_while(Result::ok) {
+                    stderr.lock().unwrap().push(line);
+                }
+            }));
+        }
+        Listener {
+            child,
+            addr,
+            stdout,
+            stderr,
+            readers,
+        }
+    }
+
+    fn status(&self, key: &str) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Peak resident memory so far, in bytes.
+    fn peak_rss(&self) -> u64 {
+        self.status("VmHWM:") * 1024
+    }
+
+    fn fds(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.child.id()))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    }
+
+    /// SIGTERM, then what it said: whether it exited 0, its summary, and the
+    /// connections' endings tallied by reason.
+    fn stop(mut self) -> Stopped {
+        let peak_rss = self.peak_rss();
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let status = self.child.wait().expect("wait for the listener");
+        for r in self.readers.drain(..) {
+            let _ = r.join();
+        }
+        let stdout = std::mem::take(&mut *self.stdout.lock().unwrap());
+        let stderr = std::mem::take(&mut *self.stderr.lock().unwrap());
+        let mut reasons: BTreeMap<&'static str, u64> = BTreeMap::new();
+        let mut rows_applied = 0;
+        for line in &stdout {
+            if line.starts_with("connection ") {
+                *reasons.entry(reason(line)).or_default() += 1;
+                rows_applied += number_after(line, "; sources ")
+                    .and_then(|_| number_after(line, ", rows "))
+                    .unwrap_or(0);
+            }
+        }
+        let summary = stdout
+            .iter()
+            .find(|l| l.starts_with("listener: "))
+            .cloned()
+            .unwrap_or_default();
+        if let Some(refused) = number_after(&summary, "), ") {
+            if refused > 0 {
+                reasons.insert("closed at once: over the connection cap", refused);
+            }
+        }
+        let clean_exit = status.success() && !stderr.iter().any(|l| l.contains("panicked"));
+        if !clean_exit {
+            eprintln!("listener: {status}");
+            for line in stderr.iter().rev().take(20) {
+                eprintln!("  {line}");
+            }
+        }
+        Stopped {
+            clean_exit,
+            peak_rss,
+            reasons,
+            rows_applied,
+        }
+    }
+}
+
+struct Stopped {
+    clean_exit: bool,
+    peak_rss: u64,
+    reasons: BTreeMap<&'static str, u64>,
+    rows_applied: u64,
+}
+
+fn reason(line: &str) -> &'static str {
+    const REASONS: &[(&str, &str)] = &[
+        ("ended cleanly", "ended cleanly"),
+        ("the idle timeout", "idle timeout"),
+        ("the frame timeout", "frame timeout"),
+        ("the server shut down", "shut down by SIGTERM"),
+        ("not a dendro replication stream", "refused: not a stream"),
+        ("the stream ends inside", "truncated by the peer"),
+        ("memory budget", "memory budget"),
+        ("the transport failed", "transport failed"),
+    ];
+    REASONS
+        .iter()
+        .find(|(needle, _)| line.contains(needle))
+        .map_or("other", |(_, reason)| reason)
+}
+
+fn number_after(text: &str, label: &str) -> Option<u64> {
+    let at = text.find(label)? + label.len();
+    text[at..]
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// An honest agent at full rate: one source, eight streams, a row of 32
+/// bytes on each every interval, paced to what the transport takes.
+struct Honest {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<(u64, u64, Duration)>,
+}
+
+impl Honest {
+    fn start(addr: SocketAddr) -> Honest {
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let stop = stop.clone();
+            std::thread::spawn(move || honest(addr, &stop))
+        };
+        Honest { stop, thread }
+    }
+
+    /// Stop it: rows queued, rows delivered, and for how long.
+    fn stop(self) -> (u64, u64, Duration) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.join().expect("the honest agent")
+    }
+}
+
+fn honest(addr: SocketAddr, stop: &AtomicBool) -> (u64, u64, Duration) {
+    const STREAMS: [&str; 8] = [
+        "cpu/usage",
+        "cpu/irq",
+        "cpu/steal",
+        "mem/used",
+        "mem/free",
+        "net/rx",
+        "net/tx",
+        "disk/io",
+    ];
+    let mut p = Publisher::new(PublisherConfig {
+        full_every: 10_000,
+        queue_frames: 16_384,
+        queue_bytes: 32 << 20,
+    });
+    let mut config = SourceConfig::new().label("host", "honest");
+    for s in STREAMS {
+        config = config.stream(s);
+    }
+    let source = p.add_source(config).expect("a source");
+    let queue = p.queue();
+    let never = Arc::new(AtomicBool::new(false));
+    let transport = publish_tcp(queue.clone(), addr, Backoff::default(), never);
+    while queue.stats().connections == 0 {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let started = Instant::now();
+    let mut row = [0u8; 32];
+    let mut n = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        while queue.len().0 > 2048 {
+            std::thread::sleep(Duration::from_micros(50));
+        }
+        row[..8].copy_from_slice(&n.to_le_bytes());
+        for s in STREAMS {
+            p.observe(source, s, n as i64, 0, &row)
+                .expect("a declared stream");
+        }
+        p.end_interval();
+        n += 1;
+    }
+    queue.close();
+    let sent = transport.join().expect("transport").expect("transport");
+    (p.stats().rows_queued, sent.rows, started.elapsed())
+}
+
+/// The honest agent's rows/s alone against a fresh listener, for `secs`:
+/// measured beside each case, since a shared machine's speed drifts.
+fn rate_alone(bin: &Path, secs: Duration) -> f64 {
+    let l = Listener::start(bin, &["--max-connections", "30000"]);
+    let agent = Honest::start(l.addr);
+    std::thread::sleep(secs);
+    let (rate, _) = rate(agent.stop());
+    std::thread::sleep(Duration::from_millis(200));
+    l.stop();
+    rate
+}
+
+/// The rows/s of a run, and whether every row queued was written.
+fn rate((queued, delivered, took): (u64, u64, Duration)) -> (f64, bool) {
+    (delivered as f64 / took.as_secs_f64(), queued == delivered)
+}
+
+struct Row {
+    case: String,
+    peak_rss: u64,
+    fds: String,
+    honest: String,
+    ended: String,
+    ok: bool,
+}
+
+fn main() {
+    let o = match options() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("soak: {e}");
+            std::process::exit(2);
+        }
+    };
+    let secs = Duration::from_secs_f64(o.seconds);
+    let mut table: Vec<Row> = Vec::new();
+    let ended = |s: &Stopped| {
+        s.reasons
+            .iter()
+            .map(|(why, n)| format!("{n} {why}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let limit = "--max-connections 30000";
+    println!(
+        "Each case's honest rate is set beside the same agent alone against a fresh listener, \
+         measured just before it."
+    );
+
+    // The honest agent alone, as a case of its own.
+    eprintln!("soak: the honest agent alone, {secs:?}");
+    let first = rate_alone(&o.bin, secs);
+    let l = Listener::start(&o.bin, &[limit]);
+    let agent = Honest::start(l.addr);
+    std::thread::sleep(secs);
+    let run = agent.stop();
+    let (again, delivered_all) = rate(run);
+    std::thread::sleep(Duration::from_millis(500));
+    let s = l.stop();
+    table.push(Row {
+        case: "honest agent alone, twice".into(),
+        peak_rss: s.peak_rss,
+        fds: "—".into(),
+        honest: format!(
+            "{:.2} then {:.2} M rows/s ({:.2}x)",
+            first / 1e6,
+            again / 1e6,
+            again / first
+        ),
+        ended: ended(&s),
+        ok: s.clean_exit && delivered_all && s.rows_applied == run.1,
+    });
+
+    // Liars: each claims a 64 MiB frame and sends nothing more.
+    eprintln!("soak: {} clients claiming 64 MiB frames, {secs:?}", o.liars);
+    let alone = rate_alone(&o.bin, secs);
+    let l = Listener::start(&o.bin, &[limit]);
+    let mut liars = Vec::new();
+    for _ in 0..o.liars {
+        let mut c = TcpStream::connect(l.addr).expect("connect");
+        c.write_all(PREAMBLE).unwrap();
+        c.write_all(&(64u32 << 20).to_le_bytes()).unwrap();
+        liars.push(c);
+    }
+    let agent = Honest::start(l.addr);
+    std::thread::sleep(secs);
+    let run = agent.stop();
+    let (with_liars, delivered_all) = rate(run);
+    std::thread::sleep(Duration::from_millis(500));
+    let s = l.stop();
+    drop(liars);
+    table.push(Row {
+        case: format!(
+            "{} clients claiming a 64 MiB frame, sending nothing",
+            o.liars
+        ),
+        peak_rss: s.peak_rss,
+        fds: "—".into(),
+        honest: format!(
+            "{:.2} M rows/s ({:.2}x alone)",
+            with_liars / 1e6,
+            with_liars / alone
+        ),
+        ended: ended(&s),
+        ok: s.clean_exit
+            && delivered_all
+            && s.rows_applied == run.1
+            && s.peak_rss < 256 << 20
+            && with_liars >= 0.8 * alone,
+    });
+
+    // Ten thousand idle connections, each having sent its preamble.
+    eprintln!("soak: {} idle connections", o.idle);
+    let alone = rate_alone(&o.bin, secs);
+    let l = Listener::start(&o.bin, &[limit]);
+    let agent = Honest::start(l.addr);
+    let base = l.fds();
+    let started = Instant::now();
+    let mut idle = Vec::with_capacity(o.idle);
+    for _ in 0..o.idle {
+        match TcpStream::connect(l.addr) {
+            Ok(mut c) => {
+                let _ = c.write_all(PREAMBLE);
+                idle.push(c);
+            }
+            Err(e) => {
+                eprintln!("soak: connect failed after {} connections: {e}", idle.len());
+                break;
+            }
+        }
+    }
+    let mut accepted_in = None;
+    while started.elapsed() < Duration::from_secs(30) {
+        if l.fds() >= base + o.idle {
+            accepted_in = Some(started.elapsed());
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(secs);
+    let run = agent.stop();
+    let (with_idle, delivered_all) = rate(run);
+    std::thread::sleep(Duration::from_millis(500));
+    let s = l.stop();
+    drop(idle);
+    table.push(Row {
+        case: format!(
+            "{} idle connections (preamble sent), accepted in {}",
+            o.idle,
+            accepted_in.map_or("more than 30 s".into(), |t| format!(
+                "{:.2} s",
+                t.as_secs_f64()
+            ))
+        ),
+        peak_rss: s.peak_rss,
+        fds: "—".into(),
+        honest: format!(
+            "{:.2} M rows/s ({:.2}x alone)",
+            with_idle / 1e6,
+            with_idle / alone
+        ),
+        ended: ended(&s),
+        ok: s.clean_exit
+            && delivered_all
+            && s.rows_applied == run.1
+            && s.peak_rss < 256 << 20
+            && accepted_in.is_some_and(|t| t < Duration::from_secs(10)),
+    });
+
+    // Sequential reconnects: every descriptor comes back.
+    eprintln!("soak: {} sequential connections", o.sequential);
+    let alone = rate_alone(&o.bin, secs);
+    let l = Listener::start(&o.bin, &[limit]);
+    let agent = Honest::start(l.addr);
+    std::thread::sleep(Duration::from_millis(200));
+    let before = l.fds();
+    let stream = small_stream();
+    for i in 0..o.sequential {
+        if let Ok(mut c) = TcpStream::connect(l.addr) {
+            // Every third one a stranger, refused; the rest a short stream.
+            let _ = c.write_all(if i % 3 == 0 { b"hello" } else { &stream });
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while l.fds() != before && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let after = l.fds();
+    let run = agent.stop();
+    let (with_seq, delivered_all) = rate(run);
+    std::thread::sleep(Duration::from_millis(500));
+    let s = l.stop();
+    table.push(Row {
+        case: format!("{} sequential connections", o.sequential),
+        peak_rss: s.peak_rss,
+        fds: format!("{before} → {after}"),
+        honest: format!(
+            "{:.2} M rows/s ({:.2}x alone)",
+            with_seq / 1e6,
+            with_seq / alone
+        ),
+        ended: ended(&s),
+        ok: s.clean_exit && delivered_all && s.rows_applied == run.1 && after == before,
+    });
+
+    // A reconnect storm against a cap: many clients at once, connecting,
+    // sending a little, vanishing.
+    let cap = 1_000;
+    eprintln!("soak: a reconnect storm against a cap of {cap}, {secs:?}");
+    let alone = rate_alone(&o.bin, secs);
+    let l = Listener::start(&o.bin, &["--max-connections", &cap.to_string()]);
+    let agent = Honest::start(l.addr);
+    let storming = Arc::new(AtomicBool::new(true));
+    let made = Arc::new(AtomicU64::new(0));
+    let storm: Vec<_> = (0..8)
+        .map(|t| {
+            let (storming, made, addr) = (storming.clone(), made.clone(), l.addr);
+            std::thread::spawn(move || {
+                let mut held = std::collections::VecDeque::new();
+                let mut i = 0u64;
+                while storming.load(Ordering::Relaxed) {
+                    if let Ok(mut c) = TcpStream::connect(addr) {
+                        let _ = c.write_all(&PREAMBLE[..(i as usize + t) % PREAMBLE.len()]);
+                        held.push_back(c);
+                        made.fetch_add(1, Ordering::Relaxed);
+                    }
+                    // Each thread holds its last 200 open, so the cap is hit.
+                    if held.len() > 200 {
+                        held.pop_front();
+                    }
+                    i += 1;
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(secs);
+    storming.store(false, Ordering::Relaxed);
+    for t in storm {
+        let _ = t.join();
+    }
+    let run = agent.stop();
+    let (with_storm, delivered_all) = rate(run);
+    std::thread::sleep(Duration::from_millis(500));
+    let s = l.stop();
+    table.push(Row {
+        case: format!(
+            "reconnect storm: {} connections by 8 clients against a cap of {cap}",
+            made.load(Ordering::Relaxed)
+        ),
+        peak_rss: s.peak_rss,
+        fds: "—".into(),
+        honest: format!(
+            "{:.2} M rows/s ({:.2}x alone)",
+            with_storm / 1e6,
+            with_storm / alone
+        ),
+        ended: ended(&s),
+        ok: s.clean_exit && delivered_all && s.rows_applied == run.1,
+    });
+
+    println!("| case | listener peak RSS | listener fds before → after | honest agent | connections ended, and why | held |");
+    println!("|---|---:|---|---|---|---|");
+    let mut all = true;
+    for r in &table {
+        println!(
+            "| {} | {:.1} MiB | {} | {} | {} | {} |",
+            r.case,
+            r.peak_rss as f64 / (1 << 20) as f64,
+            r.fds,
+            r.honest,
+            r.ended,
+            if r.ok { "yes" } else { "NO" }
+        );
+        all &= r.ok;
+    }
+    if !all {
+        eprintln!("soak: a case broke its bound (see the last column)");
+        std::process::exit(1);
+    }
+}
+
+/// A short honest stream: a handshake and one empty Rows frame.
+fn small_stream() -> Vec<u8> {
+    use dendro_wire_core::{Frame, Handshake, Map, NO_INDEX_STATE};
+    let mut w = dendro_wire_std::FrameWriter::new(Vec::new()).unwrap();
+    w.write_frame(&Frame::Handshake(Handshake {
+        source: 0,
+        uuid: None,
+        labels: Map::EMPTY,
+        metadata: Map::EMPTY,
+        clock_anchor_wall_ns: 0,
+        complete: false,
+    }))
+    .unwrap();
+    w.write_rows(0, 0, NO_INDEX_STATE, std::iter::empty())
+        .unwrap();
+    w.into_inner()
+}
