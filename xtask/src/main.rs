@@ -48,7 +48,7 @@ usage: cargo xtask <command>
 
 commands:
   ci       formatting, clippy (-D warnings), all tests (the archive feature's too),
-           no-std, rustdoc (-D warnings)
+           no-std, firmware, rustdoc (-D warnings)
   no-std   build a no_std, no_main program over dendro-wire-core with no allocator
   firmware build the Cortex-M3 agent and decoder (xtask/firmware), run them under
            qemu-system-arm (lm3s6965evb), check the agent's streams (written to
@@ -174,6 +174,7 @@ fn ci() -> Result<(), String> {
         cargo().args(ARCHIVE_TESTS),
     )?;
     no_std()?;
+    firmware::run()?;
     run(
         "rustdoc",
         cargo()
