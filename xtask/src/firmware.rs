@@ -48,6 +48,20 @@ pub(crate) fn run() -> Result<(), String> {
             "{QEMU} is not installed: `apt-get install -y qemu-system-arm` (.ci/run does)"
         ));
     }
+    let sysroot = Command::new("rustc").args(["--print", "sysroot"]).output();
+    let sysroot = sysroot.map_or_else(
+        |_| String::new(),
+        |o| String::from_utf8_lossy(&o.stdout).trim().to_string(),
+    );
+    if !Path::new(&sysroot)
+        .join("lib/rustlib")
+        .join(TARGET)
+        .exists()
+    {
+        return Err(format!(
+            "the {TARGET} target is not installed: `rustup target add {TARGET}` (.ci/run does)"
+        ));
+    }
     crate::run(
         "build dendro-wire (release)",
         cargo().args([
