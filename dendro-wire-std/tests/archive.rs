@@ -1,11 +1,12 @@
 //! Against dendro 0.6.1's own archive side (feature `archive`): a stream from
 //! our publisher lands whole through dendro's `Subscriber`; a stream from
-//! dendro's `ArchivePublisher` is applied here as dendro applies it; and our
-//! `ArchiveSink` writes an archive dendro reads back.
+//! dendro's `ArchivePublisher` is applied here as dendro applies it; our
+//! `ArchiveSink` writes an archive dendro reads back; and the streams the
+//! Cortex-M3 agent wrote under `cargo xtask firmware` land whole too.
 
 #![cfg(feature = "archive")]
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -14,6 +15,7 @@ use dendro::replicate::wire::{encode_frame, write_preamble, FrameReader as DRead
 use dendro::replicate::{ArchivePublisher, Frame as DFrame, Subscriber as DSubscriber};
 use dendro::writer::Writer;
 use dendro_wire_std::archive::{RawRowsEncoder, SharedArchive};
+use dendro_wire_std::dendro_wire_core::Frame;
 use dendro_wire_std::{
     CountingSink, FrameReader, Publisher, PublisherConfig, SourceConfig, Subscriber,
 };
@@ -309,4 +311,86 @@ fn dendros_tailing_publisher_stream_is_applied_here_with_nothing_skipped() {
         (t.rows, t.index_entries, t.clock_offsets, t.sources)
     );
     assert_eq!(t.rows_skipped, 0);
+}
+
+/// The streams the firmware agent wrote (connection N's as
+/// `connection-N.dwr`), in connection order; none until
+/// `cargo xtask firmware` has run it.
+fn firmware_streams() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/firmware");
+    (0..)
+        .map(|n| dir.join(format!("connection-{n}.dwr")))
+        .take_while(|path| path.exists())
+        .collect()
+}
+
+#[test]
+#[ignore = "needs the firmware agent's streams: run by cargo xtask firmware"]
+fn firmware_streams_applied_by_dendros_subscriber_land_every_row() {
+    let streams = firmware_streams();
+    // A connection and the reconnect (rule 8): never a pass over nothing.
+    assert!(
+        streams.len() >= 2,
+        "target/firmware holds {} connection-N.dwr stream(s); `cargo xtask firmware` writes them",
+        streams.len()
+    );
+    // One archive, as one subscriber sees an agent that reconnects.
+    let copy = scratch("firmware-into-dendro").join("copy.dendro");
+    let mut theirs = None;
+    let (mut rows, mut carried) = (BTreeSet::new(), 0);
+    for path in &streams {
+        let at = path.display();
+        let bytes = std::fs::read(path).unwrap();
+        // What the stream carries, read and judged here.
+        let mut labels = BTreeMap::new();
+        let mut ours = Subscriber::new(CountingSink::default());
+        let mut reader = FrameReader::new(&bytes[..]).unwrap();
+        let mut encoder = None;
+        while let Some(frame) = reader.next_frame().unwrap() {
+            match &frame {
+                Frame::Handshake(h) => {
+                    labels.insert(h.source, h.labels.get("source").unwrap().to_string());
+                    encoder = h.metadata.get("encoder").map(str::to_string);
+                }
+                Frame::Rows(r) => {
+                    for row in r.rows.iter() {
+                        let label = labels[&r.source].clone();
+                        rows.insert((label, row.stream.into(), row.ts, row.row.to_vec()));
+                        carried += 1;
+                    }
+                }
+                _ => {}
+            }
+            ours.apply(&frame).unwrap();
+        }
+        let o = ours.applied();
+        assert!(o.rows > 0 && o.index_entries > 0, "{at}: {o:?}");
+
+        // dendro applies the same bytes.
+        let theirs = theirs.get_or_insert_with(|| {
+            let encoder = encoder.expect("a handshake names the rows' encoder");
+            let writer = Writer::create(&copy, Box::new(RawRowsEncoder::new(encoder)));
+            DSubscriber::new(writer.unwrap())
+        });
+        let mut reader = DReader::new(&bytes[..]).unwrap();
+        let (mut applied, mut skipped, mut gaps, mut entries) = (0, 0, 0, 0);
+        while let Some(frame) = reader.next_frame().unwrap() {
+            let a = theirs.apply(frame).unwrap();
+            applied += a.rows as u64;
+            skipped += a.rows_skipped as u64;
+            gaps += u64::from(a.gap);
+            entries += a.index_entries as u64;
+        }
+        assert_eq!(skipped, 0, "{at}: no row skipped");
+        assert_eq!(
+            (applied, entries, gaps),
+            (o.rows, o.index_entries, o.gaps),
+            "{at}: dendro applies the stream as this crate does"
+        );
+    }
+    let mut theirs = theirs.unwrap();
+    theirs.sync().unwrap();
+    theirs.finish().unwrap();
+    assert_eq!(rows.len(), carried, "no row is carried twice");
+    assert_eq!(archived(&copy), rows, "the archive holds every row carried");
 }

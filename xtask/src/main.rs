@@ -6,6 +6,12 @@
 //!   denied.
 //! - `cargo xtask no-std`: prove dendro-wire-core builds with neither std nor
 //!   alloc (see `xtask/no-std-check`).
+//! - `cargo xtask firmware`: build the Cortex-M3 agent and decoder in
+//!   `xtask/firmware`, run them under QEMU, check what they wrote and
+//!   counted with `dendro-wire check`, and print their footprint (see
+//!   `firmware.rs`).
+
+mod firmware;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -15,6 +21,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("no-std") => no_std(),
+        Some("firmware") => firmware::run(),
         Some("bench-report") => bench_report(&args[1..]),
         Some("soak") => soak(&args[1..]),
         Some("fuzz") => fuzz(&args[1..]),
@@ -42,8 +49,13 @@ usage: cargo xtask <command>
 
 commands:
   ci       formatting, clippy (-D warnings), all tests (the archive feature's too),
-           no-std, rustdoc (-D warnings)
+           no-std, firmware, rustdoc (-D warnings)
   no-std   build a no_std, no_main program over dendro-wire-core with no allocator
+  firmware build the Cortex-M3 agent and decoder (xtask/firmware), run them under
+           qemu-system-arm (lm3s6965evb), check the agent's streams (written to
+           target/firmware/connection-N.dwr) and the decoder's counts with
+           dendro-wire check, apply the streams with dendro's Subscriber, and
+           print each program's flash, static RAM and peak stack
   fuzz --target NAME [--seconds N]
            run one fuzz target coverage-guided (bolero's libFuzzer engine, nightly)
            for N seconds (default 60); targets: decode_arbitrary, reader_chunks,
@@ -59,6 +71,17 @@ commands:
 /// The optional features checked and tested in every CI run with the rest
 /// (the archive feature, a heavy build, has steps of its own).
 const CORE_FEATURES: &str = "dendro-wire-core/embedded-io-async dendro-wire-std/tokio";
+
+/// The tests against dendro's archive side (`dendro-wire-std/tests/archive.rs`).
+const ARCHIVE_TESTS: &[&str] = &[
+    "test",
+    "-p",
+    "dendro-wire-std",
+    "--features",
+    "archive",
+    "--test",
+    "archive",
+];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -153,17 +176,10 @@ fn ci() -> Result<(), String> {
     )?;
     run(
         "tests against dendro's archive side",
-        cargo().args([
-            "test",
-            "-p",
-            "dendro-wire-std",
-            "--features",
-            "archive",
-            "--test",
-            "archive",
-        ]),
+        cargo().args(ARCHIVE_TESTS),
     )?;
     no_std()?;
+    firmware::run()?;
     run(
         "rustdoc",
         cargo()

@@ -1,0 +1,355 @@
+//! A firmware agent: two sources (one with an index of channel slots), a
+//! few hundred intervals of rows and slot changes, one disconnect and
+//! reconnect, each connection's stream written to the host as
+//! `connection-N.dwr`.
+//!
+//! The link it sends over loses the Rows frames it is told to (the command
+//! line's `gaps=G`: G gaps, some of two frames), as a lossy link would, and
+//! the program prints, per connection, what `dendro-wire check --json`
+//! must then say about the stream. `cargo xtask firmware` runs it under
+//! QEMU and compares. The sending rules are all in `publish.rs`; this file
+//! is the workload, the link and the report.
+
+#![no_std]
+#![no_main]
+
+mod publish;
+
+use core::ffi::CStr;
+
+use cortex_m_rt::entry;
+use dendro_wire_core::{emit_preamble, kind, PREAMBLE_BYTES};
+use dendro_wire_firmware::{command_line, command_line_number, exit, stack, Console, HostFile};
+
+use publish::{Declared, Publishing, Refused, Transmit, SOURCES};
+
+/// The one buffer every frame is written into: larger than the largest
+/// frame this agent sends (a handshake, about 200 bytes).
+const FRAME_BUFFER: usize = 512;
+
+/// The rows' encoder, as a subscriber's archive checks it.
+const ENCODER: &str = "sensor-7-raw-v1";
+
+const ADC: usize = 0;
+const POWER: usize = 1;
+
+static DECLARED: [Declared; SOURCES] = [
+    Declared {
+        uuid: "6f1c2e3d-4b5a-4697-8877-665544332211",
+        labels: &[("device", "sensor-7"), ("source", "adc")],
+        metadata: &[("encoder", ENCODER)],
+        clock_anchor_wall_ns: START_NS,
+        streams: &["adc/ch0", "adc/ch1", "adc/ch2"],
+        index_stream: Some("adc/channels"),
+    },
+    Declared {
+        uuid: "0b5e2c1a-7d43-4f6e-9a10-3c2b1d0e4f5b",
+        labels: &[("device", "sensor-7"), ("source", "power")],
+        metadata: &[("encoder", ENCODER)],
+        clock_anchor_wall_ns: START_NS,
+        streams: &["power/temp", "power/vbat"],
+        index_stream: None,
+    },
+];
+
+const INTERVALS: u32 = 300;
+const INTERVAL_NS: i64 = 10_000_000;
+const START_NS: i64 = 1_764_672_000_000_000_000;
+/// The link goes down before this interval ...
+const DISCONNECT: u32 = 150;
+/// ... and a new connection opens before this one (rule 8).
+const RECONNECT: u32 = 156;
+/// A `Full` index every this many intervals (rule 7).
+const FULL_EVERY: u32 = 50;
+
+/// The gaps the link can be told to cause: each at an interval where both
+/// ends of it are on one connection.
+const MAX_GAPS: u32 = 6;
+
+/// Whether the link loses this interval's Rows frame of a source, and
+/// whose: gap `k` starts at interval 17 + 53k and loses one frame (`k`
+/// even, the ADC's) or two in a row (`k` odd, the power source's).
+fn lost_in(interval: u32, gaps: u32) -> Option<u32> {
+    (0..gaps).find_map(|k| {
+        let first = 17 + 53 * k;
+        (first..first + 1 + k % 2)
+            .contains(&interval)
+            .then_some(k % 2)
+    })
+}
+
+const CHANNELS: [&[u8]; 3] = [b"ch0", b"ch1", b"ch2"];
+const GAINS: [&[u8]; 4] = [b"gain=1", b"gain=2", b"gain=4", b"gain=8"];
+
+/// One interval's index changes and observations.
+fn workload(i: u32, p: &mut Publishing) -> Result<u32, Refused> {
+    // A channel's gain every 11 intervals, and an auxiliary channel that
+    // comes and goes.
+    if i % 11 == 5 {
+        let step = (i / 11) as usize;
+        p.set_slot(ADC, CHANNELS[step % 3], GAINS[step % 4])?;
+    }
+    match i % 60 {
+        20 => p.set_slot(ADC, b"aux", b"on")?,
+        45 => p.remove_slot(ADC, b"aux")?,
+        _ => {}
+    }
+    let ts = START_NS + i64::from(i) * INTERVAL_NS;
+    let mut observed = 0;
+    // Every seventh interval the ADC observes nothing: its frame is empty
+    // (rule 6). Channel 2 is read every third interval.
+    if i % 7 != 3 {
+        for ch in 0..3 {
+            if ch < 2 || i.is_multiple_of(3) {
+                let value = (i * 37 + ch as u32 * 1000) as i32 - 2000;
+                let mut row = [0u8; 8];
+                row[..4].copy_from_slice(&value.to_le_bytes());
+                row[4..].copy_from_slice(&i.to_le_bytes());
+                p.observe(ADC, ch, ts + ch as i64 * 1000, 12, &row)?;
+                observed += 1;
+            }
+        }
+    }
+    if i.is_multiple_of(2) {
+        let millivolts = 3300 - (i % 100) as u16;
+        p.observe(POWER, 1, ts + 5000, -40, &millivolts.to_le_bytes())?;
+        observed += 1;
+    }
+    if i.is_multiple_of(5) {
+        let decidegrees = 215 + (i % 13) as i16;
+        p.observe(POWER, 0, ts + 6000, -40, &decidegrees.to_le_bytes())?;
+        observed += 1;
+    }
+    Ok(observed)
+}
+
+/// What `dendro-wire check --json` reports for a stream, under its names,
+/// as the link expects it for the frames it let through.
+#[derive(Default)]
+struct Expected {
+    frames: u32,
+    sources: u32,
+    index_entries: u32,
+    rows_applied: u32,
+    gaps: u32,
+    frames_lost: u32,
+}
+
+/// A connection's frame layout the link reads (WIRE.md §2, §4.3): the kind
+/// after the length, and in a Rows frame the source and the row count.
+const KIND_AT: usize = 4;
+const ROWS_SOURCE_AT: usize = 5;
+const ROWS_COUNT_AT: usize = 5 + 4 + 8 + 16;
+
+fn u32_at(frame: &[u8], at: usize) -> u32 {
+    frame
+        .get(at..at + 4)
+        .and_then(|b| b.try_into().ok())
+        .map_or(0, u32::from_le_bytes)
+}
+
+/// A link to the host: one file per connection, preamble first; it loses
+/// the Rows frames it is told to and keeps count of what the subscriber
+/// will see.
+struct Link {
+    file: Option<HostFile>,
+    connections: u32,
+    expected: Expected,
+    /// The source whose Rows frame is lost this interval.
+    losing: Option<u32>,
+    /// Per source, Rows frames lost since its last one arrived.
+    lost_run: [u32; SOURCES],
+    /// Over all connections.
+    gaps: u32,
+    frames_lost: u32,
+    rows_lost: u32,
+    /// Frames sent while there was no connection.
+    frames_offline: u32,
+    /// Rows frames naming no declared source: a publisher's bug.
+    unreadable: u32,
+    host_failed: bool,
+}
+
+impl Link {
+    fn connect(&mut self) -> bool {
+        let mut name = *b"connection-?.dwr\0";
+        let Some(digit) = u8::try_from(self.connections).ok().filter(|n| *n < 10) else {
+            return false;
+        };
+        name[11] = b'0' + digit;
+        let Some(mut file) = CStr::from_bytes_with_nul(&name)
+            .ok()
+            .and_then(HostFile::create)
+        else {
+            return false;
+        };
+        let mut preamble = [0u8; PREAMBLE_BYTES];
+        if emit_preamble(&mut preamble).is_err() || !file.write_all(&preamble) {
+            return false;
+        }
+        self.file = Some(file);
+        self.expected = Expected::default();
+        self.lost_run = [0; SOURCES];
+        true
+    }
+
+    /// Close the connection and say what its stream must check as.
+    fn disconnect(&mut self, out: &mut Console) {
+        let Some(file) = self.file.take() else {
+            return;
+        };
+        self.host_failed |= !file.close();
+        let e = &self.expected;
+        out.str("connection ")
+            .num(self.connections)
+            .field("frames", e.frames)
+            .field("sources", e.sources)
+            .field("index_entries", e.index_entries)
+            .field("rows_applied", e.rows_applied)
+            .field("rows_skipped", 0)
+            .field("segments", 0)
+            .field("clock_offsets", 0)
+            .field("source_updates", 0)
+            .field("unknown_skipped", 0)
+            .field("gaps", e.gaps)
+            .field("frames_lost", e.frames_lost)
+            .field("seq_regressions", 0)
+            .str("\n");
+        self.connections += 1;
+    }
+}
+
+impl Transmit for Link {
+    fn transmit(&mut self, frame: &[u8]) {
+        let Some(file) = self.file.as_mut() else {
+            self.frames_offline += 1;
+            return;
+        };
+        let e = &mut self.expected;
+        match frame.get(KIND_AT).copied() {
+            Some(kind::HANDSHAKE) => e.sources += 1,
+            Some(kind::INDEX) => e.index_entries += 1,
+            Some(kind::ROWS) => {
+                let source = u32_at(frame, ROWS_SOURCE_AT);
+                let rows = u32_at(frame, ROWS_COUNT_AT);
+                let Some(run) = self.lost_run.get_mut(source as usize) else {
+                    self.unreadable += 1;
+                    return;
+                };
+                if self.losing == Some(source) {
+                    *run += 1;
+                    self.rows_lost += rows;
+                    return;
+                }
+                // The frame after a loss is where the subscriber sees it.
+                if *run > 0 {
+                    e.gaps += 1;
+                    e.frames_lost += *run;
+                    self.gaps += 1;
+                    self.frames_lost += *run;
+                    *run = 0;
+                }
+                e.rows_applied += rows;
+            }
+            _ => {}
+        }
+        e.frames += 1;
+        self.host_failed |= !file.write_all(frame);
+    }
+}
+
+#[entry]
+fn main() -> ! {
+    let mut out = Console::open();
+    let mut line = [0u8; 64];
+    // No `gaps=` on the command line: cause none.
+    let ok = match command_line_number(command_line(&mut line), "gaps") {
+        Ok(told) if told.unwrap_or(0) <= MAX_GAPS => run(told.unwrap_or(0), &mut out),
+        Ok(_) => {
+            out.str("agent: gaps= is more than ").num(MAX_GAPS);
+            out.str(", the most this run can cause\n");
+            false
+        }
+        Err(_) => {
+            out.str("agent: gaps= takes a whole number\n");
+            false
+        }
+    };
+    stack::report(&mut out, FRAME_BUFFER)
+        .field("publisher_state", core::mem::size_of::<Publishing>() as u32)
+        .str("\n");
+    exit(ok)
+}
+
+fn run(gaps: u32, out: &mut Console) -> bool {
+    let mut buf = [0u8; FRAME_BUFFER];
+    let mut publisher = Publishing::new(FULL_EVERY);
+    for (ordinal, declared) in DECLARED.iter().enumerate() {
+        if publisher.declare(declared) != Ok(ordinal) {
+            out.str("agent: the declarations do not fit this build\n");
+            return false;
+        }
+    }
+    let mut link = Link {
+        file: None,
+        connections: 0,
+        expected: Expected::default(),
+        losing: None,
+        lost_run: [0; SOURCES],
+        gaps: 0,
+        frames_lost: 0,
+        rows_lost: 0,
+        frames_offline: 0,
+        unreadable: 0,
+        host_failed: false,
+    };
+    let mut observed = 0;
+    let mut refused = 0;
+    // The channels the index starts with.
+    for ch in CHANNELS {
+        refused += u32::from(publisher.set_slot(ADC, ch, GAINS[0]).is_err());
+    }
+    for i in 0..INTERVALS {
+        if i == 0 || i == RECONNECT {
+            if !link.connect() {
+                out.str("agent: the host would not take connection-N.dwr\n");
+                return false;
+            }
+            publisher.connected();
+        }
+        if i == DISCONNECT {
+            link.disconnect(out);
+        }
+        match workload(i, &mut publisher) {
+            Ok(n) => observed += n,
+            Err(_) => refused += 1,
+        }
+        link.losing = lost_in(i, gaps);
+        publisher.end_interval(&mut buf, &mut link);
+    }
+    link.disconnect(out);
+    let dropped = publisher.dropped();
+    out.str("agent")
+        .field("intervals", INTERVALS)
+        .field("connections", link.connections)
+        .field("told_gaps", gaps)
+        .field("gaps", link.gaps)
+        .field("frames_lost", link.frames_lost)
+        .field("rows_observed", observed)
+        .field("rows_lost", link.rows_lost)
+        .field("frames_offline", link.frames_offline)
+        .field("unreadable", link.unreadable)
+        .field("refused", refused)
+        .field("dropped_rows", dropped.rows)
+        .field("dropped_slots", dropped.slots)
+        .field("dropped_frames", dropped.frames)
+        .str("\n");
+    let clean = refused == 0 && dropped.rows == 0 && dropped.slots == 0 && dropped.frames == 0;
+    if !clean || link.unreadable > 0 {
+        out.str("agent: the publisher refused, dropped or garbled what this run sends\n");
+    }
+    if link.host_failed {
+        out.str("agent: a write to the host failed\n");
+    }
+    clean && link.unreadable == 0 && !link.host_failed && link.gaps == gaps
+}
