@@ -39,6 +39,8 @@ mod serde_form;
 pub mod server;
 mod subscriber;
 mod throttle;
+#[cfg(feature = "tls")]
+pub mod tls;
 #[cfg(feature = "tokio")]
 pub mod tokio;
 pub mod transport;

@@ -4,8 +4,8 @@
 use std::fmt;
 
 use dendro_wire_core::{
-    Admitted, ClockOffset, Frame, Handshake, Index, ProtocolError, Rows, Segment, SourceUpdate,
-    Subscriber as Rules,
+    kind_name, Admitted, ClockOffset, Frame, Handshake, Index, ProtocolError, Rows, Segment,
+    SourceUpdate, Subscriber as Rules,
 };
 
 /// The most sources one connection may open, unless lowered with
@@ -144,6 +144,20 @@ pub enum SubscribeError {
     },
     /// The sink failed.
     Sink(SinkError),
+    /// A handshake or source update whose label does not name the identity
+    /// the connection is bound to ([`Subscriber::bind_identity`]).
+    IdentityMismatch {
+        /// The ordinal.
+        source: u32,
+        /// The frame's kind byte.
+        kind: u8,
+        /// The label that must carry the identity.
+        label: String,
+        /// The value the frame gave the label, if any.
+        claimed: Option<String>,
+        /// The identity the transport proved.
+        identity: String,
+    },
 }
 
 impl fmt::Display for SubscribeError {
@@ -160,6 +174,24 @@ impl fmt::Display for SubscribeError {
                  {sink:?}; refusing it rather than storing rows nothing here can read"
             ),
             SubscribeError::Sink(e) => write!(f, "the sink failed: {e}"),
+            SubscribeError::IdentityMismatch {
+                source,
+                kind,
+                label,
+                claimed,
+                identity,
+            } => {
+                write!(f, "a {} for source {source} ", kind_name(*kind))?;
+                match claimed {
+                    Some(claimed) => write!(f, "claims {label}={claimed:?}")?,
+                    None => write!(f, "has no {label:?} label")?,
+                }
+                write!(
+                    f,
+                    ", and this connection's certificate proves {label}={identity:?}; a client \
+                     writes only as itself, so nothing more from it is applied"
+                )
+            }
         }
     }
 }
@@ -169,7 +201,9 @@ impl std::error::Error for SubscribeError {
         match self {
             SubscribeError::Protocol(e) => Some(e),
             SubscribeError::Sink(e) => Some(&**e),
-            SubscribeError::EncoderMismatch { .. } => None,
+            SubscribeError::EncoderMismatch { .. } | SubscribeError::IdentityMismatch { .. } => {
+                None
+            }
         }
     }
 }
@@ -204,6 +238,9 @@ pub struct Subscriber<S: Sink> {
     rules: SourceTable,
     /// The most sources the connection may open.
     limit: usize,
+    /// The label every handshake and source update must carry, and the
+    /// value: the identity the connection's transport proved.
+    identity: Option<(String, String)>,
     sink: S,
     applied: Applied,
 }
@@ -271,9 +308,58 @@ impl<S: Sink> Subscriber<S> {
         Subscriber {
             rules: SourceTable::Few(Box::default()),
             limit: MAX_SOURCES_PER_CONNECTION,
+            identity: None,
             sink,
             applied: Applied::default(),
         }
+    }
+
+    /// Bind the connection's sources to `identity`, what its transport
+    /// proved (a TLS client certificate's name, say): every `Handshake` and
+    /// `SourceUpdate` must carry label `label` with exactly that value, or
+    /// it is refused ([`SubscribeError::IdentityMismatch`]) and the
+    /// connection cannot go on. This is what stops an authenticated agent
+    /// from writing as another host.
+    ///
+    /// ```
+    /// use dendro_wire_core::{Frame, Handshake, Map};
+    /// use dendro_wire_std::{CountingSink, SubscribeError, Subscriber};
+    ///
+    /// let mut sub = Subscriber::new(CountingSink::default()).bind_identity("host", "web-01");
+    /// let labels = [("host", "web-02")];
+    /// let hs = Handshake { source: 0, uuid: None, labels: Map::from_pairs(&labels),
+    ///                      metadata: Map::EMPTY, clock_anchor_wall_ns: 0, complete: false };
+    /// let refused = sub.apply(&Frame::Handshake(hs)).unwrap_err();
+    /// assert!(matches!(refused, SubscribeError::IdentityMismatch { .. }));
+    /// assert_eq!(sub.sink().sources, 0);
+    /// ```
+    pub fn bind_identity(mut self, label: impl Into<String>, identity: impl Into<String>) -> Self {
+        self.identity = Some((label.into(), identity.into()));
+        self
+    }
+
+    /// Whether a frame's labels claim the identity the connection is bound
+    /// to (frames without labels claim nothing).
+    fn check_identity(&self, frame: &Frame<'_>) -> Result<(), SubscribeError> {
+        let Some((label, identity)) = &self.identity else {
+            return Ok(());
+        };
+        let (source, labels) = match frame {
+            Frame::Handshake(h) => (h.source, &h.labels),
+            Frame::SourceUpdate(u) => (u.source, &u.labels),
+            _ => return Ok(()),
+        };
+        let claimed = labels.get(label);
+        if claimed == Some(identity.as_str()) {
+            return Ok(());
+        }
+        Err(SubscribeError::IdentityMismatch {
+            source,
+            kind: frame.kind(),
+            label: label.clone(),
+            claimed: claimed.map(str::to_string),
+            identity: identity.clone(),
+        })
     }
 
     /// Allow at most `limit` sources on the connection (at most
@@ -332,6 +418,7 @@ impl<S: Sink> Subscriber<S> {
 
     /// Apply one frame; returns what it did.
     pub fn apply(&mut self, frame: &Frame<'_>) -> Result<Applied, SubscribeError> {
+        self.check_identity(frame)?;
         if let Frame::Handshake(h) = frame {
             self.check_encoder(h)?;
         }

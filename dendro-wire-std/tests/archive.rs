@@ -394,3 +394,72 @@ fn firmware_streams_applied_by_dendros_subscriber_land_every_row() {
     assert_eq!(rows.len(), carried, "no row is carried twice");
     assert_eq!(archived(&copy), rows, "the archive holds every row carried");
 }
+
+/// The same frames, sent to a collector over plaintext TCP and over TLS:
+/// each capture is the stream byte for byte, and dendro's own `Subscriber`
+/// lands every row of it.
+#[cfg(feature = "tls")]
+#[test]
+fn the_same_frames_over_plaintext_and_tls_reach_dendros_subscriber_whole() {
+    use std::io::Write;
+
+    use dendro_wire_std::server::{Server, ServerConfig};
+
+    #[path = "common/certs.rs"]
+    mod certs;
+
+    let (bytes, rows) = published();
+    let (servers, clients) = (certs::Ca::new("servers"), certs::Ca::new("clients"));
+    for tls in [false, true] {
+        let dir = scratch(if tls { "interop-tls" } else { "interop-plain" });
+        let mut config = ServerConfig::default();
+        config.record = Some(dir.join("record"));
+        if tls {
+            config.tls = Some(servers.server(&clients));
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        let server = Server::start(
+            std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
+            config,
+            |_| CountingSink::default(),
+            move |ended, _| tx.send(ended).unwrap(),
+        )
+        .unwrap();
+        let addr = server.local_addr().unwrap();
+        if tls {
+            let agent = clients.client(&servers, "agent", false);
+            agent
+                .connect(addr, "localhost")
+                .unwrap()
+                .write_all(&bytes)
+                .unwrap();
+        } else {
+            std::net::TcpStream::connect(addr)
+                .unwrap()
+                .write_all(&bytes)
+                .unwrap();
+        }
+        let ended = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert!(ended.result.is_ok(), "{ended}");
+        server.shutdown(Duration::ZERO);
+        let capture = std::fs::read(ended.info.capture.unwrap()).unwrap();
+        assert!(
+            capture == bytes,
+            "tls {tls}: the capture differs from what was sent"
+        );
+
+        let path = dir.join("copy.dendro");
+        let writer = Writer::create(&path, Box::new(RawRowsEncoder::new(ENCODER))).unwrap();
+        let mut sub = DSubscriber::new(writer);
+        let mut reader = DReader::new(&capture[..]).unwrap();
+        let (mut applied, mut skipped) = (0, 0);
+        while let Some(frame) = reader.next_frame().unwrap() {
+            let a = sub.apply(frame).unwrap();
+            applied += a.rows;
+            skipped += a.rows_skipped;
+        }
+        sub.finish().unwrap();
+        assert_eq!((applied, skipped), (rows.len(), 0), "tls {tls}");
+        assert_eq!(archived(&path), rows, "tls {tls}");
+    }
+}

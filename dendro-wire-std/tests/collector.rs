@@ -87,7 +87,7 @@ fn a_lying_length_costs_only_the_bytes_that_arrived_and_honest_peers_go_on() {
     let mut config = quick();
     config.frame_timeout = Duration::from_secs(2);
     let (server, ended) = start(config);
-    let addr = server.local_addr();
+    let addr = server.local_addr().unwrap();
     // Fifty peers announce a 64 MiB frame, send 5,000 bytes of it (more
     // than a buffer starts with), and stall.
     const LIARS: usize = 50;
@@ -148,7 +148,7 @@ fn a_frame_past_the_memory_budget_ends_only_its_connection() {
     let mut config = quick();
     config.max_memory = 512 << 10;
     let (server, ended) = start(config);
-    let addr = server.local_addr();
+    let addr = server.local_addr().unwrap();
     // A segment of 1 MiB: a frame the budget cannot hold.
     let parquet = vec![0x50; 1 << 20];
     let mut w = FrameWriter::new(Vec::new()).unwrap();
@@ -191,7 +191,7 @@ fn a_frame_past_the_memory_budget_ends_only_its_connection() {
 #[test]
 fn refused_streams_are_closed_with_their_reason() {
     let (server, ended) = start(quick());
-    let addr = server.local_addr();
+    let addr = server.local_addr().unwrap();
     let mut wrong_version = PREAMBLE.to_vec();
     wrong_version[12] = 9;
     let mut zero_length = PREAMBLE.to_vec();
@@ -225,7 +225,7 @@ fn refused_streams_are_closed_with_their_reason() {
 #[test]
 fn idle_peers_and_unfinished_frames_are_timed_out() {
     let (server, ended) = start(quick());
-    let addr = server.local_addr();
+    let addr = server.local_addr().unwrap();
     // Connected, and nothing sent at all.
     let mut silent = TcpStream::connect(addr).unwrap();
     // The preamble, then nothing: no whole frame for the idle timeout.
@@ -286,7 +286,7 @@ fn connections_past_the_cap_are_closed_at_once() {
     config.max_connections = 2;
     config.idle_timeout = Duration::from_secs(30);
     let (server, ended) = start(config);
-    let addr = server.local_addr();
+    let addr = server.local_addr().unwrap();
     let first = TcpStream::connect(addr).unwrap();
     let _second = TcpStream::connect(addr).unwrap();
     wait_until("both are live", Duration::from_secs(5), || {
@@ -318,7 +318,7 @@ fn many_idle_connections_are_held_cheaply_beside_an_honest_one() {
     let mut config = quick();
     config.idle_timeout = Duration::from_secs(30);
     let (server, ended) = start(config);
-    let addr = server.local_addr();
+    let addr = server.local_addr().unwrap();
     let started = Instant::now();
     let mut idle = Vec::new();
     for _ in 0..peers {
@@ -358,7 +358,7 @@ fn shutdown_applies_what_has_arrived_and_closes_every_connection() {
     let mut config = quick();
     config.idle_timeout = Duration::from_secs(30);
     let (server, ended) = start(config);
-    let addr = server.local_addr();
+    let addr = server.local_addr().unwrap();
     let stream = honest_stream(50);
     let mut s = TcpStream::connect(addr).unwrap();
     // Everything but the last 10 bytes: 49 whole Rows frames and a cut one.
@@ -404,7 +404,7 @@ fn captures_are_new_files_written_as_bytes_arrive_never_through_a_link() {
     config.idle_timeout = Duration::from_secs(30);
     config.record = Some(record.clone());
     let (server, ended) = start(config);
-    let mut s = TcpStream::connect(server.local_addr()).unwrap();
+    let mut s = TcpStream::connect(server.local_addr().unwrap()).unwrap();
     let stream = honest_stream(3);
     let first = &stream[..54];
     s.write_all(first).unwrap();

@@ -28,7 +28,7 @@ fn every_ended_connection_gives_back_its_file_descriptor() {
         move |e, _| tx.send(e).unwrap(),
     )
     .unwrap();
-    let addr = server.local_addr();
+    let addr = server.local_addr().unwrap();
     let stream = streams::honest_stream(1);
     let recv = || ended.recv_timeout(Duration::from_secs(10)).unwrap();
     // The runtime's own descriptors are open once a connection has been

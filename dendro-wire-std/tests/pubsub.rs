@@ -250,7 +250,7 @@ fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
         )
         .unwrap()
     };
-    let addr = server.local_addr();
+    let addr = server.local_addr().unwrap();
     let (mut p, cpu, mem) = agent(PublisherConfig {
         full_every: 1000,
         ..PublisherConfig::default()

@@ -12,8 +12,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use dendro_wire_core::{Decoder, MAX_FRAME_BYTES};
-use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::net::TcpListener;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
@@ -24,7 +23,7 @@ use crate::subscriber::{Applied, Sink, Subscriber};
 use crate::throttle::Throttle;
 
 /// How a [`Server`] bounds what its connections may cost.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct ServerConfig {
     /// Connections served at once; one more is closed as soon as it is
@@ -50,6 +49,21 @@ pub struct ServerConfig {
     pub record: Option<PathBuf>,
     /// Worker threads serving connections (at least 1).
     pub threads: usize,
+    /// TLS for every TCP connection: a connection whose client certificate
+    /// does not chain to the configured CA is ended at the handshake
+    /// ([`tls::server_config`](crate::tls::server_config)).
+    #[cfg(feature = "tls")]
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// The label every source a TLS client opens or updates must carry,
+    /// with its certificate's identity as the value
+    /// ([`Subscriber::bind_identity`]).
+    #[cfg(feature = "tls")]
+    pub bind_identity: Option<String>,
+    /// On a Unix socket, the user ids allowed to connect, checked against the
+    /// peer's credentials; `None` allows whoever the socket's permissions
+    /// let in.
+    #[cfg(unix)]
+    pub allow_uids: Option<Vec<u32>>,
 }
 
 impl Default for ServerConfig {
@@ -63,6 +77,12 @@ impl Default for ServerConfig {
             max_sources: 256,
             record: None,
             threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            #[cfg(feature = "tls")]
+            tls: None,
+            #[cfg(feature = "tls")]
+            bind_identity: None,
+            #[cfg(unix)]
+            allow_uids: None,
         }
     }
 }
@@ -73,10 +93,71 @@ impl Default for ServerConfig {
 pub struct ConnectionInfo {
     /// The connection's number, from 0, in the order they were accepted.
     pub id: u64,
-    /// The peer's address.
-    pub peer: SocketAddr,
+    /// Who connected.
+    pub peer: Peer,
+    /// The identity its TLS client certificate proves, if it has one.
+    pub identity: Option<String>,
     /// Where its bytes are captured.
     pub capture: Option<PathBuf>,
+}
+
+/// Who is at the other end of a connection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Peer {
+    /// A TCP peer's address.
+    Tcp(SocketAddr),
+    /// A peer on a Unix socket, with the credentials the system gives for it.
+    Unix {
+        /// Its user id.
+        uid: Option<u32>,
+        /// Its process id.
+        pid: Option<i32>,
+    },
+}
+
+impl std::fmt::Display for Peer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Peer::Tcp(addr) => write!(f, "{addr}"),
+            Peer::Unix { uid, pid } => {
+                f.write_str("a Unix socket")?;
+                if let Some(uid) = uid {
+                    write!(f, " (uid {uid}")?;
+                    if let Some(pid) = pid {
+                        write!(f, ", pid {pid}")?;
+                    }
+                    f.write_str(")")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// What a [`Server`] listens on.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Listener {
+    /// A TCP listener.
+    Tcp(std::net::TcpListener),
+    /// A Unix socket listener ([`bind_unix`] makes one only its owner can
+    /// reach).
+    #[cfg(unix)]
+    Unix(std::os::unix::net::UnixListener),
+}
+
+impl From<std::net::TcpListener> for Listener {
+    fn from(listener: std::net::TcpListener) -> Self {
+        Listener::Tcp(listener)
+    }
+}
+
+#[cfg(unix)]
+impl From<std::os::unix::net::UnixListener> for Listener {
+    fn from(listener: std::os::unix::net::UnixListener) -> Self {
+        Listener::Unix(listener)
+    }
 }
 
 /// A live connection's counts, as of its last read.
@@ -85,8 +166,8 @@ pub struct ConnectionInfo {
 pub struct LiveConnection {
     /// The connection's number.
     pub id: u64,
-    /// The peer's address.
-    pub peer: SocketAddr,
+    /// Who connected.
+    pub peer: Peer,
     /// Frames read, unknown kinds included.
     pub frames: u64,
     /// Stream bytes received.
@@ -120,10 +201,14 @@ impl std::fmt::Display for Ended {
         let a = &self.applied;
         write!(
             f,
-            "connection {} from {}: {} frames, {} bytes in {:.1} s; sources {}, rows {} applied \
+            "connection {} from {}{}: {} frames, {} bytes in {:.1} s; sources {}, rows {} applied \
              {} skipped, index entries {}, segments {}, gaps {} ({} frames lost); ",
             self.info.id,
             self.info.peer,
+            match &self.info.identity {
+                Some(identity) => format!(" ({identity})"),
+                None => String::new(),
+            },
             self.frames,
             self.bytes,
             self.duration.as_secs_f64(),
@@ -217,7 +302,8 @@ impl Shared {
 /// let s = publisher.add_source(SourceConfig::new().stream("x"))?;
 /// let queue = publisher.queue();
 /// let stop = Arc::new(AtomicBool::new(false));
-/// let transport = publish_tcp(queue.clone(), server.local_addr(), Backoff::default(), stop);
+/// let addr = server.local_addr().expect("a TCP server");
+/// let transport = publish_tcp(queue.clone(), addr, Backoff::default(), stop);
 /// while queue.stats().connections == 0 { std::thread::sleep(Duration::from_millis(1)); }
 /// for ts in 0..10 {
 ///     publisher.observe(s, "x", ts, 0, &[1])?;
@@ -232,7 +318,7 @@ impl Shared {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Server {
-    addr: SocketAddr,
+    addr: Option<SocketAddr>,
     shared: Arc<Shared>,
     shutdown: watch::Sender<bool>,
     thread: Option<JoinHandle<()>>,
@@ -251,12 +337,46 @@ impl std::fmt::Debug for Server {
 /// once should queue, not be refused by the kernel.
 const BACKLOG: i32 = 4096;
 
+/// A stream a connection is served over: TCP, a Unix socket, or TLS over
+/// TCP.
+trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+
+/// The listener, on the runtime.
+enum Accepting {
+    Tcp(tokio::net::TcpListener),
+    #[cfg(unix)]
+    Unix(tokio::net::UnixListener),
+}
+
+impl Accepting {
+    async fn accept(&self) -> io::Result<(Box<dyn Io>, Peer)> {
+        match self {
+            Accepting::Tcp(listener) => {
+                let (stream, addr) = listener.accept().await?;
+                let _ = stream.set_nodelay(true);
+                Ok((Box::new(stream), Peer::Tcp(addr)))
+            }
+            #[cfg(unix)]
+            Accepting::Unix(listener) => {
+                let (stream, _) = listener.accept().await?;
+                let cred = stream.peer_cred().ok();
+                let peer = Peer::Unix {
+                    uid: cred.map(|c| c.uid()),
+                    pid: cred.and_then(|c| c.pid()),
+                };
+                Ok((Box::new(stream), peer))
+            }
+        }
+    }
+}
+
 impl Server {
-    /// Serve `listener` as `config` bounds it. Every connection gets a
-    /// [`Subscriber`] over `make_sink(&info)`, and `done(ended, sink)` once
-    /// it has ended and its socket is closed.
+    /// Serve `listener` (TCP, or a Unix socket) as `config` bounds it. Every
+    /// connection gets a [`Subscriber`] over `make_sink(&info)`, and
+    /// `done(ended, sink)` once it has ended and its socket is closed.
     pub fn start<S, M, D>(
-        listener: std::net::TcpListener,
+        listener: impl Into<Listener>,
         config: ServerConfig,
         make_sink: M,
         done: D,
@@ -266,11 +386,22 @@ impl Server {
         M: Fn(&ConnectionInfo) -> S + Send + Sync + 'static,
         D: Fn(Ended, S) + Send + Sync + 'static,
     {
-        // A listener made with std's default backlog of 128 is given room
-        // for a fleet reconnecting at once.
-        socket2::SockRef::from(&listener).listen(BACKLOG)?;
-        listener.set_nonblocking(true)?;
-        let addr = listener.local_addr()?;
+        let listener = listener.into();
+        let addr = match &listener {
+            Listener::Tcp(tcp) => {
+                // A listener made with std's default backlog of 128 is given
+                // room for a fleet reconnecting at once.
+                socket2::SockRef::from(tcp).listen(BACKLOG)?;
+                tcp.set_nonblocking(true)?;
+                Some(tcp.local_addr()?)
+            }
+            #[cfg(unix)]
+            Listener::Unix(unix) => {
+                socket2::SockRef::from(unix).listen(BACKLOG)?;
+                unix.set_nonblocking(true)?;
+                None
+            }
+        };
         if let Some(dir) = &config.record {
             std::fs::create_dir_all(dir)?;
         }
@@ -279,9 +410,13 @@ impl Server {
             .thread_name("dendro-wire-server")
             .enable_all()
             .build()?;
-        let listener = {
+        let accepting = {
             let _entered = runtime.enter();
-            TcpListener::from_std(listener)?
+            match listener {
+                Listener::Tcp(tcp) => Accepting::Tcp(tokio::net::TcpListener::from_std(tcp)?),
+                #[cfg(unix)]
+                Listener::Unix(unix) => Accepting::Unix(tokio::net::UnixListener::from_std(unix)?),
+            }
         };
         let shared = Arc::new(Shared {
             budget: Arc::new(MemoryBudget::new(config.max_memory)),
@@ -299,7 +434,7 @@ impl Server {
             let serve = Arc::new((make_sink, done));
             std::thread::Builder::new()
                 .name("dendro-wire-accept".into())
-                .spawn(move || runtime.block_on(accept_loop(listener, shared, serve, stop)))?
+                .spawn(move || runtime.block_on(accept_loop(accepting, shared, serve, stop)))?
         };
         Ok(Server {
             addr,
@@ -309,8 +444,8 @@ impl Server {
         })
     }
 
-    /// The address it listens on.
-    pub fn local_addr(&self) -> SocketAddr {
+    /// The address it listens on; `None` on a Unix socket.
+    pub fn local_addr(&self) -> Option<SocketAddr> {
         self.addr
     }
 
@@ -365,7 +500,7 @@ impl Drop for Server {
 }
 
 async fn accept_loop<S, M, D>(
-    listener: TcpListener,
+    listener: Accepting,
     shared: Arc<Shared>,
     serve: Arc<(M, D)>,
     mut stop: watch::Receiver<bool>,
@@ -410,13 +545,12 @@ async fn accept_loop<S, M, D>(
             }
             continue;
         }
-        let _ = stream.set_nodelay(true);
         let id = next_id;
         next_id += 1;
         shared.accepted.fetch_add(1, Ordering::Relaxed);
         let live = Arc::new(Mutex::new(LiveConnection {
             id,
-            peer,
+            peer: peer.clone(),
             frames: 0,
             bytes: 0,
             applied: Applied::default(),
@@ -429,8 +563,14 @@ async fn accept_loop<S, M, D>(
         let (serve, stop) = (serve.clone(), stop.clone());
         connections.spawn(async move {
             let (make_sink, done) = &*serve;
+            let info = ConnectionInfo {
+                id,
+                peer,
+                identity: None,
+                capture: None,
+            };
             let (ended, sink) =
-                connection(stream, id, peer, &guard.shared, &live, make_sink, stop).await;
+                connection(stream, info, &guard.shared, &live, make_sink, stop).await;
             // Gone from the live connections before `done` hears of it.
             drop(guard);
             done(ended, sink);
@@ -454,12 +594,58 @@ impl Drop for LiveGuard {
     }
 }
 
+/// Whether the peer may be served at all, before a byte of its stream is
+/// read: a Unix peer's user id, and a TLS client's certificate (the
+/// handshake, bounded by the idle timeout). The stream to read, and the
+/// identity the certificate proves.
+async fn admit(
+    stream: Box<dyn Io>,
+    info: &ConnectionInfo,
+    config: &ServerConfig,
+) -> Result<(Box<dyn Io>, Option<String>), ServeError> {
+    #[cfg(unix)]
+    if let (Peer::Unix { uid, .. }, Some(allowed)) = (&info.peer, &config.allow_uids) {
+        if !uid.is_some_and(|uid| allowed.contains(&uid)) {
+            return Err(ServeError::NotAllowed(match uid {
+                Some(uid) => format!("user id {uid} is not one of those allowed {allowed:?}"),
+                None => "the peer's user id is unknown".into(),
+            }));
+        }
+    }
+    #[cfg(feature = "tls")]
+    if let (Peer::Tcp(_), Some(tls)) = (&info.peer, &config.tls) {
+        let acceptor = tokio_rustls::TlsAcceptor::from(tls.clone());
+        let handshake = tokio::time::timeout(config.idle_timeout, acceptor.accept(stream));
+        let tls = match handshake.await {
+            Ok(Ok(tls)) => tls,
+            Ok(Err(e)) => return Err(ServeError::Tls(e)),
+            Err(_) => {
+                return Err(ServeError::Tls(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "not finished within {:?}, the idle timeout",
+                        config.idle_timeout
+                    ),
+                )))
+            }
+        };
+        let identity = tls
+            .get_ref()
+            .1
+            .peer_certificates()
+            .and_then(|chain| chain.first())
+            .and_then(crate::tls::identity);
+        return Ok((Box::new(tls), identity));
+    }
+    let _ = (info, config);
+    Ok((stream, None))
+}
+
 /// Serve one accepted connection to its end; the socket is closed when this
 /// returns.
 async fn connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
-    mut stream: tokio::net::TcpStream,
-    id: u64,
-    peer: SocketAddr,
+    stream: Box<dyn Io>,
+    mut info: ConnectionInfo,
     shared: &Shared,
     live: &Mutex<LiveConnection>,
     make_sink: &M,
@@ -467,28 +653,34 @@ async fn connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
 ) -> (Ended, S) {
     let started = Instant::now();
     let config = &shared.config;
-    let capture = config
-        .record
-        .as_deref()
-        .map(|dir| create_capture(dir, &shared.capture_number));
-    let info = ConnectionInfo {
-        id,
-        peer,
-        capture: capture
-            .as_ref()
-            .and_then(|c| c.as_ref().ok())
-            .map(|(path, _)| path.clone()),
+    let admitted = admit(stream, &info, config).await;
+    if let Ok((_, identity)) = &admitted {
+        info.identity = identity.clone();
+    }
+    // A capture only for a connection that got in.
+    let capture = match (&admitted, config.record.as_deref()) {
+        (Ok(_), Some(dir)) => Some(create_capture(dir, &shared.capture_number)),
+        _ => None,
     };
+    info.capture = capture
+        .as_ref()
+        .and_then(|c| c.as_ref().ok())
+        .map(|(path, _)| path.clone());
     let mut subscriber = Subscriber::new(make_sink(&info)).with_source_limit(config.max_sources);
+    #[cfg(feature = "tls")]
+    if let (Some(label), Some(identity)) = (&config.bind_identity, &info.identity) {
+        subscriber = subscriber.bind_identity(label.clone(), identity.clone());
+    }
     let limits = Limits {
         decoder: Decoder::new().with_max_frame_bytes(config.max_frame_bytes),
         idle_timeout: config.idle_timeout,
         frame_timeout: config.frame_timeout,
     };
     let mut frames = FrameBuffer::new(limits.decoder, Some(shared.budget.clone()));
-    let result = match capture.transpose() {
-        Err(e) => Err(ServeError::Capture(e)),
-        Ok(mut capture) => {
+    let result = match (admitted, capture.transpose()) {
+        (Err(e), _) => Err(e),
+        (_, Err(e)) => Err(ServeError::Capture(e)),
+        (Ok((mut stream, _)), Ok(mut capture)) => {
             let file = capture.as_mut().map(|(_, file)| file);
             serve_async(
                 &mut stream,
@@ -502,10 +694,10 @@ async fn connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
             .await
         }
     };
-    drop(stream);
     let (frames_read, bytes) = (frames.frames(), frames.received());
     drop(frames);
     let applied = subscriber.applied();
+    let id = info.id;
     let (sink, finished) = subscriber.end();
     let result = match (result, finished) {
         (Ok(()), Err(e)) => Err(ServeError::Subscribe(
@@ -633,7 +825,13 @@ pub(crate) async fn serve_async<IO: AsyncRead + Unpin, S: Sink>(
         };
         match event {
             Event::Quiet => frames.release(),
+            // A TLS peer that closes without a close_notify has ended its
+            // stream as a plaintext one does: cleanly only at a frame
+            // boundary (the protocol has no end marker).
             Event::Read(Ok(0)) => return frames.end_of_stream(needed).map_err(ServeError::Read),
+            Event::Read(Err(e)) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                return frames.end_of_stream(needed).map_err(ServeError::Read)
+            }
             Event::Read(Ok(n)) => {
                 if let Some(file) = capture.as_deref_mut() {
                     file.write_all(&room[..n]).map_err(ServeError::Capture)?;
@@ -697,6 +895,9 @@ async fn drain<IO: AsyncRead + Unpin, S: Sink>(
         // none is waited for.
         match tokio::time::timeout(Duration::ZERO, io.read(room)).await {
             Ok(Ok(0)) => return frames.end_of_stream(needed).map_err(ServeError::Read),
+            Ok(Err(e)) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                return frames.end_of_stream(needed).map_err(ServeError::Read)
+            }
             Ok(Ok(n)) => {
                 if let Some(file) = capture.as_deref_mut() {
                     file.write_all(&room[..n]).map_err(ServeError::Capture)?;

@@ -1,0 +1,89 @@
+//! Certificate authorities and certificates made for a test run, so nothing
+//! checked in can expire.
+
+#![allow(dead_code)] // each test binary uses what it needs
+
+use std::path::Path;
+
+use dendro_wire_std::tls::{self, CertificateDer, PrivateKeyDer, TlsClient};
+use rcgen::{
+    date_time_ymd, BasicConstraints, Certificate, CertificateParams, DnType, IsCa, Issuer, KeyPair,
+};
+
+/// A certificate authority made for the test.
+pub struct Ca {
+    cert: Certificate,
+    issuer: Issuer<'static, KeyPair>,
+}
+
+/// A leaf certificate and its key.
+pub struct Leaf {
+    pub cert: Certificate,
+    pub key: KeyPair,
+}
+
+impl Leaf {
+    pub fn chain(&self) -> Vec<CertificateDer<'static>> {
+        vec![self.cert.der().clone()]
+    }
+
+    pub fn key(&self) -> PrivateKeyDer<'static> {
+        PrivateKeyDer::Pkcs8(self.key.serialize_der().into())
+    }
+
+    /// Write `NAME.pem` and `NAME.key` in `dir`.
+    pub fn write(&self, dir: &Path, name: &str) {
+        std::fs::write(dir.join(format!("{name}.pem")), self.cert.pem()).unwrap();
+        std::fs::write(dir.join(format!("{name}.key")), self.key.serialize_pem()).unwrap();
+    }
+}
+
+impl Ca {
+    pub fn new(name: &str) -> Ca {
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.distinguished_name.push(DnType::CommonName, name);
+        let cert = params.self_signed(&key).unwrap();
+        Ca {
+            cert,
+            issuer: Issuer::new(params, key),
+        }
+    }
+
+    pub fn der(&self) -> CertificateDer<'static> {
+        self.cert.der().clone()
+    }
+
+    /// Write `NAME.pem` in `dir`.
+    pub fn write(&self, dir: &Path, name: &str) {
+        std::fs::write(dir.join(format!("{name}.pem")), self.cert.pem()).unwrap();
+    }
+
+    /// A certificate for `name` signed by this CA; `expired` makes one that
+    /// stopped being valid long ago.
+    pub fn leaf(&self, name: &str, expired: bool) -> Leaf {
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::new(vec![name.to_string()]).unwrap();
+        if expired {
+            params.not_before = date_time_ymd(2000, 1, 1);
+            params.not_after = date_time_ymd(2001, 1, 1);
+        }
+        let cert = params.signed_by(&key, &self.issuer).unwrap();
+        Leaf { cert, key }
+    }
+
+    /// An agent's TLS: a certificate for `name` from this CA, trusting
+    /// collectors signed by `servers`.
+    pub fn client(&self, servers: &Ca, name: &str, expired: bool) -> TlsClient {
+        let leaf = self.leaf(name, expired);
+        tls::client_config(vec![servers.der()], leaf.chain(), leaf.key()).unwrap()
+    }
+
+    /// A collector's TLS: a certificate for `localhost` from this CA,
+    /// accepting clients signed by `clients`.
+    pub fn server(&self, clients: &Ca) -> std::sync::Arc<tls::ServerConfig> {
+        let leaf = self.leaf("localhost", false);
+        tls::server_config(leaf.chain(), leaf.key(), vec![clients.der()]).unwrap()
+    }
+}

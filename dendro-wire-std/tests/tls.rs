@@ -1,0 +1,230 @@
+//! TLS with client certificates, and identities bound to sources: a good
+//! client lands its rows; every other client is refused with its reason, on
+//! both sides, and the sink holds nothing from it. Certificates are made
+//! here, for each run, so nothing checked in can expire.
+
+#![cfg(feature = "tls")]
+
+use std::io::Write;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
+
+use dendro_wire_core::{Frame, Handshake, Map, Row, SourceUpdate, NO_INDEX_STATE};
+use dendro_wire_std::server::{Ended, ServeError, Server, ServerConfig};
+use dendro_wire_std::tls::{rustls, TlsClient};
+use dendro_wire_std::{CountingSink, FrameWriter, SubscribeError};
+
+#[path = "common/certs.rs"]
+mod certs;
+
+use certs::Ca;
+
+/// A TLS collector whose clients must be signed by `clients`, binding the
+/// `host` label to their identity.
+fn collector(
+    servers: &Ca,
+    clients: &Ca,
+) -> (Server, SocketAddr, mpsc::Receiver<(Ended, CountingSink)>) {
+    let mut config = ServerConfig::default();
+    config.tls = Some(servers.server(clients));
+    config.bind_identity = Some("host".into());
+    config.idle_timeout = Duration::from_secs(5);
+    let (tx, rx) = mpsc::channel();
+    let server = Server::start(
+        TcpListener::bind("127.0.0.1:0").unwrap(),
+        config,
+        |_| CountingSink::default(),
+        move |ended, sink| {
+            let _ = tx.send((ended, sink));
+        },
+    )
+    .unwrap();
+    let addr = server.local_addr().unwrap();
+    (server, addr, rx)
+}
+
+fn ended(rx: &mpsc::Receiver<(Ended, CountingSink)>) -> (Ended, CountingSink) {
+    rx.recv_timeout(Duration::from_secs(10))
+        .expect("the connection ended")
+}
+
+/// A stream from a source labelled `host`: a handshake, `rows` rows, then,
+/// if `update_to` is given, a SourceUpdate relabelling it, and `rows` more.
+fn stream(host: &str, rows: u64, update_to: Option<&str>) -> Vec<u8> {
+    let labels = [("host", host)];
+    let mut w = FrameWriter::new(Vec::new()).unwrap();
+    w.write_frame(&Frame::Handshake(Handshake {
+        source: 0,
+        uuid: None,
+        labels: Map::from_pairs(&labels),
+        metadata: Map::EMPTY,
+        clock_anchor_wall_ns: 0,
+        complete: false,
+    }))
+    .unwrap();
+    let mut seq = 0;
+    let mut rows_frame = |w: &mut FrameWriter<Vec<u8>>| {
+        let row = Row {
+            stream: "cpu",
+            ts: seq as i64,
+            wall_offset: 0,
+            row: &[1; 8],
+        };
+        w.write_rows(0, seq, NO_INDEX_STATE, (0..rows).map(|_| row))
+            .unwrap();
+        seq += 1;
+    };
+    rows_frame(&mut w);
+    if let Some(other) = update_to {
+        let labels = [("host", other)];
+        w.write_frame(&Frame::SourceUpdate(SourceUpdate {
+            source: 0,
+            ts: 1,
+            labels: Map::from_pairs(&labels),
+            metadata: Map::EMPTY,
+        }))
+        .unwrap();
+        rows_frame(&mut w);
+    }
+    w.into_inner()
+}
+
+#[test]
+fn a_client_with_a_good_certificate_lands_its_rows() {
+    let (servers, clients) = (Ca::new("servers"), Ca::new("clients"));
+    let (server, addr, rx) = collector(&servers, &clients);
+    let agent = clients.client(&servers, "agent-1", false);
+    let mut s = agent.connect(addr, "localhost").unwrap();
+    s.write_all(&stream("agent-1", 10, None)).unwrap();
+    drop(s);
+    let (e, sink) = ended(&rx);
+    assert!(e.result.is_ok(), "{e}");
+    assert_eq!(e.info.identity.as_deref(), Some("agent-1"));
+    assert!(e.to_string().contains("(agent-1)"), "{e}");
+    assert_eq!((sink.sources, sink.rows), (1, 10));
+    server.shutdown(Duration::ZERO);
+}
+
+/// A client that is refused at the handshake: its error, and the server's
+/// reason; the sink must hold nothing.
+fn refused(
+    client: &TlsClient,
+    server_name: &str,
+    rx: &mpsc::Receiver<(Ended, CountingSink)>,
+    addr: SocketAddr,
+) -> (String, String) {
+    let client_side = match client.connect(addr, server_name) {
+        Err(e) => e.to_string(),
+        Ok(mut s) => {
+            // Not refused at the handshake: writing must then fail.
+            let wrote = s
+                .write_all(&stream("agent-1", 10, None))
+                .and_then(|()| s.flush());
+            panic!("connected and wrote: {wrote:?}");
+        }
+    };
+    let (e, sink) = ended(rx);
+    assert!(matches!(e.result, Err(ServeError::Tls(_))), "{e}");
+    assert_eq!(
+        sink,
+        CountingSink {
+            connections: 1,
+            ..CountingSink::default()
+        }
+    );
+    (client_side, e.to_string())
+}
+
+#[test]
+fn clients_without_a_good_certificate_are_refused_at_the_handshake() {
+    let (servers, clients) = (Ca::new("servers"), Ca::new("clients"));
+    let (server, addr, rx) = collector(&servers, &clients);
+
+    // A certificate from another CA.
+    let stranger = Ca::new("strangers").client(&servers, "agent-1", false);
+    let (client, server_said) = refused(&stranger, "localhost", &rx, addr);
+    assert!(client.contains("refused by the collector"), "{client}");
+    assert!(server_said.contains("UnknownIssuer"), "{server_said}");
+
+    // An expired one.
+    let expired = clients.client(&servers, "agent-1", true);
+    let (client, server_said) = refused(&expired, "localhost", &rx, addr);
+    assert!(client.contains("refused by the collector"), "{client}");
+    assert!(server_said.contains("expired"), "{server_said}");
+
+    // A server whose name does not match: the client refuses it.
+    let agent = clients.client(&servers, "agent-1", false);
+    let (client, server_said) = refused(&agent, "collector.example", &rx, addr);
+    assert!(client.contains("not valid for name"), "{client}");
+    assert!(
+        server_said.contains("refused at the TLS handshake"),
+        "{server_said}"
+    );
+
+    // No certificate at all.
+    let no_cert = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_protocol_versions(&[&rustls::version::TLS13])
+    .unwrap()
+    .with_root_certificates({
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(servers.der()).unwrap();
+        roots
+    })
+    .with_no_client_auth();
+    let mut tcp = TcpStream::connect(addr).unwrap();
+    let mut conn =
+        rustls::ClientConnection::new(Arc::new(no_cert), "localhost".try_into().unwrap()).unwrap();
+    let mut client = rustls::Stream::new(&mut conn, &mut tcp);
+    // The handshake ends on the client's side; the refusal comes after.
+    let outcome = client
+        .write_all(&stream("agent-1", 10, None))
+        .and_then(|()| client.flush())
+        .and_then(|()| std::io::Read::read(&mut client, &mut [0; 16]));
+    let said = format!("{outcome:?}");
+    assert!(said.contains("CertificateRequired"), "{said}");
+    let (e, sink) = ended(&rx);
+    assert!(e.to_string().contains("peer sent no certificates"), "{e}");
+    assert_eq!(sink.rows, 0);
+    server.shutdown(Duration::ZERO);
+}
+
+#[test]
+fn a_client_writing_as_another_host_is_refused_and_nothing_after_is_applied() {
+    let (servers, clients) = (Ca::new("servers"), Ca::new("clients"));
+    let (server, addr, rx) = collector(&servers, &clients);
+    let agent = clients.client(&servers, "agent-1", false);
+
+    // A handshake that claims another host: nothing of it lands.
+    let mut s = agent.connect(addr, "localhost").unwrap();
+    let _ = s.write_all(&stream("agent-2", 10, None));
+    drop(s);
+    let (e, sink) = ended(&rx);
+    let Err(ServeError::Subscribe(
+        _,
+        SubscribeError::IdentityMismatch {
+            claimed, identity, ..
+        },
+    )) = &e.result
+    else {
+        panic!("{e}")
+    };
+    assert_eq!(
+        (claimed.as_deref(), identity.as_str()),
+        (Some("agent-2"), "agent-1")
+    );
+    assert!(e.to_string().contains(r#"claims host="agent-2""#), "{e}");
+    assert_eq!((sink.sources, sink.rows), (0, 0));
+
+    // Its own host, then a SourceUpdate to another: what came before is
+    // applied, the update and everything after are not.
+    let mut s = agent.connect(addr, "localhost").unwrap();
+    let _ = s.write_all(&stream("agent-1", 10, Some("agent-2")));
+    drop(s);
+    let (e, sink) = ended(&rx);
+    assert!(e.to_string().contains("a SourceUpdate for source 0"), "{e}");
+    assert_eq!((sink.sources, sink.rows, sink.source_updates), (1, 10, 0));
+    server.shutdown(Duration::ZERO);
+}
