@@ -5,6 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::{ChildStdout, Command, Stdio};
 use std::time::Duration;
 
+#[path = "common/certs.rs"]
+mod certs;
+
 const BIN: &str = env!("CARGO_BIN_EXE_dendro-wire");
 
 fn scratch(name: &str) -> PathBuf {
@@ -186,7 +189,11 @@ fn listen_serves_an_agent_and_records_what_it_sent() {
 fn the_agent_needs_a_target_and_a_valid_interval() {
     let out = Command::new(BIN).args(["agent"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("say where to publish"));
+    let usage = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        usage.contains("<--connect <CONNECT>|--unix <UNIX>|--output <OUTPUT>>"),
+        "{usage}"
+    );
     for bad in ["10", "0s", "x1s", "1 fortnight"] {
         let out = Command::new(BIN)
             .args(["agent", "-o", "/dev/null", "--interval", bad])
@@ -366,4 +373,123 @@ fn listen_stops_on_sigterm_applying_and_recording_what_arrived() {
     // The peer's socket was closed.
     peer.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
     assert_eq!(std::io::Read::read(&mut peer, &mut [0; 8]).unwrap_or(0), 0);
+}
+
+/// PEM files for a run: a CA for collectors and one for agents, a collector
+/// certificate for `localhost`, and an agent certificate for `agent`.
+fn pem_files(dir: &Path, agent: &str) {
+    let (collectors, agents) = (certs::Ca::new("collectors"), certs::Ca::new("agents"));
+    collectors.write(dir, "collectors-ca");
+    agents.write(dir, "agents-ca");
+    collectors.leaf("localhost", false).write(dir, "collector");
+    agents.leaf(agent, false).write(dir, "agent");
+}
+
+#[test]
+fn over_tls_a_certified_agent_lands_its_rows_and_a_wrong_name_is_refused_on_both_sides() {
+    let dir = scratch("cli-tls");
+    // The sample's sources are labelled host=web-01.
+    pem_files(&dir, "web-01");
+    let file = |name: &str| dir.join(name).into_os_string();
+    let tls_listen = [
+        "--tls-cert".into(),
+        file("collector.pem"),
+        "--tls-key".into(),
+        file("collector.key"),
+        "--client-ca".into(),
+        file("agents-ca.pem"),
+        "--bind-identity".into(),
+        "host".into(),
+    ];
+    let tls_args: Vec<&std::ffi::OsStr> = tls_listen.iter().map(|s| s.as_os_str()).collect();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/sample.dwr");
+    let replay = |addr: &str, server_name: &str| {
+        Command::new(BIN)
+            .args(["replay", "--connect", addr, "--tls-ca"])
+            .arg(file("collectors-ca.pem"))
+            .arg("--tls-cert")
+            .arg(file("agent.pem"))
+            .arg("--tls-key")
+            .arg(file("agent.key"))
+            .args(["--server-name", server_name])
+            .arg(&sample)
+            .output()
+            .unwrap()
+    };
+
+    let (listen, mut lines, addr) = start_listen(&tls_args, Stdio::null());
+    let out = replay(&addr, "localhost");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = lines.next().unwrap().unwrap();
+    assert!(listen.wait_with_output().unwrap().status.success());
+    assert!(line.contains(" (web-01): 13 frames"), "{line}");
+    assert!(line.contains("rows 4 applied 1 skipped"), "{line}");
+    assert!(line.ends_with("ended cleanly"), "{line}");
+
+    // A name the collector's certificate does not carry: one line each.
+    let (listen, mut lines, addr) = start_listen(&tls_args, Stdio::null());
+    let out = replay(&addr, "collector.example");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("certificate not valid for name \"collector.example\""),
+        "{stderr}"
+    );
+    let line = lines.next().unwrap().unwrap();
+    assert!(listen.wait_with_output().unwrap().status.success());
+    assert!(
+        line.contains("refused at the TLS handshake: received fatal alert: BadCertificate"),
+        "{line}"
+    );
+    assert!(line.contains("rows 0 applied"), "{line}");
+}
+
+#[test]
+fn the_demo_runs_over_tls() {
+    let out = Command::new(BIN)
+        .args(["demo", "--tls", "--seconds", "1"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("over loopback TLS 1.3"), "{stdout}");
+    assert!(stdout.contains(" 0 skipped"), "{stdout}");
+}
+
+#[test]
+fn plaintext_beyond_loopback_is_said_once_at_start() {
+    let mut listen = Command::new(BIN)
+        .args(["listen", "--bind", "0.0.0.0:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(listen.stdout.take().unwrap()).lines();
+    assert!(lines
+        .next()
+        .unwrap()
+        .unwrap()
+        .starts_with("listening on 0.0.0.0:"));
+    let _ = Command::new("kill")
+        .args(["-TERM", &listen.id().to_string()])
+        .status();
+    let out = listen.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr
+            .matches("any host that can reach it may write into the archive")
+            .count(),
+        1,
+        "{stderr}"
+    );
 }

@@ -26,22 +26,66 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use dendro_wire_std::transport::{publish_tcp, publish_to_writer, Backoff};
 use dendro_wire_std::{Publisher, PublisherConfig, SourceConfig, SourceId};
 
+use crate::tls_args::ClientTls;
 use crate::Failure;
 
 /// The encoder the agent's rows are in.
 pub(crate) const ENCODER: &str = "dendro-wire-agent-1";
 
-pub(crate) enum Target {
-    Tcp(String),
-    #[cfg(unix)]
-    Unix(PathBuf),
-    File(PathBuf),
+#[derive(clap::Args)]
+pub(crate) struct Args {
+    #[command(flatten)]
+    target: Target,
+    #[command(flatten)]
+    tls: ClientTls,
+    /// How often to sample: a number and a unit (e.g. 500ms, 1s, 1m).
+    #[arg(long, default_value = "1s", value_parser = crate::parse_interval)]
+    interval: Duration,
+    /// Stop after this many intervals.
+    #[arg(long)]
+    intervals: Option<u64>,
 }
 
-pub(crate) struct Options {
-    pub target: Target,
-    pub interval: Duration,
-    pub intervals: Option<u64>,
+/// Where to publish: exactly one.
+#[derive(clap::Args)]
+#[group(required = true, multiple = false)]
+struct Target {
+    /// Publish to a subscriber over TCP (`host:port`).
+    #[arg(long)]
+    connect: Option<String>,
+    /// Publish to a subscriber on a Unix socket.
+    #[cfg(unix)]
+    #[arg(long, conflicts_with = "tls_ca")]
+    unix: Option<PathBuf>,
+    /// Write the stream to a file (a capture).
+    #[arg(short, long, conflicts_with = "tls_ca")]
+    output: Option<PathBuf>,
+}
+
+/// The one place [`Target`] names.
+enum Destination<'a> {
+    Tcp(&'a str),
+    #[cfg(unix)]
+    Unix(&'a std::path::Path),
+    File(&'a std::path::Path),
+}
+
+impl Target {
+    fn destination(&self) -> Result<Destination<'_>, Failure> {
+        if let Some(connect) = &self.connect {
+            return Ok(Destination::Tcp(connect));
+        }
+        #[cfg(unix)]
+        if let Some(path) = &self.unix {
+            return Ok(Destination::Unix(path));
+        }
+        match &self.output {
+            Some(path) => Ok(Destination::File(path)),
+            None => Err(Failure(
+                "say where to publish: --connect, --unix or -o".into(),
+            )),
+        }
+    }
 }
 
 fn wall_ns() -> i64 {
@@ -169,7 +213,7 @@ fn sample(p: &mut Publisher, s: &mut Sources, ts: i64) -> Result<(), Failure> {
     Ok(())
 }
 
-pub(crate) fn run(options: Options) -> Result<(), Failure> {
+pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let mut publisher = Publisher::new(PublisherConfig::default());
     let anchor = wall_ns();
     let mut sources = declare(&mut publisher, anchor)?;
@@ -184,28 +228,36 @@ pub(crate) fn run(options: Options) -> Result<(), Failure> {
     // The transport stops when the queue is drained, never halfway through
     // it: its own stop flag is never set.
     let never = Arc::new(AtomicBool::new(false));
-    let (transport, wait_for_connection) = match &options.target {
-        Target::Tcp(addr) => {
-            let addr = std::net::ToSocketAddrs::to_socket_addrs(addr)
-                .map_err(|e| Failure(format!("cannot resolve {addr}: {e}")))?
+    let (transport, wait_for_connection) = match options.target.destination()? {
+        Destination::Tcp(connect) => {
+            let addr = std::net::ToSocketAddrs::to_socket_addrs(connect)
+                .map_err(|e| Failure(format!("cannot resolve {connect}: {e}")))?
                 .next()
-                .ok_or_else(|| Failure(format!("{addr} resolves to no address")))?;
-            (
-                publish_tcp(queue.clone(), addr, Backoff::default(), never),
-                false,
-            )
+                .ok_or_else(|| Failure(format!("{connect} resolves to no address")))?;
+            let transport = match options.tls.client(connect)? {
+                Some((client, server_name)) => dendro_wire_std::tls::publish_tls(
+                    queue.clone(),
+                    addr,
+                    server_name,
+                    client,
+                    Backoff::default(),
+                    never,
+                ),
+                None => publish_tcp(queue.clone(), addr, Backoff::default(), never),
+            };
+            (transport, false)
         }
         #[cfg(unix)]
-        Target::Unix(path) => (
-            dendro_wire_std::transport::publish_unix(
+        Destination::Unix(path) => {
+            let transport = dendro_wire_std::transport::publish_unix(
                 queue.clone(),
-                path.clone(),
+                path.to_path_buf(),
                 Backoff::default(),
                 never,
-            ),
-            false,
-        ),
-        Target::File(path) => {
+            );
+            (transport, false)
+        }
+        Destination::File(path) => {
             let file = std::fs::File::create(path)
                 .map_err(|e| Failure(format!("cannot create {}: {e}", path.display())))?;
             (publish_to_writer(queue.clone(), file, never), true)

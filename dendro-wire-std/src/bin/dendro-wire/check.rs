@@ -2,7 +2,7 @@
 //! core's state machine, and summarize.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::PathBuf;
 
 use dendro_wire_core::{Admitted, Frame, Subscriber};
 use dendro_wire_std::FrameReader;
@@ -31,8 +31,17 @@ struct Summary {
     seq_regressions: u64,
 }
 
-pub(crate) fn run(path: Option<&Path>, json: bool) -> Result<(), Failure> {
-    let mut reader = FrameReader::new(open_input(path)?)?;
+#[derive(clap::Args)]
+pub(crate) struct Args {
+    /// The stream to read; `-` or nothing for standard input.
+    path: Option<PathBuf>,
+    /// One JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn run(Args { path, json }: Args) -> Result<(), Failure> {
+    let mut reader = FrameReader::new(open_input(path.as_deref())?)?;
     let mut subscriber = Box::new(Subscriber::<MAX_SOURCES>::new());
     let mut s = Summary::default();
     while let Some((frame, at)) = reader.next_frame_at()? {

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use dendro_wire_std::server::{Server, ServerConfig};
+use dendro_wire_std::tls::{publish_tls, PrivateKeyDer, TlsClient};
 use dendro_wire_std::transport::{publish_tcp, Backoff};
 use dendro_wire_std::{
     Applied, CountingSink, Publisher, PublisherConfig, Sink, SourceConfig, SourceId,
@@ -25,10 +26,19 @@ const NET_STREAMS: [&str; 2] = ["rx_bytes", "tx_bytes"];
 /// loss looks at the subscriber.
 const LOSE_EVERY: u64 = 20_000;
 
-pub(crate) struct Options {
-    pub seconds: f64,
+#[derive(clap::Args)]
+pub(crate) struct Args {
+    /// How long to stream.
+    #[arg(long, default_value_t = 10.0)]
+    seconds: f64,
+    /// Over TLS 1.3 with client certificates, from a CA and certificates
+    /// made in memory for the run.
+    #[arg(long)]
+    tls: bool,
+    /// Land what arrives in a dendro archive at this path.
     #[cfg(feature = "archive")]
-    pub archive: Option<std::path::PathBuf>,
+    #[arg(long)]
+    archive: Option<std::path::PathBuf>,
 }
 
 struct Agent {
@@ -121,7 +131,8 @@ impl Agent {
     }
 }
 
-pub(crate) fn run(options: Options) -> Result<(), Failure> {
+pub(crate) fn run(options: Args) -> Result<(), Failure> {
+    let tls = if options.tls { Some(demo_tls()?) } else { None };
     let done: Arc<Mutex<Vec<Applied>>> = Arc::default();
     #[cfg(feature = "archive")]
     let archive = match &options.archive {
@@ -138,6 +149,7 @@ pub(crate) fn run(options: Options) -> Result<(), Failure> {
         let archive = archive.clone();
         let mut config = ServerConfig::default();
         config.max_sources = 16;
+        config.tls = tls.as_ref().map(|(server, _)| server.clone());
         Server::start(
             listener,
             config,
@@ -164,9 +176,12 @@ pub(crate) fn run(options: Options) -> Result<(), Failure> {
             },
         )?
     };
-    let addr = server.local_addr();
+    let addr = server
+        .local_addr()
+        .ok_or_else(|| Failure("the demo's subscriber has no TCP address".into()))?;
+    let over = if tls.is_some() { "TLS 1.3" } else { "TCP" };
     eprintln!(
-        "dendro-wire demo: a subscriber on {addr}, a synthetic agent with 3 sources \
+        "dendro-wire demo: a subscriber on {addr} ({over}), a synthetic agent with 3 sources \
          ({CPUS} CPUs, {INTERFACES} interfaces, memory), {:.0} s",
         options.seconds
     );
@@ -179,7 +194,17 @@ pub(crate) fn run(options: Options) -> Result<(), Failure> {
     let mut agent = Agent::declare(&mut publisher)?;
     let queue = publisher.queue();
     let stop = Arc::new(AtomicBool::new(false));
-    let transport = publish_tcp(queue.clone(), addr, Backoff::default(), stop.clone());
+    let transport = match tls {
+        Some((_, client)) => publish_tls(
+            queue.clone(),
+            addr,
+            DEMO_SERVER.into(),
+            client,
+            Backoff::default(),
+            stop.clone(),
+        ),
+        None => publish_tcp(queue.clone(), addr, Backoff::default(), stop.clone()),
+    };
 
     let started = Instant::now();
     let deadline = Duration::from_secs_f64(options.seconds);
@@ -228,7 +253,7 @@ pub(crate) fn run(options: Options) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "dendro-wire demo: {elapsed:.1} s over loopback TCP, {n} intervals"
+        "dendro-wire demo: {elapsed:.1} s over loopback {over}, {n} intervals"
     )?;
     writeln!(
         out,
@@ -280,6 +305,35 @@ pub(crate) fn run(options: Options) -> Result<(), Failure> {
         )));
     }
     Ok(())
+}
+
+/// The name on the demo subscriber's certificate.
+const DEMO_SERVER: &str = "localhost";
+
+/// A CA, a certificate for the subscriber and one for the agent, made in
+/// memory for one run: TLS as an operator sets it up, with nothing to
+/// install.
+fn demo_tls() -> Result<(Arc<dendro_wire_std::tls::ServerConfig>, TlsClient), Failure> {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
+    let ca_key = KeyPair::generate()?;
+    let mut ca = CertificateParams::new(Vec::<String>::new())?;
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name
+        .push(DnType::CommonName, "dendro-wire demo CA");
+    let ca_cert = ca.self_signed(&ca_key)?.der().clone();
+    let issuer = Issuer::new(ca, ca_key);
+    let leaf = |name: &str| -> Result<_, Failure> {
+        let key = KeyPair::generate()?;
+        let cert = CertificateParams::new(vec![name.to_string()])?.signed_by(&key, &issuer)?;
+        let key = PrivateKeyDer::Pkcs8(key.serialize_der().into());
+        Ok((vec![cert.der().clone()], key))
+    };
+    let (server_chain, server_key) = leaf(DEMO_SERVER)?;
+    let (agent_chain, agent_key) = leaf("demo-agent")?;
+    let server =
+        dendro_wire_std::tls::server_config(server_chain, server_key, vec![ca_cert.clone()])?;
+    let client = dendro_wire_std::tls::client_config(vec![ca_cert], agent_chain, agent_key)?;
+    Ok((server, client))
 }
 
 fn progress(

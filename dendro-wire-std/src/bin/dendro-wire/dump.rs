@@ -1,14 +1,24 @@
 //! `dendro-wire dump`: one line per frame, for a person or as JSON Lines.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::PathBuf;
 
 use dendro_wire_std::{FrameReader, OwnedFrame};
 
 use crate::{is_broken_pipe, open_input, stdout, Failure};
 
-pub(crate) fn run(path: Option<&Path>, json: bool) -> Result<(), Failure> {
-    let mut reader = FrameReader::new(open_input(path)?)?;
+#[derive(clap::Args)]
+pub(crate) struct Args {
+    /// The stream to read; `-` or nothing for standard input.
+    path: Option<PathBuf>,
+    /// JSON Lines (docs/PROTOCOL.md §10) instead of one human-readable line
+    /// per frame.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn run(Args { path, json }: Args) -> Result<(), Failure> {
+    let mut reader = FrameReader::new(open_input(path.as_deref())?)?;
     reader.set_yield_unknown(true);
     let mut out = stdout();
     let result = (|| -> Result<(), Failure> {

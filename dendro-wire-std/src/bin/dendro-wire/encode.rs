@@ -8,9 +8,20 @@ use dendro_wire_std::{FrameWriter, OwnedFrame};
 
 use crate::{open_input, stdout, Failure};
 
-pub(crate) fn run(path: Option<&Path>, output: Option<&Path>) -> Result<(), Failure> {
-    let input = BufReader::new(open_input(path)?);
-    match output {
+#[derive(clap::Args)]
+pub(crate) struct Args {
+    /// The JSON Lines to read; `-` or nothing for standard input.
+    path: Option<PathBuf>,
+    /// Where to write the stream; `-` or nothing for standard output. A file
+    /// is replaced whole or not at all; a link is followed to its target; a
+    /// device or FIFO is written in place.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+}
+
+pub(crate) fn run(Args { path, output }: Args) -> Result<(), Failure> {
+    let input = BufReader::new(open_input(path.as_deref())?);
+    match output.as_deref() {
         Some(out) if out.as_os_str() != "-" => to_file(input, out),
         _ => {
             let mut w = stdout();

@@ -8,20 +8,102 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use dendro_wire_std::server::{ConnectionInfo, Server, ServerConfig};
+use dendro_wire_std::server::{ConnectionInfo, Listener, Server, ServerConfig};
 use dendro_wire_std::{Applied, CountingSink, Sink};
 
+use crate::tls_args::ServerTls;
 use crate::Failure;
 
-pub(crate) struct Options {
-    pub bind: String,
-    pub record: Option<PathBuf>,
+#[derive(clap::Args)]
+pub(crate) struct Args {
+    #[command(flatten)]
+    on: ListenOn,
+    /// The Unix socket's permissions, in octal (600: only its owner may
+    /// connect).
+    #[arg(long, value_name = "MODE", default_value = "600", value_parser = parse_mode)]
+    unix_mode: u32,
+    /// On a Unix socket, allow only peers with this user id (checked against
+    /// the peer's credentials); give it once per user.
+    #[arg(long = "allow-uid", value_name = "UID", requires = "unix")]
+    allow_uid: Vec<u32>,
+    #[command(flatten)]
+    tls: ServerTls,
+    /// Also capture each connection's bytes to DIR/connection-N.dwr.
+    #[arg(long, value_name = "DIR")]
+    record: Option<PathBuf>,
+    /// Land what arrives in a dendro archive at this path.
     #[cfg(feature = "archive")]
-    pub archive: Option<PathBuf>,
+    #[arg(long)]
+    archive: Option<PathBuf>,
+    /// The encoder the archive stores rows for; a source declaring another
+    /// is refused.
     #[cfg(feature = "archive")]
-    pub encoder: String,
-    pub connections: Option<u64>,
-    pub server: ServerConfig,
+    #[arg(long, default_value = crate::agent::ENCODER)]
+    encoder: String,
+    /// Exit once this many connections have ended, with a summary.
+    #[arg(long)]
+    connections: Option<u64>,
+    /// The most sources one connection may open.
+    #[arg(long, default_value_t = 256)]
+    max_sources: usize,
+    /// Connections served at once; one more is closed as soon as it is
+    /// accepted.
+    #[arg(long, default_value_t = 10_000)]
+    max_connections: usize,
+    /// Memory all connections' buffers may hold together (e.g. 256MiB,
+    /// 1GiB); a frame that would cross it ends its connection.
+    #[arg(long, default_value = "256MiB", value_parser = crate::parse_size)]
+    max_memory: usize,
+    /// End a connection that sends no whole frame for this long (a publisher
+    /// sends one every interval, even an empty one).
+    #[arg(long, default_value = "60s", value_parser = crate::parse_duration)]
+    idle_timeout: Duration,
+    /// End a connection whose frame has started and is not whole this long
+    /// after.
+    #[arg(long, default_value = "60s", value_parser = crate::parse_duration)]
+    frame_timeout: Duration,
+}
+
+/// Where to listen: exactly one.
+#[derive(clap::Args)]
+#[group(required = true, multiple = false)]
+struct ListenOn {
+    /// A TCP address (`127.0.0.1:0` picks a port; the first line printed
+    /// says which).
+    #[arg(long, value_name = "ADDR")]
+    bind: Option<String>,
+    /// A Unix socket to create, owner-only unless --unix-mode says
+    /// otherwise; never replaces what is there (but a stale socket).
+    #[cfg(unix)]
+    #[arg(long, value_name = "PATH", conflicts_with = "tls_cert")]
+    unix: Option<PathBuf>,
+}
+
+/// An octal file mode.
+fn parse_mode(s: &str) -> Result<u32, String> {
+    u32::from_str_radix(s, 8)
+        .ok()
+        .filter(|mode| *mode <= 0o777)
+        .ok_or_else(|| format!("{s:?} is not a file mode; write it in octal, e.g. 600 or 660"))
+}
+
+impl Args {
+    fn server_config(&self) -> Result<ServerConfig, Failure> {
+        let mut config = ServerConfig::default();
+        config.max_sources = self.max_sources;
+        config.max_connections = self.max_connections;
+        config.max_memory = self.max_memory;
+        config.idle_timeout = self.idle_timeout;
+        config.frame_timeout = self.frame_timeout;
+        config.record = self.record.clone();
+        config.tls = self.tls.config()?;
+        config.bind_identity = self.tls.bind_identity.clone();
+        #[cfg(unix)]
+        if !self.allow_uid.is_empty() {
+            config.allow_uids = Some(self.allow_uid.clone());
+        }
+        Ok(config)
+    }
 }
 
 /// What every ended connection added up to.
@@ -32,9 +114,29 @@ struct Totals {
     applied: Applied,
 }
 
-pub(crate) fn run(mut options: Options) -> Result<(), Failure> {
-    let listener = TcpListener::bind(&options.bind)
-        .map_err(|e| Failure(format!("cannot listen on {}: {e}", options.bind)))?;
+pub(crate) fn run(options: Args) -> Result<(), Failure> {
+    let config = options.server_config()?;
+    let (listener, listening): (Listener, String) = match (&options.on.bind, unix_path(&options)) {
+        (Some(bind), _) => {
+            let listener = TcpListener::bind(bind)
+                .map_err(|e| Failure(format!("cannot listen on {bind}: {e}")))?;
+            let addr = listener.local_addr()?;
+            if config.tls.is_none() && !addr.ip().is_loopback() {
+                eprintln!(
+                    "dendro-wire listen: plaintext on {addr}: any host that can reach it may \
+                     write into the archive; --tls-cert, --tls-key and --client-ca decide who may"
+                );
+            }
+            (listener.into(), addr.to_string())
+        }
+        #[cfg(unix)]
+        (None, Some(path)) => {
+            let listener = dendro_wire_std::server::bind_unix(path, options.unix_mode)
+                .map_err(|e| Failure(format!("cannot listen on {}: {e}", path.display())))?;
+            (listener.into(), format!("unix:{}", path.display()))
+        }
+        _ => return Err(Failure("say where to listen: --bind or --unix".into())),
+    };
     // SIGINT and SIGTERM end the listener gracefully: stop accepting, apply
     // what has arrived, flush, summarize, exit 0.
     let signalled = Arc::new(AtomicBool::new(false));
@@ -54,28 +156,23 @@ pub(crate) fn run(mut options: Options) -> Result<(), Failure> {
     let archive: Option<ArchiveHandle> = None;
     let make_sink = sink_factory(archive.as_ref());
     let totals: Arc<Mutex<Totals>> = Arc::default();
-    options.server.record = options.record.take();
+    let max_connections = config.max_connections;
     let server = {
         let totals = totals.clone();
-        Server::start(
-            listener,
-            options.server.clone(),
-            make_sink,
-            move |ended, _| {
-                // One line for every connection, whatever ended it; a reader of
-                // stdout that went away does not stop the listener.
-                let _ = writeln!(std::io::stdout().lock(), "{ended}");
-                let mut t = totals.lock().unwrap_or_else(|e| e.into_inner());
-                t.connections += 1;
-                t.clean += u64::from(ended.result.is_ok());
-                t.applied += ended.applied;
-            },
-        )
-        .map_err(|e| Failure(format!("cannot serve {}: {e}", options.bind)))?
+        Server::start(listener, config, make_sink, move |ended, _| {
+            // One line for every connection, whatever ended it; a reader of
+            // stdout that went away does not stop the listener.
+            let _ = writeln!(std::io::stdout().lock(), "{ended}");
+            let mut t = totals.lock().unwrap_or_else(|e| e.into_inner());
+            t.connections += 1;
+            t.clean += u64::from(ended.result.is_ok());
+            t.applied += ended.applied;
+        })
+        .map_err(|e| Failure(format!("cannot serve {listening}: {e}")))?
     };
     {
         let mut out = std::io::stdout().lock();
-        writeln!(out, "listening on {}", server.local_addr())?;
+        writeln!(out, "listening on {listening}")?;
         out.flush()?;
     }
 
@@ -103,6 +200,12 @@ pub(crate) fn run(mut options: Options) -> Result<(), Failure> {
         Duration::from_secs(5)
     };
     let stats = server.shutdown(grace);
+    #[cfg(unix)]
+    if let Some(path) = unix_path(&options) {
+        // The socket made at start; a later listener's would not be ours,
+        // but there is no such case: binding refuses a path in use.
+        let _ = std::fs::remove_file(path);
+    }
     let mut out = std::io::stdout().lock();
     #[cfg(feature = "archive")]
     if let Some(archive) = archive {
@@ -117,7 +220,7 @@ pub(crate) fn run(mut options: Options) -> Result<(), Failure> {
         t.connections,
         t.clean,
         stats.refused,
-        options.server.max_connections,
+        max_connections,
         a.rows,
         a.rows_skipped,
         a.gaps,
@@ -125,6 +228,14 @@ pub(crate) fn run(mut options: Options) -> Result<(), Failure> {
     )?;
     out.flush()?;
     Ok(())
+}
+
+/// The Unix socket asked for, if any.
+fn unix_path(options: &Args) -> Option<&std::path::Path> {
+    #[cfg(unix)]
+    return options.on.unix.as_deref();
+    #[cfg(not(unix))]
+    return None;
 }
 
 /// The live connections, on stderr: a line each when there are a few, a

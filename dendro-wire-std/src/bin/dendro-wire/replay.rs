@@ -1,21 +1,46 @@
 //! `dendro-wire replay`: a capture sent to a subscriber, frame for frame.
 
 use std::io::{BufWriter, Write};
-use std::net::TcpStream;
-use std::path::Path;
+use std::net::{TcpStream, ToSocketAddrs};
+use std::path::PathBuf;
 
 use dendro_wire_core::{emit_preamble, PREAMBLE_BYTES};
 use dendro_wire_std::FrameReader;
 
+use crate::tls_args::ClientTls;
 use crate::{open_input, Failure};
 
-pub(crate) fn run(path: Option<&Path>, connect: &str) -> Result<(), Failure> {
+#[derive(clap::Args)]
+pub(crate) struct Args {
+    /// The capture to send; `-` or nothing for standard input.
+    path: Option<PathBuf>,
+    /// The subscriber (`host:port`).
+    #[arg(long)]
+    connect: String,
+    #[command(flatten)]
+    tls: ClientTls,
+}
+
+pub(crate) fn run(args: Args) -> Result<(), Failure> {
     // Every frame is checked on the way, so a damaged capture stops at the
     // damage rather than sending it on.
-    let mut reader = FrameReader::new(open_input(path)?)?;
+    let mut reader = FrameReader::new(open_input(args.path.as_deref())?)?;
     reader.set_yield_unknown(true);
-    let conn = TcpStream::connect(connect)
-        .map_err(|e| Failure(format!("cannot connect to {connect}: {e}")))?;
+    let connect = &args.connect;
+    let conn: Box<dyn Write> = match args.tls.client(connect)? {
+        None => Box::new(
+            TcpStream::connect(connect)
+                .map_err(|e| Failure(format!("cannot connect to {connect}: {e}")))?,
+        ),
+        Some((client, server_name)) => {
+            let addr = connect
+                .to_socket_addrs()
+                .map_err(|e| Failure(format!("cannot resolve {connect}: {e}")))?
+                .next()
+                .ok_or_else(|| Failure(format!("{connect} resolves to no address")))?;
+            Box::new(client.connect(addr, &server_name)?)
+        }
+    };
     let mut out = BufWriter::with_capacity(256 * 1024, conn);
     let mut preamble = [0u8; PREAMBLE_BYTES];
     emit_preamble(&mut preamble).map_err(|e| Failure(e.to_string()))?;

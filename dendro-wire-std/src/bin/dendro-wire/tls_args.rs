@@ -1,0 +1,104 @@
+//! The TLS options of the commands that connect to a subscriber (`agent`,
+//! `replay`) and of `listen`.
+
+use std::path::PathBuf;
+
+use dendro_wire_std::tls::{self, TlsClient};
+
+use crate::Failure;
+
+/// TLS 1.3 to a subscriber, with this client's certificate.
+#[derive(clap::Args, Debug)]
+pub(crate) struct ClientTls {
+    /// Speak TLS 1.3: the CA certificate(s) the subscriber's certificate
+    /// must chain to (PEM). Needs --tls-cert and --tls-key.
+    #[arg(long, value_name = "FILE", requires_all = ["tls_cert", "tls_key"])]
+    tls_ca: Option<PathBuf>,
+    /// This client's certificate chain (PEM), shown to the subscriber.
+    #[arg(long, value_name = "FILE", requires = "tls_ca")]
+    tls_cert: Option<PathBuf>,
+    /// This client's private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_ca")]
+    tls_key: Option<PathBuf>,
+    /// The name the subscriber's certificate must be valid for (default: the
+    /// host part of --connect).
+    #[arg(long, value_name = "NAME", requires = "tls_ca")]
+    server_name: Option<String>,
+}
+
+impl ClientTls {
+    /// The client's TLS, if asked for, and the name to check the
+    /// subscriber's certificate against when connecting to `connect`.
+    pub(crate) fn client(&self, connect: &str) -> Result<Option<(TlsClient, String)>, Failure> {
+        let (Some(ca), Some(cert), Some(key)) = (&self.tls_ca, &self.tls_cert, &self.tls_key)
+        else {
+            return Ok(None);
+        };
+        let client = tls::client_config(
+            tls::load_certificates(ca)?,
+            tls::load_certificates(cert)?,
+            tls::load_private_key(key)?,
+        )?;
+        let name = match &self.server_name {
+            Some(name) => name.clone(),
+            None => host_of(connect).to_string(),
+        };
+        Ok(Some((client, name)))
+    }
+}
+
+/// The host part of `host:port` (an IPv6 address without its brackets).
+fn host_of(connect: &str) -> &str {
+    let host = connect.rsplit_once(':').map_or(connect, |(host, _)| host);
+    host.trim_start_matches('[').trim_end_matches(']')
+}
+
+/// TLS 1.3 for a collector, with client certificates required.
+#[derive(clap::Args, Debug)]
+pub(crate) struct ServerTls {
+    /// Speak TLS 1.3: this collector's certificate chain (PEM). Needs
+    /// --tls-key and --client-ca.
+    #[arg(long, value_name = "FILE", requires_all = ["tls_key", "client_ca"])]
+    tls_cert: Option<PathBuf>,
+    /// This collector's private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// The CA certificate(s) a client's certificate must chain to (PEM):
+    /// only such clients get past the TLS handshake.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    client_ca: Option<PathBuf>,
+    /// Every Handshake and SourceUpdate a client sends must carry this label
+    /// with the client's identity (its certificate's DNS name, else its
+    /// common name) as the value, or its connection ends.
+    #[arg(long, value_name = "LABEL", requires = "tls_cert")]
+    pub(crate) bind_identity: Option<String>,
+}
+
+impl ServerTls {
+    /// The collector's TLS, if asked for.
+    pub(crate) fn config(&self) -> Result<Option<std::sync::Arc<tls::ServerConfig>>, Failure> {
+        let (Some(cert), Some(key), Some(ca)) = (&self.tls_cert, &self.tls_key, &self.client_ca)
+        else {
+            return Ok(None);
+        };
+        Ok(Some(tls::server_config(
+            tls::load_certificates(cert)?,
+            tls::load_private_key(key)?,
+            tls::load_certificates(ca)?,
+        )?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_host_of_an_address() {
+        assert_eq!(
+            super::host_of("collector.example:7070"),
+            "collector.example"
+        );
+        assert_eq!(super::host_of("127.0.0.1:7070"), "127.0.0.1");
+        assert_eq!(super::host_of("[::1]:7070"), "::1");
+        assert_eq!(super::host_of("collector"), "collector");
+    }
+}
