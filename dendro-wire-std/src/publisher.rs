@@ -121,8 +121,7 @@ pub struct PublisherStats {
     pub connections: u64,
     /// Rows in `Rows` frames queued for the transport.
     pub rows_queued: u64,
-    /// Rows in `Rows` frames dropped: the queue was full or disconnected, or
-    /// the caller asked ([`Publisher::lose_next_rows`]).
+    /// Rows in `Rows` frames dropped: the queue was full or disconnected.
     pub rows_dropped: u64,
     /// `Rows` frames dropped.
     pub rows_frames_dropped: u64,
@@ -151,7 +150,6 @@ struct Source {
     /// Whether a `Full` went out on this connection; a `Delta` goes only
     /// after one.
     full_sent: bool,
-    lose_next_rows: bool,
 }
 
 /// A source's slots, their hash, and what changed since the last entry.
@@ -359,7 +357,6 @@ impl Publisher {
             last_ts: 0,
             intervals_since_full: 0,
             full_sent: false,
-            lose_next_rows: false,
         });
         Ok(SourceId(self.sources.len() - 1))
     }
@@ -411,13 +408,6 @@ impl Publisher {
             Some(index) => index.hash.state(),
             None => NO_INDEX_STATE,
         }
-    }
-
-    /// Drop the source's next `Rows` frame instead of queueing it, as a lossy
-    /// link would: its `seq` is spent, so the subscriber sees a gap. For
-    /// demonstrations and tests of loss.
-    pub fn lose_next_rows(&mut self, source: SourceId) {
-        self.sources[source.0].lose_next_rows = true;
     }
 
     /// Send one clock-drift observation now.
@@ -555,7 +545,6 @@ impl Publisher {
             let (n, refused) = build_rows(&mut buf, i as u32, seq, state, rows);
             self.stats.rows_queued += n;
             self.stats.rows_dropped += refused;
-            s.lose_next_rows = false;
             frames.push(buf);
         }
         frames
@@ -628,12 +617,6 @@ impl Publisher {
             .expect("handshaken on connect");
         let s = &mut self.sources[i];
         s.next_seq = seq + 1;
-        let n = s.pending.len() as u64;
-        if std::mem::take(&mut s.lose_next_rows) {
-            self.stats.rows_dropped += n;
-            self.stats.rows_frames_dropped += 1;
-            return;
-        }
         let state = s.index.as_ref().map_or(NO_INDEX_STATE, |x| x.hash.state());
         let mut buf = self.queue.buffer();
         let rows = s
