@@ -77,6 +77,7 @@ mod publisher;
 mod rows;
 mod segment;
 mod source_update;
+mod storage;
 mod subscriber;
 
 pub use clock_offset::ClockOffset;
@@ -88,10 +89,14 @@ pub use index::{Index, IndexKind};
 pub use index_state::{IndexState, SlotSetHash, NO_INDEX_STATE};
 pub use map::{Map, MapIter};
 pub use preamble::{check_preamble, emit_preamble, MAGIC, PREAMBLE_BYTES, PROTOCOL_VERSION};
-pub use publisher::Publisher;
+pub use publisher::{
+    PublishError, Publisher, PublisherConfig, PublisherStats, SourceDecl, SourceId, StreamId,
+    Transmit,
+};
 pub use rows::{Row, RowIter, RowList, Rows, RowsBuilder};
 pub use segment::Segment;
 pub use source_update::SourceUpdate;
+pub use storage::Storage;
 pub use subscriber::{Admitted, ProtocolError, RowsVerdict, SkipReason, Subscriber};
 
 /// The largest frame this crate reads or writes by default: 64 MiB, counted

@@ -39,9 +39,10 @@ pub mod transport;
 mod writer;
 
 pub use dendro_wire_core;
+pub use dendro_wire_core::{SourceId, StreamId};
 pub use owned::{OwnedFrame, OwnedRow};
 pub use publisher::{
-    PublishError, Publisher, PublisherConfig, PublisherStats, SourceConfig, SourceId, MAX_SOURCES,
+    PublishError, Publisher, PublisherConfig, PublisherStats, SourceConfig, MAX_SOURCES,
 };
 pub use queue::{FrameQueue, Pushed, QueueStats};
 pub use reader::{FrameReader, Position, ReadError, ReadErrorKind};

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use dendro_wire_std::dendro_wire_core::{kind, PREAMBLE_BYTES};
 use dendro_wire_std::transport::{drain_queue, Backoff, Server, TransportStats};
 use dendro_wire_std::{
-    Applied, CountingSink, Publisher, PublisherConfig, Sink, SourceConfig, SourceId,
+    Applied, CountingSink, Publisher, PublisherConfig, Sink, SourceConfig, SourceId, StreamId,
 };
 
 use crate::Failure;
@@ -35,10 +35,10 @@ pub(crate) struct Options {
 struct Agent {
     cpu: SourceId,
     net: SourceId,
-    mem: SourceId,
-    /// Every stream name, made once rather than every interval.
-    cpu_streams: Vec<String>,
-    net_streams: Vec<String>,
+    /// Every stream, looked up once rather than by name every row.
+    cpu_streams: Vec<StreamId>,
+    net_streams: Vec<StreamId>,
+    mem_streams: [StreamId; 2],
     row: [u8; 32],
 }
 
@@ -65,16 +65,26 @@ impl Agent {
             }
         }
         let mem = source("mem").stream("mem/used").stream("mem/free");
+        let (cpu, net, mem) = (p.add_source(cpu)?, p.add_source(net)?, p.add_source(mem)?);
+        let stream = |p: &Publisher, source, name: String| {
+            p.stream(source, &name)
+                .ok_or_else(|| Failure(format!("{name} was declared and is not there")))
+        };
         let agent = Agent {
-            cpu: p.add_source(cpu)?,
-            net: p.add_source(net)?,
-            mem: p.add_source(mem)?,
+            cpu,
+            net,
             cpu_streams: (0..CPUS)
                 .flat_map(|c| CPU_STREAMS.map(|s| format!("cpu{c}/{s}")))
-                .collect(),
+                .map(|name| stream(p, cpu, name))
+                .collect::<Result<_, _>>()?,
             net_streams: (0..INTERFACES)
                 .flat_map(|i| NET_STREAMS.map(|s| format!("eth{i}/{s}")))
-                .collect(),
+                .map(|name| stream(p, net, name))
+                .collect::<Result<_, _>>()?,
+            mem_streams: [
+                stream(p, mem, "mem/used".into())?,
+                stream(p, mem, "mem/free".into())?,
+            ],
             row: [0; 32],
         };
         for c in 0..CPUS {
@@ -94,14 +104,15 @@ impl Agent {
         self.row[..8].copy_from_slice(&n.to_le_bytes());
         for (i, stream) in self.cpu_streams.iter().enumerate() {
             self.row[8] = i as u8;
-            p.observe(self.cpu, stream, ts, 0, &self.row)?;
+            p.observe_stream(*stream, ts, 0, &self.row)?;
         }
         for (i, stream) in self.net_streams.iter().enumerate() {
             self.row[8] = i as u8;
-            p.observe(self.net, stream, ts, 0, &self.row)?;
+            p.observe_stream(*stream, ts, 0, &self.row)?;
         }
-        p.observe(self.mem, "mem/used", ts, 0, &self.row)?;
-        p.observe(self.mem, "mem/free", ts, 0, &self.row)?;
+        for stream in self.mem_streams {
+            p.observe_stream(stream, ts, 0, &self.row)?;
+        }
         if n % 5_000 == 2_500 {
             let cpu = format!("cpu{}", (n / 5_000) as usize % CPUS);
             let state: &[u8] = if n % 10_000 == 2_500 {
