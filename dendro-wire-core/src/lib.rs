@@ -90,8 +90,8 @@ pub use index_state::{IndexState, SlotSetHash, NO_INDEX_STATE};
 pub use map::{Map, MapIter};
 pub use preamble::{check_preamble, emit_preamble, MAGIC, PREAMBLE_BYTES, PROTOCOL_VERSION};
 pub use publisher::{
-    PublishError, Publisher, PublisherConfig, PublisherStats, SourceDecl, SourceId, StreamId,
-    Transmit,
+    Observer, PublishError, Publisher, PublisherConfig, PublisherStats, SourceDecl, SourceId,
+    StreamId, Transmit,
 };
 pub use rows::{Row, RowIter, RowList, Rows, RowsBuilder};
 pub use segment::Segment;

@@ -8,7 +8,7 @@ use heapless::Vec;
 use zerocopy::little_endian::{U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
-use crate::codec::LEN_BYTES;
+use crate::codec::{copy_short, LEN_BYTES};
 use crate::error::Error;
 use crate::frame::{decode, kind, kind_name, Frame, Status};
 use crate::handshake::Handshake;
@@ -183,6 +183,13 @@ pub enum PublishError {
         /// The second place the name was declared at.
         stream: u32,
     },
+    /// A row given to the [`Observer`] of one source on a stream of another.
+    OtherSource {
+        /// The observer's source.
+        source: u32,
+        /// The source of the stream given.
+        stream_source: u32,
+    },
     /// A slot change for a source declared without an index stream.
     NoIndex {
         /// The source's ordinal.
@@ -269,6 +276,14 @@ impl fmt::Display for PublishError {
                 "source {source} declares the name of its stream {stream} twice; the first Rows \
                  frame carries the latest row of each stream (rule 3), and two streams of one \
                  name are one on the wire"
+            ),
+            PublishError::OtherSource {
+                source,
+                stream_source,
+            } => write!(
+                f,
+                "a row on a stream of source {stream_source} given to the observer of source \
+                 {source}; each source's rows go in its own Rows frame"
             ),
             PublishError::NoIndex { source } => write!(
                 f,
@@ -372,27 +387,35 @@ const FULL: usize = 4;
 const DELTA: usize = 5;
 const REGIONS: usize = 6;
 
-/// One stream's record in its source's table.
+/// One stream's record in its source's table: all a row on it reads, in one
+/// place.
 #[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
 #[repr(C)]
 struct StreamRec {
-    /// Where its slot starts in the latest region.
-    slot: U32,
-    /// The slot's size: the largest row seen, encoded, and never less than
-    /// the name and an empty row.
-    cap: U32,
-    /// The latest row's encoded size; 0 before the first.
-    len: U32,
+    /// The name as a row carries it — length prefix, then bytes — padded
+    /// with zeros to a word: a name of up to 12 bytes is copied into a row
+    /// as this one move.
+    word: [u8; WORD],
     /// The stream name's length.
     name: U32,
-    /// Where this interval's last row of the stream starts in the frame.
+    /// Its slot's size: the largest row seen, encoded, and never less than
+    /// the name and an empty row.
+    cap: U32,
+    /// Where this interval's last row of the stream starts in the frame;
+    /// [`UNSEEN`] before its first.
     last_at: U32,
-    /// The interval it was last observed in.
+    /// Where its slot starts in the latest region.
+    slot: U32,
+    /// The latest row's encoded size; 0 before the first.
+    len: U32,
+    /// The interval it was last observed in, set as the interval ends.
     seen: U64,
 }
 
 const REC: usize = core::mem::size_of::<StreamRec>();
 const NEVER: u64 = u64::MAX;
+/// `last_at` of a stream not observed in the interval under way.
+const UNSEEN: u32 = u32::MAX;
 /// A row's fixed run: `ts`, `wall_offset`, the row's length.
 const TAIL: usize = 20;
 /// A prepared name copied as one word.
@@ -429,20 +452,24 @@ struct Source<S> {
     /// The frame under way: its bytes, head included, and its rows.
     pending: usize,
     rows: u32,
-    /// The earliest and the newest timestamp of its rows.
-    min_ts: i64,
-    /// The newest timestamp ever observed, to stamp an entry sent in an
-    /// interval that observed nothing.
+    /// The most the frame under way may grow to: the frame buffer less the
+    /// slots of every stream, which a connection's first `Rows` frame
+    /// carries (rule 3).
+    room: usize,
+    /// The newest of the streams' latest rows, to stamp an entry sent in an
+    /// interval that observed nothing (rule 5).
     last_ts: i64,
     streams: u32,
-    /// The slots of every stream: the room a connection's first `Rows`
-    /// frame keeps for them (rule 3).
+    /// The slots of every stream, the room kept for rule 3.
     caps: usize,
     seq: u64,
     indexed: bool,
     /// An `Index` frame with an empty blob.
     index_overhead: usize,
     hash: SlotSetHash,
+    /// `hash`'s state, kept as the slots change rather than hashed again
+    /// every interval.
+    state: IndexState,
     intervals_since_full: u64,
     /// The changes since the last entry were not all kept: a `Full`
     /// replaces the `Delta`.
@@ -719,30 +746,36 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             let head = &mut latest[slot..slot + LEN_BYTES + name.len()];
             head[..LEN_BYTES].copy_from_slice(&(name.len() as u32).to_le_bytes());
             head[LEN_BYTES..].copy_from_slice(name.as_bytes());
+            let mut word = [0u8; WORD];
+            let n = head.len().min(WORD);
+            word[..n].copy_from_slice(&head[..n]);
             let fresh = StreamRec {
-                slot: U32::new(slot as u32),
-                cap: U32::new(cap as u32),
-                len: U32::new(0),
+                word,
                 name: U32::new(name.len() as u32),
-                last_at: U32::new(0),
+                cap: U32::new(cap as u32),
+                last_at: U32::new(UNSEEN),
+                slot: U32::new(slot as u32),
+                len: U32::new(0),
                 seen: U64::new(NEVER),
             };
             rec.copy_from_slice(fresh.as_bytes());
             slot += cap;
         }
+        let hash = SlotSetHash::new();
         let source = Source {
             storage,
             ends,
             pending: ROWS_HEAD_BYTES,
             rows: 0,
-            min_ts: i64::MAX,
+            room: limit - caps,
             last_ts: 0,
             streams: streams as u32,
             caps,
             seq: 0,
             indexed: decl.index_stream.is_some(),
             index_overhead,
-            hash: SlotSetHash::new(),
+            hash,
+            state: hash.state(),
             intervals_since_full: 0,
             delta_lost: false,
             sent: Sent::default(),
@@ -798,16 +831,16 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         wall_offset: i64,
         row: &[u8],
     ) -> Result<(), PublishError> {
-        let (interval, limit) = (self.interval, self.config.frame_buffer);
+        let limit = self.config.frame_buffer;
         let Some(src) = self.sources.get_mut(stream.source as usize) else {
             return Err(PublishError::UnknownSource {
                 source: stream.source,
             });
         };
-        match src.write_row(stream, interval, limit, ts, wall_offset, row) {
+        match src.write_row(stream.index, ts, wall_offset, row) {
             Some(()) => Ok(()),
             None => {
-                let result = src.observe_slow(stream, interval, limit, ts, wall_offset, row);
+                let result = src.observe_slow(stream, limit, ts, wall_offset, row);
                 if let Err(PublishError::FrameTooLarge { .. } | PublishError::StorageFull { .. }) =
                     result
                 {
@@ -816,6 +849,29 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
                 result
             }
         }
+    }
+
+    /// Observe many rows of one source at once: what [`observe`](Self::observe)
+    /// does for each, with the frame's position and bounds held by the
+    /// [`Observer`] rather than read and written back for every row.
+    /// Refused if the source still has frames of the last interval to send.
+    pub fn observer(&mut self, source: SourceId) -> Result<Observer<'_, S>, PublishError> {
+        let limit = self.config.frame_buffer;
+        let src = self
+            .sources
+            .get_mut(source.0 as usize)
+            .ok_or(PublishError::UnknownSource { source: source.0 })?;
+        if src.due.rows {
+            return Err(PublishError::FramesDue { source: source.0 });
+        }
+        let pos = src.pos();
+        Ok(Observer {
+            src,
+            refused: &mut self.stats.rows_refused,
+            source: source.0,
+            limit,
+            pos,
+        })
     }
 
     /// Set an index slot, adding it or changing its value. Sent in the
@@ -1172,6 +1228,116 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     }
 }
 
+/// One source's rows, observed many at a time: from
+/// [`Publisher::observer`], for an agent that samples a source's streams
+/// together. Each row is refused, kept, and counted exactly as
+/// [`Publisher::observe`] would; the publisher is borrowed until the
+/// observer is dropped, so no interval can end under it.
+///
+/// ```
+/// use dendro_wire_core::{Map, Publisher, PublisherConfig, SourceDecl};
+///
+/// let mut p: Publisher<[u8; 1024], 1> = Publisher::new(PublisherConfig::default());
+/// let decl = SourceDecl {
+///     uuid: None,
+///     labels: Map::EMPTY,
+///     metadata: Map::EMPTY,
+///     clock_anchor_wall_ns: 0,
+///     complete: false,
+///     streams: &["cpu0/usage", "cpu1/usage"],
+///     index_stream: None,
+/// };
+/// let cpu = p.add_source(&decl, [0; 1024])?;
+/// let mut rows = p.observer(cpu)?;
+/// for c in 0..2 {
+///     rows.observe(cpu.stream(c), 1_000, 0, &[c as u8; 8])?;
+/// }
+/// drop(rows);
+/// p.connected();
+/// p.end_interval();
+/// # Ok::<(), dendro_wire_core::PublishError>(())
+/// ```
+pub struct Observer<'a, S: Storage> {
+    src: &'a mut Source<S>,
+    refused: &'a mut u64,
+    source: u32,
+    limit: usize,
+    pos: Pos,
+}
+
+impl<S: Storage> Observer<'_, S> {
+    /// Observe one row on one of the source's streams: see
+    /// [`Publisher::observe`].
+    #[inline]
+    pub fn observe(
+        &mut self,
+        stream: StreamId,
+        ts: i64,
+        wall_offset: i64,
+        row: &[u8],
+    ) -> Result<(), PublishError> {
+        let bytes = self.src.storage.bytes_mut();
+        let index = stream.index;
+        if stream.source == self.source
+            && put::<false>(bytes, &mut self.pos, index, ts, wall_offset, row).is_some()
+        {
+            return Ok(());
+        }
+        // Out of line, and given the position by value, so that the
+        // observer's own fields can stay in registers.
+        let (result, pos) = observe_slow(
+            self.src,
+            self.refused,
+            self.source,
+            self.limit,
+            self.pos,
+            stream,
+            (ts, wall_offset, row),
+        );
+        self.pos = pos;
+        result
+    }
+}
+
+/// An [`Observer`]'s row that [`put`] did not take: a long name, a
+/// stream of another source, or what [`Source::observe_slow`] handles.
+#[inline(never)]
+fn observe_slow<S: Storage>(
+    src: &mut Source<S>,
+    refused: &mut u64,
+    source: u32,
+    limit: usize,
+    mut pos: Pos,
+    stream: StreamId,
+    (ts, wall_offset, row): (i64, i64, &[u8]),
+) -> (Result<(), PublishError>, Pos) {
+    if stream.source != source {
+        let e = PublishError::OtherSource {
+            source,
+            stream_source: stream.source,
+        };
+        return (Err(e), pos);
+    }
+    let bytes = src.storage.bytes_mut();
+    if put_named_row(bytes, &mut pos, stream.index, ts, wall_offset, row).is_some() {
+        return (Ok(()), pos);
+    }
+    src.pending = pos.at;
+    src.rows = pos.rows;
+    let result = src.observe_slow(stream, limit, ts, wall_offset, row);
+    if let Err(PublishError::FrameTooLarge { .. } | PublishError::StorageFull { .. }) = result {
+        *refused += 1;
+    }
+    (result, src.pos())
+}
+
+impl<S: Storage> Drop for Observer<'_, S> {
+    fn drop(&mut self) {
+        self.src.pending = self.pos.at;
+        self.src.rows = self.pos.rows;
+    }
+}
+
 /// An `Index` frame with an empty blob: its size is what every entry of the
 /// source costs beyond its blob.
 fn empty_index(source: u32, stream: &str) -> Index<'_> {
@@ -1188,7 +1354,7 @@ fn empty_index(source: u32, stream: &str) -> Index<'_> {
 impl<S: Storage> Source<S> {
     fn state(&self) -> IndexState {
         if self.indexed {
-            self.hash.state()
+            self.state
         } else {
             NO_INDEX_STATE
         }
@@ -1217,46 +1383,30 @@ impl<S: Storage> Source<S> {
     fn reset_rows(&mut self) {
         self.pending = ROWS_HEAD_BYTES;
         self.rows = 0;
-        self.min_ts = i64::MAX;
     }
 
-    /// The row into the frame under way, if every bound holds and the
-    /// stream's slot is large enough: the path every row takes.
+    /// Where the frame under way stands.
+    fn pos(&self) -> Pos {
+        Pos {
+            table_at: self.ends[INDEX_NAME],
+            slots_at: self.ends[TABLE],
+            frame_at: self.ends[DELTA],
+            streams: if self.due.rows { 0 } else { self.streams },
+            at: self.pending,
+            rows: self.rows,
+            room: self.room,
+        }
+    }
+
+    /// The row into the frame under way, if every bound holds.
     #[inline(always)]
-    fn write_row(
-        &mut self,
-        stream: StreamId,
-        interval: u64,
-        limit: usize,
-        ts: i64,
-        wall_offset: i64,
-        row: &[u8],
-    ) -> Option<()> {
-        if self.due.rows || stream.index >= self.streams {
-            return None;
-        }
-        let (table_end, frame_at) = (self.ends[TABLE], self.ends[DELTA]);
-        let rec_at = self.ends[INDEX_NAME] + stream.index as usize * REC;
-        // Room for this frame, keeping the latest row of every stream's.
-        let room = limit.checked_sub(self.caps)?;
-        let (front, frame) = self.storage.bytes_mut().split_at_mut_checked(frame_at)?;
-        let (table, slots) = front.split_at_mut_checked(table_end)?;
-        let rec = StreamRec::mut_from_bytes(table.get_mut(rec_at..rec_at + REC)?).ok()?;
-        let (slot, head) = (rec.slot.get() as usize, LEN_BYTES + rec.name.get() as usize);
-        if head + TAIL + row.len() > rec.cap.get() as usize {
-            return None;
-        }
-        let name = slots.get(slot..slot + head)?;
-        let word = slots.get(slot..).and_then(<[u8]>::first_chunk::<WORD>);
-        let end = room.min(frame.len());
-        let at = self.pending;
-        let n = write_prepared_row(frame.get_mut(at..end)?, name, word, ts, wall_offset, row)?;
-        rec.last_at = U32::new(at as u32);
-        rec.seen = U64::new(interval);
-        self.pending = at + n;
-        self.rows += 1;
-        self.min_ts = self.min_ts.min(ts);
-        self.last_ts = self.last_ts.max(ts);
+    fn write_row(&mut self, stream: u32, ts: i64, wall_offset: i64, row: &[u8]) -> Option<()> {
+        let mut pos = self.pos();
+        let bytes = self.storage.bytes_mut();
+        put::<false>(bytes, &mut pos, stream, ts, wall_offset, row)
+            .or_else(|| put_named_row(bytes, &mut pos, stream, ts, wall_offset, row))?;
+        self.pending = pos.at;
+        self.rows = pos.rows;
         Some(())
     }
 
@@ -1267,7 +1417,6 @@ impl<S: Storage> Source<S> {
     fn observe_slow(
         &mut self,
         stream: StreamId,
-        interval: u64,
         limit: usize,
         ts: i64,
         wall_offset: i64,
@@ -1320,10 +1469,11 @@ impl<S: Storage> Source<S> {
                 }
             }
             self.caps += grown;
+            self.room = limit - self.caps;
         }
         let end = self.ends[DELTA] + self.pending + len;
         self.ensure(source, end)?;
-        self.write_row(stream, interval, limit, ts, wall_offset, row)
+        self.write_row(stream.index, ts, wall_offset, row)
             .ok_or(PublishError::StorageShrank { source })
     }
 
@@ -1386,61 +1536,57 @@ impl<S: Storage> Source<S> {
         let seq = self.seq;
         self.seq = seq.wrapping_add(1);
         let opening = connected && !self.sent.rows;
-        // Rule 5: an entry is stamped no later than any row sent after it:
-        // this frame's rows, and on an opening the latest of every stream.
-        let mut stamp = (self.rows > 0).then_some(self.min_ts);
-        let (mut extra_len, mut extra_rows) = (0, 0u32);
-        let (frame_at, slots_at) = (self.ends[DELTA], self.ends[TABLE]);
-        for i in 0..self.streams {
-            let rec_at = self.ends[INDEX_NAME] + i as usize * REC;
-            let bytes = self.storage.bytes_mut();
-            let Some(rec) = bytes
-                .get(rec_at..rec_at + REC)
-                .and_then(|b| StreamRec::read_from_bytes(b).ok())
-            else {
-                break;
-            };
-            let slot = slots_at + rec.slot.get() as usize;
-            let name = rec.name.get() as usize;
-            if rec.seen.get() == interval {
-                // Keep this interval's last row of the stream as its latest.
-                let from = frame_at + rec.last_at.get() as usize;
-                let row_len_at = from + LEN_BYTES + name + TAIL - 4;
-                let Some(row_len) = bytes.get(row_len_at..row_len_at + 4) else {
-                    break;
-                };
-                let len = LEN_BYTES + name + TAIL + le_u32(row_len) as usize;
-                if len <= rec.cap.get() as usize && from + len <= bytes.len() {
-                    bytes.copy_within(from..from + len, slot);
-                    if let Some(rec) = bytes
-                        .get_mut(rec_at..rec_at + REC)
-                        .and_then(|b| StreamRec::mut_from_bytes(b).ok())
-                    {
-                        rec.len = U32::new(len as u32);
+        // The latest rows a connection's first frame carries beside this
+        // interval's: their size, count, and earliest timestamp.
+        let (mut extra_len, mut extra_rows, mut extra_ts) = (0, 0u32, None::<i64>);
+        let (table_at, slots_at, frame_at) =
+            (self.ends[INDEX_NAME], self.ends[TABLE], self.ends[DELTA]);
+        let bytes = self.storage.bytes_mut();
+        if let Some((front, frame)) = bytes.split_at_mut_checked(frame_at) {
+            if let Some((table, slots)) = front.split_at_mut_checked(slots_at) {
+                let records = table.get_mut(table_at..).unwrap_or_default();
+                for rec in records.chunks_exact_mut(REC).take(self.streams as usize) {
+                    let Ok(rec) = StreamRec::mut_from_bytes(rec) else {
+                        break;
+                    };
+                    let (slot, name) = (rec.slot.get() as usize, rec.name.get() as usize);
+                    if rec.last_at.get() != UNSEEN {
+                        // This interval's last row of the stream is its
+                        // latest now (rule 3).
+                        let from = rec.last_at.get() as usize;
+                        rec.last_at = U32::new(UNSEEN);
+                        rec.seen = U64::new(interval);
+                        let Some((len, ts)) = row_at(frame, from, name) else {
+                            continue;
+                        };
+                        let src = frame.get(from..from + len);
+                        let dst = slots.get_mut(slot..slot + len);
+                        if let (Some(src), Some(dst)) = (src, dst) {
+                            dst.copy_from_slice(src);
+                            rec.len = U32::new(len as u32);
+                            self.last_ts = self.last_ts.max(ts);
+                        }
+                    } else if opening && rec.len.get() > 0 {
+                        if let Some((len, ts)) = row_at(slots, slot, name) {
+                            extra_ts = Some(extra_ts.map_or(ts, |e| e.min(ts)));
+                            extra_len += len;
+                            extra_rows += 1;
+                        }
                     }
                 }
-            } else if opening && rec.len.get() > 0 {
-                let ts_at = slot + LEN_BYTES + name;
-                if let Some(ts) = bytes.get(ts_at..ts_at + 8) {
-                    let ts = i64::from_le_bytes(ts.try_into().unwrap_or_default());
-                    stamp = Some(stamp.map_or(ts, |s| s.min(ts)));
-                }
-                extra_len += rec.len.get() as usize;
-                extra_rows += 1;
             }
         }
         if !connected {
             self.reset_rows();
             return false;
         }
-        let stamp = stamp.unwrap_or(self.last_ts);
         let mut due = Due {
             handshake: !self.sent.handshake,
             index: None,
             rows: true,
             opening,
             seq,
-            stamp,
+            stamp: self.last_ts,
             rows_len: self.pending + if opening { extra_len } else { 0 },
             rows_count: self.rows + if opening { extra_rows } else { 0 },
         };
@@ -1458,6 +1604,19 @@ impl<S: Storage> Source<S> {
             } else {
                 None
             };
+            if due.index.is_some() {
+                // Rule 5: the entry is stamped no later than any row sent
+                // after it — this frame's, and on an opening the latest of
+                // every stream — and with nothing observed, the newest row
+                // before it.
+                let rows = self.storage.bytes().get(frame_at..frame_at + self.pending);
+                let earliest = rows.and_then(|f| earliest_ts(f, self.rows));
+                let earliest = match (earliest, extra_ts) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                due.stamp = earliest.unwrap_or(self.last_ts);
+            }
         }
         if !opening {
             let (state, count, len) = (self.state(), self.rows, self.pending);
@@ -1587,9 +1746,10 @@ impl<S: Storage> Source<S> {
             }
         }
         let at = full.start + at;
+        // The hash changes with the slot bytes, and only if they do.
+        let mut hash = self.hash;
         if old > 0 {
-            let bytes = self.storage.bytes().get(at..at + old).ok_or(shrank)?;
-            self.hash.remove(bytes);
+            hash.remove(self.storage.bytes().get(at..at + old).ok_or(shrank)?);
         }
         self.resize(source, FULL, at, old, new)?;
         if let Some(v) = value {
@@ -1599,8 +1759,10 @@ impl<S: Storage> Source<S> {
                 .get_mut(at..at + new)
                 .ok_or(shrank)?;
             write_record(rec, key, Some(v), Layout::Full).ok_or(shrank)?;
-            self.hash.insert(rec);
+            hash.insert(rec);
         }
+        self.hash = hash;
+        self.state = hash.state();
         if let Some((d_at, d_old)) = delta_change {
             let d_at = self.ends[FULL] + d_at;
             self.resize(source, DELTA, d_at, d_old, delta_new)?;
@@ -1615,8 +1777,145 @@ impl<S: Storage> Source<S> {
     }
 }
 
+/// Where a source's frame under way stands, as the row path reads it: the
+/// regions it touches, the frame's size and rows, and the most it may
+/// grow to. Kept in registers by an [`Observer`] across its rows.
+#[derive(Clone, Copy, Debug)]
+struct Pos {
+    table_at: usize,
+    slots_at: usize,
+    frame_at: usize,
+    /// The streams a row may go on: none while the last interval's frames
+    /// are due.
+    streams: u32,
+    at: usize,
+    rows: u32,
+    room: usize,
+}
+
+/// The one place a row goes into a source's frame under way, behind its
+/// stream's name as encoded at declaration; `None`, having changed nothing
+/// `pos` says, if the stream is not one the row may go on, its name is not
+/// of the length this instance takes (`LONG`: longer than a word, copied
+/// from its slot, rather than one word from its record), its slot is too
+/// small for the row (rule 3), or the frame buffer or the storage would be
+/// outgrown: the caller's slow path says which and does what it can.
+#[inline(always)]
+fn put<const LONG: bool>(
+    bytes: &mut [u8],
+    pos: &mut Pos,
+    stream: u32,
+    ts: i64,
+    wall_offset: i64,
+    row: &[u8],
+) -> Option<()> {
+    if stream >= pos.streams {
+        return None;
+    }
+    let (front, frame) = bytes.split_at_mut_checked(pos.frame_at)?;
+    let (table, slots) = front.split_at_mut_checked(pos.slots_at)?;
+    let rec = table.get_mut(pos.table_at + stream as usize * REC..)?;
+    let rec = StreamRec::mut_from_bytes(rec.first_chunk_mut::<REC>()?).ok()?;
+    let head = LEN_BYTES + rec.name.get() as usize;
+    let len = head + TAIL + row.len();
+    let at = pos.at;
+    if (head > WORD) != LONG || len > rec.cap.get() as usize || at + len > pos.room {
+        return None;
+    }
+    let rest = frame.get_mut(at..)?;
+    if LONG {
+        let slot = rec.slot.get() as usize;
+        let name = slots.get(slot..)?.get(..head)?;
+        write_prepared_row(rest.get_mut(..len)?, name, None, ts, wall_offset, row)?;
+    } else {
+        match rest.first_chunk_mut::<SMALL_ROW>() {
+            // A row of up to 32 bytes, as most are, in a window of fixed
+            // size: one bounds check for all of it.
+            Some(window) if row.len() <= SMALL_ROW - WORD - TAIL => {
+                write_small_row(window, head, &rec.word, ts, wall_offset, row)?
+            }
+            _ => write_prepared_row(
+                rest.get_mut(..len)?,
+                &rec.word[..head],
+                Some(&rec.word),
+                ts,
+                wall_offset,
+                row,
+            )?,
+        };
+    }
+    rec.last_at = U32::new(at as u32);
+    pos.at = at + len;
+    pos.rows += 1;
+    Some(())
+}
+
+/// The most bytes a row on a name of up to 12 bytes with up to 32 bytes of
+/// its own takes.
+const SMALL_ROW: usize = WORD + TAIL + 32;
+
+/// [`put`] for a longer name, out of line.
+#[inline(never)]
+fn put_named_row(
+    bytes: &mut [u8],
+    pos: &mut Pos,
+    stream: u32,
+    ts: i64,
+    wall_offset: i64,
+    row: &[u8],
+) -> Option<()> {
+    put::<true>(bytes, pos, stream, ts, wall_offset, row)
+}
+
+/// A row whose name's head fits a word and whose bytes fit the rest of a
+/// [`SMALL_ROW`] window, at the front of `window`: the layout of
+/// `write_prepared_row`, with every offset known to be in the window.
+#[inline(always)]
+fn write_small_row(
+    window: &mut [u8; SMALL_ROW],
+    head: usize,
+    word: &[u8; WORD],
+    ts: i64,
+    wall_offset: i64,
+    row: &[u8],
+) -> Option<usize> {
+    let head = head.min(WORD);
+    window[..WORD].copy_from_slice(word);
+    let tail: &mut [u8; TAIL] = (&mut window[head..head + TAIL]).try_into().ok()?;
+    tail[..8].copy_from_slice(&ts.to_le_bytes());
+    tail[8..16].copy_from_slice(&wall_offset.to_le_bytes());
+    tail[16..].copy_from_slice(&(row.len() as u32).to_le_bytes());
+    let at = head + TAIL;
+    copy_short(window.get_mut(at..at + row.len())?, row)?;
+    Some(at + row.len())
+}
+
+#[inline]
 fn le_u32(b: &[u8]) -> u32 {
     u32::from_le_bytes(b.try_into().unwrap_or_default())
+}
+
+/// The encoded size and the `ts` of the row at `at` in `bytes`, on a stream
+/// whose name is `name` bytes long.
+#[inline]
+fn row_at(bytes: &[u8], at: usize, name: usize) -> Option<(usize, i64)> {
+    let ts_at = at + LEN_BYTES + name;
+    let ts = i64::from_le_bytes(*bytes.get(ts_at..)?.first_chunk::<8>()?);
+    let row_len = le_u32(bytes.get(ts_at + 16..ts_at + TAIL)?) as usize;
+    Some((LEN_BYTES + name + TAIL + row_len, ts))
+}
+
+/// The earliest `ts` of the `count` rows of the `Rows` frame `frame`.
+fn earliest_ts(frame: &[u8], count: u32) -> Option<i64> {
+    let mut at = ROWS_HEAD_BYTES;
+    let mut earliest: Option<i64> = None;
+    for _ in 0..count {
+        let name = le_u32(frame.get(at..at + LEN_BYTES)?) as usize;
+        let (len, ts) = row_at(frame, at, name)?;
+        earliest = Some(earliest.map_or(ts, |e| e.min(ts)));
+        at += len;
+    }
+    earliest
 }
 
 /// The two record layouts of the slot regions: a `Full` blob's

@@ -242,7 +242,7 @@ fn declarations_beyond_a_bound_are_refused() {
         p.add_source(&decl(&["a"], None), [0; 100]),
         Err(PublishError::StorageFull {
             source: 0,
-            needed: 80 + 28 + 25 + 37,
+            needed: 80 + 44 + 25 + 37,
             have: 100
         })
     );
@@ -494,10 +494,10 @@ fn a_slot_that_would_outgrow_the_full_is_refused_and_counted() {
 
 #[test]
 fn what_the_storage_cannot_hold_is_refused_and_what_it_holds_is_kept() {
-    // Declared: a 27-byte handshake, a 28-byte record, 25 bytes for the
-    // latest row of "a", a 37-byte head: 117 of 180 bytes.
-    let mut p: Publisher<[u8; 180], 1> = Publisher::new(PublisherConfig::default());
-    let s = p.add_source(&anonymous(&["a"]), [0; 180]).unwrap();
+    // Declared: a 27-byte handshake, a 44-byte record, 25 bytes for the
+    // latest row of "a", a 37-byte head: 133 of 196 bytes.
+    let mut p: Publisher<[u8; 196], 1> = Publisher::new(PublisherConfig::default());
+    let s = p.add_source(&anonymous(&["a"]), [0; 196]).unwrap();
     let a = s.stream(0);
     // Each row of 4 bytes is 29; the first also grows the latest slot by 4.
     p.observe(a, 1, 0, &[1; 4]).unwrap();
@@ -506,8 +506,8 @@ fn what_the_storage_cannot_hold_is_refused_and_what_it_holds_is_kept() {
         p.observe(a, 3, 0, &[3; 4]),
         Err(PublishError::StorageFull {
             source: 0,
-            needed: 121 + 3 * 29,
-            have: 180
+            needed: 137 + 3 * 29,
+            have: 196
         })
     );
     assert_eq!(p.stats().rows_refused, 1);
@@ -739,4 +739,51 @@ fn polling_in_place_refuses_a_scratch_too_small_for_a_frame_it_builds() {
         assert_eq!((t.kind, bytes.len()), (kind, needed));
     }
     assert_eq!(p.poll_frame(&mut scratch).unwrap(), None);
+}
+
+#[test]
+fn an_observer_takes_its_own_sources_rows_and_counts_what_it_refuses() {
+    let mut p = Fixed::new(PublisherConfig::default());
+    let a = p.add_source(&anonymous(&["a"]), [0; 512]).unwrap();
+    let b = p.add_source(&anonymous(&["b"]), [0; 512]).unwrap();
+    let mut rows = p.observer(a).unwrap();
+    rows.observe(a.stream(0), 1, 0, &[1]).unwrap();
+    let e = rows.observe(b.stream(0), 1, 0, &[1]).unwrap_err();
+    assert_eq!(
+        e,
+        PublishError::OtherSource {
+            source: 0,
+            stream_source: 1
+        }
+    );
+    assert!(e.to_string().contains("its own Rows frame"), "{e}");
+    assert_eq!(
+        rows.observe(a.stream(1), 1, 0, &[1]),
+        Err(PublishError::UnknownStream {
+            source: 0,
+            stream: 1
+        })
+    );
+    // Beyond the 512 bytes of storage: refused, counted, the row before kept.
+    assert!(matches!(
+        rows.observe(a.stream(0), 2, 0, &[2; 400]),
+        Err(PublishError::StorageFull { .. })
+    ));
+    rows.observe(a.stream(0), 3, 0, &[3]).unwrap();
+    drop(rows);
+    assert_eq!(p.stats().rows_refused, 1);
+    p.connected();
+    p.end_interval();
+    let frames = drain(&mut p);
+    assert_eq!(
+        rows_of(&frames[2]),
+        [("a".into(), 1, vec![1]), ("a".into(), 3, vec![3])]
+    );
+    assert_eq!(rows_of(&frames[3]), []);
+    p.observe(a.stream(0), 4, 0, &[4]).unwrap();
+    p.end_interval();
+    assert_eq!(
+        p.observer(a).err(),
+        Some(PublishError::FramesDue { source: 0 })
+    );
 }

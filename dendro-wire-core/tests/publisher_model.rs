@@ -468,29 +468,52 @@ fn run(seed: u64) -> Seen {
         match op {
             0..=39 => {
                 let Some(i) = pick(&mut rng) else { continue };
-                let n = m.sources[i].streams.len();
-                let past = usize::from(rng.chance(3));
-                let stream = rng.below(n + past);
-                // Time does not go back: rule 5 orders entries against
-                // rows by it.
-                clock += rng.below(3) as i64;
-                let ts = clock;
-                let wall = rng.below(5) as i64 - 2;
-                let max = if rng.chance(5) { 400 } else { 40 };
-                let row = rng.bytes(max);
-                let got = p.observe(ids[i].stream(stream as u32), ts, wall, &row);
-                let s = &mut m.sources[i];
-                match got {
-                    Ok(()) => s.interval.push((stream, ts, wall, row)),
-                    Err(PublishError::UnknownStream { .. }) => assert_eq!(stream, n),
-                    Err(PublishError::FramesDue { .. }) => {
-                        assert!(s.batch.as_ref().is_some_and(|b| !b.rows_seen));
-                        bump(&mut m.seen, "frames due", 1);
+                // One row by itself, or a few through the source's observer.
+                let batch = if rng.chance(30) { 1 + rng.below(6) } else { 0 };
+                let mut rows = Vec::new();
+                for _ in 0..batch.max(1) {
+                    let n = m.sources[i].streams.len();
+                    let past = usize::from(rng.chance(3));
+                    let stream = rng.below(n + past);
+                    // Time does not go back: rule 5 orders entries against
+                    // rows by it.
+                    clock += rng.below(3) as i64;
+                    let wall = rng.below(5) as i64 - 2;
+                    let max = if rng.chance(5) { 400 } else { 40 };
+                    rows.push((stream, clock, wall, rng.bytes(max)));
+                }
+                let mut results = Vec::new();
+                if batch == 0 {
+                    let (stream, ts, wall, row) = &rows[0];
+                    results.push(p.observe(ids[i].stream(*stream as u32), *ts, *wall, row));
+                } else {
+                    match p.observer(ids[i]) {
+                        Ok(mut observer) => {
+                            bump(&mut m.seen, "rows through an observer", rows.len() as u64);
+                            for (stream, ts, wall, row) in &rows {
+                                let id = ids[i].stream(*stream as u32);
+                                results.push(observer.observe(id, *ts, *wall, row));
+                            }
+                        }
+                        Err(e) => results.resize(rows.len(), Err(e)),
                     }
-                    Err(PublishError::FrameTooLarge { .. } | PublishError::StorageFull { .. }) => {
-                        m.rows_refused += 1
+                }
+                for ((stream, ts, wall, row), got) in rows.into_iter().zip(results) {
+                    let s = &mut m.sources[i];
+                    match got {
+                        Ok(()) => s.interval.push((stream, ts, wall, row)),
+                        Err(PublishError::UnknownStream { .. }) => {
+                            assert_eq!(stream, s.streams.len())
+                        }
+                        Err(PublishError::FramesDue { .. }) => {
+                            assert!(s.batch.as_ref().is_some_and(|b| !b.rows_seen));
+                            bump(&mut m.seen, "frames due", 1);
+                        }
+                        Err(
+                            PublishError::FrameTooLarge { .. } | PublishError::StorageFull { .. },
+                        ) => m.rows_refused += 1,
+                        Err(e) => panic!("{e}"),
                     }
-                    Err(e) => panic!("{e}"),
                 }
             }
             40..=61 => {
@@ -658,6 +681,7 @@ fn random_programs_send_only_streams_that_keep_rules_1_to_8() {
         "buffers too small",
         "late sources",
         "not handshaken",
+        "rows through an observer",
     ] {
         assert!(
             total.get(case).copied().unwrap_or(0) >= 100,
