@@ -803,9 +803,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     /// rather than [`StreamId`]s: a walk over the declared names.
     pub fn stream_id(&self, source: SourceId, name: &str) -> Option<StreamId> {
         let s = self.sources.get(source.0 as usize)?;
-        (0..s.streams)
-            .find(|&i| s.stream_name(i) == Some(name.as_bytes()))
-            .map(|i| source.stream(i))
+        s.find_stream(name.as_bytes()).map(|i| source.stream(i))
     }
 
     /// The source's index state now: the [`SlotSetHash`] of its slots, or
@@ -1372,6 +1370,23 @@ impl<S: Storage> Source<S> {
         let at = self.ends[INDEX_NAME] + i as usize * REC;
         let bytes = self.storage.bytes().get(at..at + REC)?;
         StreamRec::ref_from_bytes(bytes).ok()
+    }
+
+    /// The place of the stream named `name`. A name of up to 12 bytes is
+    /// found by its prepared word, one comparison a stream.
+    fn find_stream(&self, name: &[u8]) -> Option<u32> {
+        let head = LEN_BYTES + name.len();
+        if head > WORD {
+            return (0..self.streams).find(|&i| self.stream_name(i) == Some(name));
+        }
+        let mut word = [0u8; WORD];
+        word[..LEN_BYTES].copy_from_slice(&(name.len() as u32).to_le_bytes());
+        word[LEN_BYTES..head].copy_from_slice(name);
+        let table = self.storage.bytes().get(self.region(TABLE))?;
+        table
+            .chunks_exact(REC)
+            .position(|rec| rec.first_chunk::<WORD>() == Some(&word))
+            .map(|i| i as u32)
     }
 
     fn stream_name(&self, i: u32) -> Option<&[u8]> {
