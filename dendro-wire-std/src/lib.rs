@@ -7,8 +7,8 @@
 //! - [`OwnedFrame`] is a frame that owns its fields, for callers who keep
 //!   frames; with the `serde` feature it is the JSON Lines form of NOTES.md.
 //! - [`Publisher`] turns an agent's observations and index slots into
-//!   frames, interval by interval, into a bounded [`FrameQueue`] that a
-//!   transport drains; [`Subscriber`] applies a connection's frames to a
+//!   frames, interval by interval — the core's publisher machine decides
+//!   which — into a bounded [`FrameQueue`] that a transport drains; [`Subscriber`] applies a connection's frames to a
 //!   [`Sink`] under the subscriber's rules.
 //! - [`transport`] moves the bytes: TCP with reconnect, Unix sockets, files,
 //!   and a [`Server`](transport::Server) for many publishers at once.
