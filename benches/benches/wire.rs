@@ -7,8 +7,8 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use dendro_wire_benches::{
-    decode_all, dendro_read_all, encode_dendro, encode_ours, encode_unchecked, memcpy, reader_all,
-    realistic, stream_heads, subscribe, EncodeInput,
+    decode_all, dendro_read_all, encode_dendro, encode_machine, encode_ours, encode_unchecked,
+    memcpy, reader_all, realistic, stream_heads, subscribe, EncodeInput, MachineEncoder,
 };
 use dendro_wire_core::{decode, Status};
 
@@ -41,8 +41,9 @@ fn stream(c: &mut Criterion) {
 }
 
 /// Encoding the Rows frames of 200 intervals, each into a reused buffer:
-/// ours, dendro's encode_frame, memcpy of the frames, and the check-free
-/// reference writer.
+/// ours (RowsBuilder, and the publisher machine with its stream names
+/// prepared once), dendro's encode_frame, memcpy of the frames, and the
+/// check-free reference writer.
 fn encode(c: &mut Criterion) {
     let hot = realistic(200).rows_only();
     let heads = stream_heads();
@@ -54,6 +55,10 @@ fn encode(c: &mut Criterion) {
     g.throughput(Throughput::Bytes(hot.body().len() as u64));
     g.bench_function("ours: RowsBuilder", |b| {
         b.iter(|| encode_ours(&input, &mut out))
+    });
+    let mut machine = MachineEncoder::new();
+    g.bench_function("ours: publisher machine, prepared names", |b| {
+        b.iter(|| encode_machine(&input, &mut machine))
     });
     g.bench_function("dendro: encode_frame", |b| {
         b.iter(|| encode_dendro(&input, &mut theirs))

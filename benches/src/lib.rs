@@ -1,15 +1,18 @@
 //! The streams the benchmarks measure, built once and shared by the
 //! criterion benches (`benches/wire.rs`) and `cargo xtask bench-report`.
 //!
-//! The realistic agent stream: one source, one `Full` index entry, then
-//! interval after interval of `Rows` frames of 64 rows each (six stream
-//! names such as `cpu/usage`, 32-byte rows), with a 256 KiB `Segment` every
-//! 500 frames.
+//! The realistic agent stream: one source, one `Full` index entry (sixteen
+//! CPUs, each online), then interval after interval of `Rows` frames of 64
+//! rows each (six stream names such as `cpu/usage`, 32-byte rows), with a
+//! 256 KiB `Segment` every 500 frames. It is what the core's publisher
+//! machine sends for that agent, byte for byte.
 
+use std::collections::BTreeMap;
 use std::hint::black_box;
 
 use dendro_wire_core::{
-    decode, Admitted, Frame, Handshake, Index, IndexKind, Map, Row, RowsBuilder, Segment, Status,
+    decode, kind, Admitted, Frame, Handshake, Index, IndexKind, IndexState, Map, Publisher,
+    PublisherConfig, Row, RowsBuilder, Segment, SlotSetHash, SourceDecl, SourceId, Status,
     Subscriber,
 };
 
@@ -30,6 +33,44 @@ pub const ROW_BYTES: usize = 32;
 pub const SEGMENT_EVERY: usize = 500;
 /// Bytes per segment.
 pub const SEGMENT_BYTES: usize = 256 * 1024;
+
+/// The source of the realistic stream, as its publisher declares it.
+pub fn source_decl() -> SourceDecl<'static> {
+    SourceDecl {
+        uuid: Some("0b5e2c1a-7d43-4f6e-9a10-3c2b1d0e4f5a"),
+        labels: Map::from_pairs(&[("host", "web-01"), ("source", "agent")]),
+        metadata: Map::from_pairs(&[("encoder", "bench-1")]),
+        clock_anchor_wall_ns: 1_700_000_000_000_000_000,
+        complete: false,
+        streams: &STREAMS,
+        index_stream: Some("cpu/slots"),
+    }
+}
+
+/// The index slots of the realistic stream: sixteen CPUs, each online, in
+/// key order.
+pub fn slots() -> BTreeMap<String, &'static str> {
+    (0..16).map(|c| (format!("cpu{c}"), "online")).collect()
+}
+
+/// The Full blob of [`slots`] (`u32 len | key | u32 len | value` each, in
+/// key order) and its state, the [`SlotSetHash`] of those slot bytes.
+fn full_entry() -> (Vec<u8>, IndexState) {
+    let mut blob = Vec::new();
+    let mut hash = SlotSetHash::new();
+    for (k, v) in slots() {
+        let slot = [
+            &(k.len() as u32).to_le_bytes()[..],
+            k.as_bytes(),
+            &(v.len() as u32).to_le_bytes(),
+            v.as_bytes(),
+        ]
+        .concat();
+        hash.insert(&slot);
+        blob.extend_from_slice(&slot);
+    }
+    (blob, hash.state())
+}
 
 /// A stream and what is in it.
 #[derive(Debug, Clone)]
@@ -78,17 +119,18 @@ pub fn realistic(rows_frames: usize) -> Stream {
         frame.emit(&mut bytes[start..]).expect("sized");
         frames.push(start..bytes.len());
     };
-    let state = (0x9e37_79b9_7f4a_7c15, 0x6a09_e667_f3bc_c908);
+    let decl = source_decl();
+    let (blob, state) = full_entry();
     push(
         &mut bytes,
         &mut frames,
         &Frame::Handshake(Handshake {
             source: 0,
-            uuid: Some("0b5e2c1a-7d43-4f6e-9a10-3c2b1d0e4f5a"),
-            labels: Map::from_pairs(&[("host", "web-01"), ("source", "agent")]),
-            metadata: Map::from_pairs(&[("encoder", "bench-1")]),
-            clock_anchor_wall_ns: 1_700_000_000_000_000_000,
-            complete: false,
+            uuid: decl.uuid,
+            labels: decl.labels,
+            metadata: decl.metadata,
+            clock_anchor_wall_ns: decl.clock_anchor_wall_ns,
+            complete: decl.complete,
         }),
     );
     push(
@@ -100,7 +142,7 @@ pub fn realistic(rows_frames: usize) -> Stream {
             ts: 0,
             kind: IndexKind::Full,
             state,
-            blob: &[7; 256],
+            blob: &blob,
         }),
     );
     let segment = vec![0x5a; SEGMENT_BYTES];
@@ -238,7 +280,14 @@ pub struct EncodeInput<'a> {
     pub dendro: Vec<dendro::replicate::Frame>,
     /// The check-free reference writer: see [`encode_unchecked`].
     pub unchecked: Vec<RowsOf<UncheckedRow<'a>>>,
+    /// The publisher machine: each frame's rows, each on its stream's
+    /// place in [`STREAMS`].
+    pub machine: Vec<Vec<MachineRow<'a>>>,
 }
+
+/// A row as an agent hands it to the publisher machine: its stream's place
+/// among the declared ones, `ts`, `wall_offset`, and the row.
+pub type MachineRow<'a> = (u32, i64, i64, &'a [u8]);
 
 /// A row as the check-free reference writer takes it: the stream name's
 /// length prefix and bytes as one 16-byte word, and a row of exactly
@@ -279,6 +328,7 @@ impl<'a> EncodeInput<'a> {
             ours: Vec::new(),
             dendro: Vec::new(),
             unchecked: Vec::new(),
+            machine: Vec::new(),
         };
         for r in &s.frames {
             let bytes = &s.bytes[r.clone()];
@@ -301,6 +351,15 @@ impl<'a> EncodeInput<'a> {
                 })
                 .collect();
             input.unchecked.push((head.0, head.1, head.2, unchecked));
+            let machine = views
+                .iter()
+                .map(|row| {
+                    let i = STREAMS.iter().position(|s| *s == row.stream);
+                    let i = i.expect("one of STREAMS") as u32;
+                    (i, row.ts, row.wall_offset, row.row)
+                })
+                .collect();
+            input.machine.push(machine);
             input.ours.push((head.0, head.1, head.2, views));
             let owned = dendro::replicate::wire::decode_payload(&bytes[4..]).expect("valid");
             input.dendro.push(owned);
@@ -322,6 +381,87 @@ pub fn encode_ours(input: &EncodeInput<'_>, out: &mut [u8]) -> u64 {
         black_box(&out[..]);
     }
     n as u64
+}
+
+/// The storage of the machine's one source: the realistic stream's frames
+/// are about 4.3 KiB.
+const MACHINE_STORAGE: usize = 16 * 1024;
+
+/// Rows encoded as an agent's publisher machine encodes them: the source
+/// declared once (its stream names encoded then), each frame's rows
+/// observed on their streams, the interval ended, and the frame taken in
+/// place from the machine's storage, as a transport that writes it out
+/// takes it.
+pub struct MachineEncoder {
+    publisher: Box<Publisher<[u8; MACHINE_STORAGE], 1>>,
+    source: SourceId,
+    scratch: Vec<u8>,
+}
+
+impl Default for MachineEncoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl MachineEncoder {
+    /// The realistic stream's source, declared with its slots, on a new
+    /// connection: its first interval sends the handshake and the Full.
+    pub fn new() -> Self {
+        let mut publisher = Box::new(Publisher::new(PublisherConfig {
+            full_every: u64::MAX,
+            ..PublisherConfig::DEFAULT
+        }));
+        let source = publisher
+            .add_source(&source_decl(), [0; MACHINE_STORAGE])
+            .expect("declared");
+        for (k, v) in slots() {
+            publisher
+                .set_slot(source, k.as_bytes(), v.as_bytes())
+                .expect("a slot");
+        }
+        publisher.connected();
+        MachineEncoder {
+            publisher,
+            source,
+            scratch: vec![0; 8192],
+        }
+    }
+
+    /// Every frame of `input` through the machine, one interval each: each
+    /// `Rows` frame's bytes go to `sent`, and any other frame the machine
+    /// sends is taken too. Returns the bytes of the `Rows` frames.
+    #[inline]
+    pub fn encode(&mut self, input: &EncodeInput<'_>, mut sent: impl FnMut(&[u8])) -> u64 {
+        let mut n = 0;
+        for rows in &input.machine {
+            let mut observer = self.publisher.observer(self.source).expect("drained");
+            for &(stream, ts, wall_offset, row) in rows {
+                let stream = self.source.stream(stream);
+                observer
+                    .observe(stream, ts, wall_offset, row)
+                    .expect("room");
+            }
+            drop(observer);
+            self.publisher.end_interval();
+            while let Some((bytes, t)) = self.publisher.poll_frame(&mut self.scratch).expect("room")
+            {
+                if t.kind == kind::ROWS {
+                    n += bytes.len();
+                    sent(bytes);
+                }
+            }
+        }
+        n as u64
+    }
+}
+
+/// Encode every frame through the publisher machine, as an agent does:
+/// see [`MachineEncoder`]. Returns the bytes written.
+pub fn encode_machine(input: &EncodeInput<'_>, machine: &mut MachineEncoder) -> u64 {
+    machine.encode(input, |frame| {
+        black_box(frame);
+    })
 }
 
 /// Encode every frame with dendro 0.6.1's `encode_frame`, each into `out`
@@ -394,6 +534,7 @@ mod tests {
             ours: input.ours[i..=i].to_vec(),
             dendro: input.dendro[i..=i].to_vec(),
             unchecked: input.unchecked[i..=i].to_vec(),
+            machine: input.machine[i..=i].to_vec(),
         };
         for (i, r) in s.frames.iter().enumerate() {
             let want = &s.bytes[r.clone()];
@@ -408,5 +549,64 @@ mod tests {
             encode_dendro(&input, &mut theirs);
             assert_eq!(theirs, want, "dendro, frame {i}");
         }
+    }
+
+    /// What the publisher machine's benchmark encodes is the stream's own
+    /// bytes, frame for frame, as one agent's intervals: the first one the
+    /// connection's, whose rows carry no earlier latest row.
+    #[test]
+    fn the_machine_writes_the_streams_rows_frames() {
+        let s = realistic(SEGMENT_EVERY + 3).rows_only();
+        let heads = stream_heads();
+        let input = EncodeInput::new(&s, &heads);
+        let mut frames = Vec::new();
+        let mut machine = MachineEncoder::new();
+        let n = machine.encode(&input, |f| frames.push(f.to_vec()));
+        assert_eq!(n as usize, s.body().len());
+        assert_eq!(frames.len(), s.frames.len());
+        for (i, (got, r)) in frames.iter().zip(&s.frames).enumerate() {
+            assert_eq!(got, &s.bytes[r.clone()], "frame {i}");
+        }
+    }
+
+    /// The whole realistic stream — handshake, Full, rows, segments — is
+    /// what the publisher machine sends for its agent.
+    #[test]
+    fn the_realistic_stream_is_what_the_machine_sends() {
+        let s = realistic(SEGMENT_EVERY + 3);
+        let mut machine = MachineEncoder::new();
+        let mut out = s.bytes[..dendro_wire_core::PREAMBLE_BYTES].to_vec();
+        let mut buf = vec![0u8; SEGMENT_BYTES + 4096];
+        for r in &s.frames {
+            let Ok(Status::Complete((frame, _))) = decode(&s.bytes[r.clone()]) else {
+                panic!("a valid stream");
+            };
+            match frame {
+                // Sent by the machine itself, at the first interval.
+                Frame::Handshake(_) | Frame::Index(_) => {}
+                Frame::Segment(_) => {
+                    let n = machine.publisher.send(&frame, &mut buf).unwrap();
+                    out.extend_from_slice(&buf[..n]);
+                }
+                Frame::Rows(rows) => {
+                    for row in rows.rows {
+                        let i = STREAMS.iter().position(|s| *s == row.stream).unwrap();
+                        let stream = machine.source.stream(i as u32);
+                        let (ts, wall) = (row.ts, row.wall_offset);
+                        machine
+                            .publisher
+                            .observe(stream, ts, wall, row.row)
+                            .unwrap();
+                    }
+                    machine.publisher.end_interval();
+                    while let Some(t) = machine.publisher.poll_transmit(&mut buf).unwrap() {
+                        out.extend_from_slice(&buf[..t.len]);
+                    }
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(out.len(), s.bytes.len());
+        assert!(out == s.bytes, "the machine's stream differs");
     }
 }

@@ -10,9 +10,10 @@
 //! Everything here works in memory you supply: [`decode`] returns a
 //! [`Frame`] whose strings, byte fields, maps and rows borrow from your
 //! buffer; [`Frame::emit`] and [`RowsBuilder`] write into a slice you own; the
-//! [`Publisher`] and [`Subscriber`] state machines keep their per-source
-//! tables in a capacity you choose at compile time. The crate is `no_std`,
-//! uses no `alloc`, and forbids `unsafe`.
+//! [`Publisher`] and [`Subscriber`] state machines keep their tables of
+//! sources in a capacity you choose at compile time, and the publisher keeps
+//! each source in a [`Storage`] you hand it. The crate is `no_std`, uses no
+//! `alloc`, and forbids `unsafe`.
 //!
 //! # Decoding
 //!
@@ -54,8 +55,11 @@
 //!
 //! Every byte-level rule of WIRE.md §2–§4 is checked while a frame is
 //! decoded, in one pass, so that iterating a decoded view cannot fail. The
-//! stream-level rules of §5 live in [`Publisher`] and [`Subscriber`].
-//! `docs/ARCHITECTURE.md` in the repository maps each rule to its item.
+//! stream-level rules of §5 live in two state machines: [`Publisher`], which
+//! decides every frame a sender sends (a program that only calls it cannot
+//! break rules 1 to 8), and [`Subscriber`], which judges every frame a
+//! receiver is given. `docs/ARCHITECTURE.md` in the repository maps each
+//! rule to its item.
 
 #![no_std]
 #![forbid(unsafe_code)]
@@ -77,6 +81,7 @@ mod publisher;
 mod rows;
 mod segment;
 mod source_update;
+mod storage;
 mod subscriber;
 
 pub use clock_offset::ClockOffset;
@@ -88,10 +93,14 @@ pub use index::{Index, IndexKind};
 pub use index_state::{IndexState, SlotSetHash, NO_INDEX_STATE};
 pub use map::{Map, MapIter};
 pub use preamble::{check_preamble, emit_preamble, MAGIC, PREAMBLE_BYTES, PROTOCOL_VERSION};
-pub use publisher::Publisher;
+pub use publisher::{
+    Observer, PublishError, Publisher, PublisherConfig, PublisherStats, SourceDecl, SourceId,
+    StreamId, Transmit,
+};
 pub use rows::{Row, RowIter, RowList, Rows, RowsBuilder};
 pub use segment::Segment;
 pub use source_update::SourceUpdate;
+pub use storage::Storage;
 pub use subscriber::{Admitted, ProtocolError, RowsVerdict, SkipReason, Subscriber};
 
 /// The largest frame this crate reads or writes by default: 64 MiB, counted

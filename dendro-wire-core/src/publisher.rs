@@ -1,154 +1,2006 @@
-//! The publisher's side of the protocol rules (WIRE.md §5), as a state
-//! machine with a bounded table of sources.
+//! The sending side of the protocol (WIRE.md §5, rules 1 to 8) as a sans-IO
+//! state machine: the caller says what happened, and pulls the frames the
+//! rules require.
+
+use core::fmt;
 
 use heapless::Vec;
+use zerocopy::little_endian::{U32, U64};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
-use crate::frame::Frame;
-use crate::index::IndexKind;
-use crate::subscriber::ProtocolError;
+use crate::codec::{copy_short, LEN_BYTES};
+use crate::error::Error;
+use crate::frame::{decode, kind, kind_name, Frame, Status};
+use crate::handshake::Handshake;
+use crate::index::{Index, IndexKind};
+use crate::index_state::{IndexState, SlotSetHash, NO_INDEX_STATE};
+use crate::map::Map;
+use crate::rows::{write_prepared_row, write_rows_head, RowsBuilder, ROWS_HEAD_BYTES};
+use crate::source_update::SourceUpdate;
+use crate::storage::Storage;
+use crate::{LENGTH_PREFIX_BYTES, MAX_FRAME_BYTES};
+
+/// How a [`Publisher`] paces full index state and bounds its frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PublisherConfig {
+    /// Send an indexed source's `Full` again every this many intervals
+    /// (rule 7), besides the one each connection opens with (rule 2).
+    pub full_every: u64,
+    /// The size of the buffer frames are polled into: no frame the
+    /// publisher sends is larger, length prefix included. What would make
+    /// one larger — a row, a slot, a handshake — is refused when it is
+    /// given, so a frame never has to be dropped at the end of an interval.
+    /// At most [`MAX_FRAME_BYTES`] and its length prefix.
+    pub frame_buffer: usize,
+}
+
+impl PublisherConfig {
+    /// `full_every` 60, frames up to the protocol's limit.
+    pub const DEFAULT: PublisherConfig = PublisherConfig {
+        full_every: 60,
+        frame_buffer: MAX_FRAME_BYTES as usize + LENGTH_PREFIX_BYTES,
+    };
+}
+
+impl Default for PublisherConfig {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// A source as it is declared: its identity, its streams, and the stream its
+/// index entries land in, if it keeps an index.
+#[derive(Clone, Copy, Debug)]
+pub struct SourceDecl<'a> {
+    /// Canonical lowercase 8-4-4-4-12, the source's identity across
+    /// connections; `None` lets the subscriber mint one.
+    pub uuid: Option<&'a str>,
+    /// The source's name, in key order.
+    pub labels: Map<'a>,
+    /// Everything else (the rows' `encoder`), in key order.
+    pub metadata: Map<'a>,
+    /// The anchor that pins the source's timeline.
+    pub clock_anchor_wall_ns: i64,
+    /// Whether the source was cleanly finalized.
+    pub complete: bool,
+    /// The streams rows are observed on. Each name is encoded once, here,
+    /// and copied into every row.
+    pub streams: &'a [&'a str],
+    /// The `caller_rows` stream index entries land in, for a source that
+    /// keeps index slots; `None` for one whose rows declare
+    /// [`NO_INDEX_STATE`].
+    pub index_stream: Option<&'a str>,
+}
+
+/// A declared source: also the ordinal its handshake takes on every
+/// connection, since every connection handshakes the sources in the order
+/// they were declared (rule 8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SourceId(u32);
+
+impl SourceId {
+    /// The ordinal the source's frames carry.
+    pub const fn ordinal(self) -> u32 {
+        self.0
+    }
+
+    /// The source's stream declared at `index` (its place in
+    /// [`SourceDecl::streams`]); [`Publisher::observe`] refuses one past
+    /// the last.
+    pub const fn stream(self, index: u32) -> StreamId {
+        StreamId {
+            source: self.0,
+            index,
+        }
+    }
+}
+
+/// A declared stream: its source, and its place in the source's streams.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StreamId {
+    source: u32,
+    index: u32,
+}
+
+impl StreamId {
+    /// The source the stream belongs to.
+    pub const fn source(self) -> SourceId {
+        SourceId(self.source)
+    }
+
+    /// The stream's place in its source's declared streams.
+    pub const fn index(self) -> u32 {
+        self.index
+    }
+}
+
+/// One frame [`Publisher::poll_transmit`] wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transmit {
+    /// Its bytes, length prefix included.
+    pub len: usize,
+    /// Its kind byte ([`kind`](crate::kind)).
+    pub kind: u8,
+    /// The ordinal of its source.
+    pub source: u32,
+    /// The rows it carries: nonzero only for `Rows`.
+    pub rows: u32,
+}
+
+/// What a publisher has done. Every row observed is sent, unsent or refused.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PublisherStats {
+    /// Intervals ended.
+    pub intervals: u64,
+    /// Connections begun with [`Publisher::connected`].
+    pub connections: u64,
+    /// Frames polled.
+    pub frames_sent: u64,
+    /// Rows in the `Rows` frames polled; a connection's first carries the
+    /// latest row of every stream again (rule 3), so this may exceed the
+    /// rows observed.
+    pub rows_sent: u64,
+    /// Frames that were due and never polled: the connection changed, or an
+    /// interval ended before they were.
+    pub frames_unsent: u64,
+    /// Rows observed that went out in no frame: no connection was open when
+    /// their interval ended, or their frame was never polled.
+    pub rows_unsent: u64,
+    /// Rows refused: the frame buffer or the source's storage could not
+    /// hold them.
+    pub rows_refused: u64,
+    /// Slot changes refused: the `Full` would outgrow the frame buffer, or
+    /// the storage could not hold the slot.
+    pub slot_changes_refused: u64,
+}
+
+/// A call the publisher refuses, naming the rule it would break or the
+/// bound it would cross. Nothing changes when one is returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PublishError {
+    /// No room for another source: the table holds `limit`.
+    TooManySources {
+        /// The table's capacity.
+        limit: usize,
+    },
+    /// A source this publisher never declared (rule 1).
+    UnknownSource {
+        /// The ordinal given.
+        source: u32,
+    },
+    /// A stream its source never declared.
+    UnknownStream {
+        /// The source's ordinal.
+        source: u32,
+        /// The stream's place given.
+        stream: u32,
+    },
+    /// A stream name declared twice by one source.
+    DuplicateStream {
+        /// The source's ordinal.
+        source: u32,
+        /// The second place the name was declared at.
+        stream: u32,
+    },
+    /// A row given to the [`Observer`] of one source on a stream of another.
+    OtherSource {
+        /// The observer's source.
+        source: u32,
+        /// The source of the stream given.
+        stream_source: u32,
+    },
+    /// A slot change for a source declared without an index stream.
+    NoIndex {
+        /// The source's ordinal.
+        source: u32,
+    },
+    /// A row or a slot change while the source still has frames of the
+    /// ended interval to send.
+    FramesDue {
+        /// The source's ordinal.
+        source: u32,
+    },
+    /// A frame for a source whose handshake has not gone out on this
+    /// connection (rule 1).
+    NotHandshaken {
+        /// The source's ordinal.
+        source: u32,
+        /// The frame's kind byte.
+        kind: u8,
+    },
+    /// A `Handshake`, `Index`, `Rows` or `SourceUpdate` given to
+    /// [`send`](Publisher::send): the publisher sends those itself.
+    NotPassthrough {
+        /// The frame's kind byte.
+        kind: u8,
+    },
+    /// A change that would make a frame larger than the frame buffer.
+    FrameTooLarge {
+        /// The source's ordinal.
+        source: u32,
+        /// The kind of the frame that would outgrow it.
+        kind: u8,
+        /// The bytes that frame would need.
+        needed: usize,
+        /// [`PublisherConfig::frame_buffer`].
+        limit: usize,
+    },
+    /// The source's storage cannot hold what it was given.
+    StorageFull {
+        /// The source's ordinal.
+        source: u32,
+        /// The bytes it would need.
+        needed: usize,
+        /// The bytes it has.
+        have: usize,
+    },
+    /// The source's storage holds fewer bytes than the publisher wrote: a
+    /// [`Storage`] must never shrink.
+    StorageShrank {
+        /// The source's ordinal.
+        source: u32,
+    },
+    /// The buffer given to poll is too small for the next frame, which
+    /// stays due.
+    BufferTooSmall {
+        /// The bytes the frame needs.
+        needed: usize,
+        /// The bytes the buffer has.
+        have: usize,
+    },
+    /// A frame the encoder refuses: a map out of key order, a uuid that is
+    /// not canonical, a frame above the protocol's limit.
+    Encode(Error),
+}
+
+impl fmt::Display for PublishError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            PublishError::TooManySources { limit } => write!(
+                f,
+                "this publisher holds {limit} sources and cannot declare another"
+            ),
+            PublishError::UnknownSource { source } => write!(
+                f,
+                "source {source} was never declared to this publisher; every frame names a \
+                 declared, handshaken source (rule 1)"
+            ),
+            PublishError::UnknownStream { source, stream } => write!(
+                f,
+                "source {source} declared no stream at place {stream}; a row goes on a stream \
+                 its source declared"
+            ),
+            PublishError::DuplicateStream { source, stream } => write!(
+                f,
+                "source {source} declares the name of its stream {stream} twice; the first Rows \
+                 frame carries the latest row of each stream (rule 3), and two streams of one \
+                 name are one on the wire"
+            ),
+            PublishError::OtherSource {
+                source,
+                stream_source,
+            } => write!(
+                f,
+                "a row on a stream of source {stream_source} given to the observer of source \
+                 {source}; each source's rows go in its own Rows frame"
+            ),
+            PublishError::NoIndex { source } => write!(
+                f,
+                "source {source} was declared without an index stream, so it has no slots; its \
+                 rows declare NO_INDEX_STATE"
+            ),
+            PublishError::FramesDue { source } => write!(
+                f,
+                "source {source} still has frames of the ended interval to send; poll until none \
+                 is left before the next interval's rows or slot changes, which would otherwise \
+                 change frames already made (rules 4 and 6)"
+            ),
+            PublishError::NotHandshaken { source, kind } => write!(
+                f,
+                "a {} frame for source {source} before its handshake went out on this \
+                 connection (rule 1); the handshake goes out at the end of the interval after \
+                 connected()",
+                kind_name(kind)
+            ),
+            PublishError::NotPassthrough { kind } => write!(
+                f,
+                "{} frames are the publisher's own, sent by the rules (1 to 8); one sent by hand \
+                 could break them",
+                kind_name(kind)
+            ),
+            PublishError::FrameTooLarge {
+                source,
+                kind,
+                needed,
+                limit,
+            } => {
+                write!(
+                    f,
+                    "a {} frame of source {source} would need {needed} bytes, above the \
+                     {limit}-byte frame buffer, so this is refused",
+                    kind_name(kind)
+                )?;
+                f.write_str(match kind {
+                    kind::ROWS => {
+                        "; a connection's first Rows frame also carries the latest row of every \
+                         stream (rule 3), and room for it is kept"
+                    }
+                    kind::INDEX => "; every Full carries every slot (rules 2 and 7)",
+                    _ => "",
+                })
+            }
+            PublishError::StorageFull {
+                source,
+                needed,
+                have,
+            } => write!(
+                f,
+                "source {source} needs {needed} bytes of storage and has {have}, so this is \
+                 refused; nothing it held is lost"
+            ),
+            PublishError::StorageShrank { source } => write!(
+                f,
+                "the storage of source {source} holds fewer bytes than the publisher wrote into \
+                 it; a Storage must never shrink"
+            ),
+            PublishError::BufferTooSmall { needed, have } => write!(
+                f,
+                "the next frame needs a buffer of {needed} bytes and was given {have}; it stays \
+                 due"
+            ),
+            PublishError::Encode(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl core::error::Error for PublishError {}
+
+impl From<Error> for PublishError {
+    fn from(e: Error) -> Self {
+        PublishError::Encode(e)
+    }
+}
+
+// A source's storage holds, in this order, each region ending where the next
+// begins:
+//
+//   handshake    its Handshake frame, sent again on every connection
+//   index name   the index stream's name
+//   table        a `StreamRec` per stream
+//   latest       a slot per stream: its latest row, encoded as a frame
+//                carries it, which starts with its prepared name
+//   full         the slots, sorted by key: `u32 len | key | u32 len | value`
+//                each, the Full blob and the slot bytes SlotSetHash hashes
+//   delta        the changes since the last entry, sorted by key:
+//                `u32 len | key | u8 present [| u32 len | value]` each, the
+//                Delta blob
+//
+// and then the interval's Rows frame under way: its head, then its rows.
+// The regions grow rarely; the frame grows with every row, and comes last
+// so that growing it moves nothing.
+const HANDSHAKE: usize = 0;
+const INDEX_NAME: usize = 1;
+const TABLE: usize = 2;
+const LATEST: usize = 3;
+const FULL: usize = 4;
+const DELTA: usize = 5;
+const REGIONS: usize = 6;
+
+/// One stream's record in its source's table: all a row on it reads, in one
+/// place.
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+struct StreamRec {
+    /// The name as a row carries it — length prefix, then bytes — padded
+    /// with zeros to a word: a name of up to 12 bytes is copied into a row
+    /// as this one move.
+    word: [u8; WORD],
+    /// The stream name's length.
+    name: U32,
+    /// Its slot's size: the largest row seen, encoded, and never less than
+    /// the name and an empty row.
+    cap: U32,
+    /// Where this interval's last row of the stream starts in the frame;
+    /// [`UNSEEN`] before its first.
+    last_at: U32,
+    /// Where its slot starts in the latest region.
+    slot: U32,
+    /// The latest row's encoded size; 0 before the first.
+    len: U32,
+    /// The interval it was last observed in, set as the interval ends.
+    seen: U64,
+}
+
+const REC: usize = core::mem::size_of::<StreamRec>();
+const NEVER: u64 = u64::MAX;
+/// `last_at` of a stream not observed in the interval under way.
+const UNSEEN: u32 = u32::MAX;
+/// A row's fixed run: `ts`, `wall_offset`, the row's length.
+const TAIL: usize = 20;
+/// A prepared name copied as one word.
+const WORD: usize = 16;
+
+/// What a source owes the connection for the interval that ended.
+#[derive(Clone, Copy, Debug, Default)]
+struct Due {
+    handshake: bool,
+    index: Option<IndexKind>,
+    rows: bool,
+    /// The `Rows` frame is the connection's first (rule 3), built when
+    /// polled.
+    opening: bool,
+    seq: u64,
+    /// The index entry's `ts` (rule 5).
+    stamp: i64,
+    /// The `Rows` frame's size, and its rows.
+    rows_len: usize,
+    rows_count: u32,
+}
+
+/// What has gone out for a source on this connection.
+#[derive(Clone, Copy, Debug, Default)]
+struct Sent {
+    handshake: bool,
+    full: bool,
+    rows: bool,
+}
+
+struct Source<S> {
+    storage: S,
+    ends: [usize; REGIONS],
+    /// The frame under way: its bytes, head included, and its rows.
+    pending: usize,
+    rows: u32,
+    /// The most the frame under way may grow to: the frame buffer less the
+    /// slots of every stream, which a connection's first `Rows` frame
+    /// carries (rule 3).
+    room: usize,
+    /// The newest of the streams' latest rows, to stamp an entry sent in an
+    /// interval that observed nothing (rule 5).
+    last_ts: i64,
+    streams: u32,
+    /// The slots of every stream, the room kept for rule 3.
+    caps: usize,
+    seq: u64,
+    indexed: bool,
+    /// An `Index` frame with an empty blob.
+    index_overhead: usize,
+    hash: SlotSetHash,
+    /// `hash`'s state, kept as the slots change rather than hashed again
+    /// every interval.
+    state: IndexState,
+    intervals_since_full: u64,
+    /// The changes since the last entry were not all kept: a `Full`
+    /// replaces the `Delta`.
+    delta_lost: bool,
+    sent: Sent,
+    due: Due,
+}
+
+/// The sending rules of WIRE.md §5 for up to `SOURCES` sources, each kept in
+/// its own [`Storage`].
+///
+/// The caller declares sources, then tells the publisher what happens —
+/// [`connected`](Self::connected), [`observe`](Self::observe) a row,
+/// [`set_slot`](Self::set_slot), [`end_interval`](Self::end_interval) — and
+/// pulls the frames the rules then require with
+/// [`poll_transmit`](Self::poll_transmit) until it returns `None`. It never
+/// decides what comes next; the publisher does, so a program that only
+/// calls it cannot send a stream that breaks rules 1 to 8:
+///
+/// - every connection starts with a handshake per source, ordinals from 0
+///   in declaration order (rules 1, 8), and a frame for a source whose
+///   handshake has not gone out is refused (rule 1);
+/// - a connection's first `Index` for a source is a `Full` with every slot
+///   (rule 2), and a `Full` goes again every
+///   [`full_every`](PublisherConfig::full_every) intervals (rule 7); in
+///   between, a `Delta` carries what changed, each with the
+///   [`SlotSetHash`] of the whole set;
+/// - a connection's first `Rows` frame for a source carries the latest row
+///   of every stream (rule 3);
+/// - each interval sends a source's index entry before its rows (rule 4),
+///   stamped no later than any row sent after it (rule 5), then exactly one
+///   `Rows` frame, empty when nothing was observed, with the next `seq`
+///   (rule 6) — spent even when the frame is never sent, so a frame lost on
+///   the way is a gap.
+///
+/// Nothing allocates. Each source's bytes live in a [`Storage`] the caller
+/// supplies; what does not fit it, or would make a frame larger than
+/// [`frame_buffer`](PublisherConfig::frame_buffer), is refused when it is
+/// given, with an error naming the bound and a count in
+/// [`stats`](Self::stats), and never later, so every frame due fits the
+/// caller's buffer.
+///
+/// A firmware main loop, with one 4 KiB frame buffer and the source's
+/// storage in a fixed array:
+///
+/// ```
+/// use dendro_wire_core::{Map, Publisher, PublisherConfig, SourceDecl};
+///
+/// # struct Link { up: bool, sent: usize }
+/// # impl Link {
+/// #     fn connect(&mut self) -> bool { self.up = true; true }
+/// #     fn send(&mut self, bytes: &[u8]) -> bool { self.sent += bytes.len(); true }
+/// # }
+/// # let mut link = Link { up: false, sent: 0 };
+/// # fn read_adc(tick: u32) -> [u8; 16] { [tick as u8; 16] }
+/// let mut publisher: Publisher<[u8; 1024], 1> = Publisher::new(PublisherConfig {
+///     full_every: 60,
+///     frame_buffer: 4096,
+/// });
+/// let adc = publisher.add_source(
+///     &SourceDecl {
+///         uuid: Some("6f1c2e3d-4b5a-4697-8877-665544332211"),
+///         labels: Map::from_pairs(&[("device", "sensor-7")]),
+///         metadata: Map::from_pairs(&[("encoder", "adc-4ch-v1")]),
+///         clock_anchor_wall_ns: 1_764_672_000_000_000_000,
+///         complete: false,
+///         streams: &["adc/raw"],
+///         index_stream: Some("adc/channels"),
+///     },
+///     [0; 1024],
+/// )?;
+/// let raw = adc.stream(0);
+/// publisher.set_slot(adc, b"ch0", b"on")?;
+///
+/// let mut frame = [0u8; 4096];
+/// for tick in 0..300u32 {
+///     if !link.up && link.connect() {
+///         // The link wrote the preamble; the next interval opens with
+///         // handshakes, a Full and the latest of every stream.
+///         publisher.connected();
+///     }
+///     // Count what does not fit, and go on sampling.
+///     let _ = publisher.observe(raw, i64::from(tick) * 1_000_000, 0, &read_adc(tick));
+///     if tick % 10 == 9 {
+///         publisher.end_interval();
+///         while let Some(t) = publisher.poll_transmit(&mut frame)? {
+///             if !link.send(&frame[..t.len]) {
+///                 link.up = false;
+///                 publisher.disconnected();
+///                 break;
+///             }
+///         }
+///     }
+/// }
+/// assert_eq!(publisher.stats().rows_sent, 300);
+/// # Ok::<(), dendro_wire_core::PublishError>(())
+/// ```
+pub struct Publisher<S: Storage, const SOURCES: usize> {
+    config: PublisherConfig,
+    sources: Vec<Source<S>, SOURCES>,
+    connected: bool,
+    /// The interval under way, counted from 0.
+    interval: u64,
+    cursor: Cursor,
+    stats: PublisherStats,
+}
+
+/// Where polling is: the handshakes of every source go before any other
+/// frame, then each source's index entry and rows.
+#[derive(Clone, Copy, Debug)]
+enum Cursor {
+    Handshakes(usize),
+    Frames(usize),
+    Idle,
+}
 
 #[derive(Clone, Copy, Debug)]
-struct SourceState {
-    /// `None` until the first `Rows` frame of a source opened by
-    /// [`Publisher::admit`], which may start anywhere.
-    next_seq: Option<u64>,
-    seen_full: bool,
+enum Item {
+    Handshake,
+    Index(IndexKind),
+    Rows,
 }
 
-/// The publisher's rules for one connection, over at most `N` sources.
-///
-/// It hands out what the rules fix, so a publisher cannot get them wrong:
-/// ordinals from 0, one per [`handshake`](Self::handshake) (§4.1); each
-/// source's `Rows` frames numbered `seq`, `seq + 1`, … exactly
-/// ([`next_seq`](Self::next_seq), §4.3). It refuses `Rows`, `Index` or any
-/// other frame for a source before its handshake (rule 1), and a `Delta`
-/// before the source's first `Full` (rule 2). [`admit`](Self::admit) applies
-/// the same rules to a frame built elsewhere, before it is sent.
-///
-/// ```
-/// use dendro_wire_core::{IndexKind, ProtocolError, Publisher};
-///
-/// let mut publisher = Publisher::<4>::new();
-/// let cpu = publisher.handshake(0).unwrap();
-/// assert_eq!(cpu, 0);
-/// assert_eq!(publisher.index(cpu, IndexKind::Delta), Err(ProtocolError::DeltaBeforeFull { source: 0 }));
-/// publisher.index(cpu, IndexKind::Full).unwrap();
-/// assert_eq!(publisher.next_seq(cpu), Ok(0));
-/// assert_eq!(publisher.next_seq(cpu), Ok(1));
-///
-/// // A reconnect starts again from ordinal 0 (rule 8).
-/// publisher.reset();
-/// assert_eq!(publisher.handshake(0), Ok(0));
-/// ```
-#[derive(Clone, Debug, Default)]
-pub struct Publisher<const N: usize> {
-    sources: Vec<SourceState, N>,
+/// Where a polled frame is: in the caller's buffer, or in a source's
+/// storage, already encoded.
+enum Place {
+    Buffer(usize),
+    Stored(core::ops::Range<usize>),
 }
 
-impl<const N: usize> Publisher<N> {
-    /// A publisher for a new connection.
-    pub const fn new() -> Self {
+impl<S: Storage, const SOURCES: usize> fmt::Debug for Publisher<S, SOURCES> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Publisher")
+            .field("sources", &self.sources.len())
+            .field("connected", &self.connected)
+            .field("interval", &self.interval)
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
+    /// A publisher with no sources and no connection.
+    pub const fn new(config: PublisherConfig) -> Self {
+        let most = MAX_FRAME_BYTES as usize + LENGTH_PREFIX_BYTES;
+        let frame_buffer = if config.frame_buffer < most {
+            config.frame_buffer
+        } else {
+            most
+        };
         Publisher {
+            config: PublisherConfig {
+                frame_buffer,
+                ..config
+            },
             sources: Vec::new(),
+            connected: false,
+            interval: 0,
+            cursor: Cursor::Idle,
+            stats: PublisherStats {
+                intervals: 0,
+                connections: 0,
+                frames_sent: 0,
+                rows_sent: 0,
+                frames_unsent: 0,
+                rows_unsent: 0,
+                rows_refused: 0,
+                slot_changes_refused: 0,
+            },
         }
     }
 
-    /// Forget every source: a new connection starts with handshakes from
-    /// ordinal 0 and full state (rule 8).
-    pub fn reset(&mut self) {
-        self.sources.clear();
+    /// The configuration in force.
+    pub fn config(&self) -> PublisherConfig {
+        self.config
     }
 
-    /// The ordinal the next handshake takes.
-    pub fn next_ordinal(&self) -> u32 {
-        self.sources.len() as u32
+    /// What the publisher has done so far.
+    pub fn stats(&self) -> PublisherStats {
+        self.stats
     }
 
-    /// The sources handshaken on this connection.
+    /// Whether a connection is open: between [`connected`](Self::connected)
+    /// and [`disconnected`](Self::disconnected).
+    pub fn is_connected(&self) -> bool {
+        self.connected
+    }
+
+    /// The sources declared.
     pub fn source_count(&self) -> usize {
         self.sources.len()
     }
 
-    /// Open a source: returns the ordinal its handshake and every later frame
-    /// carry. Its first `Rows` frame will carry `first_seq` (any value: only
-    /// the step between frames is compared).
-    pub fn handshake(&mut self, first_seq: u64) -> Result<u32, ProtocolError> {
-        self.open(Some(first_seq))
-    }
-
-    fn open(&mut self, next_seq: Option<u64>) -> Result<u32, ProtocolError> {
-        let ordinal = self.next_ordinal();
-        self.sources
-            .push(SourceState {
-                next_seq,
-                seen_full: false,
-            })
-            .map_err(|_| ProtocolError::TooManySources { limit: N })?;
-        Ok(ordinal)
-    }
-
-    fn source(&mut self, source: u32, kind: u8) -> Result<&mut SourceState, ProtocolError> {
-        self.sources
-            .get_mut(source as usize)
-            .ok_or(ProtocolError::UnknownSource { source, kind })
-    }
-
-    /// Record an `Index` entry about to be sent.
-    pub fn index(&mut self, source: u32, kind: IndexKind) -> Result<(), ProtocolError> {
-        let st = self.source(source, crate::kind::INDEX)?;
-        match kind {
-            IndexKind::Full => st.seen_full = true,
-            IndexKind::Delta if !st.seen_full => {
-                return Err(ProtocolError::DeltaBeforeFull { source })
+    /// Declare a source, kept in `storage`. Its handshake goes out at the
+    /// end of the interval after each connection opens — this one's too,
+    /// if one is open. Refused if the handshake or the streams' room in a
+    /// connection's first `Rows` frame would not fit the frame buffer, or
+    /// the storage cannot hold them.
+    pub fn add_source(
+        &mut self,
+        decl: &SourceDecl<'_>,
+        mut storage: S,
+    ) -> Result<SourceId, PublishError> {
+        if self.sources.is_full() {
+            return Err(PublishError::TooManySources { limit: SOURCES });
+        }
+        let ordinal = self.sources.len() as u32;
+        let limit = self.config.frame_buffer;
+        let too_large = |kind, needed| PublishError::FrameTooLarge {
+            source: ordinal,
+            kind,
+            needed,
+            limit,
+        };
+        let handshake = Handshake {
+            source: ordinal,
+            uuid: decl.uuid,
+            labels: decl.labels,
+            metadata: decl.metadata,
+            clock_anchor_wall_ns: decl.clock_anchor_wall_ns,
+            complete: decl.complete,
+        };
+        let handshake_len = handshake.buffer_len()?;
+        if handshake_len > limit {
+            return Err(too_large(kind::HANDSHAKE, handshake_len));
+        }
+        let index_name = decl.index_stream.unwrap_or_default();
+        let index_overhead = match decl.index_stream {
+            Some(stream) => empty_index(ordinal, stream).buffer_len()?,
+            None => 0,
+        };
+        if index_overhead > limit {
+            return Err(too_large(kind::INDEX, index_overhead));
+        }
+        let mut caps = 0usize;
+        for (i, name) in decl.streams.iter().enumerate() {
+            if decl.streams[..i].contains(name) {
+                return Err(PublishError::DuplicateStream {
+                    source: ordinal,
+                    stream: i as u32,
+                });
             }
-            IndexKind::Delta => {}
+            caps = caps.saturating_add(LEN_BYTES + name.len() + TAIL);
+        }
+        let rows_len = ROWS_HEAD_BYTES.saturating_add(caps);
+        if rows_len > limit {
+            return Err(too_large(kind::ROWS, rows_len));
+        }
+        let streams = decl.streams.len();
+        let mut ends = [0; REGIONS];
+        ends[HANDSHAKE] = handshake_len;
+        ends[INDEX_NAME] = ends[HANDSHAKE] + index_name.len();
+        ends[TABLE] = ends[INDEX_NAME] + streams * REC;
+        ends[LATEST] = ends[TABLE] + caps;
+        ends[FULL] = ends[LATEST];
+        ends[DELTA] = ends[FULL];
+        let needed = ends[DELTA] + ROWS_HEAD_BYTES;
+        if !storage.grow(needed) {
+            return Err(PublishError::StorageFull {
+                source: ordinal,
+                needed,
+                have: storage.bytes().len(),
+            });
+        }
+        let bytes = storage.bytes_mut();
+        let shrank = PublishError::StorageShrank { source: ordinal };
+        let region = bytes.get_mut(..needed).ok_or(shrank)?;
+        handshake.emit(region)?;
+        region[ends[HANDSHAKE]..ends[INDEX_NAME]].copy_from_slice(index_name.as_bytes());
+        let (table, latest) = region[ends[INDEX_NAME]..ends[LATEST]].split_at_mut(streams * REC);
+        let mut slot = 0;
+        for (name, rec) in decl.streams.iter().zip(table.chunks_exact_mut(REC)) {
+            let cap = LEN_BYTES + name.len() + TAIL;
+            let head = &mut latest[slot..slot + LEN_BYTES + name.len()];
+            head[..LEN_BYTES].copy_from_slice(&(name.len() as u32).to_le_bytes());
+            head[LEN_BYTES..].copy_from_slice(name.as_bytes());
+            let mut word = [0u8; WORD];
+            let n = head.len().min(WORD);
+            word[..n].copy_from_slice(&head[..n]);
+            let fresh = StreamRec {
+                word,
+                name: U32::new(name.len() as u32),
+                cap: U32::new(cap as u32),
+                last_at: U32::new(UNSEEN),
+                slot: U32::new(slot as u32),
+                len: U32::new(0),
+                seen: U64::new(NEVER),
+            };
+            rec.copy_from_slice(fresh.as_bytes());
+            slot += cap;
+        }
+        let hash = SlotSetHash::new();
+        let source = Source {
+            storage,
+            ends,
+            pending: ROWS_HEAD_BYTES,
+            rows: 0,
+            room: limit - caps,
+            last_ts: 0,
+            streams: streams as u32,
+            caps,
+            seq: 0,
+            indexed: decl.index_stream.is_some(),
+            index_overhead,
+            hash,
+            state: hash.state(),
+            intervals_since_full: 0,
+            delta_lost: false,
+            sent: Sent::default(),
+            due: Due::default(),
+        };
+        if self.sources.push(source).is_err() {
+            return Err(PublishError::TooManySources { limit: SOURCES });
+        }
+        Ok(SourceId(ordinal))
+    }
+
+    fn source_mut(&mut self, source: SourceId) -> Result<&mut Source<S>, PublishError> {
+        self.sources
+            .get_mut(source.0 as usize)
+            .ok_or(PublishError::UnknownSource { source: source.0 })
+    }
+
+    fn source(&self, source: SourceId) -> Result<&Source<S>, PublishError> {
+        self.sources
+            .get(source.0 as usize)
+            .ok_or(PublishError::UnknownSource { source: source.0 })
+    }
+
+    /// The source's stream named `name`, for a caller that holds names
+    /// rather than [`StreamId`]s: a walk over the declared names.
+    pub fn stream_id(&self, source: SourceId, name: &str) -> Option<StreamId> {
+        let s = self.sources.get(source.0 as usize)?;
+        s.find_stream(name.as_bytes()).map(|i| source.stream(i))
+    }
+
+    /// The source's index state now: the [`SlotSetHash`] of its slots, or
+    /// [`NO_INDEX_STATE`] for a source without an index.
+    pub fn index_state(&self, source: SourceId) -> Result<IndexState, PublishError> {
+        Ok(self.source(source)?.state())
+    }
+
+    /// Observe one row on a declared stream, for this interval's `Rows`
+    /// frame. The row is encoded into the frame now, behind the stream's
+    /// name as it was encoded at declaration.
+    ///
+    /// Refused, and counted in [`rows_refused`](PublisherStats::rows_refused),
+    /// if it would make a `Rows` frame larger than the frame buffer (a
+    /// connection's first keeps room for the latest row of every stream,
+    /// rule 3) or the storage cannot hold it; refused if the source still
+    /// has frames of the last interval to send.
+    #[inline]
+    pub fn observe(
+        &mut self,
+        stream: StreamId,
+        ts: i64,
+        wall_offset: i64,
+        row: &[u8],
+    ) -> Result<(), PublishError> {
+        let limit = self.config.frame_buffer;
+        let Some(src) = self.sources.get_mut(stream.source as usize) else {
+            return Err(PublishError::UnknownSource {
+                source: stream.source,
+            });
+        };
+        match src.write_row(stream.index, ts, wall_offset, row) {
+            Some(()) => Ok(()),
+            None => {
+                let result = src.observe_slow(stream, limit, ts, wall_offset, row);
+                if let Err(PublishError::FrameTooLarge { .. } | PublishError::StorageFull { .. }) =
+                    result
+                {
+                    self.stats.rows_refused += 1;
+                }
+                result
+            }
+        }
+    }
+
+    /// Observe many rows of one source at once: what [`observe`](Self::observe)
+    /// does for each, with the frame's position and bounds held by the
+    /// [`Observer`] rather than read and written back for every row.
+    /// Refused if the source still has frames of the last interval to send.
+    pub fn observer(&mut self, source: SourceId) -> Result<Observer<'_, S>, PublishError> {
+        let limit = self.config.frame_buffer;
+        let src = self
+            .sources
+            .get_mut(source.0 as usize)
+            .ok_or(PublishError::UnknownSource { source: source.0 })?;
+        if src.due.rows {
+            return Err(PublishError::FramesDue { source: source.0 });
+        }
+        let pos = src.pos();
+        Ok(Observer {
+            src,
+            refused: &mut self.stats.rows_refused,
+            source: source.0,
+            limit,
+            pos,
+        })
+    }
+
+    /// Set an index slot, adding it or changing its value. Sent in the
+    /// interval's `Delta`, or in the next `Full`.
+    ///
+    /// Refused, and counted in
+    /// [`slot_changes_refused`](PublisherStats::slot_changes_refused), if
+    /// every slot would no longer fit one `Full` in the frame buffer (rules 2
+    /// and 7) or the storage cannot hold it.
+    pub fn set_slot(
+        &mut self,
+        source: SourceId,
+        key: &[u8],
+        value: &[u8],
+    ) -> Result<(), PublishError> {
+        let (limit, track) = (self.config.frame_buffer, self.connected);
+        let result = self
+            .source_mut(source)
+            .and_then(|s| s.set_slot(source.0, key, Some(value), limit, track));
+        if let Err(PublishError::FrameTooLarge { .. } | PublishError::StorageFull { .. }) = result {
+            self.stats.slot_changes_refused += 1;
+        }
+        result
+    }
+
+    /// Remove an index slot; a slot that is not there is no change.
+    pub fn remove_slot(&mut self, source: SourceId, key: &[u8]) -> Result<(), PublishError> {
+        let (limit, track) = (self.config.frame_buffer, self.connected);
+        self.source_mut(source)?
+            .set_slot(source.0, key, None, limit, track)
+    }
+
+    /// A new connection is open (its preamble written): anything still due
+    /// for the last one is dropped, and the next interval opens this one
+    /// with every handshake, a `Full` per indexed source and the latest row
+    /// of every stream (rules 2, 3, 8).
+    pub fn connected(&mut self) {
+        self.drop_due();
+        self.connected = true;
+        self.stats.connections += 1;
+        for s in &mut self.sources {
+            s.sent = Sent::default();
+            s.clear_delta();
+        }
+    }
+
+    /// The connection ended: anything still due is dropped, and until the
+    /// next, intervals send nothing and count their rows as unsent.
+    pub fn disconnected(&mut self) {
+        self.drop_due();
+        self.connected = false;
+        for s in &mut self.sources {
+            s.clear_delta();
+        }
+    }
+
+    /// End the interval. For every source this spends one `seq`, keeps the
+    /// latest row of every stream observed (rule 3), and, on a connection,
+    /// makes due what the rules require: a handshake not yet sent on it, an
+    /// index entry if one is due, and exactly one `Rows` frame (rules 4, 6,
+    /// 7). Poll them until none is left.
+    ///
+    /// Frames of the last interval still due are dropped first and counted
+    /// ([`frames_unsent`](PublisherStats::frames_unsent)): their `seq` stays
+    /// spent, a handshake or a `Full` not sent is due again, and changes a
+    /// `Delta` did not carry go in the next.
+    pub fn end_interval(&mut self) {
+        self.drop_due();
+        let (interval, connected) = (self.interval, self.connected);
+        for (ordinal, s) in self.sources.iter_mut().enumerate() {
+            let rows = s.rows;
+            if !s.end_interval(ordinal as u32, interval, connected, &self.config) {
+                self.stats.rows_unsent += u64::from(rows);
+            }
+        }
+        self.interval += 1;
+        self.stats.intervals += 1;
+        self.cursor = Cursor::Handshakes(0);
+    }
+
+    /// Write the next frame the rules require into `buf`: `None` when none
+    /// is left. A buffer too small is refused with the size needed and the
+    /// frame stays due; a buffer of
+    /// [`frame_buffer`](PublisherConfig::frame_buffer) bytes always holds it.
+    pub fn poll_transmit(&mut self, buf: &mut [u8]) -> Result<Option<Transmit>, PublishError> {
+        let Some((i, item, len)) = self.peek() else {
+            return Ok(None);
+        };
+        if buf.len() < len {
+            return Err(PublishError::BufferTooSmall {
+                needed: len,
+                have: buf.len(),
+            });
+        }
+        let (place, t) = self.take(i, item, len, buf)?;
+        if let Place::Stored(range) = place {
+            let stored = self
+                .sources
+                .get(i)
+                .and_then(|s| s.storage.bytes().get(range));
+            let dst = buf.get_mut(..len);
+            match (stored, dst) {
+                (Some(src), Some(dst)) if src.len() == len => dst.copy_from_slice(src),
+                _ => return Err(PublishError::StorageShrank { source: i as u32 }),
+            }
+        }
+        Ok(Some(t))
+    }
+
+    /// The next frame, as [`poll_transmit`](Self::poll_transmit) gives it,
+    /// without copying one the publisher already holds encoded (a
+    /// handshake, an interval's `Rows` frame): those are lent from the
+    /// source's storage, and only the others are written into `scratch`.
+    /// For a caller that hands the bytes straight to a transport.
+    pub fn poll_frame<'a>(
+        &'a mut self,
+        scratch: &'a mut [u8],
+    ) -> Result<Option<(&'a [u8], Transmit)>, PublishError> {
+        let Some((i, item, len)) = self.peek() else {
+            return Ok(None);
+        };
+        let (place, t) = self.take(i, item, len, scratch)?;
+        let bytes = match place {
+            Place::Buffer(n) => scratch.get(..n),
+            Place::Stored(range) => self
+                .sources
+                .get(i)
+                .and_then(|s| s.storage.bytes().get(range)),
+        };
+        match bytes {
+            Some(bytes) => Ok(Some((bytes, t))),
+            None => Err(PublishError::StorageShrank { source: i as u32 }),
+        }
+    }
+
+    /// The size of the frame the next poll returns, or `None` if none is
+    /// due: for a caller that sizes its buffer to the frame.
+    pub fn next_frame_len(&mut self) -> Option<usize> {
+        self.peek().map(|(_, _, len)| len)
+    }
+
+    /// Encode a frame built elsewhere — a `Segment`, a `ClockOffset`, a
+    /// frame of a kind this crate does not know — into `buf`, after the
+    /// rules: its source must be handshaken on this connection (rule 1).
+    /// Returns its length.
+    pub fn send(&mut self, frame: &Frame<'_>, buf: &mut [u8]) -> Result<usize, PublishError> {
+        match frame {
+            Frame::Segment(_) | Frame::ClockOffset(_) | Frame::Unknown { .. } => {}
+            other => return Err(PublishError::NotPassthrough { kind: other.kind() }),
+        }
+        if let Some(source) = frame.source() {
+            if !self.source(SourceId(source))?.sent.handshake {
+                return Err(PublishError::NotHandshaken {
+                    source,
+                    kind: frame.kind(),
+                });
+            }
+        }
+        let n = frame.emit(buf)?;
+        self.stats.frames_sent += 1;
+        Ok(n)
+    }
+
+    /// Replace a source's labels and metadata: every later handshake carries
+    /// them, and, if its handshake has gone out on this connection, a
+    /// `SourceUpdate` with both maps whole (stamped `ts`) is written into
+    /// `buf` and its length returned. On an error the source keeps its
+    /// identity.
+    pub fn update_source(
+        &mut self,
+        source: SourceId,
+        ts: i64,
+        labels: Map<'_>,
+        metadata: Map<'_>,
+        buf: &mut [u8],
+    ) -> Result<Option<usize>, PublishError> {
+        let limit = self.config.frame_buffer;
+        let s = self.source_mut(source)?;
+        let shrank = PublishError::StorageShrank { source: source.0 };
+        let stored = s.storage.bytes().get(..s.ends[HANDSHAKE]).ok_or(shrank)?;
+        let Ok(Status::Complete((Frame::Handshake(old), _))) = decode(stored) else {
+            return Err(shrank);
+        };
+        let mut uuid = [0u8; 36];
+        let uuid_len = old.uuid.map(str::len);
+        if let Some(u) = old.uuid {
+            uuid.get_mut(..u.len())
+                .ok_or(shrank)?
+                .copy_from_slice(u.as_bytes());
+        }
+        let (anchor, complete) = (old.clock_anchor_wall_ns, old.complete);
+        let uuid = match uuid_len {
+            Some(n) => {
+                Some(core::str::from_utf8(uuid.get(..n).ok_or(shrank)?).map_err(|_| shrank)?)
+            }
+            None => None,
+        };
+        let handshake = Handshake {
+            source: source.0,
+            uuid,
+            labels,
+            metadata,
+            clock_anchor_wall_ns: anchor,
+            complete,
+        };
+        let len = handshake.buffer_len()?;
+        if len > limit {
+            return Err(PublishError::FrameTooLarge {
+                source: source.0,
+                kind: kind::HANDSHAKE,
+                needed: len,
+                limit,
+            });
+        }
+        let update = SourceUpdate {
+            source: source.0,
+            ts,
+            labels,
+            metadata,
+        };
+        let send = s.sent.handshake;
+        if send {
+            let needed = update.buffer_len()?;
+            if needed > buf.len() {
+                return Err(PublishError::BufferTooSmall {
+                    needed,
+                    have: buf.len(),
+                });
+            }
+        }
+        let old_len = s.ends[HANDSHAKE];
+        s.resize(source.0, HANDSHAKE, 0, old_len, len)?;
+        let region = s.storage.bytes_mut().get_mut(..len).ok_or(shrank)?;
+        handshake.emit(region)?;
+        if !send {
+            return Ok(None);
+        }
+        let n = update.emit(buf)?;
+        self.stats.frames_sent += 1;
+        Ok(Some(n))
+    }
+
+    /// Drop every frame still due, counting it.
+    fn drop_due(&mut self) {
+        for s in &mut self.sources {
+            let due = core::mem::take(&mut s.due);
+            let frames = u64::from(due.handshake) + u64::from(due.index.is_some());
+            self.stats.frames_unsent += frames + u64::from(due.rows);
+            if due.rows {
+                self.stats.rows_unsent += u64::from(s.rows);
+                s.reset_rows();
+            }
+        }
+        self.cursor = Cursor::Idle;
+    }
+
+    /// The next frame due, without taking it: its source, what it is, and
+    /// its size.
+    fn peek(&mut self) -> Option<(usize, Item, usize)> {
+        loop {
+            match self.cursor {
+                Cursor::Handshakes(i) => match self.sources.get(i) {
+                    Some(s) if s.due.handshake => return Some((i, Item::Handshake, s.ends[0])),
+                    Some(_) => self.cursor = Cursor::Handshakes(i + 1),
+                    None => self.cursor = Cursor::Frames(0),
+                },
+                Cursor::Frames(i) => match self.sources.get(i) {
+                    Some(s) => match (s.due.index, s.due.rows) {
+                        (Some(kind), _) => return Some((i, Item::Index(kind), s.index_len(kind))),
+                        (None, true) => return Some((i, Item::Rows, s.due.rows_len)),
+                        (None, false) => self.cursor = Cursor::Frames(i + 1),
+                    },
+                    None => self.cursor = Cursor::Idle,
+                },
+                Cursor::Idle => return None,
+            }
+        }
+    }
+
+    /// Take the frame [`peek`](Self::peek) found, of `len` bytes: build it
+    /// into `buf` if it is not held encoded, and record that it went out.
+    /// A `buf` too small for a frame built into it is refused, the frame
+    /// still due.
+    fn take(
+        &mut self,
+        i: usize,
+        item: Item,
+        len: usize,
+        buf: &mut [u8],
+    ) -> Result<(Place, Transmit), PublishError> {
+        let ended = self.interval.wrapping_sub(1);
+        let source = i as u32;
+        let s = self
+            .sources
+            .get_mut(i)
+            .ok_or(PublishError::UnknownSource { source })?;
+        let built = match item {
+            Item::Handshake => false,
+            Item::Index(_) => true,
+            Item::Rows => s.due.opening,
+        };
+        if built && buf.len() < len {
+            return Err(PublishError::BufferTooSmall {
+                needed: len,
+                have: buf.len(),
+            });
+        }
+        let mut t = Transmit {
+            len: 0,
+            kind: kind::ROWS,
+            source,
+            rows: 0,
+        };
+        let place = match item {
+            Item::Handshake => {
+                s.due.handshake = false;
+                s.sent.handshake = true;
+                t.kind = kind::HANDSHAKE;
+                Place::Stored(0..s.ends[HANDSHAKE])
+            }
+            Item::Index(kind) => {
+                let n = s.emit_index(source, kind, buf)?;
+                s.due.index = None;
+                s.clear_delta();
+                if kind == IndexKind::Full {
+                    s.sent.full = true;
+                    s.intervals_since_full = 0;
+                    s.delta_lost = false;
+                }
+                t.kind = kind::INDEX;
+                Place::Buffer(n)
+            }
+            Item::Rows => {
+                let place = if s.due.opening {
+                    Place::Buffer(s.emit_opening(source, ended, buf)?)
+                } else {
+                    let at = s.ends[DELTA];
+                    Place::Stored(at..at + s.pending)
+                };
+                t.rows = s.due.rows_count;
+                s.due.rows = false;
+                s.sent.rows = true;
+                s.reset_rows();
+                self.stats.rows_sent += u64::from(t.rows);
+                place
+            }
+        };
+        t.len = match &place {
+            Place::Buffer(n) => *n,
+            Place::Stored(range) => range.len(),
+        };
+        self.stats.frames_sent += 1;
+        Ok((place, t))
+    }
+}
+
+/// One source's rows, observed many at a time: from
+/// [`Publisher::observer`], for an agent that samples a source's streams
+/// together. Each row is refused, kept, and counted exactly as
+/// [`Publisher::observe`] would; the publisher is borrowed until the
+/// observer is dropped, so no interval can end under it.
+///
+/// ```
+/// use dendro_wire_core::{Map, Publisher, PublisherConfig, SourceDecl};
+///
+/// let mut p: Publisher<[u8; 1024], 1> = Publisher::new(PublisherConfig::default());
+/// let decl = SourceDecl {
+///     uuid: None,
+///     labels: Map::EMPTY,
+///     metadata: Map::EMPTY,
+///     clock_anchor_wall_ns: 0,
+///     complete: false,
+///     streams: &["cpu0/usage", "cpu1/usage"],
+///     index_stream: None,
+/// };
+/// let cpu = p.add_source(&decl, [0; 1024])?;
+/// let mut rows = p.observer(cpu)?;
+/// for c in 0..2 {
+///     rows.observe(cpu.stream(c), 1_000, 0, &[c as u8; 8])?;
+/// }
+/// drop(rows);
+/// p.connected();
+/// p.end_interval();
+/// # Ok::<(), dendro_wire_core::PublishError>(())
+/// ```
+pub struct Observer<'a, S: Storage> {
+    src: &'a mut Source<S>,
+    refused: &'a mut u64,
+    source: u32,
+    limit: usize,
+    pos: Pos,
+}
+
+impl<S: Storage> Observer<'_, S> {
+    /// Observe one row on one of the source's streams: see
+    /// [`Publisher::observe`].
+    #[inline]
+    pub fn observe(
+        &mut self,
+        stream: StreamId,
+        ts: i64,
+        wall_offset: i64,
+        row: &[u8],
+    ) -> Result<(), PublishError> {
+        let bytes = self.src.storage.bytes_mut();
+        let index = stream.index;
+        if stream.source == self.source
+            && put::<false>(bytes, &mut self.pos, index, ts, wall_offset, row).is_some()
+        {
+            return Ok(());
+        }
+        // Out of line, and given the position by value, so that the
+        // observer's own fields can stay in registers.
+        let (result, pos) = observe_slow(
+            self.src,
+            self.refused,
+            self.source,
+            self.limit,
+            self.pos,
+            stream,
+            (ts, wall_offset, row),
+        );
+        self.pos = pos;
+        result
+    }
+}
+
+/// An [`Observer`]'s row that [`put`] did not take: a long name, a
+/// stream of another source, or what [`Source::observe_slow`] handles.
+#[inline(never)]
+fn observe_slow<S: Storage>(
+    src: &mut Source<S>,
+    refused: &mut u64,
+    source: u32,
+    limit: usize,
+    mut pos: Pos,
+    stream: StreamId,
+    (ts, wall_offset, row): (i64, i64, &[u8]),
+) -> (Result<(), PublishError>, Pos) {
+    if stream.source != source {
+        let e = PublishError::OtherSource {
+            source,
+            stream_source: stream.source,
+        };
+        return (Err(e), pos);
+    }
+    let bytes = src.storage.bytes_mut();
+    if put_named_row(bytes, &mut pos, stream.index, ts, wall_offset, row).is_some() {
+        return (Ok(()), pos);
+    }
+    src.pending = pos.at;
+    src.rows = pos.rows;
+    let result = src.observe_slow(stream, limit, ts, wall_offset, row);
+    if let Err(PublishError::FrameTooLarge { .. } | PublishError::StorageFull { .. }) = result {
+        *refused += 1;
+    }
+    (result, src.pos())
+}
+
+impl<S: Storage> Drop for Observer<'_, S> {
+    fn drop(&mut self) {
+        self.src.pending = self.pos.at;
+        self.src.rows = self.pos.rows;
+    }
+}
+
+/// An `Index` frame with an empty blob: its size is what every entry of the
+/// source costs beyond its blob.
+fn empty_index(source: u32, stream: &str) -> Index<'_> {
+    Index {
+        source,
+        stream,
+        ts: 0,
+        kind: IndexKind::Full,
+        state: NO_INDEX_STATE,
+        blob: &[],
+    }
+}
+
+impl<S: Storage> Source<S> {
+    fn state(&self) -> IndexState {
+        if self.indexed {
+            self.state
+        } else {
+            NO_INDEX_STATE
+        }
+    }
+
+    fn region(&self, r: usize) -> core::ops::Range<usize> {
+        let start = if r == 0 { 0 } else { self.ends[r - 1] };
+        start..self.ends[r]
+    }
+
+    fn rec(&self, i: u32) -> Option<&StreamRec> {
+        if i >= self.streams {
+            return None;
+        }
+        let at = self.ends[INDEX_NAME] + i as usize * REC;
+        let bytes = self.storage.bytes().get(at..at + REC)?;
+        StreamRec::ref_from_bytes(bytes).ok()
+    }
+
+    /// The place of the stream named `name`. A name of up to 12 bytes is
+    /// found by its prepared word, one comparison a stream.
+    fn find_stream(&self, name: &[u8]) -> Option<u32> {
+        let head = LEN_BYTES + name.len();
+        if head > WORD {
+            return (0..self.streams).find(|&i| self.stream_name(i) == Some(name));
+        }
+        let mut word = [0u8; WORD];
+        word[..LEN_BYTES].copy_from_slice(&(name.len() as u32).to_le_bytes());
+        word[LEN_BYTES..head].copy_from_slice(name);
+        let table = self.storage.bytes().get(self.region(TABLE))?;
+        table
+            .chunks_exact(REC)
+            .position(|rec| rec.first_chunk::<WORD>() == Some(&word))
+            .map(|i| i as u32)
+    }
+
+    fn stream_name(&self, i: u32) -> Option<&[u8]> {
+        let rec = self.rec(i)?;
+        let at = self.ends[TABLE] + rec.slot.get() as usize + LEN_BYTES;
+        self.storage.bytes().get(at..at + rec.name.get() as usize)
+    }
+
+    fn reset_rows(&mut self) {
+        self.pending = ROWS_HEAD_BYTES;
+        self.rows = 0;
+    }
+
+    /// Where the frame under way stands.
+    fn pos(&self) -> Pos {
+        Pos {
+            table_at: self.ends[INDEX_NAME],
+            slots_at: self.ends[TABLE],
+            frame_at: self.ends[DELTA],
+            streams: if self.due.rows { 0 } else { self.streams },
+            at: self.pending,
+            rows: self.rows,
+            room: self.room,
+        }
+    }
+
+    /// The row into the frame under way, if every bound holds.
+    #[inline(always)]
+    fn write_row(&mut self, stream: u32, ts: i64, wall_offset: i64, row: &[u8]) -> Option<()> {
+        let mut pos = self.pos();
+        let bytes = self.storage.bytes_mut();
+        put::<false>(bytes, &mut pos, stream, ts, wall_offset, row)
+            .or_else(|| put_named_row(bytes, &mut pos, stream, ts, wall_offset, row))?;
+        self.pending = pos.at;
+        self.rows = pos.rows;
+        Some(())
+    }
+
+    /// A row [`write_row`](Self::write_row) did not take: refuse it with
+    /// the reason, or grow the stream's slot or the storage and write it.
+    #[cold]
+    #[inline(never)]
+    fn observe_slow(
+        &mut self,
+        stream: StreamId,
+        limit: usize,
+        ts: i64,
+        wall_offset: i64,
+        row: &[u8],
+    ) -> Result<(), PublishError> {
+        let source = stream.source;
+        if self.due.rows {
+            return Err(PublishError::FramesDue { source });
+        }
+        if stream.index >= self.streams {
+            return Err(PublishError::UnknownStream {
+                source,
+                stream: stream.index,
+            });
+        }
+        let rec = self
+            .rec(stream.index)
+            .ok_or(PublishError::StorageShrank { source })?;
+        let (slot, cap) = (rec.slot.get() as usize, rec.cap.get() as usize);
+        let len = LEN_BYTES + rec.name.get() as usize + TAIL + row.len();
+        // The frame with this row, and the latest row of every stream with
+        // this stream's as large as this row.
+        let grown = len.saturating_sub(cap);
+        let needed = self
+            .pending
+            .saturating_add(len)
+            .saturating_add(self.caps)
+            .saturating_add(grown);
+        if needed > limit {
+            return Err(PublishError::FrameTooLarge {
+                source,
+                kind: kind::ROWS,
+                needed,
+                limit,
+            });
+        }
+        if grown > 0 {
+            let at = self.ends[TABLE] + slot + cap;
+            self.resize(source, LATEST, at, 0, grown)?;
+            for i in 0..self.streams {
+                let rec_at = self.ends[INDEX_NAME] + i as usize * REC;
+                let bytes = self.storage.bytes_mut().get_mut(rec_at..rec_at + REC);
+                let Some(rec) = bytes.and_then(|b| StreamRec::mut_from_bytes(b).ok()) else {
+                    return Err(PublishError::StorageShrank { source });
+                };
+                if i == stream.index {
+                    rec.cap = U32::new(len as u32);
+                } else if rec.slot.get() as usize > slot {
+                    rec.slot = U32::new(rec.slot.get() + grown as u32);
+                }
+            }
+            self.caps += grown;
+            self.room = limit - self.caps;
+        }
+        let end = self.ends[DELTA] + self.pending + len;
+        self.ensure(source, end)?;
+        self.write_row(stream.index, ts, wall_offset, row)
+            .ok_or(PublishError::StorageShrank { source })
+    }
+
+    /// Make the storage hold `len` bytes.
+    fn ensure(&mut self, source: u32, len: usize) -> Result<(), PublishError> {
+        if self.storage.grow(len) {
+            Ok(())
+        } else {
+            Err(PublishError::StorageFull {
+                source,
+                needed: len,
+                have: self.storage.bytes().len(),
+            })
+        }
+    }
+
+    /// Resize `old` bytes at `at`, inside region `r`, to `new`: what follows
+    /// moves, the frame under way included. Nothing changes on an error.
+    fn resize(
+        &mut self,
+        source: u32,
+        r: usize,
+        at: usize,
+        old: usize,
+        new: usize,
+    ) -> Result<(), PublishError> {
+        let end = self.ends[DELTA] + self.pending;
+        let new_end = end - old + new;
+        if new > old {
+            self.ensure(source, new_end)?;
+        }
+        let bytes = self.storage.bytes_mut();
+        if bytes.len() < end.max(new_end) || at + old > end {
+            return Err(PublishError::StorageShrank { source });
+        }
+        bytes.copy_within(at + old..end, at + new);
+        for e in &mut self.ends[r..] {
+            *e = *e + new - old;
         }
         Ok(())
     }
 
-    /// The `seq` of the source's next `Rows` frame, taken: call once per
-    /// interval, whether or not the frame then reaches the wire, so a frame
-    /// dropped on the way shows as a gap (rule 6).
-    pub fn next_seq(&mut self, source: u32) -> Result<u64, ProtocolError> {
-        let st = self.source(source, crate::kind::ROWS)?;
-        let seq = st.next_seq.unwrap_or(0);
-        st.next_seq = Some(seq.wrapping_add(1));
-        Ok(seq)
+    fn clear_delta(&mut self) {
+        let delta = self.region(DELTA);
+        // Shrinking moves bytes down and cannot fail on storage that held
+        // them.
+        let _ = self.resize(0, DELTA, delta.start, delta.len(), 0);
+        self.delta_lost = false;
     }
 
-    /// Check a frame built elsewhere against the rules, and record it.
-    /// On an error nothing changes.
-    pub fn admit(&mut self, frame: &Frame<'_>) -> Result<(), ProtocolError> {
-        let kind = frame.kind();
-        match frame {
-            Frame::Handshake(h) => {
-                let expected = self.next_ordinal();
-                if h.source != expected {
-                    return Err(ProtocolError::WrongOrdinal {
-                        expected,
-                        got: h.source,
-                    });
+    /// End the interval for this source; `false` if no connection took its
+    /// rows.
+    fn end_interval(
+        &mut self,
+        source: u32,
+        interval: u64,
+        connected: bool,
+        config: &PublisherConfig,
+    ) -> bool {
+        let seq = self.seq;
+        self.seq = seq.wrapping_add(1);
+        let opening = connected && !self.sent.rows;
+        // The latest rows a connection's first frame carries beside this
+        // interval's: their size, count, and earliest timestamp.
+        let (mut extra_len, mut extra_rows, mut extra_ts) = (0, 0u32, None::<i64>);
+        let (table_at, slots_at, frame_at) =
+            (self.ends[INDEX_NAME], self.ends[TABLE], self.ends[DELTA]);
+        let bytes = self.storage.bytes_mut();
+        if let Some((front, frame)) = bytes.split_at_mut_checked(frame_at) {
+            if let Some((table, slots)) = front.split_at_mut_checked(slots_at) {
+                let records = table.get_mut(table_at..).unwrap_or_default();
+                for rec in records.chunks_exact_mut(REC).take(self.streams as usize) {
+                    let Ok(rec) = StreamRec::mut_from_bytes(rec) else {
+                        break;
+                    };
+                    let (slot, name) = (rec.slot.get() as usize, rec.name.get() as usize);
+                    if rec.last_at.get() != UNSEEN {
+                        // This interval's last row of the stream is its
+                        // latest now (rule 3).
+                        let from = rec.last_at.get() as usize;
+                        rec.last_at = U32::new(UNSEEN);
+                        rec.seen = U64::new(interval);
+                        let Some((len, ts)) = row_at(frame, from, name) else {
+                            continue;
+                        };
+                        let src = frame.get(from..from + len);
+                        let dst = slots.get_mut(slot..slot + len);
+                        if let (Some(src), Some(dst)) = (src, dst) {
+                            dst.copy_from_slice(src);
+                            rec.len = U32::new(len as u32);
+                            self.last_ts = self.last_ts.max(ts);
+                        }
+                    } else if opening && rec.len.get() > 0 {
+                        if let Some((len, ts)) = row_at(slots, slot, name) {
+                            extra_ts = Some(extra_ts.map_or(ts, |e| e.min(ts)));
+                            extra_len += len;
+                            extra_rows += 1;
+                        }
+                    }
                 }
-                self.open(None).map(drop)
-            }
-            Frame::Index(i) => self.index(i.source, i.kind),
-            Frame::Rows(r) => {
-                let st = self.source(r.source, kind)?;
-                if let Some(expected) = st.next_seq.filter(|&e| e != r.seq) {
-                    return Err(ProtocolError::WrongSeq {
-                        source: r.source,
-                        expected,
-                        got: r.seq,
-                    });
-                }
-                st.next_seq = Some(r.seq.wrapping_add(1));
-                Ok(())
-            }
-            Frame::Unknown { .. } => Ok(()),
-            other => {
-                let source = other.source().unwrap_or(u32::MAX);
-                self.source(source, kind).map(drop)
             }
         }
+        if !connected {
+            self.reset_rows();
+            return false;
+        }
+        let mut due = Due {
+            handshake: !self.sent.handshake,
+            index: None,
+            rows: true,
+            opening,
+            seq,
+            stamp: self.last_ts,
+            rows_len: self.pending + if opening { extra_len } else { 0 },
+            rows_count: self.rows + if opening { extra_rows } else { 0 },
+        };
+        if self.indexed {
+            self.intervals_since_full += 1;
+            let delta = self.region(DELTA).len();
+            let full = !self.sent.full
+                || self.intervals_since_full >= config.full_every
+                || self.delta_lost
+                || self.index_overhead + delta > config.frame_buffer;
+            due.index = if full {
+                Some(IndexKind::Full)
+            } else if delta > 0 {
+                Some(IndexKind::Delta)
+            } else {
+                None
+            };
+            if due.index.is_some() {
+                // Rule 5: the entry is stamped no later than any row sent
+                // after it — this frame's, and on an opening the latest of
+                // every stream — and with nothing observed, the newest row
+                // before it.
+                let rows = self.storage.bytes().get(frame_at..frame_at + self.pending);
+                let earliest = rows.and_then(|f| earliest_ts(f, self.rows));
+                let earliest = match (earliest, extra_ts) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                due.stamp = earliest.unwrap_or(self.last_ts);
+            }
+        }
+        if !opening {
+            let (state, count, len) = (self.state(), self.rows, self.pending);
+            let head = self.storage.bytes_mut().get_mut(frame_at..);
+            let _ = head.and_then(|h| write_rows_head(h, source, seq, state, count, len));
+        }
+        self.due = due;
+        true
     }
+
+    /// Where the blob of an entry of `kind` is kept.
+    fn blob(&self, kind: IndexKind) -> core::ops::Range<usize> {
+        match kind {
+            IndexKind::Full => self.region(FULL),
+            IndexKind::Delta => self.region(DELTA),
+        }
+    }
+
+    fn index_len(&self, kind: IndexKind) -> usize {
+        self.index_overhead + self.blob(kind).len()
+    }
+
+    fn emit_index(
+        &self,
+        source: u32,
+        kind: IndexKind,
+        buf: &mut [u8],
+    ) -> Result<usize, PublishError> {
+        let shrank = PublishError::StorageShrank { source };
+        let bytes = self.storage.bytes();
+        let name = bytes.get(self.region(INDEX_NAME)).ok_or(shrank)?;
+        let entry = Index {
+            source,
+            stream: core::str::from_utf8(name).map_err(|_| shrank)?,
+            ts: self.due.stamp,
+            kind,
+            state: self.state(),
+            blob: bytes.get(self.blob(kind)).ok_or(shrank)?,
+        };
+        Ok(entry.emit(buf)?)
+    }
+
+    /// A connection's first `Rows` frame (rule 3): the latest row of every
+    /// stream not observed in the interval that `ended`, then the
+    /// interval's rows.
+    fn emit_opening(&self, source: u32, ended: u64, buf: &mut [u8]) -> Result<usize, PublishError> {
+        let shrank = PublishError::StorageShrank { source };
+        let bytes = self.storage.bytes();
+        let mut b = RowsBuilder::new(buf, source, self.due.seq, self.state())?;
+        for i in 0..self.streams {
+            let rec = self.rec(i).ok_or(shrank)?;
+            let len = rec.len.get() as usize;
+            if len > 0 && rec.seen.get() != ended {
+                let at = self.ends[TABLE] + rec.slot.get() as usize;
+                b.extend_encoded(bytes.get(at..at + len).ok_or(shrank)?, 1)?;
+            }
+        }
+        let frame = self.ends[DELTA];
+        let rows = bytes
+            .get(frame + ROWS_HEAD_BYTES..frame + self.pending)
+            .ok_or(shrank)?;
+        b.extend_encoded(rows, self.rows)?;
+        Ok(b.finish()?)
+    }
+
+    /// Set (`Some`) or remove (`None`) a slot; `track` keeps the change for
+    /// the next `Delta`.
+    fn set_slot(
+        &mut self,
+        source: u32,
+        key: &[u8],
+        value: Option<&[u8]>,
+        limit: usize,
+        track: bool,
+    ) -> Result<(), PublishError> {
+        if !self.indexed {
+            return Err(PublishError::NoIndex { source });
+        }
+        if self.due.rows || self.due.index.is_some() {
+            return Err(PublishError::FramesDue { source });
+        }
+        let shrank = PublishError::StorageShrank { source };
+        let full = self.region(FULL);
+        let records = self.storage.bytes().get(full.clone()).ok_or(shrank)?;
+        let (at, old) = match find(records, key, Layout::Full) {
+            Found::At(at, len) => {
+                let old = records.get(at..at + len).ok_or(shrank)?;
+                if value.is_some_and(|v| full_record_value(old) == Some(v)) {
+                    return Ok(());
+                }
+                (at, len)
+            }
+            Found::Before(_) if value.is_none() => return Ok(()),
+            Found::Before(at) => (at, 0),
+        };
+        let new = value.map_or(0, |v| 2 * LEN_BYTES + key.len() + v.len());
+        let needed = self.index_overhead + full.len() - old + new;
+        if needed > limit {
+            return Err(PublishError::FrameTooLarge {
+                source,
+                kind: kind::INDEX,
+                needed,
+                limit,
+            });
+        }
+        // The change for the next Delta: kept if the storage holds it, else
+        // the next entry is a Full.
+        let delta = self.region(DELTA);
+        let records = self.storage.bytes().get(delta.clone()).ok_or(shrank)?;
+        let delta_change = match (track && !self.delta_lost, find(records, key, Layout::Delta)) {
+            (false, _) => None,
+            (true, Found::At(d_at, len)) => Some((d_at, len)),
+            (true, Found::Before(d_at)) => Some((d_at, 0)),
+        };
+        let delta_new = LEN_BYTES + key.len() + 1 + value.map_or(0, |v| LEN_BYTES + v.len());
+        let end = self.ends[DELTA] + self.pending;
+        self.ensure(source, end - old + new)?;
+        let mut delta_change = delta_change;
+        if let Some((_, d_old)) = delta_change {
+            if !self
+                .storage
+                .grow((end - old + new + delta_new).saturating_sub(d_old))
+            {
+                delta_change = None;
+                self.clear_delta();
+                self.delta_lost = true;
+            }
+        }
+        let at = full.start + at;
+        // The hash changes with the slot bytes, and only if they do.
+        let mut hash = self.hash;
+        if old > 0 {
+            hash.remove(self.storage.bytes().get(at..at + old).ok_or(shrank)?);
+        }
+        self.resize(source, FULL, at, old, new)?;
+        if let Some(v) = value {
+            let rec = self
+                .storage
+                .bytes_mut()
+                .get_mut(at..at + new)
+                .ok_or(shrank)?;
+            write_record(rec, key, Some(v), Layout::Full).ok_or(shrank)?;
+            hash.insert(rec);
+        }
+        self.hash = hash;
+        self.state = hash.state();
+        if let Some((d_at, d_old)) = delta_change {
+            let d_at = self.ends[FULL] + d_at;
+            self.resize(source, DELTA, d_at, d_old, delta_new)?;
+            let rec = self
+                .storage
+                .bytes_mut()
+                .get_mut(d_at..d_at + delta_new)
+                .ok_or(shrank)?;
+            write_record(rec, key, value, Layout::Delta).ok_or(shrank)?;
+        }
+        Ok(())
+    }
+}
+
+/// Where a source's frame under way stands, as the row path reads it: the
+/// regions it touches, the frame's size and rows, and the most it may
+/// grow to. Kept in registers by an [`Observer`] across its rows.
+#[derive(Clone, Copy, Debug)]
+struct Pos {
+    table_at: usize,
+    slots_at: usize,
+    frame_at: usize,
+    /// The streams a row may go on: none while the last interval's frames
+    /// are due.
+    streams: u32,
+    at: usize,
+    rows: u32,
+    room: usize,
+}
+
+/// The one place a row goes into a source's frame under way, behind its
+/// stream's name as encoded at declaration; `None`, having changed nothing
+/// `pos` says, if the stream is not one the row may go on, its name is not
+/// of the length this instance takes (`LONG`: longer than a word, copied
+/// from its slot, rather than one word from its record), its slot is too
+/// small for the row (rule 3), or the frame buffer or the storage would be
+/// outgrown: the caller's slow path says which and does what it can.
+#[inline(always)]
+fn put<const LONG: bool>(
+    bytes: &mut [u8],
+    pos: &mut Pos,
+    stream: u32,
+    ts: i64,
+    wall_offset: i64,
+    row: &[u8],
+) -> Option<()> {
+    if stream >= pos.streams {
+        return None;
+    }
+    let (front, frame) = bytes.split_at_mut_checked(pos.frame_at)?;
+    let (table, slots) = front.split_at_mut_checked(pos.slots_at)?;
+    let rec = table.get_mut(pos.table_at + stream as usize * REC..)?;
+    let rec = StreamRec::mut_from_bytes(rec.first_chunk_mut::<REC>()?).ok()?;
+    let head = LEN_BYTES + rec.name.get() as usize;
+    let len = head + TAIL + row.len();
+    let at = pos.at;
+    if (head > WORD) != LONG || len > rec.cap.get() as usize || at + len > pos.room {
+        return None;
+    }
+    let rest = frame.get_mut(at..)?;
+    if LONG {
+        let slot = rec.slot.get() as usize;
+        let name = slots.get(slot..)?.get(..head)?;
+        write_prepared_row(rest.get_mut(..len)?, name, None, ts, wall_offset, row)?;
+    } else {
+        match rest.first_chunk_mut::<SMALL_ROW>() {
+            // A row of up to 32 bytes, as most are, in a window of fixed
+            // size: one bounds check for all of it.
+            Some(window) if row.len() <= SMALL_ROW - WORD - TAIL => {
+                write_small_row(window, head, &rec.word, ts, wall_offset, row)?
+            }
+            _ => write_prepared_row(
+                rest.get_mut(..len)?,
+                &rec.word[..head],
+                Some(&rec.word),
+                ts,
+                wall_offset,
+                row,
+            )?,
+        };
+    }
+    rec.last_at = U32::new(at as u32);
+    pos.at = at + len;
+    pos.rows += 1;
+    Some(())
+}
+
+/// The most bytes a row on a name of up to 12 bytes with up to 32 bytes of
+/// its own takes.
+const SMALL_ROW: usize = WORD + TAIL + 32;
+
+/// [`put`] for a longer name, out of line.
+#[inline(never)]
+fn put_named_row(
+    bytes: &mut [u8],
+    pos: &mut Pos,
+    stream: u32,
+    ts: i64,
+    wall_offset: i64,
+    row: &[u8],
+) -> Option<()> {
+    put::<true>(bytes, pos, stream, ts, wall_offset, row)
+}
+
+/// A row whose name's head fits a word and whose bytes fit the rest of a
+/// [`SMALL_ROW`] window, at the front of `window`: the layout of
+/// `write_prepared_row`, with every offset known to be in the window.
+#[inline(always)]
+fn write_small_row(
+    window: &mut [u8; SMALL_ROW],
+    head: usize,
+    word: &[u8; WORD],
+    ts: i64,
+    wall_offset: i64,
+    row: &[u8],
+) -> Option<usize> {
+    let head = head.min(WORD);
+    window[..WORD].copy_from_slice(word);
+    let tail: &mut [u8; TAIL] = (&mut window[head..head + TAIL]).try_into().ok()?;
+    tail[..8].copy_from_slice(&ts.to_le_bytes());
+    tail[8..16].copy_from_slice(&wall_offset.to_le_bytes());
+    tail[16..].copy_from_slice(&(row.len() as u32).to_le_bytes());
+    let at = head + TAIL;
+    copy_short(window.get_mut(at..at + row.len())?, row)?;
+    Some(at + row.len())
+}
+
+#[inline]
+fn le_u32(b: &[u8]) -> u32 {
+    u32::from_le_bytes(b.try_into().unwrap_or_default())
+}
+
+/// The encoded size and the `ts` of the row at `at` in `bytes`, on a stream
+/// whose name is `name` bytes long.
+#[inline]
+fn row_at(bytes: &[u8], at: usize, name: usize) -> Option<(usize, i64)> {
+    let ts_at = at + LEN_BYTES + name;
+    let ts = i64::from_le_bytes(*bytes.get(ts_at..)?.first_chunk::<8>()?);
+    let row_len = le_u32(bytes.get(ts_at + 16..ts_at + TAIL)?) as usize;
+    Some((LEN_BYTES + name + TAIL + row_len, ts))
+}
+
+/// The earliest `ts` of the `count` rows of the `Rows` frame `frame`.
+fn earliest_ts(frame: &[u8], count: u32) -> Option<i64> {
+    let mut at = ROWS_HEAD_BYTES;
+    let mut earliest: Option<i64> = None;
+    for _ in 0..count {
+        let name = le_u32(frame.get(at..at + LEN_BYTES)?) as usize;
+        let (len, ts) = row_at(frame, at, name)?;
+        earliest = Some(earliest.map_or(ts, |e| e.min(ts)));
+        at += len;
+    }
+    earliest
+}
+
+/// The two record layouts of the slot regions: a `Full` blob's
+/// (`u32 len | key | u32 len | value`) and a `Delta` blob's
+/// (`u32 len | key | u8 present [| u32 len | value]`). Both are what the
+/// std publisher has always sent.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    Full,
+    Delta,
+}
+
+enum Found {
+    /// The record of the key: its offset and length.
+    At(usize, usize),
+    /// Where a record of the key goes, keeping the keys sorted.
+    Before(usize),
+}
+
+/// The key and the whole length of the record at the front of `rec`.
+fn record(rec: &[u8], layout: Layout) -> Option<(&[u8], usize)> {
+    let key_len = le_u32(rec.get(..LEN_BYTES)?) as usize;
+    let key = rec.get(LEN_BYTES..LEN_BYTES + key_len)?;
+    let mut at = LEN_BYTES + key_len;
+    if layout == Layout::Delta {
+        let present = *rec.get(at)?;
+        at += 1;
+        if present == 0 {
+            return Some((key, at));
+        }
+    }
+    let value_len = le_u32(rec.get(at..at + LEN_BYTES)?) as usize;
+    Some((key, at + LEN_BYTES + value_len))
+}
+
+/// A `Full` record's value.
+fn full_record_value(rec: &[u8]) -> Option<&[u8]> {
+    let key_len = le_u32(rec.get(..LEN_BYTES)?) as usize;
+    rec.get(2 * LEN_BYTES + key_len..)
+}
+
+/// The record of `key` in sorted `records`, or where it would go. The keys
+/// are in byte order, the order std's `BTreeMap<Vec<u8>, _>` kept them in.
+fn find(records: &[u8], key: &[u8], layout: Layout) -> Found {
+    let mut at = 0;
+    while let Some((k, len)) = records.get(at..).and_then(|r| record(r, layout)) {
+        match k.cmp(key) {
+            core::cmp::Ordering::Less => at += len,
+            core::cmp::Ordering::Equal => return Found::At(at, len),
+            core::cmp::Ordering::Greater => break,
+        }
+    }
+    Found::Before(at)
+}
+
+/// Write a record of exactly `rec`'s length.
+fn write_record(rec: &mut [u8], key: &[u8], value: Option<&[u8]>, layout: Layout) -> Option<()> {
+    let (len, rest) = rec.split_first_chunk_mut::<LEN_BYTES>()?;
+    *len = (key.len() as u32).to_le_bytes();
+    let (k, mut rest) = rest.split_at_mut_checked(key.len())?;
+    k.copy_from_slice(key);
+    if layout == Layout::Delta {
+        let (present, r) = rest.split_first_mut()?;
+        *present = u8::from(value.is_some());
+        rest = r;
+    }
+    if let Some(v) = value {
+        let (len, rest) = rest.split_first_chunk_mut::<LEN_BYTES>()?;
+        *len = (v.len() as u32).to_le_bytes();
+        rest.get_mut(..v.len())?.copy_from_slice(v);
+    }
+    Some(())
 }

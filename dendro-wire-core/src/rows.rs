@@ -455,26 +455,84 @@ fn emit_row(out: &mut Out<'_>, row: &Row<'_>) -> Result<(), Error> {
 }
 
 /// Write a row at the front of `dst` and say how many bytes it took, or
-/// `None` if `dst` is too short for it (having written some of it): the
-/// one place a row's layout is written.
+/// `None` if `dst` is too short for it (having written some of it). With
+/// [`write_prepared_row`], the one place a row's layout is written; the two
+/// differ only in where the stream name comes from.
 #[inline(always)]
 fn write_row(dst: &mut [u8], row: &Row<'_>) -> Option<usize> {
     let (len, rest) = dst.split_first_chunk_mut::<LEN_BYTES>()?;
     *len = (row.stream.len() as u32).to_le_bytes();
     let (name, rest) = rest.split_at_mut_checked(row.stream.len())?;
     copy_short(name, row.stream.as_bytes())?;
-    let (tail, rest) = rest.split_first_chunk_mut::<TAIL_BYTES>()?;
+    write_tail(rest, row.ts, row.wall_offset, row.row)?;
+    Some(row.encoded_len())
+}
+
+/// Write a row whose stream name was encoded once, ahead of time: `head` is
+/// the name's length prefix and bytes, as the frame carries them. `word`,
+/// when given, is 16 bytes starting with `head` (a head of at most 16
+/// bytes), copied as one fixed-size move; the bytes past `head` are
+/// overwritten by the row's fixed run. `None` if `dst` is too short.
+#[inline(always)]
+pub(crate) fn write_prepared_row(
+    dst: &mut [u8],
+    head: &[u8],
+    word: Option<&[u8; NAME_WORD]>,
+    ts: i64,
+    wall_offset: i64,
+    row: &[u8],
+) -> Option<usize> {
+    let n = head.len();
+    let len = n + TAIL_BYTES + row.len();
+    let dst = dst.get_mut(..len)?;
+    match word {
+        Some(word) if n <= NAME_WORD => *dst.first_chunk_mut::<NAME_WORD>()? = *word,
+        _ => copy_short(dst.get_mut(..n)?, head)?,
+    }
+    write_tail(dst.get_mut(n..)?, ts, wall_offset, row)?;
+    Some(len)
+}
+
+/// A row's fixed run and its bytes, at the front of `dst`.
+#[inline(always)]
+fn write_tail(dst: &mut [u8], ts: i64, wall_offset: i64, row: &[u8]) -> Option<()> {
+    let (tail, rest) = dst.split_first_chunk_mut::<TAIL_BYTES>()?;
     tail.copy_from_slice(
         RowTail {
-            ts: I64::new(row.ts),
-            wall_offset: I64::new(row.wall_offset),
-            row_len: U32::new(row.row.len() as u32),
+            ts: I64::new(ts),
+            wall_offset: I64::new(wall_offset),
+            row_len: U32::new(row.len() as u32),
         }
         .as_bytes(),
     );
-    let (bytes, _) = rest.split_at_mut_checked(row.row.len())?;
-    copy_short(bytes, row.row)?;
-    Some(row.encoded_len())
+    copy_short(rest.get_mut(..row.len())?, row)
+}
+
+/// The bytes of a `Rows` frame before its first row: the length prefix, the
+/// kind byte, and the fixed run up to the count.
+pub(crate) const ROWS_HEAD_BYTES: usize = HEAD_BYTES + core::mem::size_of::<RowsHead>();
+
+/// A whole `Rows` head at the front of `dst`, for a frame of `len` bytes
+/// (length prefix included) holding `count` rows.
+pub(crate) fn write_rows_head(
+    dst: &mut [u8],
+    source: u32,
+    seq: u64,
+    index_state: IndexState,
+    count: u32,
+    len: usize,
+) -> Option<()> {
+    let (head, rest) = dst.split_first_chunk_mut::<HEAD_BYTES>()?;
+    head.copy_from_slice(
+        FrameHead {
+            len: U32::new(len.saturating_sub(crate::LENGTH_PREFIX_BYTES) as u32),
+            kind: kind::ROWS,
+        }
+        .as_bytes(),
+    );
+    rest.get_mut(..core::mem::size_of::<RowsHead>())?
+        .copy_from_slice(rows_head(source, seq, index_state, count).as_bytes());
+    Some(())
 }
 
 impl Encode for Rows<'_> {
@@ -542,18 +600,16 @@ impl<'b> RowsBuilder<'b> {
         seq: u64,
         index_state: IndexState,
     ) -> Result<Self, Error> {
-        let mut out = Out::new(buf, 0);
-        let start = (|| {
-            out.fixed(&FrameHead {
-                len: U32::new(0),
-                kind: kind::ROWS,
-            })?;
-            out.fixed(&rows_head(source, seq, index_state, 0))
-        })();
-        start.map_err(|e| e.in_frame(kind::ROWS))?;
+        if write_rows_head(buf, source, seq, index_state, 0, ROWS_HEAD_BYTES).is_none() {
+            let rule = Rule::BufferTooSmall {
+                needed: ROWS_HEAD_BYTES,
+                have: buf.len(),
+            };
+            return Err(Error::encode(rule, Field::Length, 0).in_frame(kind::ROWS));
+        }
         Ok(RowsBuilder {
             buf,
-            len: HEAD_BYTES + core::mem::size_of::<RowsHead>(),
+            len: ROWS_HEAD_BYTES,
             count: 0,
         })
     }
@@ -563,7 +619,7 @@ impl<'b> RowsBuilder<'b> {
     /// [`len`](Self::len) and [`row_count`](Self::row_count). Refused if
     /// `buf` does not hold a started `Rows` frame of that length.
     pub fn resume(buf: &'b mut [u8], len: usize, row_count: u32) -> Result<Self, Error> {
-        let head = HEAD_BYTES + core::mem::size_of::<RowsHead>();
+        let head = ROWS_HEAD_BYTES;
         if len < head || len > buf.len() {
             let rule = Rule::BufferTooSmall {
                 needed: len.max(head),
@@ -623,6 +679,31 @@ impl<'b> RowsBuilder<'b> {
         Error::encode(rule, field, self.len)
             .in_frame(kind::ROWS)
             .at_item(self.count)
+    }
+
+    /// Append `count` rows already encoded as a frame carries them, as one
+    /// copy: for rows a publisher kept encoded. The caller vouches that
+    /// `rows` holds exactly `count` whole rows.
+    pub(crate) fn extend_encoded(&mut self, rows: &[u8], count: u32) -> Result<(), Error> {
+        let end = self.len.saturating_add(rows.len());
+        let room = self.buf.len().min(MAX_FRAME_END);
+        match self.buf.get_mut(self.len..end).filter(|_| end <= room) {
+            Some(dst) => {
+                dst.copy_from_slice(rows);
+                self.len = end;
+                self.count += count;
+                Ok(())
+            }
+            None => {
+                let rule = Rule::BufferTooSmall {
+                    needed: end,
+                    have: room,
+                };
+                Err(Error::encode(rule, Field::Row, self.len)
+                    .in_frame(kind::ROWS)
+                    .at_item(self.count))
+            }
+        }
     }
 
     /// The rows pushed so far.

@@ -9,8 +9,9 @@ use crate::frame::{kind_name, Frame};
 use crate::index::IndexKind;
 use crate::index_state::{IndexState, NO_INDEX_STATE};
 
-/// A frame that breaks a stream-level rule. The stream cannot go on: what
-/// follows would be applied to the wrong source, or to none.
+/// A frame that breaks a stream-level rule a subscriber holds. The stream
+/// cannot go on: what follows would be applied to the wrong source, or to
+/// none. (The sending side's refusals are [`PublishError`](crate::PublishError).)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ProtocolError {
@@ -33,29 +34,6 @@ pub enum ProtocolError {
         /// The limit in force.
         limit: usize,
     },
-    /// A publisher's handshake that does not take the next ordinal: ordinals
-    /// are assigned from 0, one per handshake.
-    WrongOrdinal {
-        /// The ordinal the next handshake must carry.
-        expected: u32,
-        /// The ordinal it carried.
-        got: u32,
-    },
-    /// A publisher's `Rows` frame whose `seq` is not the one after the
-    /// source's previous frame (§4.3).
-    WrongSeq {
-        /// The ordinal.
-        source: u32,
-        /// The `seq` the frame must carry.
-        expected: u64,
-        /// The `seq` it carried.
-        got: u64,
-    },
-    /// A publisher's `Delta` before the source's first `Full` (rule 2).
-    DeltaBeforeFull {
-        /// The ordinal.
-        source: u32,
-    },
 }
 
 impl fmt::Display for ProtocolError {
@@ -75,24 +53,6 @@ impl fmt::Display for ProtocolError {
             ProtocolError::TooManySources { limit } => write!(
                 f,
                 "a handshake past the limit of {limit} sources on one connection"
-            ),
-            ProtocolError::WrongOrdinal { expected, got } => write!(
-                f,
-                "a handshake for ordinal {got}; ordinals are assigned from 0 in order, and the \
-                 next is {expected}"
-            ),
-            ProtocolError::WrongSeq {
-                source,
-                expected,
-                got,
-            } => write!(
-                f,
-                "a Rows frame for source {source} with seq {got}; the next seq is {expected} \
-                 (§4.3: exactly one more per frame)"
-            ),
-            ProtocolError::DeltaBeforeFull { source } => write!(
-                f,
-                "a Delta index entry for source {source} before its first Full (rule 2)"
             ),
         }
     }

@@ -7,8 +7,8 @@
 //! - [`OwnedFrame`] is a frame that owns its fields, for callers who keep
 //!   frames; with the `serde` feature it is the JSON Lines form of NOTES.md.
 //! - [`Publisher`] turns an agent's observations and index slots into
-//!   frames, interval by interval, into a bounded [`FrameQueue`] that a
-//!   transport drains; [`Subscriber`] applies a connection's frames to a
+//!   frames, interval by interval — the core's publisher machine decides
+//!   which — into a bounded [`FrameQueue`] that a transport drains; [`Subscriber`] applies a connection's frames to a
 //!   [`Sink`] under the subscriber's rules.
 //! - [`transport`] moves a publisher's frames: TCP with reconnect, Unix
 //!   sockets, files. [`server`] receives them: [`serve`](server::serve) for
@@ -47,9 +47,10 @@ pub mod transport;
 mod writer;
 
 pub use dendro_wire_core;
+pub use dendro_wire_core::{SourceId, StreamId};
 pub use owned::{OwnedFrame, OwnedRow};
 pub use publisher::{
-    PublishError, Publisher, PublisherConfig, PublisherStats, SourceConfig, SourceId, MAX_SOURCES,
+    PublishError, Publisher, PublisherConfig, PublisherStats, SourceConfig, MAX_SOURCES,
 };
 pub use queue::{FrameQueue, Pushed, QueueStats};
 pub use reader::{FrameReader, Position, ReadError, ReadErrorKind};

@@ -1,12 +1,13 @@
-//! [`Publisher`]: frames for an agent that has no archive to tail, over the
-//! core's publisher rules, into a bounded [`FrameQueue`].
+//! [`Publisher`]: frames for an agent that has no archive to tail — the
+//! core's publisher machine, with storage that grows, feeding a bounded
+//! [`FrameQueue`].
 
 use std::collections::BTreeMap;
-use std::ops::Range;
 
 use dendro_wire_core::{
-    is_canonical_uuid, write_uuid, ClockOffset, Frame, Handshake, Index, IndexKind, Map,
-    Publisher as Rules, Row, RowsBuilder, Rule, Segment, SlotSetHash, SourceUpdate, NO_INDEX_STATE,
+    is_canonical_uuid, kind, write_uuid, ClockOffset, Frame, Map, PublishError as Refusal,
+    Publisher as Machine, PublisherConfig as MachineConfig, Segment, SourceDecl, SourceId,
+    SourceUpdate, Storage, StreamId, Transmit, NO_INDEX_STATE,
 };
 
 use crate::queue::{FrameQueue, Pushed};
@@ -100,18 +101,6 @@ impl SourceConfig {
     }
 }
 
-/// A declared source, by the order it was declared in; it is also the
-/// ordinal its handshake takes on every connection.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct SourceId(usize);
-
-impl SourceId {
-    /// The ordinal the source's frames carry.
-    pub fn ordinal(self) -> u32 {
-        self.0 as u32
-    }
-}
-
 /// What a publisher has done.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PublisherStats {
@@ -121,116 +110,64 @@ pub struct PublisherStats {
     pub connections: u64,
     /// Rows in `Rows` frames queued for the transport.
     pub rows_queued: u64,
-    /// Rows in `Rows` frames dropped: the queue was full or disconnected, or
-    /// the caller asked ([`Publisher::lose_next_rows`]).
+    /// Rows dropped: observed with no connection open, too large for a
+    /// frame, or in a `Rows` frame the queue could not take.
     pub rows_dropped: u64,
-    /// `Rows` frames dropped.
+    /// `Rows` frames the queue could not take: full, or its connection
+    /// gone. Each is a gap at the subscriber.
     pub rows_frames_dropped: u64,
-    /// Index entries too large to encode, not sent.
+    /// Index slot changes refused: the `Full` carrying every slot would
+    /// not fit a frame. The slot keeps its value before the change.
     pub index_entries_dropped: u64,
 }
 
-/// One declared source and what it must remember between intervals.
-struct Source {
-    config: SourceConfig,
-    /// The seq of the next `Rows` frame; it outlives connections so that
-    /// every interval has its own number.
-    next_seq: u64,
-    /// This interval's rows: stream, ts, wall_offset, and their bytes in
-    /// `row_bytes`. Reused, so observing does not allocate once warm.
-    pending: Vec<(usize, i64, i64, Range<usize>)>,
-    row_bytes: Vec<u8>,
-    /// The latest observation of every stream, for a connection's first
-    /// `Rows` frame (rule 3).
-    latest: Vec<Option<(i64, i64, Vec<u8>)>>,
-    index: Option<SlotIndex>,
-    /// The newest timestamp observed, for an index entry in an interval
-    /// that observed nothing.
-    last_ts: i64,
-    intervals_since_full: u64,
-    /// Whether a `Full` went out on this connection; a `Delta` goes only
-    /// after one.
-    full_sent: bool,
-    lose_next_rows: bool,
+/// What became of the frames handed to the queue: the one thing the core
+/// machine cannot know.
+#[derive(Clone, Copy, Debug, Default)]
+struct Queued {
+    rows: u64,
+    rows_dropped: u64,
+    rows_frames_dropped: u64,
+    /// Connections whose opening the queue refused: gone before it was
+    /// queued.
+    openings_lost: u64,
 }
 
-/// A source's slots, their hash, and what changed since the last entry.
+/// A source's bytes on a host: a buffer that grows by doubling, so the
+/// machine's storage is never full.
 #[derive(Default)]
-struct SlotIndex {
-    slots: BTreeMap<Vec<u8>, Vec<u8>>,
-    hash: SlotSetHash,
-    changed: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
-}
+struct Growable(Vec<u8>);
 
-impl SlotIndex {
-    /// A slot as the hash sees it: key and value, length-prefixed so that no
-    /// two different slots are the same bytes.
-    fn slot_bytes(key: &[u8], value: &[u8]) -> Vec<u8> {
-        let mut b = Vec::with_capacity(8 + key.len() + value.len());
-        b.extend_from_slice(&(key.len() as u32).to_le_bytes());
-        b.extend_from_slice(key);
-        b.extend_from_slice(&(value.len() as u32).to_le_bytes());
-        b.extend_from_slice(value);
-        b
+impl Storage for Growable {
+    fn bytes(&self) -> &[u8] {
+        &self.0
     }
 
-    fn set(&mut self, key: &[u8], value: &[u8]) {
-        let new = Self::slot_bytes(key, value);
-        match self.slots.insert(key.to_vec(), value.to_vec()) {
-            Some(old) if old == value => return,
-            Some(old) => self.hash.replace(&Self::slot_bytes(key, &old), &new),
-            None => self.hash.insert(&new),
-        }
-        self.changed.insert(key.to_vec(), Some(value.to_vec()));
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.0
     }
 
-    fn remove(&mut self, key: &[u8]) {
-        if let Some(old) = self.slots.remove(key) {
-            self.hash.remove(&Self::slot_bytes(key, &old));
-            self.changed.insert(key.to_vec(), None);
+    fn grow(&mut self, len: usize) -> bool {
+        if len > self.0.len() {
+            self.0.resize(len.max(2 * self.0.len()).max(256), 0);
         }
-    }
-
-    /// A `Full` blob: every slot, `u32 len | key | u32 len | value` each.
-    fn full_blob(&self) -> Vec<u8> {
-        let mut b = Vec::new();
-        for (k, v) in &self.slots {
-            b.extend_from_slice(&Self::slot_bytes(k, v));
-        }
-        b
-    }
-
-    /// A `Delta` blob: each changed slot as `u32 len | key | u8 present`,
-    /// then `u32 len | value` when present.
-    fn delta_blob(&self) -> Vec<u8> {
-        let mut b = Vec::new();
-        for (k, v) in &self.changed {
-            b.extend_from_slice(&(k.len() as u32).to_le_bytes());
-            b.extend_from_slice(k);
-            match v {
-                Some(v) => {
-                    b.push(1);
-                    b.extend_from_slice(&(v.len() as u32).to_le_bytes());
-                    b.extend_from_slice(v);
-                }
-                None => b.push(0),
-            }
-        }
-        b
+        true
     }
 }
 
 /// The publisher for an agent that has no archive to tail.
 ///
 /// The agent declares its sources, then, every interval, observes rows and
-/// changes index slots and calls [`end_interval`](Self::end_interval). Per
-/// source, that sends index changes first (a `Delta` whose `state` is the
-/// [`SlotSetHash`] of the whole slot set, or a `Full` every
-/// [`full_every`](PublisherConfig::full_every) intervals), then exactly one
-/// `Rows` frame, empty when nothing was observed (rules 4, 6, 7). A new
-/// connection opens with every handshake from ordinal 0, a `Full` for every
-/// indexed source, and a `Rows` frame carrying the latest observation of
-/// every stream (rules 2, 3, 8).
+/// changes index slots and calls [`end_interval`](Self::end_interval). The
+/// rules of what is sent live in the core's
+/// [`Publisher`](dendro_wire_core::Publisher), which this wraps: per
+/// source, index changes first (a `Delta` whose `state` is the
+/// [`SlotSetHash`](dendro_wire_core::SlotSetHash) of the whole slot set,
+/// or a `Full` every [`full_every`](PublisherConfig::full_every) intervals),
+/// then exactly one `Rows` frame, empty when nothing was observed (rules 4,
+/// 6, 7). A new connection opens with every handshake from ordinal 0, a
+/// `Full` for every indexed source, and a `Rows` frame carrying the latest
+/// observation of every stream (rules 2, 3, 8).
 ///
 /// It never waits on the transport: frames go into a bounded
 /// [`FrameQueue`](crate::FrameQueue) that a transport thread drains, and a
@@ -255,21 +192,20 @@ impl SlotIndex {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Publisher {
-    config: PublisherConfig,
     queue: FrameQueue,
-    sources: Vec<Source>,
-    rules: Box<Rules<MAX_SOURCES>>,
-    /// The sources handshaken on the current connection: a source declared
-    /// after it opened is handshaken at the next interval.
-    opened: usize,
-    stats: PublisherStats,
+    /// Boxed: its table holds [`MAX_SOURCES`] sources in place.
+    machine: Box<Machine<Growable, MAX_SOURCES>>,
+    /// Where frames the machine builds (index entries, a connection's first
+    /// rows) are written before they are copied into a queue buffer.
+    scratch: Vec<u8>,
+    queued: Queued,
 }
 
 impl std::fmt::Debug for Publisher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Publisher")
-            .field("sources", &self.sources.len())
-            .field("stats", &self.stats)
+            .field("sources", &self.machine.source_count())
+            .field("stats", &self.stats())
             .finish_non_exhaustive()
     }
 }
@@ -287,6 +223,9 @@ pub enum PublishError {
     /// A frame the encoder refuses: labels, metadata or a segment too large
     /// for a frame (64 MiB).
     Encode(dendro_wire_core::Error),
+    /// A call the core's rules refuse: a frame for a source not declared,
+    /// a source's streams too many for a frame.
+    Refused(Refusal),
 }
 
 impl std::fmt::Display for PublishError {
@@ -304,22 +243,35 @@ impl std::fmt::Display for PublishError {
                 "the uuid {u:?} is not canonical lowercase 8-4-4-4-12 hex, the only form a \
                  handshake carries"
             ),
+            PublishError::Refused(e) => write!(f, "{e}"),
         }
     }
 }
 
 impl std::error::Error for PublishError {}
 
+impl From<Refusal> for PublishError {
+    fn from(e: Refusal) -> Self {
+        match e {
+            Refusal::TooManySources { .. } => PublishError::TooManySources,
+            Refusal::Encode(e) => PublishError::Encode(e),
+            other => PublishError::Refused(other),
+        }
+    }
+}
+
 impl Publisher {
     /// A publisher with no sources and an unconnected queue.
     pub fn new(config: PublisherConfig) -> Self {
+        let machine = MachineConfig {
+            full_every: config.full_every,
+            ..MachineConfig::DEFAULT
+        };
         Publisher {
-            config,
             queue: FrameQueue::new(config.queue_frames, config.queue_bytes),
-            sources: Vec::new(),
-            rules: Box::new(Rules::new()),
-            opened: 0,
-            stats: PublisherStats::default(),
+            machine: Box::new(Machine::new(machine)),
+            scratch: Vec::new(),
+            queued: Queued::default(),
         }
     }
 
@@ -330,42 +282,47 @@ impl Publisher {
 
     /// What the publisher has done so far.
     pub fn stats(&self) -> PublisherStats {
-        self.stats
+        let m = self.machine.stats();
+        PublisherStats {
+            intervals: m.intervals,
+            connections: m.connections - self.queued.openings_lost,
+            rows_queued: self.queued.rows,
+            rows_dropped: m.rows_unsent + m.rows_refused + self.queued.rows_dropped,
+            rows_frames_dropped: self.queued.rows_frames_dropped,
+            index_entries_dropped: m.slot_changes_refused,
+        }
     }
 
     /// Declare a source. Its handshake goes out when the next connection
-    /// opens; declare every source before the first interval.
+    /// opens, or at the next interval if one is open.
     pub fn add_source(&mut self, mut config: SourceConfig) -> Result<SourceId, PublishError> {
-        if self.sources.len() >= MAX_SOURCES {
-            return Err(PublishError::TooManySources);
-        }
         let uuid = config.uuid.get_or_insert_with(mint_uuid);
-        // Refused here rather than at every handshake.
         if !is_canonical_uuid(uuid.as_bytes()) {
             return Err(PublishError::NotACanonicalUuid(uuid.clone()));
         }
-        // A handshake that could not be encoded would stop every connection
-        // from opening; it is refused now instead.
-        handshake_of(&config, 0, |h| h.buffer_len()).map_err(PublishError::Encode)?;
-        let streams = config.streams.len();
-        let index = config.index_stream.as_ref().map(|_| SlotIndex::default());
-        self.sources.push(Source {
-            config,
-            next_seq: 0,
-            pending: Vec::new(),
-            row_bytes: Vec::new(),
-            latest: vec![None; streams],
-            index,
-            last_ts: 0,
-            intervals_since_full: 0,
-            full_sent: false,
-            lose_next_rows: false,
-        });
-        Ok(SourceId(self.sources.len() - 1))
+        let (labels, metadata) = (pairs(&config.labels), pairs(&config.metadata));
+        let streams: Vec<&str> = config.streams.iter().map(String::as_str).collect();
+        let decl = SourceDecl {
+            uuid: config.uuid.as_deref(),
+            labels: Map::from_pairs(&labels),
+            metadata: Map::from_pairs(&metadata),
+            clock_anchor_wall_ns: config.clock_anchor_wall_ns,
+            complete: false,
+            streams: &streams,
+            index_stream: config.index_stream.as_deref(),
+        };
+        Ok(self.machine.add_source(&decl, Growable::default())?)
+    }
+
+    /// The source's stream named `stream`, to observe rows on without
+    /// looking its name up each time.
+    pub fn stream(&self, source: SourceId, stream: &str) -> Option<StreamId> {
+        self.machine.stream_id(source, stream)
     }
 
     /// Observe one row on a declared stream, for this interval's `Rows`
-    /// frame.
+    /// frame. A row too large for a frame is left out and counted in
+    /// [`rows_dropped`](PublisherStats::rows_dropped).
     pub fn observe(
         &mut self,
         source: SourceId,
@@ -374,50 +331,62 @@ impl Publisher {
         wall_offset: i64,
         row: &[u8],
     ) -> Result<(), PublishError> {
-        let s = &mut self.sources[source.0];
-        let Some(i) = s.config.streams.iter().position(|n| n == stream) else {
+        let Some(id) = self.machine.stream_id(source, stream) else {
             return Err(PublishError::UnknownStream(stream.to_string()));
         };
-        s.last_ts = s.last_ts.max(ts);
-        let at = s.row_bytes.len();
-        s.row_bytes.extend_from_slice(row);
-        s.pending.push((i, ts, wall_offset, at..at + row.len()));
-        let latest = s.latest[i].get_or_insert_with(|| (ts, wall_offset, Vec::new()));
-        latest.0 = ts;
-        latest.1 = wall_offset;
-        latest.2.clear();
-        latest.2.extend_from_slice(row);
-        Ok(())
+        self.observe_stream(id, ts, wall_offset, row)
+    }
+
+    /// [`observe`](Self::observe), on a stream named by its id
+    /// ([`stream`](Self::stream)).
+    #[inline]
+    pub fn observe_stream(
+        &mut self,
+        stream: StreamId,
+        ts: i64,
+        wall_offset: i64,
+        row: &[u8],
+    ) -> Result<(), PublishError> {
+        match self.machine.observe(stream, ts, wall_offset, row) {
+            Ok(()) => Ok(()),
+            Err(e @ Refusal::FrameTooLarge { .. }) => {
+                // Counted by the machine; the interval's other rows go.
+                log::warn!(
+                    "source {}: a row on stream {} left out: {e}",
+                    stream.source().ordinal(),
+                    stream.index()
+                );
+                Ok(())
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Set an index slot (add it or change it); sent as a `Delta` at the end
-    /// of the interval. A source declared without an index ignores it.
+    /// of the interval. A source declared without an index ignores it; a
+    /// slot that would take the `Full` past a frame is refused, logged and
+    /// counted in [`index_entries_dropped`](PublisherStats::index_entries_dropped).
     pub fn set_slot(&mut self, source: SourceId, key: &[u8], value: &[u8]) {
-        if let Some(index) = &mut self.sources[source.0].index {
-            index.set(key, value);
-        }
+        let result = self.machine.set_slot(source, key, value);
+        self.slot_changed(source, result);
     }
 
     /// Remove an index slot.
     pub fn remove_slot(&mut self, source: SourceId, key: &[u8]) {
-        if let Some(index) = &mut self.sources[source.0].index {
-            index.remove(key);
+        let result = self.machine.remove_slot(source, key);
+        self.slot_changed(source, result);
+    }
+
+    fn slot_changed(&self, source: SourceId, result: Result<(), Refusal>) {
+        match result {
+            Ok(()) | Err(Refusal::NoIndex { .. }) => {}
+            Err(e) => log::warn!("source {}: a slot change refused: {e}", source.ordinal()),
         }
     }
 
     /// The source's index state now.
     pub fn index_state(&self, source: SourceId) -> (u64, u64) {
-        match &self.sources[source.0].index {
-            Some(index) => index.hash.state(),
-            None => NO_INDEX_STATE,
-        }
-    }
-
-    /// Drop the source's next `Rows` frame instead of queueing it, as a lossy
-    /// link would: its `seq` is spent, so the subscriber sees a gap. For
-    /// demonstrations and tests of loss.
-    pub fn lose_next_rows(&mut self, source: SourceId) {
-        self.sources[source.0].lose_next_rows = true;
+        self.machine.index_state(source).unwrap_or(NO_INDEX_STATE)
     }
 
     /// Send one clock-drift observation now.
@@ -427,12 +396,11 @@ impl Publisher {
         ts: i64,
         offset_ns: i64,
     ) -> Result<Pushed, PublishError> {
-        let frame = Frame::ClockOffset(ClockOffset {
+        self.send(&Frame::ClockOffset(ClockOffset {
             source: source.ordinal(),
             ts,
             offset_ns,
-        });
-        self.push_frame(&frame)
+        }))
     }
 
     /// Replace the source's labels and metadata, and send a `SourceUpdate`
@@ -444,214 +412,115 @@ impl Publisher {
         labels: BTreeMap<String, String>,
         metadata: BTreeMap<String, String>,
     ) -> Result<Pushed, PublishError> {
-        let pushed = {
-            let (l, m) = (pairs(&labels), pairs(&metadata));
-            self.push_frame(&Frame::SourceUpdate(SourceUpdate {
-                source: source.ordinal(),
-                ts: wall_now_ns(),
-                labels: Map::from_pairs(&l),
-                metadata: Map::from_pairs(&m),
-            }))?
+        let (l, m) = (pairs(&labels), pairs(&metadata));
+        let (labels, metadata) = (Map::from_pairs(&l), Map::from_pairs(&m));
+        let ts = wall_now_ns();
+        let update = SourceUpdate {
+            source: source.ordinal(),
+            ts,
+            labels,
+            metadata,
         };
-        let s = &mut self.sources[source.0];
-        s.config.labels = labels;
-        s.config.metadata = metadata;
-        Ok(pushed)
+        let mut buf = self.queue.buffer();
+        buf.resize(update.buffer_len().map_err(PublishError::Encode)?, 0);
+        match self
+            .machine
+            .update_source(source, ts, labels, metadata, &mut buf)?
+        {
+            Some(n) => {
+                buf.truncate(n);
+                Ok(self.queue.push(buf))
+            }
+            None => Ok(Pushed::Disconnected),
+        }
     }
 
     /// Pass a sealed segment through, for catch-up.
     pub fn segment(&mut self, segment: &Segment<'_>) -> Result<Pushed, PublishError> {
-        self.push_frame(&Frame::Segment(*segment))
+        self.send(&Frame::Segment(*segment))
     }
 
-    /// Queue a frame now. The queue refuses it while a new connection waits
-    /// for its opening sequence, which it would otherwise precede; a frame
-    /// for a source not yet handshaken on this connection is dropped too.
-    fn push_frame(&self, frame: &Frame<'_>) -> Result<Pushed, PublishError> {
+    /// Queue a frame built here now. A frame for a source whose handshake
+    /// has not gone out on this connection is dropped (rule 1), and so is
+    /// one the queue refuses while a new connection waits for its opening.
+    fn send(&mut self, frame: &Frame<'_>) -> Result<Pushed, PublishError> {
         let mut buf = self.queue.buffer();
-        encode_into(frame, &mut buf).map_err(PublishError::Encode)?;
-        if frame.source().is_some_and(|s| s as usize >= self.opened) {
-            return Ok(Pushed::Disconnected);
+        buf.resize(frame.buffer_len().map_err(PublishError::Encode)?, 0);
+        match self.machine.send(frame, &mut buf) {
+            Ok(n) => {
+                buf.truncate(n);
+                Ok(self.queue.push(buf))
+            }
+            Err(Refusal::NotHandshaken { .. }) => Ok(Pushed::Disconnected),
+            Err(e) => Err(e.into()),
         }
-        Ok(self.queue.push(buf))
     }
 
     /// End the interval: per source, index changes first, then exactly one
     /// `Rows` frame. On a new connection, the opening sequence instead.
     pub fn end_interval(&mut self) {
-        self.stats.intervals += 1;
-        if let Some(epoch) = self.queue.pending_opening() {
-            self.rules.reset();
-            let frames = self.open(0);
-            if self.queue.push_opening(epoch, frames) {
-                self.stats.connections += 1;
-                self.opened = self.sources.len();
-            } else {
-                self.opened = 0;
-            }
-        } else {
-            let was_open = self.opened;
-            if was_open < self.sources.len() && self.queue.is_open() {
-                // Sources declared since the connection opened: a handshake
-                // may come at any point in a stream.
-                let frames = self.open(was_open);
-                self.queue.push_all(frames);
-                self.opened = self.sources.len();
-            }
-            for i in 0..was_open {
-                self.interval(i);
-            }
-            // With no connection ever opened, no frame is built; the rows
-            // are dropped all the same, and counted.
-            for s in &self.sources[self.opened..] {
-                self.stats.rows_dropped += s.pending.len() as u64;
-            }
+        let opening = self.queue.pending_opening();
+        if opening.is_some() {
+            self.machine.connected();
+        } else if self.machine.is_connected() && !self.queue.is_open() {
+            self.machine.disconnected();
         }
-        for s in &mut self.sources {
-            s.pending.clear();
-            s.row_bytes.clear();
+        self.machine.end_interval();
+        match opening {
+            Some(epoch) => {
+                let mut frames = Vec::new();
+                let mut rows = 0;
+                while let Some((frame, t)) = self.poll() {
+                    rows += u64::from(t.rows);
+                    frames.push(frame);
+                }
+                if self.queue.push_opening(epoch, frames) {
+                    self.queued.rows += rows;
+                } else {
+                    // The connection went before its opening was queued;
+                    // the next one starts afresh.
+                    self.machine.disconnected();
+                    self.queued.openings_lost += 1;
+                    self.queued.rows_dropped += rows;
+                }
+            }
+            None => {
+                while let Some((frame, t)) = self.poll() {
+                    let pushed = self.queue.push(frame);
+                    if t.kind != kind::ROWS {
+                        continue;
+                    }
+                    match pushed {
+                        Pushed::Queued => self.queued.rows += u64::from(t.rows),
+                        Pushed::Full | Pushed::Disconnected => {
+                            self.queued.rows_dropped += u64::from(t.rows);
+                            self.queued.rows_frames_dropped += 1;
+                        }
+                    }
+                }
+            }
         }
     }
 
-    /// The opening of sources `from..`: their handshakes in ordinal order, a
-    /// `Full` per indexed source, then a `Rows` frame per source with the
-    /// latest observation of every stream.
-    fn open(&mut self, from: usize) -> Vec<Vec<u8>> {
-        let mut frames = Vec::new();
-        for (i, s) in self.sources.iter_mut().enumerate().skip(from) {
-            let ordinal = self
-                .rules
-                .handshake(s.next_seq)
-                .expect("at most MAX_SOURCES");
-            debug_assert_eq!(ordinal as usize, i);
-            let mut buf = self.queue.buffer();
-            // Checked when the source was declared; it cannot fail here.
-            let encoded = handshake_of(&s.config, ordinal, |h| {
-                encode_into(&Frame::Handshake(*h), &mut buf)
-            });
-            if let Err(e) = encoded {
-                log::warn!("source {i}: its handshake cannot be encoded: {e}");
+    /// The next frame the machine requires, in a queue buffer.
+    fn poll(&mut self) -> Option<(Vec<u8>, Transmit)> {
+        let len = self.machine.next_frame_len()?;
+        if self.scratch.len() < len {
+            self.scratch.resize(len, 0);
+        }
+        match self.machine.poll_frame(&mut self.scratch) {
+            Ok(Some((bytes, t))) => {
+                let mut frame = self.queue.buffer();
+                frame.extend_from_slice(bytes);
+                Some((frame, t))
             }
-            s.full_sent = false;
-            frames.push(buf);
-        }
-        for i in from..self.sources.len() {
-            if let Some(full) = self.index_frame(i, true) {
-                frames.push(full);
-            }
-            let s = &mut self.sources[i];
-            let seq = self.rules.next_seq(i as u32).expect("handshaken above");
-            s.next_seq = seq + 1;
-            let state = s.index.as_ref().map_or(NO_INDEX_STATE, |x| x.hash.state());
-            let mut buf = self.queue.buffer();
-            let rows = s.latest.iter().enumerate().filter_map(|(stream, latest)| {
-                latest.as_ref().map(|(ts, wall_offset, row)| Row {
-                    stream: &s.config.streams[stream],
-                    ts: *ts,
-                    wall_offset: *wall_offset,
-                    row,
-                })
-            });
-            let (n, refused) = build_rows(&mut buf, i as u32, seq, state, rows);
-            self.stats.rows_queued += n;
-            self.stats.rows_dropped += refused;
-            s.lose_next_rows = false;
-            frames.push(buf);
-        }
-        frames
-    }
-
-    /// The index frame a source sends now, if any: a `Full` when a
-    /// connection is `opening`, when one is due, or when none has been sent
-    /// on this connection; else a `Delta` when slots changed.
-    fn index_frame(&mut self, i: usize, opening: bool) -> Option<Vec<u8>> {
-        let s = &mut self.sources[i];
-        let index = s.index.as_mut()?;
-        s.intervals_since_full += 1;
-        let full = opening || !s.full_sent || s.intervals_since_full >= self.config.full_every;
-        if !full && index.changed.is_empty() {
-            return None;
-        }
-        let (kind, blob) = if full {
-            (IndexKind::Full, index.full_blob())
-        } else {
-            (IndexKind::Delta, index.delta_blob())
-        };
-        // Rule 5: a row is read against entries at or before its timestamp,
-        // so the entry is stamped no later than any row sent after it: the
-        // latest of every stream on an opening, this interval's otherwise.
-        let ts = if opening {
-            s.latest.iter().flatten().map(|l| l.0).min()
-        } else {
-            s.pending.iter().map(|p| p.1).min()
-        }
-        .unwrap_or(s.last_ts);
-        let mut buf = self.queue.buffer();
-        let encoded = encode_into(
-            &Frame::Index(Index {
-                source: i as u32,
-                stream: s.config.index_stream.as_deref().unwrap_or_default(),
-                ts,
-                kind,
-                state: index.hash.state(),
-                blob: &blob,
-            }),
-            &mut buf,
-        );
-        if let Err(e) = encoded {
-            // An index too large for a frame: the entry is not sent, the
-            // rows that follow are skipped by the subscriber (rule 9), and a
-            // Full is tried again next interval.
-            log::warn!("source {i}: an index entry cannot be encoded: {e}");
-            self.stats.index_entries_dropped += 1;
-            s.full_sent &= !full;
-            return None;
-        }
-        index.changed.clear();
-        if full {
-            s.intervals_since_full = 0;
-            s.full_sent = true;
-        }
-        self.rules
-            .index(i as u32, kind)
-            .expect("a Delta goes only after a Full on this connection");
-        Some(buf)
-    }
-
-    fn interval(&mut self, i: usize) {
-        if let Some(index) = self.index_frame(i, false) {
-            self.queue.push(index);
-        }
-        let seq = self
-            .rules
-            .next_seq(i as u32)
-            .expect("handshaken on connect");
-        let s = &mut self.sources[i];
-        s.next_seq = seq + 1;
-        let n = s.pending.len() as u64;
-        if std::mem::take(&mut s.lose_next_rows) {
-            self.stats.rows_dropped += n;
-            self.stats.rows_frames_dropped += 1;
-            return;
-        }
-        let state = s.index.as_ref().map_or(NO_INDEX_STATE, |x| x.hash.state());
-        let mut buf = self.queue.buffer();
-        let rows = s
-            .pending
-            .iter()
-            .map(|(stream, ts, wall_offset, bytes)| Row {
-                stream: &s.config.streams[*stream],
-                ts: *ts,
-                wall_offset: *wall_offset,
-                row: &s.row_bytes[bytes.clone()],
-            });
-        let (n, refused) = build_rows(&mut buf, i as u32, seq, state, rows);
-        self.stats.rows_dropped += refused;
-        match self.queue.push(buf) {
-            Pushed::Queued => self.stats.rows_queued += n,
-            Pushed::Full | Pushed::Disconnected => {
-                self.stats.rows_dropped += n;
-                self.stats.rows_frames_dropped += 1;
+            Ok(None) => None,
+            Err(e) => {
+                // The scratch is sized to the frame and the storage never
+                // shrinks; if this came, what is due is dropped and counted
+                // when the next interval ends.
+                log::error!("a frame the publisher owes could not be taken: {e}");
+                None
             }
         }
     }
@@ -659,61 +528,6 @@ impl Publisher {
 
 fn pairs(m: &BTreeMap<String, String>) -> Vec<(&str, &str)> {
     m.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
-}
-
-/// Encode a frame into `buf`, sized to fit it.
-fn encode_into(frame: &Frame<'_>, buf: &mut Vec<u8>) -> Result<(), dendro_wire_core::Error> {
-    buf.resize(frame.buffer_len()?, 0);
-    frame.emit(buf).map(drop)
-}
-
-/// The handshake of a declared source, lent to `f`.
-fn handshake_of<T>(config: &SourceConfig, ordinal: u32, f: impl FnOnce(&Handshake<'_>) -> T) -> T {
-    let (labels, metadata) = (pairs(&config.labels), pairs(&config.metadata));
-    f(&Handshake {
-        source: ordinal,
-        uuid: config.uuid.as_deref(),
-        labels: Map::from_pairs(&labels),
-        metadata: Map::from_pairs(&metadata),
-        clock_anchor_wall_ns: config.clock_anchor_wall_ns,
-        complete: false,
-    })
-}
-
-/// Build a `Rows` frame in `buf`, growing it as rows need; returns the rows
-/// in the frame, and the rows refused because they would take it past the
-/// frame size limit (logged, and counted as dropped).
-fn build_rows<'r>(
-    buf: &mut Vec<u8>,
-    source: u32,
-    seq: u64,
-    state: (u64, u64),
-    rows: impl Iterator<Item = Row<'r>>,
-) -> (u64, u64) {
-    if buf.len() < 4096 {
-        buf.resize(4096, 0);
-    }
-    let mut b = RowsBuilder::new(buf, source, seq, state).expect("4 KiB holds a header");
-    let mut refused = 0;
-    for row in rows {
-        if let Err(e) = b.push(&row) {
-            let Rule::BufferTooSmall { needed, .. } = e.rule() else {
-                // A row that would take the frame past 64 MiB: left out of
-                // the frame, which keeps the rows it has.
-                log::warn!("source {source}: a row on {:?} left out: {e}", row.stream);
-                refused += 1;
-                continue;
-            };
-            let (len, count) = (b.len(), b.row_count());
-            buf.resize(needed.max(2 * buf.len()), 0);
-            b = RowsBuilder::resume(buf, len, count).expect("the same frame, moved");
-            b.push(&row).expect("grown to fit");
-        }
-    }
-    let n = b.row_count() as u64;
-    let len = b.finish().expect("a started frame finishes");
-    buf.truncate(len);
-    (n, refused)
 }
 
 fn wall_now_ns() -> i64 {

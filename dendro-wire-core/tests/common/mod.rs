@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod gen;
+pub mod grow;
 
 use dendro_wire_core::*;
 

@@ -12,8 +12,8 @@
 use core::panic::PanicInfo;
 
 use dendro_wire_core::{
-    check_preamble, decode, emit_preamble, Frame, Publisher, Row, RowsBuilder, SlotSetHash, Status,
-    Subscriber, NO_INDEX_STATE,
+    check_preamble, decode, emit_preamble, Frame, Map, Publisher, PublisherConfig, Row,
+    RowsBuilder, SlotSetHash, SourceDecl, Status, Subscriber, NO_INDEX_STATE,
 };
 
 #[panic_handler]
@@ -22,17 +22,35 @@ fn panic(_: &PanicInfo<'_>) -> ! {
 }
 
 fn exercise(buf: &mut [u8; 512]) -> usize {
-    let mut publisher = Publisher::<4>::new();
+    let mut publisher: Publisher<[u8; 256], 1> = Publisher::new(PublisherConfig {
+        full_every: 60,
+        frame_buffer: 256,
+    });
     let mut subscriber = Subscriber::<4>::new();
     let Ok(at) = emit_preamble(buf) else { return 0 };
-    let Ok(source) = publisher.handshake(0) else {
+    let decl = SourceDecl {
+        uuid: None,
+        labels: Map::EMPTY,
+        metadata: Map::EMPTY,
+        clock_anchor_wall_ns: 0,
+        complete: false,
+        streams: &["cpu"],
+        index_stream: Some("slots"),
+    };
+    let Ok(source) = publisher.add_source(&decl, [0; 256]) else {
         return 0;
     };
+    let _ = publisher.set_slot(source, b"cpu0", b"on");
+    publisher.connected();
+    let _ = publisher.observe(source.stream(0), 1, 0, &[1]);
+    publisher.end_interval();
+    let mut sent = 0;
+    while let Ok(Some(t)) = publisher.poll_transmit(&mut buf[at..]) {
+        sent += t.len;
+    }
+    let (source, seq) = (source.ordinal(), sent as u64);
     let mut hash = SlotSetHash::new();
     hash.insert(b"cpu0");
-    let Ok(seq) = publisher.next_seq(source) else {
-        return 0;
-    };
     let Ok(mut rows) = RowsBuilder::new(&mut buf[at..], source, seq, NO_INDEX_STATE) else {
         return 0;
     };

@@ -1,17 +1,20 @@
 //! `dendro-wire demo`: a subscriber on loopback, a synthetic agent streaming
 //! to it, and a summary of what arrived.
 
-use std::io::Write;
-use std::net::TcpListener;
-use std::sync::atomic::AtomicBool;
+use std::io::{self, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use dendro_wire_std::dendro_wire_core::{kind, PREAMBLE_BYTES};
 use dendro_wire_std::server::{Server, ServerConfig};
-use dendro_wire_std::tls::{publish_tls, PrivateKeyDer, TlsClient};
-use dendro_wire_std::transport::{publish_tcp, Backoff};
+use dendro_wire_std::tls::PrivateKeyDer;
+use dendro_wire_std::tls::TlsClient;
+use dendro_wire_std::transport::{drain_queue, Backoff, TransportStats};
 use dendro_wire_std::{
-    Applied, CountingSink, Publisher, PublisherConfig, Sink, SourceConfig, SourceId,
+    Applied, CountingSink, Publisher, PublisherConfig, Sink, SourceConfig, SourceId, StreamId,
 };
 
 use crate::Failure;
@@ -22,8 +25,8 @@ const CPUS: usize = 16;
 const CPU_STREAMS: [&str; 3] = ["usage", "irq", "steal"];
 const INTERFACES: usize = 4;
 const NET_STREAMS: [&str; 2] = ["rx_bytes", "tx_bytes"];
-/// Drop one Rows frame on purpose every this many intervals, to show how a
-/// loss looks at the subscriber.
+/// The link loses one Rows frame of the net source every this many, to show
+/// how a loss looks at the subscriber.
 const LOSE_EVERY: u64 = 20_000;
 
 #[derive(clap::Args)]
@@ -44,10 +47,10 @@ pub(crate) struct Args {
 struct Agent {
     cpu: SourceId,
     net: SourceId,
-    mem: SourceId,
-    /// Every stream name, made once rather than every interval.
-    cpu_streams: Vec<String>,
-    net_streams: Vec<String>,
+    /// Every stream, looked up once rather than by name every row.
+    cpu_streams: Vec<StreamId>,
+    net_streams: Vec<StreamId>,
+    mem_streams: [StreamId; 2],
     row: [u8; 32],
 }
 
@@ -74,16 +77,26 @@ impl Agent {
             }
         }
         let mem = source("mem").stream("mem/used").stream("mem/free");
+        let (cpu, net, mem) = (p.add_source(cpu)?, p.add_source(net)?, p.add_source(mem)?);
+        let stream = |p: &Publisher, source, name: String| {
+            p.stream(source, &name)
+                .ok_or_else(|| Failure(format!("{name} was declared and is not there")))
+        };
         let agent = Agent {
-            cpu: p.add_source(cpu)?,
-            net: p.add_source(net)?,
-            mem: p.add_source(mem)?,
+            cpu,
+            net,
             cpu_streams: (0..CPUS)
                 .flat_map(|c| CPU_STREAMS.map(|s| format!("cpu{c}/{s}")))
-                .collect(),
+                .map(|name| stream(p, cpu, name))
+                .collect::<Result<_, _>>()?,
             net_streams: (0..INTERFACES)
                 .flat_map(|i| NET_STREAMS.map(|s| format!("eth{i}/{s}")))
-                .collect(),
+                .map(|name| stream(p, net, name))
+                .collect::<Result<_, _>>()?,
+            mem_streams: [
+                stream(p, mem, "mem/used".into())?,
+                stream(p, mem, "mem/free".into())?,
+            ],
             row: [0; 32],
         };
         for c in 0..CPUS {
@@ -97,20 +110,21 @@ impl Agent {
 
     /// One interval: a row per CPU per stream, per interface per stream,
     /// and memory; a CPU goes offline and back now and then (an index
-    /// Delta); every `LOSE_EVERY` intervals a frame is lost on purpose.
-    fn interval(&mut self, p: &mut Publisher, n: u64, lose: bool) -> Result<(), Failure> {
+    /// Delta).
+    fn interval(&mut self, p: &mut Publisher, n: u64) -> Result<(), Failure> {
         let ts = n as i64 * 1_000_000;
         self.row[..8].copy_from_slice(&n.to_le_bytes());
         for (i, stream) in self.cpu_streams.iter().enumerate() {
             self.row[8] = i as u8;
-            p.observe(self.cpu, stream, ts, 0, &self.row)?;
+            p.observe_stream(*stream, ts, 0, &self.row)?;
         }
         for (i, stream) in self.net_streams.iter().enumerate() {
             self.row[8] = i as u8;
-            p.observe(self.net, stream, ts, 0, &self.row)?;
+            p.observe_stream(*stream, ts, 0, &self.row)?;
         }
-        p.observe(self.mem, "mem/used", ts, 0, &self.row)?;
-        p.observe(self.mem, "mem/free", ts, 0, &self.row)?;
+        for stream in self.mem_streams {
+            p.observe_stream(stream, ts, 0, &self.row)?;
+        }
         if n % 5_000 == 2_500 {
             let cpu = format!("cpu{}", (n / 5_000) as usize % CPUS);
             let state: &[u8] = if n % 10_000 == 2_500 {
@@ -123,12 +137,151 @@ impl Agent {
         if n.is_multiple_of(1_000) {
             p.clock_offset(self.cpu, ts, -((n % 7) as i64))?;
         }
-        if lose {
-            p.lose_next_rows(self.net);
-        }
         p.end_interval();
         Ok(())
     }
+}
+
+/// Whether the link loses the `Rows` frame of `seq`.
+fn lost(seq: u64) -> bool {
+    seq % LOSE_EVERY == LOSE_EVERY / 2
+}
+
+/// What the lossy link lost.
+#[derive(Default)]
+struct Loss {
+    frames: AtomicU64,
+    rows: AtomicU64,
+    bytes: AtomicU64,
+}
+
+/// The demo's link: it passes the stream on, but loses the `Rows` frames of
+/// one source whose `seq` [`lost`] picks, as a lossy network would, and
+/// counts them. The publisher spent their `seq`s, so the subscriber sees
+/// each as a gap.
+struct LossyLink<W> {
+    inner: W,
+    source: u32,
+    loss: Arc<Loss>,
+    /// Bytes to pass on before the next frame: the preamble, or the rest of
+    /// a frame kept.
+    pass: usize,
+    /// Bytes of a lost frame still to drop.
+    lose: usize,
+    /// A frame's first bytes, until they say whether it is lost.
+    head: [u8; ROWS_HEAD],
+    head_len: usize,
+}
+
+/// A `Rows` frame up to its count: kind, source, seq, state, count.
+const ROWS_HEAD: usize = 37;
+
+impl<W: Write> LossyLink<W> {
+    fn new(inner: W, source: u32, loss: Arc<Loss>) -> Self {
+        LossyLink {
+            inner,
+            source,
+            loss,
+            pass: PREAMBLE_BYTES,
+            lose: 0,
+            head: [0; ROWS_HEAD],
+            head_len: 0,
+        }
+    }
+
+    /// The bytes of a frame's head that decide its fate: its length and
+    /// kind, and for a `Rows` frame its source, seq and count.
+    fn head_wanted(&self) -> usize {
+        if self.head_len < 5 {
+            return 5;
+        }
+        let total =
+            4 + u32::from_le_bytes([self.head[0], self.head[1], self.head[2], self.head[3]]);
+        if self.head[4] == kind::ROWS {
+            ROWS_HEAD.min(total as usize)
+        } else {
+            5
+        }
+    }
+
+    fn is_lost(&self) -> bool {
+        let h = &self.head;
+        self.head_len == ROWS_HEAD
+            && h[4] == kind::ROWS
+            && u32::from_le_bytes([h[5], h[6], h[7], h[8]]) == self.source
+            && lost(u64::from_le_bytes([
+                h[9], h[10], h[11], h[12], h[13], h[14], h[15], h[16],
+            ]))
+    }
+}
+
+impl<W: Write> Write for LossyLink<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        // `kept` starts the run of `buf` still to pass on.
+        let (mut at, mut kept) = (0, 0);
+        while at < buf.len() {
+            if self.pass > 0 {
+                let n = self.pass.min(buf.len() - at);
+                (self.pass, at) = (self.pass - n, at + n);
+            } else if self.lose > 0 {
+                let n = self.lose.min(buf.len() - at);
+                (self.lose, at) = (self.lose - n, at + n);
+                kept = at;
+            } else {
+                let (start, held) = (at, self.head_len);
+                while at < buf.len() && self.head_len < self.head_wanted() {
+                    self.head[self.head_len] = buf[at];
+                    (self.head_len, at) = (self.head_len + 1, at + 1);
+                }
+                if self.head_len < self.head_wanted() {
+                    // The head goes on in the next write: hold it.
+                    self.inner.write_all(&buf[kept..start])?;
+                    return Ok(buf.len());
+                }
+                let h = &self.head;
+                let total = 4 + u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as usize;
+                let rest = total.saturating_sub(self.head_len);
+                if self.is_lost() {
+                    self.inner.write_all(&buf[kept..start])?;
+                    kept = at;
+                    self.lose = rest;
+                    let count = u32::from_le_bytes([h[33], h[34], h[35], h[36]]);
+                    self.loss.frames.fetch_add(1, Ordering::Relaxed);
+                    self.loss
+                        .rows
+                        .fetch_add(u64::from(count), Ordering::Relaxed);
+                    self.loss.bytes.fetch_add(total as u64, Ordering::Relaxed);
+                } else {
+                    // A head begun in the last write starts this one.
+                    self.inner.write_all(&self.head[..held])?;
+                    self.pass = rest;
+                }
+                self.head_len = 0;
+            }
+        }
+        self.inner.write_all(&buf[kept..])?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// The transport of `publish_tcp`, over the lossy link.
+/// Drain `queue` through a [`LossyLink`] over the connections `connect`
+/// opens, on a thread of its own.
+fn publish_lossy<W: Write + 'static>(
+    queue: dendro_wire_std::FrameQueue,
+    mut connect: impl FnMut() -> io::Result<W> + Send + 'static,
+    source: u32,
+    loss: Arc<Loss>,
+    stop: Arc<AtomicBool>,
+) -> JoinHandle<io::Result<TransportStats>> {
+    std::thread::spawn(move || {
+        let connect = || Ok(LossyLink::new(connect()?, source, loss.clone()));
+        drain_queue(&queue, connect, Backoff::default(), false, &stop)
+    })
 }
 
 pub(crate) fn run(options: Args) -> Result<(), Failure> {
@@ -194,16 +347,27 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let mut agent = Agent::declare(&mut publisher)?;
     let queue = publisher.queue();
     let stop = Arc::new(AtomicBool::new(false));
+    let loss = Arc::new(Loss::default());
+    let net = agent.net.ordinal();
     let transport = match tls {
-        Some((_, client)) => publish_tls(
+        Some((_, client)) => publish_lossy(
             queue.clone(),
-            addr,
-            DEMO_SERVER.into(),
-            client,
-            Backoff::default(),
+            move || client.connect(addr, DEMO_SERVER),
+            net,
+            loss.clone(),
             stop.clone(),
         ),
-        None => publish_tcp(queue.clone(), addr, Backoff::default(), stop.clone()),
+        None => publish_lossy(
+            queue.clone(),
+            move || {
+                let s = TcpStream::connect(addr)?;
+                s.set_nodelay(true)?;
+                Ok(s)
+            },
+            net,
+            loss.clone(),
+            stop.clone(),
+        ),
     };
 
     let started = Instant::now();
@@ -225,17 +389,23 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         while queue.len().0 > 2048 || queue.len().1 > (8 << 20) {
             std::thread::sleep(Duration::from_micros(50));
         }
-        agent.interval(&mut publisher, n, n % LOSE_EVERY == LOSE_EVERY / 2)?;
+        agent.interval(&mut publisher, n)?;
         n += 1;
         if shown.elapsed() > Duration::from_millis(250) {
             shown = Instant::now();
             progress(started, &queue, &publisher, &server);
         }
     }
-    // One last interval, never lost, so every frame dropped on purpose has a
-    // successor that shows the gap.
-    agent.interval(&mut publisher, n, false)?;
-    n += 1;
+    // A last interval the link does not lose (seq is the interval's
+    // number), so every frame lost on purpose has a successor that shows
+    // the gap.
+    loop {
+        agent.interval(&mut publisher, n)?;
+        n += 1;
+        if !lost(n - 1) {
+            break;
+        }
+    }
     queue.close();
     let sent = transport
         .join()
@@ -250,6 +420,9 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         applied += *a;
     }
     let stats = publisher.stats();
+    let lost_frames = loss.frames.load(Ordering::Relaxed);
+    let lost_rows = loss.rows.load(Ordering::Relaxed);
+    let lost_bytes = loss.bytes.load(Ordering::Relaxed);
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
@@ -258,9 +431,9 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     writeln!(
         out,
         "  frames      {} sent in {} connection(s), {} bytes",
-        sent.frames,
+        sent.frames - lost_frames,
         done.len(),
-        sent.bytes
+        sent.bytes - lost_bytes
     )?;
     writeln!(
         out,
@@ -271,8 +444,15 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     )?;
     writeln!(
         out,
-        "  gaps        {} ({} frame(s) lost: the {} Rows frame(s) dropped on purpose, {} rows)",
-        applied.gaps, applied.frames_lost, stats.rows_frames_dropped, stats.rows_dropped,
+        "  gaps        {} ({} frame(s) lost: the {} Rows frame(s) dropped on purpose, {} rows{})",
+        applied.gaps,
+        applied.frames_lost,
+        lost_frames,
+        lost_rows,
+        match stats.rows_frames_dropped {
+            0 => String::new(),
+            n => format!("; {n} dropped by the full queue"),
+        },
     )?;
     writeln!(
         out,
@@ -282,26 +462,29 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     writeln!(
         out,
         "  throughput  {:.1} MB/s, {:.2} M rows/s",
-        sent.bytes as f64 / elapsed / 1e6,
+        (sent.bytes - lost_bytes) as f64 / elapsed / 1e6,
         applied.rows as f64 / elapsed / 1e6
     )?;
     #[cfg(feature = "archive")]
     if let Some(archive) = archive {
         crate::demo::finish_archive(archive, &mut out)?;
     }
-    // What the demo shows must also be true: every row queued arrived, and
-    // every frame dropped was seen as lost, and nothing else was.
-    if applied.rows + applied.rows_skipped != stats.rows_queued {
+    // What the demo shows must also be true: every row queued arrived but
+    // those the link lost, and every frame dropped was seen as lost, and
+    // nothing else was.
+    if applied.rows + applied.rows_skipped + lost_rows != stats.rows_queued {
         return Err(Failure(format!(
-            "{} rows were queued and {} arrived",
+            "{} rows were queued, {} lost on the link, and {} arrived",
             stats.rows_queued,
+            lost_rows,
             applied.rows + applied.rows_skipped
         )));
     }
-    if applied.frames_lost != stats.rows_frames_dropped {
+    let dropped = lost_frames + stats.rows_frames_dropped;
+    if applied.frames_lost != dropped {
         return Err(Failure(format!(
-            "{} frames were dropped and {} seen as lost",
-            stats.rows_frames_dropped, applied.frames_lost
+            "{dropped} frames were dropped and {} seen as lost",
+            applied.frames_lost
         )));
     }
     Ok(())
