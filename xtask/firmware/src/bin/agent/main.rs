@@ -7,8 +7,9 @@
 //! line's `gaps=G`: G gaps, some of two frames), as a lossy link would, and
 //! the program prints, per connection, what `dendro-wire check --json`
 //! must then say about the stream. `cargo xtask firmware` runs it under
-//! QEMU and compares. The sending rules are all in `publish.rs`; this file
-//! is the workload, the link and the report.
+//! QEMU and compares. Every sending rule is the core's publisher machine's,
+//! driven from `publish.rs`; this file is the workload, the link and the
+//! report.
 
 #![no_std]
 #![no_main]
@@ -18,10 +19,10 @@ mod publish;
 use core::ffi::CStr;
 
 use cortex_m_rt::entry;
-use dendro_wire_core::{emit_preamble, kind, PREAMBLE_BYTES};
+use dendro_wire_core::{emit_preamble, kind, PublishError, SourceId, Transmit, PREAMBLE_BYTES};
 use dendro_wire_firmware::{command_line, command_line_number, exit, stack, Console, HostFile};
 
-use publish::{Declared, Publishing, Refused, Transmit, SOURCES};
+use publish::{Declared, Publishing, SOURCES};
 
 /// The one buffer every frame is written into: larger than the largest
 /// frame this agent sends (a handshake, about 200 bytes).
@@ -82,16 +83,16 @@ const CHANNELS: [&[u8]; 3] = [b"ch0", b"ch1", b"ch2"];
 const GAINS: [&[u8]; 4] = [b"gain=1", b"gain=2", b"gain=4", b"gain=8"];
 
 /// One interval's index changes and observations.
-fn workload(i: u32, p: &mut Publishing) -> Result<u32, Refused> {
+fn workload(i: u32, p: &mut Publishing, ids: &[SourceId; SOURCES]) -> Result<u32, PublishError> {
     // A channel's gain every 11 intervals, and an auxiliary channel that
     // comes and goes.
     if i % 11 == 5 {
         let step = (i / 11) as usize;
-        p.set_slot(ADC, CHANNELS[step % 3], GAINS[step % 4])?;
+        p.set_slot(ids[ADC], CHANNELS[step % 3], GAINS[step % 4])?;
     }
     match i % 60 {
-        20 => p.set_slot(ADC, b"aux", b"on")?,
-        45 => p.remove_slot(ADC, b"aux")?,
+        20 => p.set_slot(ids[ADC], b"aux", b"on")?,
+        45 => p.remove_slot(ids[ADC], b"aux")?,
         _ => {}
     }
     let ts = START_NS + i64::from(i) * INTERVAL_NS;
@@ -99,25 +100,35 @@ fn workload(i: u32, p: &mut Publishing) -> Result<u32, Refused> {
     // Every seventh interval the ADC observes nothing: its frame is empty
     // (rule 6). Channel 2 is read every third interval.
     if i % 7 != 3 {
-        for ch in 0..3 {
+        for ch in 0..3u32 {
             if ch < 2 || i.is_multiple_of(3) {
-                let value = (i * 37 + ch as u32 * 1000) as i32 - 2000;
+                let value = (i * 37 + ch * 1000) as i32 - 2000;
                 let mut row = [0u8; 8];
                 row[..4].copy_from_slice(&value.to_le_bytes());
                 row[4..].copy_from_slice(&i.to_le_bytes());
-                p.observe(ADC, ch, ts + ch as i64 * 1000, 12, &row)?;
+                p.observe(ids[ADC].stream(ch), ts + i64::from(ch) * 1000, 12, &row)?;
                 observed += 1;
             }
         }
     }
     if i.is_multiple_of(2) {
         let millivolts = 3300 - (i % 100) as u16;
-        p.observe(POWER, 1, ts + 5000, -40, &millivolts.to_le_bytes())?;
+        p.observe(
+            ids[POWER].stream(1),
+            ts + 5000,
+            -40,
+            &millivolts.to_le_bytes(),
+        )?;
         observed += 1;
     }
     if i.is_multiple_of(5) {
         let decidegrees = 215 + (i % 13) as i16;
-        p.observe(POWER, 0, ts + 6000, -40, &decidegrees.to_le_bytes())?;
+        p.observe(
+            ids[POWER].stream(0),
+            ts + 6000,
+            -40,
+            &decidegrees.to_le_bytes(),
+        )?;
         observed += 1;
     }
     Ok(observed)
@@ -135,19 +146,6 @@ struct Expected {
     frames_lost: u32,
 }
 
-/// A connection's frame layout the link reads (WIRE.md §2, §4.3): the kind
-/// after the length, and in a Rows frame the source and the row count.
-const KIND_AT: usize = 4;
-const ROWS_SOURCE_AT: usize = 5;
-const ROWS_COUNT_AT: usize = 5 + 4 + 8 + 16;
-
-fn u32_at(frame: &[u8], at: usize) -> u32 {
-    frame
-        .get(at..at + 4)
-        .and_then(|b| b.try_into().ok())
-        .map_or(0, u32::from_le_bytes)
-}
-
 /// A link to the host: one file per connection, preamble first; it loses
 /// the Rows frames it is told to and keeps count of what the subscriber
 /// will see.
@@ -163,9 +161,9 @@ struct Link {
     gaps: u32,
     frames_lost: u32,
     rows_lost: u32,
-    /// Frames sent while there was no connection.
+    /// Frames the machine wrote while there was no connection: its bug.
     frames_offline: u32,
-    /// Rows frames naming no declared source: a publisher's bug.
+    /// Rows frames naming no declared source: its bug too.
     unreadable: u32,
     host_failed: bool,
 }
@@ -219,26 +217,24 @@ impl Link {
     }
 }
 
-impl Transmit for Link {
-    fn transmit(&mut self, frame: &[u8]) {
+impl publish::Link for Link {
+    fn transmit(&mut self, frame: &[u8], what: &Transmit) {
         let Some(file) = self.file.as_mut() else {
             self.frames_offline += 1;
             return;
         };
         let e = &mut self.expected;
-        match frame.get(KIND_AT).copied() {
-            Some(kind::HANDSHAKE) => e.sources += 1,
-            Some(kind::INDEX) => e.index_entries += 1,
-            Some(kind::ROWS) => {
-                let source = u32_at(frame, ROWS_SOURCE_AT);
-                let rows = u32_at(frame, ROWS_COUNT_AT);
-                let Some(run) = self.lost_run.get_mut(source as usize) else {
+        match what.kind {
+            kind::HANDSHAKE => e.sources += 1,
+            kind::INDEX => e.index_entries += 1,
+            kind::ROWS => {
+                let Some(run) = self.lost_run.get_mut(what.source as usize) else {
                     self.unreadable += 1;
                     return;
                 };
-                if self.losing == Some(source) {
+                if self.losing == Some(what.source) {
                     *run += 1;
-                    self.rows_lost += rows;
+                    self.rows_lost += what.rows;
                     return;
                 }
                 // The frame after a loss is where the subscriber sees it.
@@ -249,7 +245,7 @@ impl Transmit for Link {
                     self.frames_lost += *run;
                     *run = 0;
                 }
-                e.rows_applied += rows;
+                e.rows_applied += what.rows;
             }
             _ => {}
         }
@@ -283,13 +279,17 @@ fn main() -> ! {
 
 fn run(gaps: u32, out: &mut Console) -> bool {
     let mut buf = [0u8; FRAME_BUFFER];
-    let mut publisher = Publishing::new(FULL_EVERY);
-    for (ordinal, declared) in DECLARED.iter().enumerate() {
-        if publisher.declare(declared) != Ok(ordinal) {
+    let mut publisher = publish::new(FULL_EVERY, FRAME_BUFFER);
+    let declared = DECLARED
+        .each_ref()
+        .map(|d| publish::declare(&mut publisher, d));
+    let ids = match declared {
+        [Ok(adc), Ok(power)] => [adc, power],
+        _ => {
             out.str("agent: the declarations do not fit this build\n");
             return false;
         }
-    }
+    };
     let mut link = Link {
         file: None,
         connections: 0,
@@ -305,9 +305,10 @@ fn run(gaps: u32, out: &mut Console) -> bool {
     };
     let mut observed = 0;
     let mut refused = 0;
+    let mut polled = true;
     // The channels the index starts with.
     for ch in CHANNELS {
-        refused += u32::from(publisher.set_slot(ADC, ch, GAINS[0]).is_err());
+        refused += u32::from(publisher.set_slot(ids[ADC], ch, GAINS[0]).is_err());
     }
     for i in 0..INTERVALS {
         if i == 0 || i == RECONNECT {
@@ -319,16 +320,17 @@ fn run(gaps: u32, out: &mut Console) -> bool {
         }
         if i == DISCONNECT {
             link.disconnect(out);
+            publisher.disconnected();
         }
-        match workload(i, &mut publisher) {
+        match workload(i, &mut publisher, &ids) {
             Ok(n) => observed += n,
             Err(_) => refused += 1,
         }
         link.losing = lost_in(i, gaps);
-        publisher.end_interval(&mut buf, &mut link);
+        polled &= publish::end_interval(&mut publisher, &mut buf, &mut link);
     }
     link.disconnect(out);
-    let dropped = publisher.dropped();
+    let stats = publisher.stats();
     out.str("agent")
         .field("intervals", INTERVALS)
         .field("connections", link.connections)
@@ -337,19 +339,28 @@ fn run(gaps: u32, out: &mut Console) -> bool {
         .field("frames_lost", link.frames_lost)
         .field("rows_observed", observed)
         .field("rows_lost", link.rows_lost)
+        .field("rows_unsent_offline", stats.rows_unsent as u32)
         .field("frames_offline", link.frames_offline)
         .field("unreadable", link.unreadable)
         .field("refused", refused)
-        .field("dropped_rows", dropped.rows)
-        .field("dropped_slots", dropped.slots)
-        .field("dropped_frames", dropped.frames)
+        .field("rows_refused", stats.rows_refused as u32)
+        .field("slots_refused", stats.slot_changes_refused as u32)
+        .field("frames_unsent", stats.frames_unsent as u32)
         .str("\n");
-    let clean = refused == 0 && dropped.rows == 0 && dropped.slots == 0 && dropped.frames == 0;
-    if !clean || link.unreadable > 0 {
+    let clean = refused == 0
+        && polled
+        && stats.rows_refused == 0
+        && stats.slot_changes_refused == 0
+        && stats.frames_unsent == 0;
+    if !clean || link.unreadable > 0 || link.frames_offline > 0 {
         out.str("agent: the publisher refused, dropped or garbled what this run sends\n");
     }
     if link.host_failed {
         out.str("agent: a write to the host failed\n");
     }
-    clean && link.unreadable == 0 && !link.host_failed && link.gaps == gaps
+    clean
+        && link.unreadable == 0
+        && link.frames_offline == 0
+        && !link.host_failed
+        && link.gaps == gaps
 }
