@@ -277,6 +277,65 @@ pub enum Status<T> {
     },
 }
 
+impl<T> Status<T> {
+    /// Whether the thing asked for is whole.
+    ///
+    /// ```
+    /// use dendro_wire_core::{check_preamble, Status};
+    ///
+    /// assert!(check_preamble(b"dendro-repl\0\x01\x00").unwrap().is_complete());
+    /// assert!(check_preamble(b"dendro").unwrap().is_incomplete());
+    /// ```
+    pub const fn is_complete(&self) -> bool {
+        matches!(self, Status::Complete(_))
+    }
+
+    /// Whether more bytes are needed.
+    pub const fn is_incomplete(&self) -> bool {
+        matches!(self, Status::Incomplete { .. })
+    }
+
+    /// The thing asked for, or `None` if more bytes are needed.
+    pub fn complete(self) -> Option<T> {
+        match self {
+            Status::Complete(t) => Some(t),
+            Status::Incomplete { .. } => None,
+        }
+    }
+
+    /// The fewest bytes still needed, or `None` if it is whole.
+    pub const fn needed(&self) -> Option<usize> {
+        match self {
+            Status::Complete(_) => None,
+            Status::Incomplete { needed } => Some(*needed),
+        }
+    }
+
+    /// What is whole, changed by `f`; `Incomplete` stays as it is.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Status<U> {
+        match self {
+            Status::Complete(t) => Status::Complete(f(t)),
+            Status::Incomplete { needed } => Status::Incomplete { needed },
+        }
+    }
+
+    /// The thing asked for, for a caller that knows its buffer holds it
+    /// whole (a test, or bytes it framed itself).
+    ///
+    /// # Panics
+    ///
+    /// If it is `Incomplete`, saying how many bytes were missing.
+    #[track_caller]
+    pub fn unwrap(self) -> T {
+        match self {
+            Status::Complete(t) => t,
+            Status::Incomplete { needed } => {
+                panic!("called `Status::unwrap()` on `Incomplete {{ needed: {needed} }}`")
+            }
+        }
+    }
+}
+
 /// The sans-IO frame decoder: a limit, and nothing else.
 ///
 /// It keeps no state between calls: give it the bytes you have, starting at

@@ -29,11 +29,12 @@ use core::fmt;
 
 use crate::error::{Error, Field, Rule};
 use crate::frame::{Decoder, Frame, Status};
-use crate::preamble::{check_preamble, emit_preamble, PREAMBLE_BYTES};
+use crate::preamble::{check_preamble, PREAMBLE, PREAMBLE_BYTES};
 use crate::LENGTH_PREFIX_BYTES;
 
 /// Why a frame could not be read or written over a device's I/O.
 #[derive(Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum IoError<E> {
     /// The device's I/O failed.
     Io(E),
@@ -49,10 +50,10 @@ pub enum IoError<E> {
     },
 }
 
-impl<E: fmt::Debug> fmt::Display for IoError<E> {
+impl<E: embedded_io::Error> fmt::Display for IoError<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            IoError::Io(e) => write!(f, "the device's I/O failed: {e:?}"),
+            IoError::Io(e) => write!(f, "the device's I/O failed: {}", e.kind()),
             IoError::Wire(e) => write!(f, "{e}"),
             IoError::Truncated { needed, have } => write!(
                 f,
@@ -62,7 +63,7 @@ impl<E: fmt::Debug> fmt::Display for IoError<E> {
     }
 }
 
-impl<E: fmt::Debug> core::error::Error for IoError<E> {}
+impl<E: embedded_io::Error> core::error::Error for IoError<E> {}
 
 /// The frame's whole length from its prefix, refused if it does not fit
 /// `buf` (the device's limit) or breaks the decoder's.
@@ -170,9 +171,7 @@ macro_rules! device_io {
 
         /// Write the preamble.
         pub $($async)? fn write_preamble<W: $write>(w: &mut W) -> Result<(), IoError<W::Error>> {
-            let mut preamble = [0u8; PREAMBLE_BYTES];
-            emit_preamble(&mut preamble).map_err(IoError::Wire)?;
-            w.write_all(&preamble)$($aw)*.map_err(IoError::Io)
+            w.write_all(&PREAMBLE)$($aw)*.map_err(IoError::Io)
         }
 
         /// Encode `frame` into `scratch` and write it.

@@ -92,7 +92,9 @@ pub use handshake::Handshake;
 pub use index::{Index, IndexKind};
 pub use index_state::{IndexState, SlotSetHash, NO_INDEX_STATE};
 pub use map::{Map, MapIter};
-pub use preamble::{check_preamble, emit_preamble, MAGIC, PREAMBLE_BYTES, PROTOCOL_VERSION};
+pub use preamble::{
+    check_preamble, emit_preamble, MAGIC, PREAMBLE, PREAMBLE_BYTES, PROTOCOL_VERSION,
+};
 pub use publisher::{
     Observer, PublishError, Publisher, PublisherConfig, PublisherStats, SourceDecl, SourceId,
     StreamId, Transmit,

@@ -14,6 +14,28 @@ pub const PROTOCOL_VERSION: u16 = 1;
 /// The preamble's size: the magic and the version.
 pub const PREAMBLE_BYTES: usize = MAGIC.len() + 2;
 
+/// The preamble itself, as a writer sends it first: the magic, then
+/// [`PROTOCOL_VERSION`] little-endian.
+///
+/// ```
+/// use dendro_wire_core::{check_preamble, Status, PREAMBLE, PREAMBLE_BYTES};
+///
+/// assert_eq!(&PREAMBLE, b"dendro-repl\0\x01\x00");
+/// assert_eq!(check_preamble(&PREAMBLE), Ok(Status::Complete(PREAMBLE_BYTES)));
+/// ```
+pub const PREAMBLE: [u8; PREAMBLE_BYTES] = {
+    let mut preamble = [0u8; PREAMBLE_BYTES];
+    let mut i = 0;
+    while i < MAGIC.len() {
+        preamble[i] = MAGIC[i];
+        i += 1;
+    }
+    let version = PROTOCOL_VERSION.to_le_bytes();
+    preamble[MAGIC.len()] = version[0];
+    preamble[MAGIC.len() + 1] = version[1];
+    preamble
+};
+
 /// Check the preamble at the start of `buf`.
 ///
 /// Three outcomes, kept apart so a caller can tell a short read from the
@@ -53,7 +75,9 @@ pub fn check_preamble(buf: &[u8]) -> Result<Status<usize>, Error> {
     Ok(Status::Complete(PREAMBLE_BYTES))
 }
 
-/// Write the preamble at the start of `buf`, returning its size.
+/// Write the preamble at the start of `buf`, returning its size: for a
+/// caller with a buffer in hand; [`PREAMBLE`] is the same bytes as a
+/// constant.
 pub fn emit_preamble(buf: &mut [u8]) -> Result<usize, Error> {
     let have = buf.len();
     let Some(out) = buf.get_mut(..PREAMBLE_BYTES) else {
@@ -66,8 +90,6 @@ pub fn emit_preamble(buf: &mut [u8]) -> Result<usize, Error> {
             0,
         ));
     };
-    let (magic, version) = out.split_at_mut(MAGIC.len());
-    magic.copy_from_slice(MAGIC);
-    version.copy_from_slice(&PROTOCOL_VERSION.to_le_bytes());
+    out.copy_from_slice(&PREAMBLE);
     Ok(PREAMBLE_BYTES)
 }

@@ -16,7 +16,7 @@
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
-use dendro_wire_core::{emit_preamble, PREAMBLE_BYTES};
+use dendro_wire_core::PREAMBLE;
 use dendro_wire_std::FrameReader;
 
 fn main() -> ExitCode {
@@ -46,9 +46,7 @@ fn filter(
     let mut reader = FrameReader::new(input)?;
     reader.set_yield_unknown(true);
     let mut out = BufWriter::new(output);
-    let mut preamble = [0u8; PREAMBLE_BYTES];
-    emit_preamble(&mut preamble)?;
-    out.write_all(&preamble)?;
+    out.write_all(&PREAMBLE)?;
     let mut kept = 0;
     while let Some((frame, bytes)) = reader.next_frame_with_bytes()? {
         if frame.source().is_none_or(|s| keep.contains(&s)) {

@@ -190,8 +190,9 @@ impl fmt::Display for Position {
 #[derive(Debug)]
 pub struct ReadError {
     kind: ReadErrorKind,
-    frame: u64,
-    offset: u64,
+    /// Where: frame 0 is the preamble; `None` for a transport that failed
+    /// where no frame was being read (a codec's reader, say).
+    at: Option<Position>,
 }
 
 /// What went wrong in a [`ReadError`].
@@ -212,6 +213,14 @@ pub enum ReadErrorKind {
         /// The bytes of it that arrived.
         have: usize,
     },
+    /// Bytes given as one encoded frame that are not exactly one: the length
+    /// prefix claims another size.
+    NotOneFrame {
+        /// The bytes given.
+        have: usize,
+        /// The frame's size by its length prefix, prefix included.
+        frame: usize,
+    },
     /// Holding more of the frame would take a [`MemoryBudget`] shared by
     /// many connections past its limit.
     ///
@@ -227,11 +236,17 @@ pub enum ReadErrorKind {
 }
 
 impl ReadError {
+    /// An error at no place in a stream: a frame refused before it was
+    /// written, say.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn unplaced(kind: ReadErrorKind) -> Self {
+        ReadError { kind, at: None }
+    }
+
     pub(crate) fn new(kind: ReadErrorKind, frame: u64, offset: u64) -> Self {
         ReadError {
             kind,
-            frame,
-            offset,
+            at: Some(Position { frame, offset }),
         }
     }
 
@@ -240,14 +255,21 @@ impl ReadError {
         &self.kind
     }
 
-    /// The number of the frame being read, from 1; 0 for the preamble.
+    /// The number of the frame being read, from 1; 0 for the preamble (or
+    /// a failure of the transport at no known place).
     pub fn frame(&self) -> u64 {
-        self.frame
+        self.at.map_or(0, |at| at.frame)
     }
 
     /// The stream offset at which that frame (or the preamble) starts.
     pub fn offset(&self) -> u64 {
-        self.offset
+        self.at.map_or(0, |at| at.offset)
+    }
+
+    /// Where in the stream: the frame (0 for the preamble) and the offset it
+    /// starts at; `None` for a transport that failed at no known place.
+    pub fn position(&self) -> Option<Position> {
+        self.at
     }
 
     /// The spec's error, for a malformed frame or preamble.
@@ -259,20 +281,16 @@ impl ReadError {
     }
 
     fn is_preamble(&self) -> bool {
-        self.frame == 0
+        self.at.is_some_and(|at| at.frame == 0)
     }
 }
 
 impl fmt::Display for ReadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.is_preamble() {
-            f.write_str("preamble: ")?;
-        } else {
-            let at = Position {
-                frame: self.frame,
-                offset: self.offset,
-            };
-            write!(f, "{at}: ")?;
+        match self.at {
+            Some(at) if at.frame == 0 => f.write_str("preamble: ")?,
+            Some(at) => write!(f, "{at}: ")?,
+            None => {}
         }
         match &self.kind {
             ReadErrorKind::Io(e) => write!(f, "the transport failed: {e}"),
@@ -285,6 +303,10 @@ impl fmt::Display for ReadError {
                 } else {
                     "this frame"
                 }
+            ),
+            ReadErrorKind::NotOneFrame { have, frame } => write!(
+                f,
+                "{have} bytes given as one frame, and its length prefix says {frame}"
             ),
             ReadErrorKind::MemoryBudget {
                 needed,
@@ -300,12 +322,25 @@ impl fmt::Display for ReadError {
     }
 }
 
+/// A transport that failed at no known place in the stream: what a tokio
+/// codec's reader reports through it.
+impl From<io::Error> for ReadError {
+    fn from(e: io::Error) -> Self {
+        ReadError {
+            kind: ReadErrorKind::Io(e),
+            at: None,
+        }
+    }
+}
+
 impl std::error::Error for ReadError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
             ReadErrorKind::Io(e) => Some(e),
             ReadErrorKind::Preamble(e) | ReadErrorKind::Malformed(e) => Some(e),
-            ReadErrorKind::Truncated { .. } | ReadErrorKind::MemoryBudget { .. } => None,
+            ReadErrorKind::Truncated { .. }
+            | ReadErrorKind::NotOneFrame { .. }
+            | ReadErrorKind::MemoryBudget { .. } => None,
         }
     }
 }

@@ -1,118 +1,257 @@
-//! tokio (feature `tokio`): a codec for frames, owned or zero-copy over
-//! `bytes::Bytes`, and async transports.
+//! tokio (feature `tokio`): codecs for `tokio_util::codec` (frames owned,
+//! or zero-copy over `bytes::Bytes`), and async transports.
 //!
-//! The protocol is still the core's: the codec asks it for the preamble, the
-//! frame length (checked against the limit before the buffer grows) and the
-//! frame; the transports only move bytes.
+//! The protocol is still the core's: the codecs ask it for the preamble, the
+//! frame length (checked against the limit before anything else) and the
+//! frame; the buffer grows with the bytes that arrive, never with what a
+//! length claims; only a frame boundary is a clean end. Errors are
+//! [`ReadError`]s, naming the frame and the stream offset.
 //!
 //! ```
 //! use bytes::BytesMut;
 //! use tokio_util::codec::{Decoder, Encoder};
+//! use dendro_wire_core::{ClockOffset, Frame};
 //! use dendro_wire_std::tokio::FrameCodec;
 //! use dendro_wire_std::OwnedFrame;
 //!
-//! let frame = OwnedFrame::ClockOffset { source: 0, ts: 1, offset_ns: 2 };
+//! // Borrowed frames encode without an allocation per frame.
 //! let mut wire = BytesMut::new();
-//! FrameCodec::new().encode(&frame, &mut wire)?; // the preamble, then the frame
+//! let offset = Frame::ClockOffset(ClockOffset { source: 0, ts: 1, offset_ns: 2 });
+//! FrameCodec::new().encode(&offset, &mut wire)?; // the preamble, then the frame
 //!
 //! let mut codec = FrameCodec::new();
-//! assert_eq!(codec.decode(&mut wire)?, Some(frame));
+//! assert_eq!(
+//!     codec.decode(&mut wire)?,
+//!     Some(OwnedFrame::ClockOffset { source: 0, ts: 1, offset_ns: 2 })
+//! );
 //! assert_eq!(codec.decode(&mut wire)?, None);
-//! # Ok::<(), dendro_wire_std::tokio::CodecError>(())
+//! # Ok::<(), dendro_wire_std::ReadError>(())
 //! ```
 
-use std::fmt;
 use std::io;
 use std::time::Duration;
 
-use bytes::{Buf, Bytes, BytesMut};
+use bytes::{Buf, BufMut, Bytes, BytesMut};
 use dendro_wire_core::{
-    check_preamble, emit_preamble, Decoder as WireDecoder, Error as WireError, Frame, Rows, Status,
-    PREAMBLE_BYTES,
+    check_preamble, kind, Decoder as WireDecoder, Frame, Rows, Status,
+    LENGTH_PREFIX_BYTES, PREAMBLE, PREAMBLE_BYTES,
 };
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_util::codec::{Decoder, Encoder};
 
 use crate::owned::OwnedFrame;
 use crate::queue::FrameQueue;
+use crate::reader::{Position, ReadError, ReadErrorKind};
 use crate::recv::FrameBuffer;
 use crate::server::{serve_async, Limits, ServeError, ServerConfig};
 use crate::subscriber::{Sink, Subscriber};
 use crate::transport::{Backoff, TransportStats};
 
-/// Why the codec could not go on.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum CodecError {
-    /// The transport failed.
-    Io(io::Error),
-    /// The bytes broke a rule of the spec, or a frame to encode does.
-    Wire(WireError),
-    /// The stream ended inside the preamble or a frame (its length prefix
-    /// included).
-    Truncated {
-        /// The bytes that arrived of it.
-        have: usize,
-    },
-}
-
-impl fmt::Display for CodecError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CodecError::Io(e) => write!(f, "the transport failed: {e}"),
-            CodecError::Wire(e) => write!(f, "{e}"),
-            CodecError::Truncated { have } => write!(
-                f,
-                "the stream ends inside a frame: {have} byte(s) of it arrived"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for CodecError {}
-
-impl From<io::Error> for CodecError {
-    fn from(e: io::Error) -> Self {
-        CodecError::Io(e)
-    }
-}
-
-impl From<WireError> for CodecError {
-    fn from(e: WireError) -> Self {
-        CodecError::Wire(e)
-    }
-}
-
-/// A frame kept as its own bytes (`Bytes`, shared with the read buffer,
-/// not copied), checked when it was decoded; [`view`](RawFrame::view) reads
-/// it in place.
+/// A frame's bytes, framed but not yet decoded: its length checked against
+/// the limit and its bytes whole, shared with the read buffer rather than
+/// copied. [`view`](RawFrame::view) decodes it, once, in place.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RawFrame {
     bytes: Bytes,
+    at: Position,
 }
 
 impl RawFrame {
+    /// A frame built elsewhere (a `RowsBuilder`'s, say), to send through
+    /// [`RawFrameCodec`]: `bytes` must be exactly one frame, length prefix
+    /// included, its length within the protocol's limit. Its fields are not
+    /// checked until [`view`](Self::view).
+    pub fn new(bytes: Bytes) -> Result<RawFrame, ReadError> {
+        one_frame(&bytes, &WireDecoder::new())?;
+        let at = Position {
+            frame: 1,
+            offset: 0,
+        };
+        Ok(RawFrame { bytes, at })
+    }
+
     /// The frame's bytes, length prefix included: what a forwarder writes.
     pub fn bytes(&self) -> &Bytes {
         &self.bytes
     }
 
-    /// The frame, borrowed from its bytes. The bytes were checked when the
-    /// frame was decoded, so this decodes again without finding a fault.
-    pub fn view(&self) -> Result<Frame<'_>, WireError> {
-        match dendro_wire_core::decode(&self.bytes)? {
-            Status::Complete((frame, _)) => Ok(frame),
-            Status::Incomplete { .. } => unreachable!("a RawFrame holds a whole frame"),
+    /// The frame's kind byte.
+    pub fn kind(&self) -> u8 {
+        self.bytes[LENGTH_PREFIX_BYTES]
+    }
+
+    /// Where it stood in the stream it was read from.
+    pub fn position(&self) -> Position {
+        self.at
+    }
+
+    /// The frame, decoded in place: every rule of the spec checked, every
+    /// field borrowed from the bytes.
+    pub fn view(&self) -> Result<Frame<'_>, ReadError> {
+        match WireDecoder::new().decode(&self.bytes) {
+            Ok(Status::Complete((frame, _))) => Ok(frame),
+            Ok(Status::Incomplete { needed }) => Err(self.error(ReadErrorKind::Truncated {
+                needed: self.bytes.len() + needed,
+                have: self.bytes.len(),
+            })),
+            Err(e) => Err(self.error(ReadErrorKind::Malformed(e))),
         }
+    }
+
+    fn error(&self, kind: ReadErrorKind) -> ReadError {
+        ReadError::new(kind, self.at.frame, self.at.offset)
     }
 }
 
-/// The codec: on decode, the preamble, then one frame per item; on encode,
-/// the preamble before the first frame. Items are [`OwnedFrame`]s; see
-/// [`RawFrameCodec`] for the zero-copy form.
+/// Check that `bytes` is exactly one frame: its length within `decoder`'s
+/// limit and the bytes it claims all there, none more.
+fn one_frame(bytes: &[u8], decoder: &WireDecoder) -> Result<(), ReadError> {
+    let refused = ReadError::unplaced;
+    match decoder.frame_len(bytes) {
+        Ok(Status::Complete(total)) if total == bytes.len() => Ok(()),
+        Ok(Status::Complete(total)) => Err(refused(ReadErrorKind::NotOneFrame {
+            have: bytes.len(),
+            frame: total,
+        })),
+        Ok(Status::Incomplete { needed }) => Err(refused(ReadErrorKind::NotOneFrame {
+            have: bytes.len(),
+            frame: bytes.len() + needed,
+        })),
+        Err(e) => Err(refused(ReadErrorKind::Malformed(e))),
+    }
+}
+
+/// The framing both codecs share: the preamble, then frames cut by their
+/// length, counted, with the position of each.
+#[derive(Debug, Default)]
+struct Framing {
+    decoder: WireDecoder,
+    read_preamble: bool,
+    wrote_preamble: bool,
+    yield_unknown: bool,
+    frames: u64,
+    offset: u64,
+    unknown: u64,
+}
+
+impl Framing {
+    /// The next frame cut from `src`, unknown kinds skipped unless asked
+    /// for; `None` until its bytes have all arrived. Nothing is reserved for
+    /// what a length claims: the buffer grows as bytes arrive (`FramedRead`
+    /// doubles a full buffer), so a peer that announces 64 MiB and sends
+    /// nothing costs nothing.
+    fn next(&mut self, src: &mut BytesMut) -> Result<Option<RawFrame>, ReadError> {
+        if !self.read_preamble {
+            match check_preamble(src) {
+                Ok(Status::Complete(n)) => {
+                    src.advance(n);
+                    self.offset += n as u64;
+                    self.read_preamble = true;
+                }
+                Ok(Status::Incomplete { .. }) => return Ok(None),
+                Err(e) => return Err(ReadError::new(ReadErrorKind::Preamble(e), 0, 0)),
+            }
+        }
+        loop {
+            let at = Position {
+                frame: self.frames + 1,
+                offset: self.offset,
+            };
+            let total = match self.decoder.frame_len(src) {
+                Ok(Status::Complete(total)) => total,
+                Ok(Status::Incomplete { .. }) => return Ok(None),
+                Err(e) => {
+                    return Err(ReadError::new(
+                        ReadErrorKind::Malformed(e),
+                        at.frame,
+                        at.offset,
+                    ))
+                }
+            };
+            if src.len() < total {
+                return Ok(None);
+            }
+            let bytes = src.split_to(total).freeze();
+            self.frames += 1;
+            self.offset += total as u64;
+            if !kind::is_known(bytes[LENGTH_PREFIX_BYTES]) {
+                self.unknown += 1;
+                if !self.yield_unknown {
+                    continue;
+                }
+            }
+            return Ok(Some(RawFrame { bytes, at }));
+        }
+    }
+
+    /// At the end of the stream: a clean end only at a frame boundary.
+    fn end(&mut self, src: &mut BytesMut) -> Result<Option<RawFrame>, ReadError> {
+        if let Some(frame) = self.next(src)? {
+            return Ok(Some(frame));
+        }
+        if src.is_empty() && self.read_preamble {
+            return Ok(None);
+        }
+        let needed = match (self.read_preamble, self.decoder.frame_len(src)) {
+            (false, _) => PREAMBLE_BYTES,
+            (true, Ok(Status::Complete(total))) => total,
+            (true, _) => LENGTH_PREFIX_BYTES,
+        };
+        let (frame, offset) = if self.read_preamble {
+            (self.frames + 1, self.offset)
+        } else {
+            (0, 0)
+        };
+        Err(ReadError::new(
+            ReadErrorKind::Truncated {
+                needed,
+                have: src.len(),
+            },
+            frame,
+            offset,
+        ))
+    }
+
+    /// The preamble, before the first frame written.
+    fn preamble(&mut self, dst: &mut BytesMut) {
+        if !std::mem::replace(&mut self.wrote_preamble, true) {
+            dst.extend_from_slice(&PREAMBLE);
+        }
+    }
+
+    /// Encode `frame` at the end of `dst`, in place: no allocation but the
+    /// buffer's own growth.
+    fn encode(&mut self, frame: &Frame<'_>, dst: &mut BytesMut) -> Result<(), ReadError> {
+        let error = |e| ReadError::unplaced(ReadErrorKind::Malformed(e));
+        let len = frame.buffer_len().map_err(error)?;
+        self.preamble(dst);
+        let start = dst.len();
+        dst.put_bytes(0, len);
+        if let Err(e) = frame.emit(&mut dst[start..]) {
+            dst.truncate(start);
+            return Err(error(e));
+        }
+        Ok(())
+    }
+
+    /// Write one frame's bytes, as an encoder made them, checked to be one
+    /// whole frame.
+    fn encode_bytes(&mut self, bytes: &[u8], dst: &mut BytesMut) -> Result<(), ReadError> {
+        one_frame(bytes, &self.decoder)?;
+        self.preamble(dst);
+        dst.extend_from_slice(bytes);
+        Ok(())
+    }
+}
+
+/// The codec over owned frames: on decode, the preamble, then one
+/// [`OwnedFrame`] per item (each frame decoded once); on encode, the
+/// preamble before the first frame, then frames borrowed ([`Frame`]),
+/// owned, or already encoded (`&[u8]`). Unknown kinds are skipped and
+/// counted unless [`yield_unknown`](Self::yield_unknown) asks for them.
 #[derive(Debug, Default)]
 pub struct FrameCodec {
-    raw: RawFrameCodec,
+    framing: Framing,
 }
 
 impl FrameCodec {
@@ -124,59 +263,79 @@ impl FrameCodec {
     /// A codec whose frames are refused above `decoder`'s limit.
     pub fn with_decoder(decoder: WireDecoder) -> Self {
         FrameCodec {
-            raw: RawFrameCodec::with_decoder(decoder),
+            framing: Framing {
+                decoder,
+                ..Framing::default()
+            },
         }
     }
 
-    /// Frames of unknown kinds skipped so far.
+    /// Hand frames of unknown kinds to the caller (as
+    /// [`OwnedFrame::Unknown`]) instead of skipping them: what a forwarder
+    /// needs. Either way they are counted.
+    pub fn yield_unknown(mut self, yield_unknown: bool) -> Self {
+        self.framing.yield_unknown = yield_unknown;
+        self
+    }
+
+    /// Frames of unknown kinds met so far.
     pub fn unknown(&self) -> u64 {
-        self.raw.unknown
+        self.framing.unknown
     }
 }
 
 impl Decoder for FrameCodec {
     type Item = OwnedFrame;
-    type Error = CodecError;
+    type Error = ReadError;
 
-    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<OwnedFrame>, CodecError> {
-        match self.raw.decode(src)? {
+    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<OwnedFrame>, ReadError> {
+        match self.framing.next(src)? {
             Some(raw) => Ok(Some(OwnedFrame::from(&raw.view()?))),
             None => Ok(None),
         }
     }
 
-    fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<OwnedFrame>, CodecError> {
-        match self.raw.decode_eof(src)? {
+    fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<OwnedFrame>, ReadError> {
+        match self.framing.end(src)? {
             Some(raw) => Ok(Some(OwnedFrame::from(&raw.view()?))),
             None => Ok(None),
         }
+    }
+}
+
+impl Encoder<&Frame<'_>> for FrameCodec {
+    type Error = ReadError;
+
+    fn encode(&mut self, frame: &Frame<'_>, dst: &mut BytesMut) -> Result<(), ReadError> {
+        self.framing.encode(frame, dst)
     }
 }
 
 impl Encoder<&OwnedFrame> for FrameCodec {
-    type Error = CodecError;
+    type Error = ReadError;
 
-    fn encode(&mut self, frame: &OwnedFrame, dst: &mut BytesMut) -> Result<(), CodecError> {
-        self.raw.preamble(dst)?;
-        frame.with_view(|view| {
-            let at = dst.len();
-            dst.resize(at + view.buffer_len()?, 0);
-            view.emit(&mut dst[at..])
-                .inspect_err(|_| dst.truncate(at))?;
-            Ok(())
-        })
+    fn encode(&mut self, frame: &OwnedFrame, dst: &mut BytesMut) -> Result<(), ReadError> {
+        frame.with_view(|view| self.framing.encode(view, dst))
+    }
+}
+
+impl Encoder<&[u8]> for FrameCodec {
+    type Error = ReadError;
+
+    /// One frame as an encoder wrote it (a `RowsBuilder`'s, say), length
+    /// prefix included; refused unless it is exactly one frame.
+    fn encode(&mut self, frame: &[u8], dst: &mut BytesMut) -> Result<(), ReadError> {
+        self.framing.encode_bytes(frame, dst)
     }
 }
 
 /// The zero-copy codec: items are [`RawFrame`]s, split off the read buffer
-/// without copying; encoding writes a `RawFrame`'s bytes as they are.
-/// Unknown kinds are skipped and counted.
+/// without copying and decoded only when [`RawFrame::view`] is called, once;
+/// encoding writes a frame's bytes as they are. Unknown kinds are skipped
+/// and counted unless [`yield_unknown`](Self::yield_unknown) asks for them.
 #[derive(Debug, Default)]
 pub struct RawFrameCodec {
-    decoder: WireDecoder,
-    read_preamble: bool,
-    wrote_preamble: bool,
-    unknown: u64,
+    framing: Framing,
 }
 
 impl RawFrameCodec {
@@ -188,78 +347,64 @@ impl RawFrameCodec {
     /// A codec whose frames are refused above `decoder`'s limit.
     pub fn with_decoder(decoder: WireDecoder) -> Self {
         RawFrameCodec {
-            decoder,
-            ..Self::default()
+            framing: Framing {
+                decoder,
+                ..Framing::default()
+            },
         }
     }
 
-    /// Frames of unknown kinds skipped so far.
+    /// Hand frames of unknown kinds to the caller instead of skipping them:
+    /// what a forwarder needs. Either way they are counted.
+    pub fn yield_unknown(mut self, yield_unknown: bool) -> Self {
+        self.framing.yield_unknown = yield_unknown;
+        self
+    }
+
+    /// Frames of unknown kinds met so far.
     pub fn unknown(&self) -> u64 {
-        self.unknown
-    }
-
-    fn preamble(&mut self, dst: &mut BytesMut) -> Result<(), CodecError> {
-        if !std::mem::replace(&mut self.wrote_preamble, true) {
-            let mut preamble = [0u8; PREAMBLE_BYTES];
-            emit_preamble(&mut preamble)?;
-            dst.extend_from_slice(&preamble);
-        }
-        Ok(())
+        self.framing.unknown
     }
 }
 
 impl Decoder for RawFrameCodec {
     type Item = RawFrame;
-    type Error = CodecError;
+    type Error = ReadError;
 
-    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<RawFrame>, CodecError> {
-        if !self.read_preamble {
-            match check_preamble(src)? {
-                Status::Complete(n) => {
-                    src.advance(n);
-                    self.read_preamble = true;
-                }
-                Status::Incomplete { .. } => return Ok(None),
-            }
-        }
-        loop {
-            // The length is checked against the limit first. The buffer is
-            // not grown to what the length claims: it grows as the bytes
-            // arrive (`FramedRead` doubles a full buffer), so a peer that
-            // announces 64 MiB and sends nothing costs nothing.
-            let total = match self.decoder.frame_len(src)? {
-                Status::Complete(total) => total,
-                Status::Incomplete { .. } => return Ok(None),
-            };
-            if src.len() < total {
-                return Ok(None);
-            }
-            let bytes = src.split_to(total).freeze();
-            match self.decoder.decode(&bytes)? {
-                Status::Complete((Frame::Unknown { .. }, _)) => self.unknown += 1,
-                Status::Complete(_) => return Ok(Some(RawFrame { bytes })),
-                Status::Incomplete { .. } => unreachable!("a whole frame was split off"),
-            }
-        }
+    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<RawFrame>, ReadError> {
+        self.framing.next(src)
     }
 
-    fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<RawFrame>, CodecError> {
-        match self.decode(src)? {
-            Some(frame) => Ok(Some(frame)),
-            // Only a frame boundary is a clean end.
-            None if src.is_empty() && self.read_preamble => Ok(None),
-            None => Err(CodecError::Truncated { have: src.len() }),
-        }
+    fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<RawFrame>, ReadError> {
+        self.framing.end(src)
     }
 }
 
 impl Encoder<RawFrame> for RawFrameCodec {
-    type Error = CodecError;
+    type Error = ReadError;
 
-    fn encode(&mut self, frame: RawFrame, dst: &mut BytesMut) -> Result<(), CodecError> {
-        self.preamble(dst)?;
+    fn encode(&mut self, frame: RawFrame, dst: &mut BytesMut) -> Result<(), ReadError> {
+        self.framing.preamble(dst);
         dst.extend_from_slice(&frame.bytes);
         Ok(())
+    }
+}
+
+impl Encoder<&Frame<'_>> for RawFrameCodec {
+    type Error = ReadError;
+
+    fn encode(&mut self, frame: &Frame<'_>, dst: &mut BytesMut) -> Result<(), ReadError> {
+        self.framing.encode(frame, dst)
+    }
+}
+
+impl Encoder<&[u8]> for RawFrameCodec {
+    type Error = ReadError;
+
+    /// One frame as an encoder wrote it, length prefix included; refused
+    /// unless it is exactly one frame.
+    fn encode(&mut self, frame: &[u8], dst: &mut BytesMut) -> Result<(), ReadError> {
+        self.framing.encode_bytes(frame, dst)
     }
 }
 
@@ -320,10 +465,8 @@ where
         };
         delay = backoff.initial;
         stats.connections += 1;
-        let mut preamble = [0u8; PREAMBLE_BYTES];
-        emit_preamble(&mut preamble).map_err(io::Error::other)?;
         let result: io::Result<()> = async {
-            conn.write_all(&preamble).await?;
+            conn.write_all(&PREAMBLE).await?;
             conn.flush().await?;
             stats.bytes += PREAMBLE_BYTES as u64;
             queue.connected();

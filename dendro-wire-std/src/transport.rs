@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use dendro_wire_core::{emit_preamble, Rows, PREAMBLE_BYTES};
+use dendro_wire_core::{Rows, PREAMBLE, PREAMBLE_BYTES};
 
 use crate::queue::FrameQueue;
 use crate::throttle::Throttle;
@@ -135,9 +135,7 @@ fn write_connection<W: Write>(
     stop: &AtomicBool,
 ) -> io::Result<()> {
     let mut w = BufWriter::with_capacity(256 * 1024, conn);
-    let mut preamble = [0u8; PREAMBLE_BYTES];
-    emit_preamble(&mut preamble).map_err(io::Error::other)?;
-    w.write_all(&preamble)?;
+    w.write_all(&PREAMBLE)?;
     w.flush()?;
     stats.bytes += PREAMBLE_BYTES as u64;
     queue.connected();

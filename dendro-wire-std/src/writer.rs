@@ -4,7 +4,7 @@ use std::fmt;
 use std::io::{self, Write};
 
 use dendro_wire_core::{
-    emit_preamble, Error as WireError, Frame, IndexState, Row, RowsBuilder, Rule, PREAMBLE_BYTES,
+    Error as WireError, Frame, IndexState, Row, RowsBuilder, Rule, PREAMBLE,
 };
 
 use crate::owned::OwnedFrame;
@@ -90,10 +90,8 @@ impl From<WireError> for WriteError {
 
 impl<W: Write> FrameWriter<W> {
     /// Write the preamble.
-    pub fn new(mut inner: W) -> io::Result<Self> {
-        let mut preamble = [0u8; PREAMBLE_BYTES];
-        emit_preamble(&mut preamble).map_err(io::Error::other)?;
-        inner.write_all(&preamble)?;
+    pub fn new(mut inner: W) -> Result<Self, WriteError> {
+        inner.write_all(&PREAMBLE)?;
         Ok(FrameWriter {
             inner,
             buf: Vec::new(),

@@ -1,5 +1,7 @@
 //! The JSON Lines form of NOTES.md, through serde on OwnedFrame.
 
+#![cfg(feature = "serde")]
+
 use dendro_wire_core::IndexKind;
 use dendro_wire_std::{OwnedFrame, OwnedRow};
 

@@ -63,4 +63,38 @@ fn reading_frames_in_steady_state_allocates_nothing() {
         reader.unknown() > 0,
         "unknown frames were skipped on the way"
     );
+
+    // The tokio codec encodes borrowed frames in place: once its buffer has
+    // room, no allocation per frame.
+    #[cfg(feature = "tokio")]
+    {
+        use tokio_util::codec::Encoder;
+        let mut reader = FrameReader::new(&bytes[..]).unwrap();
+        let mut codec = dendro_wire_std::tokio::FrameCodec::new();
+        let mut out = bytes::BytesMut::with_capacity(2 * bytes.len());
+        // The handshake and the largest frame first, so the reader's buffer
+        // has grown before counting.
+        for _ in 0..2 {
+            let frame = reader.next_frame().unwrap().unwrap();
+            codec.encode(&frame, &mut out).unwrap();
+        }
+        let (encoded, allocations) = counting::count(|| {
+            let mut n = 2;
+            while let Some(frame) = reader.next_frame().unwrap() {
+                codec.encode(&frame, &mut out).unwrap();
+                n += 1;
+            }
+            n
+        });
+        assert!(encoded > 1900);
+        assert_eq!(
+            allocations, 0,
+            "allocations while encoding {encoded} frames"
+        );
+        assert_eq!(
+            out.len(),
+            bytes.len() - 20 * 15,
+            "the stream less its unknown frames"
+        );
+    }
 }

@@ -2,13 +2,12 @@
 //! queue that drops, and over loopback TCP with a forced disconnect.
 
 use std::collections::BTreeSet;
-use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use dendro_wire_core::{ClockOffset, Frame, Handshake, Index, Rows, Segment, SourceUpdate};
-use dendro_wire_std::transport::{drain_queue, Backoff};
+use dendro_wire_std::transport::Backoff;
 use dendro_wire_std::{
     CountingSink, FrameQueue, FrameReader, Publisher, PublisherConfig, Sink, SinkError,
     SourceConfig, SourceId, SubscribeError, Subscriber,
@@ -238,7 +237,12 @@ fn the_source_limit_of_a_connection_is_enforced() {
 #[cfg(feature = "tokio")]
 #[test]
 fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
+    use std::net::{TcpListener, TcpStream};
+    use std::sync::Mutex;
+    use std::time::Instant;
+
     use dendro_wire_std::server::{Server, ServerConfig};
+    use dendro_wire_std::transport::drain_queue;
     let sinks: Arc<Mutex<Vec<Recording>>> = Arc::default();
     let server = {
         let sinks = sinks.clone();

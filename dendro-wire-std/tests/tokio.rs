@@ -6,11 +6,11 @@
 use std::path::Path;
 
 use bytes::BytesMut;
-use dendro_wire_std::tokio::{drain_queue, serve, CodecError, FrameCodec, RawFrameCodec};
+use dendro_wire_std::tokio::{drain_queue, serve, FrameCodec, RawFrame, RawFrameCodec};
 use dendro_wire_std::transport::Backoff;
 use dendro_wire_std::{
-    CountingSink, FrameReader, FrameWriter, OwnedFrame, Publisher, PublisherConfig, SourceConfig,
-    Subscriber,
+    CountingSink, FrameReader, FrameWriter, OwnedFrame, Position, Publisher, PublisherConfig,
+    ReadErrorKind, SourceConfig, Subscriber,
 };
 use tokio_util::codec::{Decoder, Encoder};
 
@@ -48,45 +48,115 @@ fn the_codec_reads_what_frame_reader_reads_however_the_bytes_arrive() {
 }
 
 #[test]
-fn a_cut_stream_is_truncated_at_eof_and_a_bad_length_is_refused_before_growing() {
+fn a_cut_stream_is_truncated_at_eof_and_a_bad_length_is_refused_with_its_place() {
     let bytes = sample();
     let mut codec = RawFrameCodec::new();
     let mut buf = BytesMut::from(&bytes[..bytes.len() - 3]);
-    while codec.decode(&mut buf).unwrap().is_some() {}
-    assert!(matches!(
-        codec.decode_eof(&mut buf),
-        Err(CodecError::Truncated { .. })
-    ));
+    let mut last = None;
+    while let Some(raw) = codec.decode(&mut buf).unwrap() {
+        last = Some(raw.position());
+    }
+    let err = codec.decode_eof(&mut buf).unwrap_err();
+    let ReadErrorKind::Truncated { have, .. } = err.kind() else {
+        panic!("{err}")
+    };
+    // Frame 13 is the last; 12 are cut whole (one of them unknown, skipped).
+    assert_eq!(last.map(|p| p.frame), Some(12));
+    assert_eq!(err.position().map(|p| p.frame), Some(13));
+    assert_eq!(err.offset() + *have as u64, bytes.len() as u64 - 3);
+    assert!(
+        err.to_string().starts_with("frame 13 (stream byte "),
+        "{err}"
+    );
 
     let mut codec = RawFrameCodec::new();
     let mut buf = BytesMut::from(&b"dendro-repl\0\x01\x00\xff\xff\xff\xff"[..]);
-    assert!(matches!(codec.decode(&mut buf), Err(CodecError::Wire(_))));
+    let err = codec.decode(&mut buf).unwrap_err();
+    assert!(matches!(err.kind(), ReadErrorKind::Malformed(_)));
+    assert_eq!(
+        err.position(),
+        Some(Position {
+            frame: 1,
+            offset: 14
+        })
+    );
     assert!(buf.capacity() < 1 << 20, "grew to {}", buf.capacity());
+    // The error says where and why, and what caused it.
+    assert!(std::error::Error::source(&err).is_some());
 }
 
 #[test]
-fn encoding_writes_what_frame_writer_writes() {
-    let frames = read_all(&sample());
+fn encoding_writes_what_frame_writer_writes_from_borrowed_owned_and_built_frames() {
+    let bytes = sample();
+    let frames = read_all(&bytes);
     let mut w = FrameWriter::new(Vec::new()).unwrap();
-    let mut codec = FrameCodec::new();
-    let mut out = BytesMut::new();
+    let (mut owned, mut borrowed, mut built) =
+        (FrameCodec::new(), FrameCodec::new(), RawFrameCodec::new());
+    let (mut a, mut b, mut c) = (BytesMut::new(), BytesMut::new(), BytesMut::new());
     for f in &frames {
         w.write_owned(f).unwrap();
-        codec.encode(f, &mut out).unwrap();
+        owned.encode(f, &mut a).unwrap();
+        f.with_view(|view| {
+            borrowed.encode(view, &mut b).unwrap();
+            let mut encoded = vec![0; view.buffer_len().unwrap()];
+            view.emit(&mut encoded).unwrap();
+            built.encode(&encoded[..], &mut c).unwrap();
+        });
     }
-    assert_eq!(&out[..], &w.into_inner()[..]);
+    let want = w.into_inner();
+    assert_eq!(&a[..], &want[..]);
+    assert_eq!(&b[..], &want[..]);
+    assert_eq!(&c[..], &want[..]);
+    // Bytes that are not exactly one frame are refused, and nothing is
+    // written.
+    let mut out = BytesMut::new();
+    let one = &want[14..14 + 4 + u32::from_le_bytes(want[14..18].try_into().unwrap()) as usize];
+    let mut two = one.to_vec();
+    two.extend_from_slice(one);
+    let err = RawFrameCodec::new().encode(&two[..], &mut out).unwrap_err();
+    assert!(
+        matches!(err.kind(), ReadErrorKind::NotOneFrame { .. }),
+        "{err}"
+    );
+    assert!(out.is_empty());
+    assert!(RawFrame::new(bytes::Bytes::copy_from_slice(one)).is_ok());
+    assert!(RawFrame::new(bytes::Bytes::copy_from_slice(&one[..one.len() - 1])).is_err());
+}
 
-    // The raw codec forwards frames byte for byte.
+#[test]
+fn a_forwarder_passes_every_frame_on_byte_for_byte_unknown_kinds_included() {
     let bytes = sample();
-    let mut read = RawFrameCodec::new();
+    let mut read = RawFrameCodec::new().yield_unknown(true);
     let mut write = RawFrameCodec::new();
     let mut src = BytesMut::from(&bytes[..]);
     let mut dst = BytesMut::new();
+    let mut viewed = 0;
     while let Some(raw) = read.decode(&mut src).unwrap() {
-        raw.view().unwrap();
+        // Decoded once, here, in place.
+        let view = raw.view().unwrap();
+        assert_eq!(view.kind(), raw.kind());
+        viewed += 1;
         write.encode(raw, &mut dst).unwrap();
     }
-    assert_eq!(read_all(&dst), read_all(&bytes));
+    assert_eq!(read.decode_eof(&mut src).unwrap(), None);
+    assert_eq!((viewed, read.unknown()), (13, 1));
+    assert_eq!(&dst[..], &bytes[..], "not forwarded byte for byte");
+
+    // Without asking, the unknown frame is skipped, and counted.
+    let mut skipping = FrameCodec::new();
+    let mut src = BytesMut::from(&bytes[..]);
+    let mut frames = 0;
+    while skipping.decode(&mut src).unwrap().is_some() {
+        frames += 1;
+    }
+    assert_eq!((frames, skipping.unknown()), (12, 1));
+    let mut keeping = FrameCodec::new().yield_unknown(true);
+    let mut src = BytesMut::from(&bytes[..]);
+    let mut kinds = Vec::new();
+    while let Some(f) = keeping.decode(&mut src).unwrap() {
+        kinds.push(matches!(f, OwnedFrame::Unknown { kind: 42, .. }));
+    }
+    assert_eq!(kinds.iter().filter(|u| **u).count(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -69,7 +69,7 @@ pub(crate) fn run() -> Result<(), String> {
             "--release",
             "--quiet",
             "-p",
-            "dendro-wire-std",
+            "dendro-wire",
             "--bin",
             "dendro-wire",
         ]),

@@ -135,14 +135,17 @@ fn ci() -> Result<(), String> {
             "clippy",
             "-p",
             "dendro-wire-std",
+            "-p",
+            "dendro-wire",
             "--all-targets",
             "--features",
-            "archive",
+            "dendro-wire/archive",
             "--",
             "-D",
             "warnings",
         ]),
     )?;
+    lean_library()?;
     run(
         "tests",
         cargo().args(["test", "--workspace", "--features", CORE_FEATURES]),
@@ -180,20 +183,88 @@ fn ci() -> Result<(), String> {
     )?;
     no_std()?;
     firmware::run()?;
+    // Every feature documented, as docs.rs builds it (the archive feature's
+    // dependencies were built by its clippy step).
     run(
-        "rustdoc",
+        "rustdoc, every feature",
         cargo()
-            .args([
-                "doc",
-                "--workspace",
-                "--no-deps",
-                "--features",
-                "dendro-wire-std/archive",
-            ])
+            .args(["doc", "--workspace", "--no-deps", "--all-features"])
             .env("RUSTDOCFLAGS", "-D warnings"),
     )?;
+    rust_version()?;
     eprintln!("==> ci: all steps passed");
     Ok(())
+}
+
+/// A user who adds `dendro-wire-std` gets the library, not the tool: none of
+/// the tool's dependencies in its default build.
+fn lean_library() -> Result<(), String> {
+    eprintln!("==> the library's default dependencies");
+    let out = cargo()
+        .args([
+            "tree",
+            "-p",
+            "dendro-wire-std",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+        ])
+        .output()
+        .map_err(|e| format!("cargo tree: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo tree failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let tree = String::from_utf8_lossy(&out.stdout);
+    let heavy: Vec<&str> = ["clap ", "serde_json ", "tokio ", "rustls ", "dendro "]
+        .into_iter()
+        .filter(|name| tree.lines().any(|l| l.starts_with(name)))
+        .collect();
+    if !heavy.is_empty() {
+        return Err(format!(
+            "dendro-wire-std's default build pulls in {heavy:?}; they belong behind features \
+             or in the tool"
+        ));
+    }
+    Ok(())
+}
+
+/// The `rust-version` the crates declare: the core and the library build
+/// and pass their tests with that toolchain (`.ci/run` installs it).
+fn rust_version() -> Result<(), String> {
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml"))
+        .map_err(|e| format!("Cargo.toml: {e}"))?;
+    let version = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("rust-version = "))
+        .map(|v| v.trim_matches('"').to_string())
+        .ok_or("Cargo.toml declares no rust-version")?;
+    run(
+        &format!("the core and the library on Rust {version}, the declared rust-version"),
+        // rustup's `cargo`, which takes a `+toolchain`, rather than the
+        // toolchain's own that runs this.
+        Command::new("cargo")
+            .current_dir(root())
+            .env_remove("CARGO")
+            .env_remove("RUSTC")
+            .env_remove("RUSTDOC")
+            .env_remove("RUSTUP_TOOLCHAIN")
+            .arg(format!("+{version}"))
+            .args([
+                "test",
+                "-p",
+                "dendro-wire-core",
+                "-p",
+                "dendro-wire-std",
+                "--lib",
+                "--tests",
+                "--target-dir",
+                "target/rust-version",
+            ]),
+    )
 }
 
 fn no_std() -> Result<(), String> {
@@ -285,7 +356,7 @@ fn soak(args: &[String]) -> Result<(), String> {
             "--release",
             "--quiet",
             "-p",
-            "dendro-wire-std",
+            "dendro-wire",
             "--bin",
             "dendro-wire",
             "-p",

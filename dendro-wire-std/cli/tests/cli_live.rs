@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{ChildStdout, Command, Stdio};
 use std::time::Duration;
 
-#[path = "common/certs.rs"]
+#[path = "../../tests/common/certs.rs"]
 mod certs;
 
 const BIN: &str = env!("CARGO_BIN_EXE_dendro-wire");
@@ -206,7 +206,7 @@ fn the_agent_needs_a_target_and_a_valid_interval() {
 #[test]
 fn a_replayed_capture_is_applied_as_check_reads_it() {
     let (listen, mut lines, addr) = start_listen(&[], Stdio::piped());
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/sample.dwr");
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/sample.dwr");
     let replay = Command::new(BIN)
         .args(["replay", "--connect", &addr])
         .arg(&sample)
@@ -332,7 +332,7 @@ fn listen_stops_on_sigterm_applying_and_recording_what_arrived() {
     let first = lines.next().unwrap().unwrap();
     let addr = first.strip_prefix("listening on ").expect(&first);
     let sample =
-        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/sample.dwr"))
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/sample.dwr"))
             .unwrap();
     // The whole sample and the first bytes of a next frame; then the peer
     // stays, saying nothing.
@@ -402,7 +402,7 @@ fn over_tls_a_certified_agent_lands_its_rows_and_a_wrong_name_is_refused_on_both
         "host".into(),
     ];
     let tls_args: Vec<&std::ffi::OsStr> = tls_listen.iter().map(|s| s.as_os_str()).collect();
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/sample.dwr");
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/sample.dwr");
     let replay = |addr: &str, server_name: &str| {
         Command::new(BIN)
             .args(["replay", "--connect", addr, "--tls-ca"])

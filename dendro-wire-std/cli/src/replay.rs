@@ -4,7 +4,7 @@ use std::io::{BufWriter, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
 
-use dendro_wire_core::{emit_preamble, PREAMBLE_BYTES};
+use dendro_wire_core::PREAMBLE;
 use dendro_wire_std::FrameReader;
 
 use crate::tls_args::ClientTls;
@@ -42,9 +42,7 @@ pub(crate) fn run(args: Args) -> Result<(), Failure> {
         }
     };
     let mut out = BufWriter::with_capacity(256 * 1024, conn);
-    let mut preamble = [0u8; PREAMBLE_BYTES];
-    emit_preamble(&mut preamble).map_err(|e| Failure(e.to_string()))?;
-    out.write_all(&preamble)?;
+    out.write_all(&PREAMBLE)?;
     while let Some((_, bytes)) = reader.next_frame_with_bytes()? {
         out.write_all(bytes)?;
     }

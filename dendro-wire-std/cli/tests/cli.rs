@@ -1,6 +1,6 @@
 //! The `dendro-wire` tool itself, run as a process.
 
-#[path = "../../dendro-wire-core/tests/common/gen.rs"]
+#[path = "../../../dendro-wire-core/tests/common/gen.rs"]
 mod gen;
 
 use std::io::Write;
@@ -13,7 +13,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_dendro-wire");
 
 fn testdata(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../testdata")
+        .join("../../testdata")
         .join(name)
 }
 
