@@ -54,7 +54,7 @@ pub enum OwnedFrame {
         #[cfg_attr(feature = "serde", serde(with = "crate::serde_form::index_kind"))]
         kind: IndexKind,
         state: IndexState,
-        #[cfg_attr(feature = "serde", serde(with = "crate::serde_form::hex"))]
+        #[cfg_attr(feature = "serde", serde(with = "crate::serde_form::hex_form"))]
         blob: Vec<u8>,
     },
     /// Kind 3; see [`Rows`].
@@ -71,7 +71,7 @@ pub enum OwnedFrame {
         rows: u64,
         first_ts: i64,
         last_ts: i64,
-        #[cfg_attr(feature = "serde", serde(with = "crate::serde_form::hex"))]
+        #[cfg_attr(feature = "serde", serde(with = "crate::serde_form::hex_form"))]
         bytes: Vec<u8>,
         #[cfg_attr(feature = "serde", serde(with = "crate::serde_form::opt_hex"))]
         caller_index: Option<Vec<u8>>,
@@ -94,7 +94,7 @@ pub enum OwnedFrame {
     /// A kind this build does not read: the kind byte and the bytes after it.
     Unknown {
         kind: u8,
-        #[cfg_attr(feature = "serde", serde(with = "crate::serde_form::hex"))]
+        #[cfg_attr(feature = "serde", serde(with = "crate::serde_form::hex_form"))]
         payload: Vec<u8>,
     },
 }
@@ -111,7 +111,7 @@ pub struct OwnedRow {
     pub stream: String,
     pub ts: i64,
     pub wall_offset: i64,
-    #[cfg_attr(feature = "serde", serde(with = "crate::serde_form::hex"))]
+    #[cfg_attr(feature = "serde", serde(with = "crate::serde_form::hex_form"))]
     pub row: Vec<u8>,
 }
 

@@ -9,47 +9,15 @@ use std::fmt;
 use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serializer};
 
-pub(crate) mod hex {
+pub(crate) mod hex_form {
     use super::*;
 
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-
     pub(crate) fn encode(bytes: &[u8]) -> String {
-        let mut s = String::with_capacity(bytes.len() * 2);
-        for b in bytes {
-            s.push(DIGITS[(b >> 4) as usize] as char);
-            s.push(DIGITS[(b & 15) as usize] as char);
-        }
-        s
+        hex::encode(bytes)
     }
 
     pub(crate) fn decode(s: &str) -> Result<Vec<u8>, String> {
-        fn nibble(c: u8) -> Option<u8> {
-            match c {
-                b'0'..=b'9' => Some(c - b'0'),
-                b'a'..=b'f' => Some(c - b'a' + 10),
-                b'A'..=b'F' => Some(c - b'A' + 10),
-                _ => None,
-            }
-        }
-        if !s.len().is_multiple_of(2) {
-            return Err(format!(
-                "bad hex: an odd number of digits ({}) cannot be bytes",
-                s.len()
-            ));
-        }
-        s.as_bytes()
-            .chunks(2)
-            .enumerate()
-            .map(|(i, pair)| match (nibble(pair[0]), nibble(pair[1])) {
-                (Some(hi), Some(lo)) => Ok(hi << 4 | lo),
-                _ => Err(format!(
-                    "bad hex: {:?} at digit {} is not two hex digits",
-                    String::from_utf8_lossy(pair),
-                    2 * i
-                )),
-            })
-            .collect()
+        hex::decode(s).map_err(|e| format!("bad hex: {e}"))
     }
 
     pub(crate) fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
@@ -69,7 +37,7 @@ pub(crate) mod opt_hex {
 
     pub(crate) fn serialize<S: Serializer>(v: &Option<Vec<u8>>, s: S) -> Result<S::Ok, S::Error> {
         match v {
-            Some(bytes) => hex::serialize(bytes, s),
+            Some(bytes) => hex_form::serialize(bytes, s),
             None => s.serialize_none(),
         }
     }
@@ -78,7 +46,7 @@ pub(crate) mod opt_hex {
         d: D,
     ) -> Result<Option<Vec<u8>>, D::Error> {
         Option::<std::borrow::Cow<'de, str>>::deserialize(d)?
-            .map(|s| hex::decode(&s).map_err(de::Error::custom))
+            .map(|s| hex_form::decode(&s).map_err(de::Error::custom))
             .transpose()
     }
 }

@@ -33,8 +33,8 @@ use std::time::Duration;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use dendro_wire_core::{
-    check_preamble, kind, Decoder as WireDecoder, Frame, Rows, Status,
-    LENGTH_PREFIX_BYTES, PREAMBLE, PREAMBLE_BYTES,
+    check_preamble, kind, Decoder as WireDecoder, Frame, Rows, Status, LENGTH_PREFIX_BYTES,
+    PREAMBLE, PREAMBLE_BYTES,
 };
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_util::codec::{Decoder, Encoder};
@@ -452,18 +452,17 @@ where
     F: std::future::Future<Output = io::Result<W>>,
 {
     let mut stats = TransportStats::default();
-    let mut delay = backoff.initial;
+    let mut delays = backoff.delays();
     while !queue.is_closed() {
         let mut conn = match connect().await {
             Ok(conn) => tokio::io::BufWriter::new(conn),
             Err(_) => {
                 stats.failed_connects += 1;
-                tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(backoff.max);
+                tokio::time::sleep(delays.next().unwrap_or(backoff.max)).await;
                 continue;
             }
         };
-        delay = backoff.initial;
+        delays = backoff.delays();
         stats.connections += 1;
         let result: io::Result<()> = async {
             conn.write_all(&PREAMBLE).await?;

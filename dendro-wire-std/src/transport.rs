@@ -16,7 +16,9 @@ use crate::queue::FrameQueue;
 use crate::throttle::Throttle;
 
 /// How long to wait between attempts to connect: doubling from `initial` up
-/// to `max`, back to `initial` after a connection succeeds.
+/// to `max`, each wait jittered between half and all of that (so a fleet of
+/// agents that lost one collector together do not all come back at once);
+/// back to `initial` after a connection succeeds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Backoff {
     /// The first wait.
@@ -31,6 +33,31 @@ impl Default for Backoff {
             initial: Duration::from_millis(50),
             max: Duration::from_secs(5),
         }
+    }
+}
+
+impl Backoff {
+    /// The waits, one per failed attempt, without end.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use dendro_wire_std::transport::Backoff;
+    ///
+    /// let backoff = Backoff { initial: Duration::from_millis(100), max: Duration::from_secs(1) };
+    /// for wait in backoff.delays().take(20) {
+    ///     assert!(wait >= Duration::from_millis(50) && wait <= Duration::from_secs(1), "{wait:?}");
+    /// }
+    /// ```
+    pub fn delays(&self) -> impl Iterator<Item = Duration> {
+        use backon::BackoffBuilder;
+        // backon adds up to the wait again as jitter: half the waits, and
+        // their jitter, make the waits asked for.
+        backon::ExponentialBuilder::default()
+            .with_min_delay(self.initial / 2)
+            .with_max_delay(self.max.max(self.initial) / 2)
+            .with_jitter()
+            .without_max_times()
+            .build()
     }
 }
 
@@ -76,7 +103,7 @@ pub fn drain_queue<W: Write>(
     stop: &AtomicBool,
 ) -> io::Result<TransportStats> {
     let mut stats = TransportStats::default();
-    let mut delay = backoff.initial;
+    let mut delays = backoff.delays();
     let mut failures = Throttle::new(Duration::from_secs(1));
     let mut failed_since_connected = 0u64;
     let done = |queue: &FrameQueue| stop.load(Ordering::Relaxed) || queue.is_closed();
@@ -85,6 +112,7 @@ pub fn drain_queue<W: Write>(
             Ok(conn) => conn,
             Err(e) if once => return Err(e),
             Err(e) => {
+                let delay = delays.next().unwrap_or(backoff.max);
                 stats.failed_connects += 1;
                 failed_since_connected += 1;
                 if let Some(held) = failures.hit() {
@@ -96,7 +124,6 @@ pub fn drain_queue<W: Write>(
                 }
                 stats.last_error = Some(e.to_string());
                 std::thread::sleep(delay);
-                delay = (delay * 2).min(backoff.max);
                 continue;
             }
         };
@@ -107,7 +134,7 @@ pub fn drain_queue<W: Write>(
             );
         }
         failed_since_connected = 0;
-        delay = backoff.initial;
+        delays = backoff.delays();
         stats.connections += 1;
         let result = write_connection(queue, conn, &mut stats, stop);
         queue.disconnected();

@@ -3,9 +3,7 @@
 use std::fmt;
 use std::io::{self, Write};
 
-use dendro_wire_core::{
-    Error as WireError, Frame, IndexState, Row, RowsBuilder, Rule, PREAMBLE,
-};
+use dendro_wire_core::{Error as WireError, Frame, IndexState, Row, RowsBuilder, Rule, PREAMBLE};
 
 use crate::owned::OwnedFrame;
 

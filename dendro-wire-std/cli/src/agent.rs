@@ -51,13 +51,13 @@ pub(crate) struct Args {
 #[group(required = true, multiple = false)]
 struct Target {
     /// Publish to a subscriber over TCP (`host:port`).
-    #[arg(long)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = crate::host_port)]
     connect: Option<String>,
     /// Publish to a subscriber on a Unix socket.
     #[cfg(unix)]
     #[arg(long, conflicts_with = "tls_ca")]
     unix: Option<PathBuf>,
-    /// Write the stream to a file (a capture).
+    /// Write the stream to a file (a capture); `-` for standard output.
     #[arg(short, long, conflicts_with = "tls_ca")]
     output: Option<PathBuf>,
 }
@@ -257,6 +257,10 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
             );
             (transport, false)
         }
+        Destination::File(path) if path.as_os_str() == "-" => (
+            publish_to_writer(queue.clone(), std::io::stdout(), never),
+            true,
+        ),
         Destination::File(path) => {
             let file = std::fs::File::create(path)
                 .map_err(|e| Failure(format!("cannot create {}: {e}", path.display())))?;

@@ -17,6 +17,7 @@ use dendro_wire_std::{
     Applied, CountingSink, Publisher, PublisherConfig, Sink, SourceConfig, SourceId, StreamId,
 };
 
+use crate::progress::Progress;
 use crate::Failure;
 
 /// The encoder the demo's rows claim, and its subscriber insists on.
@@ -318,10 +319,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
             },
             move |ended, _sink| {
                 if let Err(e) = &ended.result {
-                    eprintln!(
-                        "\ndendro-wire demo: connection {} ended: {e}",
-                        ended.info.id
-                    );
+                    eprintln!("dendro-wire demo: connection {} ended: {e}", ended.info.id);
                 }
                 done.lock()
                     .unwrap_or_else(|e| e.into_inner())
@@ -333,11 +331,13 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         .local_addr()
         .ok_or_else(|| Failure("the demo's subscriber has no TCP address".into()))?;
     let over = if tls.is_some() { "TLS 1.3" } else { "TCP" };
-    eprintln!(
-        "dendro-wire demo: a subscriber on {addr} ({over}), a synthetic agent with 3 sources \
-         ({CPUS} CPUs, {INTERFACES} interfaces, memory), {:.0} s",
-        options.seconds
-    );
+    if !crate::quiet() {
+        eprintln!(
+            "dendro-wire demo: a subscriber on {addr} ({over}), a synthetic agent with 3 \
+             sources ({CPUS} CPUs, {INTERFACES} interfaces, memory), {:.0} s",
+            options.seconds
+        );
+    }
 
     let mut publisher = Publisher::new(PublisherConfig {
         full_every: 10_000,
@@ -382,6 +382,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     }
     let mut n = 0u64;
     let mut shown = Instant::now();
+    let mut progress = Progress::new(Duration::from_secs(1), crate::quiet());
     while started.elapsed() < deadline {
         // Measuring throughput, the demo paces itself to the transport
         // rather than letting the queue overflow; a real agent samples on
@@ -393,7 +394,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         n += 1;
         if shown.elapsed() > Duration::from_millis(250) {
             shown = Instant::now();
-            progress(started, &queue, &publisher, &server);
+            progress.show(|| now(started, &queue, &publisher, &server));
         }
     }
     // A last interval the link does not lose (seq is the interval's
@@ -412,7 +413,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         .map_err(|_| Failure("the transport thread panicked".into()))??;
     server.shutdown(Duration::from_secs(10));
     let elapsed = started.elapsed().as_secs_f64();
-    eprintln!();
+    progress.finish();
 
     let done = done.lock().unwrap_or_else(|e| e.into_inner());
     let mut applied = Applied::default();
@@ -519,23 +520,24 @@ fn demo_tls() -> Result<(Arc<dendro_wire_std::tls::ServerConfig>, TlsClient), Fa
     Ok((server, client))
 }
 
-fn progress(
+/// Where the run is: what the agent did and the subscriber applied.
+fn now(
     started: Instant,
     queue: &dendro_wire_std::FrameQueue,
     publisher: &Publisher,
     server: &Server,
-) {
+) -> String {
     let elapsed = started.elapsed().as_secs_f64();
     let live = server.live();
     let applied: u64 = live.iter().map(|c| c.applied.rows).sum();
     let bytes: u64 = live.iter().map(|c| c.bytes).sum();
-    eprint!(
-        "\r  {elapsed:5.1} s  intervals {:>9}  frames {:>10}  rows applied {:>11}  {:7.1} MB/s ",
+    format!(
+        "intervals {:>9}  frames {:>10}  rows applied {:>11}  {:7.1} MB/s",
         publisher.stats().intervals,
         queue.stats().queued,
         applied,
         bytes as f64 / elapsed / 1e6
-    );
+    )
 }
 
 /// Wait for the archive's writer, then say what landed in it.

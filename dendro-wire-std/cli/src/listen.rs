@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use dendro_wire_std::server::{ConnectionInfo, Listener, Server, ServerConfig};
 use dendro_wire_std::{Applied, CountingSink, Sink};
 
+use crate::progress::Progress;
 use crate::tls_args::ServerTls;
 use crate::Failure;
 
@@ -70,7 +71,7 @@ pub(crate) struct Args {
 struct ListenOn {
     /// A TCP address (`127.0.0.1:0` picks a port; the first line printed
     /// says which).
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "HOST:PORT", value_parser = crate::host_port)]
     bind: Option<String>,
     /// A Unix socket to create, owner-only unless --unix-mode says
     /// otherwise; never replaces what is there (but a stale socket).
@@ -177,6 +178,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     }
 
     let mut shown = Instant::now();
+    let mut progress = Progress::new(Duration::from_secs(5), crate::quiet());
     loop {
         std::thread::sleep(Duration::from_millis(50));
         if signalled.load(Ordering::Relaxed) {
@@ -191,9 +193,10 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         }
         if shown.elapsed() >= Duration::from_secs(1) {
             shown = Instant::now();
-            show_live(&server);
+            progress.show(|| live(&server));
         }
     }
+    progress.finish();
     let grace = if signalled.load(Ordering::Relaxed) {
         Duration::ZERO
     } else {
@@ -238,25 +241,24 @@ fn unix_path(options: &Args) -> Option<&std::path::Path> {
     return None;
 }
 
-/// The live connections, on stderr: a line each when there are a few, a
-/// total when there are many.
-fn show_live(server: &Server) {
-    const EACH: usize = 8;
+/// What the live connections have applied: each of a few, or their sum.
+fn live(server: &Server) -> String {
+    const EACH: usize = 3;
     let live = server.live();
+    if live.is_empty() {
+        return "no live connections".into();
+    }
     if live.len() <= EACH {
-        for c in &live {
-            eprintln!(
-                "  connection {} from {}: {} frames, {} bytes, rows {} applied {} skipped, {} gap(s)",
-                c.id,
-                c.peer,
-                c.frames,
-                c.bytes,
-                c.applied.rows,
-                c.applied.rows_skipped,
-                c.applied.gaps
-            );
-        }
-        return;
+        let each: Vec<String> = live
+            .iter()
+            .map(|c| {
+                format!(
+                    "connection {} from {}: {} frames, rows {} applied {} skipped, {} gap(s)",
+                    c.id, c.peer, c.frames, c.applied.rows, c.applied.rows_skipped, c.applied.gaps
+                )
+            })
+            .collect();
+        return each.join("; ");
     }
     let mut applied = Applied::default();
     let (mut frames, mut bytes) = (0, 0);
@@ -266,8 +268,8 @@ fn show_live(server: &Server) {
         bytes += c.bytes;
     }
     let stats = server.stats();
-    eprintln!(
-        "  {} live connections: {frames} frames, {bytes} bytes, rows {} applied {} skipped, {} \
+    format!(
+        "{} live connections: {frames} frames, {bytes} bytes, rows {} applied {} skipped, {} \
          gap(s); {} bytes of buffers; {} refused over the cap",
         live.len(),
         applied.rows,
@@ -275,7 +277,7 @@ fn show_live(server: &Server) {
         applied.gaps,
         stats.memory_in_use,
         stats.refused
-    );
+    )
 }
 
 type MakeSink = Box<dyn Fn(&ConnectionInfo) -> Box<dyn Sink + Send> + Send + Sync>;

@@ -15,6 +15,7 @@ mod demo;
 mod dump;
 mod encode;
 mod listen;
+mod progress;
 mod replay;
 mod tls_args;
 
@@ -25,6 +26,8 @@ mod tls_args;
     about = "Read, write and check dendro replication streams (protocol v1)"
 )]
 struct Cli {
+    #[command(flatten)]
+    verbosity: clap_verbosity_flag::Verbosity<clap_verbosity_flag::WarnLevel>,
     #[command(subcommand)]
     command: Command,
 }
@@ -46,6 +49,11 @@ enum Command {
     Encode(encode::Args),
     /// Apply the subscriber's rules to a stream, and summarize it.
     Check(check::Args),
+    /// Print a shell's completions for this tool.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
 
 /// A duration as a number and a unit: `500ms`, `60s`, `1m 30s`.
@@ -59,6 +67,28 @@ pub(crate) fn parse_interval(s: &str) -> Result<std::time::Duration, String> {
         d if d.is_zero() => Err("the interval must be above zero".into()),
         d => Ok(d),
     }
+}
+
+/// An address to connect to or listen on: `host:port`, the host a name or
+/// an address (`[::1]` for IPv6), the port a number. Checked here so a
+/// mistyped one is a usage error; names are resolved when used.
+pub(crate) fn host_port(s: &str) -> Result<String, String> {
+    let bad = |why: &str| format!("{s:?} is not host:port: {why}");
+    let (host, port) = s.rsplit_once(':').ok_or_else(|| bad("no port"))?;
+    port.parse::<u16>()
+        .map_err(|_| bad("the port is not a number from 0 to 65535"))?;
+    let host = match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        Some(v6) if v6.parse::<std::net::Ipv6Addr>().is_ok() => v6,
+        Some(_) => return Err(bad("not an IPv6 address in the brackets")),
+        None if host.contains(':') => {
+            return Err(bad("an IPv6 address goes in brackets, [::1]:7070"))
+        }
+        None => host,
+    };
+    if host.is_empty() || host.contains(char::is_whitespace) {
+        return Err(bad("no host"));
+    }
+    Ok(s.to_string())
 }
 
 /// A size in bytes, with an optional unit: `1048576`, `64KiB`, `256MiB`,
@@ -101,27 +131,33 @@ pub(crate) fn is_broken_pipe(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::BrokenPipe
 }
 
-/// Warnings from the library (a gap, logged once per source; a connection
-/// that ended) on stderr, as the tool's own messages are.
-struct Stderr;
+/// The library's messages (a gap, logged once per source; a reconnect) on
+/// stderr as the tool's own are: warnings by default, fewer with `-q`, more
+/// with `-v`, or as `RUST_LOG` says.
+fn log_to_stderr(level: log::LevelFilter) {
+    let _ = env_logger::Builder::new()
+        .filter_level(level)
+        .parse_env("RUST_LOG")
+        .format(|out, record| match record.level() {
+            log::Level::Error | log::Level::Warn => writeln!(out, "dendro-wire: {}", record.args()),
+            level => writeln!(
+                out,
+                "dendro-wire: {}: {}",
+                level.as_str().to_lowercase(),
+                record.args()
+            ),
+        })
+        .try_init();
+}
 
-impl log::Log for Stderr {
-    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
-        metadata.level() <= log::Level::Warn
-    }
-
-    fn log(&self, record: &log::Record<'_>) {
-        if self.enabled(record.metadata()) {
-            eprintln!("dendro-wire: {}", record.args());
-        }
-    }
-
-    fn flush(&self) {}
+/// Whether `-q` asked for nothing but errors: no progress lines.
+pub(crate) fn quiet() -> bool {
+    log::max_level() < log::LevelFilter::Warn
 }
 
 fn main() -> ExitCode {
-    let _ = log::set_logger(&Stderr).map(|()| log::set_max_level(log::LevelFilter::Warn));
     let cli = Cli::parse();
+    log_to_stderr(cli.verbosity.log_level_filter());
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
         Command::Agent(args) => agent::run(args),
@@ -130,6 +166,17 @@ fn main() -> ExitCode {
         Command::Dump(args) => dump::run(args),
         Command::Encode(args) => encode::run(args),
         Command::Check(args) => check::run(args),
+        Command::Completions { shell } => {
+            // Written whole to a buffer first: the generator panics if its
+            // writer fails (`| head`), and a closed pipe is no error here.
+            let mut script = Vec::new();
+            let mut cli = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cli, "dendro-wire", &mut script);
+            match stdout().write_all(&script).and_then(|()| stdout().flush()) {
+                Err(e) if !is_broken_pipe(&e) => Err(Failure(e.to_string())),
+                _ => Ok(()),
+            }
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -15,7 +15,7 @@ pub(crate) struct Args {
     /// The capture to send; `-` or nothing for standard input.
     path: Option<PathBuf>,
     /// The subscriber (`host:port`).
-    #[arg(long)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = crate::host_port)]
     connect: String,
     #[command(flatten)]
     tls: ClientTls,

@@ -383,3 +383,63 @@ fn encode_output_replaces_files_whole_follows_links_and_writes_devices_in_place(
     assert_eq!(out.stdout, want);
     assert!(!Path::new("-").exists());
 }
+
+#[test]
+fn addresses_are_checked_as_usage() {
+    for args in [
+        &["replay", "--connect", "nonsense"][..],
+        &["replay", "--connect", "host:99999"],
+        &["listen", "--bind", ":7070"],
+        &["agent", "--connect", "::1:7070"],
+    ] {
+        let out = run(args, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("is not host:port"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn check_json_reports_a_broken_stream_as_json() {
+    let mut stream = encoded(HANDSHAKE_0);
+    stream.extend_from_slice(&[1, 0]); // two bytes of a length prefix
+    let out = run(&["check", "--json"], &stream);
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(report["frame"], 2);
+    assert_eq!(report["offset"], stream.len() as u64 - 2);
+    assert!(
+        report["error"]
+            .as_str()
+            .unwrap()
+            .contains("the stream ends inside this frame"),
+        "{report}"
+    );
+    assert!(stderr(&out).contains("the stream ends inside this frame"));
+}
+
+#[test]
+fn completions_and_one_line_summaries() {
+    let out = run(&["completions", "bash"], b"");
+    assert!(out.status.success());
+    let script = stdout(&out);
+    assert!(
+        script.contains("dendro-wire") && script.contains("listen"),
+        "{script}"
+    );
+    let help = stdout(&run(&["--help"], b""));
+    let commands: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert!(commands.len() >= 8, "{help}");
+    for line in commands {
+        // A command, and its summary on the same line.
+        assert!(line.trim().split_whitespace().count() >= 2, "{line:?}");
+    }
+}

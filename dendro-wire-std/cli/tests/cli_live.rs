@@ -191,7 +191,7 @@ fn the_agent_needs_a_target_and_a_valid_interval() {
     assert_eq!(out.status.code(), Some(2));
     let usage = String::from_utf8_lossy(&out.stderr);
     assert!(
-        usage.contains("<--connect <CONNECT>|--unix <UNIX>|--output <OUTPUT>>"),
+        usage.contains("<--connect <HOST:PORT>|--unix <UNIX>|--output <OUTPUT>>"),
         "{usage}"
     );
     for bad in ["10", "0s", "x1s", "1 fortnight"] {
@@ -492,4 +492,97 @@ fn plaintext_beyond_loopback_is_said_once_at_start() {
         1,
         "{stderr}"
     );
+}
+
+#[test]
+fn the_agent_writes_its_stream_to_standard_output_with_dash() {
+    if !Path::new("/proc/stat").exists() {
+        return; // the agent reads Linux's /proc
+    }
+    let out = Command::new(BIN)
+        .args(["agent", "--interval", "5ms", "--intervals", "5", "-o", "-"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!Path::new("-").exists(), "a file named -");
+    let mut checked = Command::new(BIN)
+        .args(["check", "--json", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut checked.stdin.take().unwrap(), &out.stdout).unwrap();
+    let checked = checked.wait_with_output().unwrap();
+    assert!(checked.status.success());
+    let summary: serde_json::Value = serde_json::from_slice(&checked.stdout).unwrap();
+    assert_eq!(summary["sources"], 3);
+    assert_eq!(summary["rows_skipped"], 0);
+}
+
+#[test]
+fn progress_is_plain_lines_off_a_terminal_and_quiet_with_q() {
+    // Not a terminal: no carriage returns, lines at a steady pace.
+    let out = Command::new(BIN)
+        .args(["demo", "--seconds", "2.5"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains('\r'), "{stderr:?}");
+    assert!(
+        stderr
+            .lines()
+            .filter(|l| l.contains("rows applied"))
+            .count()
+            >= 2,
+        "{stderr}"
+    );
+    // -q: no progress, no warnings; the summary still on stdout.
+    let out = Command::new(BIN)
+        .args(["-q", "demo", "--seconds", "1"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("throughput"));
+}
+
+#[test]
+fn verbosity_follows_v_and_rust_log() {
+    // An agent that cannot connect: its failures are warnings; -v adds the
+    // library's informational lines, and RUST_LOG=error keeps only errors.
+    let addr = closed_port();
+    let run = |args: &[&str], env: Option<&str>| {
+        let mut cmd = Command::new(BIN);
+        cmd.args(args).args([
+            "agent",
+            "--interval",
+            "10ms",
+            "--intervals",
+            "3",
+            "--connect",
+            &addr,
+        ]);
+        match env {
+            Some(filter) => cmd.env("RUST_LOG", filter),
+            None => cmd.env_remove("RUST_LOG"),
+        };
+        String::from_utf8(cmd.output().unwrap().stderr).unwrap()
+    };
+    // The warning says when it tries again; the final error does not.
+    let warned = |stderr: &str| stderr.contains("; trying again in ");
+    let default = run(&[], None);
+    assert!(warned(&default), "{default}");
+    assert!(default.contains("delivered nothing"), "{default}");
+    let errors_only = run(&[], Some("error"));
+    assert!(!warned(&errors_only), "{errors_only}");
+    assert!(errors_only.contains("delivered nothing"), "{errors_only}");
+    let q = run(&["-q"], None);
+    assert!(!warned(&q), "{q}");
+    let verbose = run(&["-vv"], Some(""));
+    assert!(warned(&verbose), "{verbose}");
 }
