@@ -610,3 +610,9 @@ mod tests {
         assert!(out == s.bytes, "the machine's stream differs");
     }
 }
+
+/// The repository README's examples, compiled and run as doctests (here,
+/// since no published crate may reach outside its package for them).
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct RepositoryReadme;

@@ -1,4 +1,4 @@
-//! `ClockOffset`, kind 5 (WIRE.md §4.5).
+//! `ClockOffset`, kind 5 ([protocol §4.5](crate::protocol)).
 
 use zerocopy::little_endian::{I64, U32};
 
@@ -17,6 +17,8 @@ use crate::layout::ClockOffsetBody;
 /// assert_eq!(n, 25); // 4 of length, 1 of kind, 20 of payload
 /// # Ok::<(), dendro_wire_core::Error>(())
 /// ```
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClockOffset {
     /// Which source, by handshake ordinal.

@@ -15,7 +15,7 @@ use crate::map::Map;
 pub(crate) const LEN_BYTES: usize = 4;
 
 /// Whether `bytes` is a canonical lowercase 8-4-4-4-12 uuid, the only form a
-/// `Handshake` carries (§4.1, NOTES.md).
+/// `Handshake` carries (§4.1, [protocol §8](crate::protocol)).
 ///
 /// ```
 /// use dendro_wire_core::is_canonical_uuid;
@@ -372,4 +372,38 @@ pub(crate) const fn opt_bytes_len(v: Option<&[u8]>) -> usize {
         None => 1,
         Some(b) => 1 + bytes_len(b.len()),
     }
+}
+
+/// A byte field as serde's bytes, not a sequence of numbers: what a binary
+/// format keeps as it is.
+#[cfg(feature = "serde")]
+pub(crate) fn serialize_bytes<S: serde::Serializer>(
+    bytes: &&[u8],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_bytes(bytes)
+}
+
+/// An `opt<bytes>` as serde's bytes, or none.
+#[cfg(feature = "serde")]
+pub(crate) fn serialize_opt_bytes<S: serde::Serializer>(
+    bytes: &Option<&[u8]>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match bytes {
+        Some(bytes) => s.serialize_some(&serde_bytes_ref(bytes)),
+        None => s.serialize_none(),
+    }
+}
+
+/// A byte slice that serializes as bytes.
+#[cfg(feature = "serde")]
+fn serde_bytes_ref(bytes: &[u8]) -> impl serde::Serialize + '_ {
+    struct Bytes<'a>(&'a [u8]);
+    impl serde::Serialize for Bytes<'_> {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_bytes(self.0)
+        }
+    }
+    Bytes(bytes)
 }

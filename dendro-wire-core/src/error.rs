@@ -26,6 +26,7 @@ use crate::frame::kind_name;
 ///     "malformed ClockOffset frame: `payload` at byte 25: 1 byte(s) left over after the last field"
 /// );
 /// ```
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Error {
     rule: Rule,
@@ -98,7 +99,9 @@ impl Error {
     }
 }
 
-/// The rules of WIRE.md (and NOTES.md) that bytes or a call can break.
+/// The rules of the [protocol](crate::protocol) that bytes or a call can
+/// break.
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Rule {
@@ -142,10 +145,10 @@ pub enum Rule {
     },
     /// A `str` that is not valid UTF-8 (§3).
     NotUtf8,
-    /// A `uuid` that is not canonical lowercase 8-4-4-4-12 hex (§4.1; NOTES.md).
+    /// A `uuid` that is not canonical lowercase 8-4-4-4-12 hex (§4.1; [protocol §8.2](crate::protocol)).
     NotACanonicalUuid,
     /// A `map` key not strictly above the key before it: out of order, or a
-    /// duplicate (§3; NOTES.md).
+    /// duplicate (§3; [protocol §8.1](crate::protocol)).
     KeysNotAscending,
     /// A count that cannot fit in the bytes left, even if every entry were as
     /// small as the layout allows.
@@ -175,10 +178,12 @@ pub enum Rule {
     },
 }
 
-/// The field a [`Rule`] was broken in, by its WIRE.md name.
+/// The field a [`Rule`] was broken in, by its name in the
+/// [protocol](crate::protocol).
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-#[allow(missing_docs)] // each variant is the WIRE.md field of the same name
+#[allow(missing_docs)] // each variant is the protocol's field of the same name
 pub enum Field {
     Magic,
     Version,
@@ -210,7 +215,7 @@ pub enum Field {
 }
 
 impl Field {
-    /// The field's name as WIRE.md writes it.
+    /// The field's name as the [protocol](crate::protocol) writes it.
     pub const fn name(self) -> &'static str {
         match self {
             Field::Magic => "magic",

@@ -1,4 +1,4 @@
-//! Framing (WIRE.md §2): `u32 len | u8 kind | payload`, the sans-IO decoder,
+//! Framing ([protocol §2](crate::protocol)): `u32 len | u8 kind | payload`, the sans-IO decoder,
 //! and the [`Frame`] that names every kind.
 
 use zerocopy::little_endian::U32;
@@ -11,7 +11,7 @@ use crate::{
     MAX_FRAME_BYTES,
 };
 
-/// The kind bytes of WIRE.md §4 and NOTES.md.
+/// The kind bytes of [protocol §4](crate::protocol).
 pub mod kind {
     /// [`Handshake`](crate::Handshake), §4.1.
     pub const HANDSHAKE: u8 = 1;
@@ -23,17 +23,18 @@ pub mod kind {
     pub const SEGMENT: u8 = 4;
     /// [`ClockOffset`](crate::ClockOffset), §4.5.
     pub const CLOCK_OFFSET: u8 = 5;
-    /// [`SourceUpdate`](crate::SourceUpdate), added in dendro 0.6.1 (NOTES.md).
+    /// [`SourceUpdate`](crate::SourceUpdate), added in dendro 0.6.1 ([protocol §4.6](crate::protocol)).
     pub const SOURCE_UPDATE: u8 = 6;
 
     /// Whether this build reads frames of `kind`; any other is skipped
-    /// (WIRE.md §7).
+    /// ([protocol §7](crate::protocol)).
     pub const fn is_known(kind: u8) -> bool {
         HANDSHAKE <= kind && kind <= SOURCE_UPDATE
     }
 }
 
-/// The frame's name for a kind byte, as WIRE.md writes it.
+/// The frame's name for a kind byte, as the [protocol](crate::protocol)
+/// writes it.
 pub const fn kind_name(kind: u8) -> &'static str {
     match kind {
         kind::HANDSHAKE => "Handshake",
@@ -140,7 +141,7 @@ pub(crate) use encodable;
 /// the caller who built it to encode.
 ///
 /// A frame of a kind this crate does not know is [`Frame::Unknown`], not an
-/// error (WIRE.md §7): a caller skips it, counts it, or forwards it
+/// error ([protocol §7](crate::protocol)): a caller skips it, counts it, or forwards it
 /// untouched.
 ///
 /// ```
@@ -156,6 +157,8 @@ pub(crate) use encodable;
 /// # Ok::<(), dendro_wire_core::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(tag = "frame", rename_all = "snake_case"))]
 pub enum Frame<'a> {
     /// Kind 1: a source's identity and the ordinal later frames carry.
     Handshake(Handshake<'a>),
@@ -174,6 +177,10 @@ pub enum Frame<'a> {
         /// The kind byte.
         kind: u8,
         /// The bytes after the kind byte.
+        #[cfg_attr(
+            feature = "serde",
+            serde(serialize_with = "crate::codec::serialize_bytes")
+        )]
         payload: &'a [u8],
     },
 }
@@ -266,6 +273,7 @@ impl Encode for Unknown<'_> {
 ///
 /// `Incomplete` is not an error: it is what a reader gets between two reads
 /// of a socket, and it says how many more bytes are needed at least.
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status<T> {
     /// The thing asked for, whole.
@@ -466,6 +474,63 @@ fn decode_whole(frame: &[u8]) -> Result<Frame<'_>, Error> {
 /// One line for a person: the kind, the source, the key fields, and byte
 /// fields summarized by their length (the pretty-printer's form, as smoltcp's
 /// `Repr`s have).
+/// One line per frame for `defmt` logging on a device: the kind, the
+/// source, and what the frame carries in numbers (no strings are copied).
+#[cfg(feature = "defmt")]
+impl defmt::Format for Frame<'_> {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        match self {
+            Frame::Handshake(h) => defmt::write!(
+                f,
+                "Handshake source={=u32} labels={=usize} metadata={=usize} complete={=bool}",
+                h.source,
+                h.labels.len(),
+                h.metadata.len(),
+                h.complete
+            ),
+            Frame::Index(i) => defmt::write!(
+                f,
+                "Index source={=u32} ts={=i64} kind={} blob={=usize}B",
+                i.source,
+                i.ts,
+                i.kind,
+                i.blob.len()
+            ),
+            Frame::Rows(r) => defmt::write!(
+                f,
+                "Rows source={=u32} seq={=u64} rows={=usize}",
+                r.source,
+                r.seq,
+                r.rows.len()
+            ),
+            Frame::Segment(s) => defmt::write!(
+                f,
+                "Segment source={=u32} rows={=u64} bytes={=usize}B",
+                s.source,
+                s.rows,
+                s.bytes.len()
+            ),
+            Frame::ClockOffset(c) => defmt::write!(f, "{}", c),
+            Frame::SourceUpdate(u) => defmt::write!(
+                f,
+                "SourceUpdate source={=u32} ts={=i64} labels={=usize} metadata={=usize}",
+                u.source,
+                u.ts,
+                u.labels.len(),
+                u.metadata.len()
+            ),
+            Frame::Unknown { kind, payload } => {
+                defmt::write!(
+                    f,
+                    "unknown kind={=u8} payload={=usize}B",
+                    kind,
+                    payload.len()
+                )
+            }
+        }
+    }
+}
+
 impl core::fmt::Display for Frame<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         struct Pairs<'m>(crate::Map<'m>);

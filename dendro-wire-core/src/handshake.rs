@@ -1,4 +1,4 @@
-//! `Handshake`, kind 1 (WIRE.md §4.1).
+//! `Handshake`, kind 1 ([protocol §4.1](crate::protocol)).
 
 use zerocopy::little_endian::I64;
 
@@ -31,6 +31,7 @@ use crate::map::Map;
 /// assert_eq!(back.labels.get("host"), Some("web-01"));
 /// # Ok::<(), dendro_wire_core::Error>(())
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Handshake<'a> {
     /// The ordinal later frames name this source by.

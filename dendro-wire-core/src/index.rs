@@ -1,4 +1,4 @@
-//! `Index`, kind 2 (WIRE.md §4.2).
+//! `Index`, kind 2 ([protocol §4.2](crate::protocol)).
 
 use zerocopy::little_endian::{I64, U64};
 
@@ -9,6 +9,9 @@ use crate::index_state::IndexState;
 use crate::layout::IndexTail;
 
 /// Whether an [`Index`] entry carries the whole slot set or a change to it.
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum IndexKind {
     /// Every live slot (byte 0). Sent first on every connect (rule 2) and
@@ -60,6 +63,7 @@ impl IndexKind {
 /// assert_eq!(entry.buffer_len()?, 4 + 1 + 4 + (4 + 9) + 8 + 1 + 16 + (4 + 4));
 /// # Ok::<(), dendro_wire_core::Error>(())
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Index<'a> {
     /// Which source, by handshake ordinal.
@@ -73,6 +77,10 @@ pub struct Index<'a> {
     /// The hash of the complete slot set after this entry.
     pub state: IndexState,
     /// The entry, never decoded here.
+    #[cfg_attr(
+        feature = "serde",
+        serde(serialize_with = "crate::codec::serialize_bytes")
+    )]
     pub blob: &'a [u8],
 }
 

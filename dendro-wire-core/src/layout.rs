@@ -1,4 +1,4 @@
-//! The fixed little-endian runs of WIRE.md §4, one struct per run, shared by
+//! The fixed little-endian runs of [protocol §4](crate::protocol), one struct per run, shared by
 //! the decoder (a borrowed view over the frame) and the encoder (the bytes to
 //! copy out). Variable-length fields sit between these runs and are handled
 //! by the cursor in `codec`.
@@ -70,7 +70,7 @@ pub(crate) struct HandshakeTail {
     pub complete: u8,
 }
 
-/// `SourceUpdate` up to its maps (NOTES.md, kind 6).
+/// `SourceUpdate` up to its maps ([protocol §4.6](crate::protocol), kind 6).
 #[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
 #[repr(C)]
 pub(crate) struct SourceUpdateHead {

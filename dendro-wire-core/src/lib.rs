@@ -53,15 +53,27 @@
 //!
 //! # Where the rules live
 //!
-//! Every byte-level rule of WIRE.md §2–§4 is checked while a frame is
+//! Every byte-level rule of [protocol §2–§4](crate::protocol) is checked while a frame is
 //! decoded, in one pass, so that iterating a decoded view cannot fail. The
 //! stream-level rules of §5 live in two state machines: [`Publisher`], which
 //! decides every frame a sender sends (a program that only calls it cannot
 //! break rules 1 to 8), and [`Subscriber`], which judges every frame a
 //! receiver is given. `docs/ARCHITECTURE.md` in the repository maps each
 //! rule to its item.
+//!
+//! # Features
+//!
+//! None is on by default; none needs std or an allocator.
+//!
+//! | feature | what it adds |
+//! |---|---|
+//! | `embedded-io` | [`io`]: the preamble and frames read from and written to `embedded_io::Read`/`Write`, into buffers the caller owns |
+//! | `embedded-io-async` | the same in `io::asynch`, over `embedded_io_async` |
+//! | `defmt` | `defmt::Format` for errors, statuses, the subscriber's verdicts and frames (a line each), for logging on a device without `core::fmt` |
+//! | `serde` | `serde::Serialize` for [`Frame`] and every view: the kind as `"frame"`, fields by the protocol's names, bytes as serde bytes, maps as maps, rows as a sequence; nothing allocated |
 
 #![no_std]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -77,6 +89,7 @@ pub mod io;
 mod layout;
 mod map;
 mod preamble;
+pub mod protocol;
 mod publisher;
 mod rows;
 mod segment;
@@ -106,7 +119,7 @@ pub use storage::Storage;
 pub use subscriber::{Admitted, ProtocolError, RowsVerdict, SkipReason, Subscriber};
 
 /// The largest frame this crate reads or writes by default: 64 MiB, counted
-/// as WIRE.md §2 counts `len` (the kind byte and the payload).
+/// as [protocol §2](crate::protocol) counts `len` (the kind byte and the payload).
 ///
 /// A four-byte length off a wire is otherwise a request for up to 4 GiB. The
 /// limit is checked before anything else about a frame is trusted; a small
@@ -118,5 +131,5 @@ pub const LENGTH_PREFIX_BYTES: usize = 4;
 
 /// The README's examples, compiled and run as doctests so they cannot rot.
 #[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
+#[doc = include_str!("../README.md")]
 struct ReadmeExamples;

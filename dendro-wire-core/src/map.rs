@@ -1,4 +1,4 @@
-//! `map` (WIRE.md §3): a count, then `(str key, str value)` pairs in strictly
+//! `map` ([protocol §3](crate::protocol)): a count, then `(str key, str value)` pairs in strictly
 //! ascending key order.
 
 use core::fmt;
@@ -219,5 +219,13 @@ impl<'a> Iterator for MapIter<'a> {
             IterRepr::Pairs(p) => p.len(),
         };
         (n, Some(n))
+    }
+}
+
+/// A map serializes as a map, in its (ascending) key order.
+#[cfg(feature = "serde")]
+impl serde::Serialize for Map<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.iter())
     }
 }

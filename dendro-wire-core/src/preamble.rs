@@ -1,4 +1,4 @@
-//! The preamble (WIRE.md §2): `"dendro-repl\0"`, then the `u16` version.
+//! The preamble ([protocol §2](crate::protocol)): `"dendro-repl\0"`, then the `u16` version.
 
 use crate::error::{Error, Field, Rule};
 use crate::frame::Status;

@@ -1,4 +1,4 @@
-//! `Rows`, kind 3 (WIRE.md §4.3): the hot path.
+//! `Rows`, kind 3 ([protocol §4.3](crate::protocol)): the hot path.
 
 use core::fmt;
 
@@ -20,6 +20,7 @@ use crate::MAX_FRAME_BYTES;
 /// let row = Row { stream: "cpu/usage", ts: 1, wall_offset: 0, row: &[0; 32] };
 /// assert_eq!(row.encoded_len(), 4 + 9 + 20 + 32);
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Row<'a> {
     /// The stream it belongs to; one frame may span a source's streams.
@@ -29,6 +30,10 @@ pub struct Row<'a> {
     /// Wall time minus `ts`.
     pub wall_offset: i64,
     /// The row, opaque: the encoder's.
+    #[cfg_attr(
+        feature = "serde",
+        serde(serialize_with = "crate::codec::serialize_bytes")
+    )]
     pub row: &'a [u8],
 }
 
@@ -373,6 +378,7 @@ impl ExactSizeIterator for RowIter<'_> {}
 /// assert_eq!(streams, ["cpu/usage", "mem/used"]);
 /// # Ok::<(), dendro_wire_core::Error>(())
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rows<'a> {
     /// Which source, by handshake ordinal.
@@ -732,6 +738,14 @@ impl<'b> RowsBuilder<'b> {
         )?;
         out.patch(count_at, &self.count.to_le_bytes())?;
         Ok(len)
+    }
+}
+
+/// The rows serialize as a sequence, in frame order.
+#[cfg(feature = "serde")]
+impl serde::Serialize for RowList<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
     }
 }
 

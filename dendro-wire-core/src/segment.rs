@@ -1,4 +1,4 @@
-//! `Segment`, kind 4 (WIRE.md §4.4).
+//! `Segment`, kind 4 ([protocol §4.4](crate::protocol)).
 
 use zerocopy::little_endian::{I64, U64};
 
@@ -24,6 +24,7 @@ use crate::layout::SegmentMeta;
 /// segment.emit(&mut buf)?;
 /// # Ok::<(), dendro_wire_core::Error>(())
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Segment<'a> {
     /// Which source, by handshake ordinal.
@@ -37,9 +38,17 @@ pub struct Segment<'a> {
     /// The segment's last timestamp.
     pub last_ts: i64,
     /// One parquet file, byte-identical.
+    #[cfg_attr(
+        feature = "serde",
+        serde(serialize_with = "crate::codec::serialize_bytes")
+    )]
     pub bytes: &'a [u8],
     /// The caller's index over this segment; `None` is absent, which is not
     /// the same as empty.
+    #[cfg_attr(
+        feature = "serde",
+        serde(serialize_with = "crate::codec::serialize_opt_bytes")
+    )]
     pub caller_index: Option<&'a [u8]>,
 }
 

@@ -1,4 +1,4 @@
-//! `SourceUpdate`, kind 6 (added in dendro 0.6.1; NOTES.md).
+//! `SourceUpdate`, kind 6 (added in dendro 0.6.1; [protocol §4.6](crate::protocol)).
 
 use zerocopy::little_endian::{I64, U32};
 
@@ -29,6 +29,7 @@ use crate::map::Map;
 /// let bad = SourceUpdate { labels: Map::from_pairs(&[("rack", "r7"), ("host", "web-01")]), ..update };
 /// assert_eq!(bad.buffer_len().unwrap_err().rule(), Rule::KeysNotAscending);
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SourceUpdate<'a> {
     /// Which source, by handshake ordinal.

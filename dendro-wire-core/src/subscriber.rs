@@ -1,4 +1,5 @@
-//! The subscriber's side of the protocol rules (WIRE.md §5, NOTES.md), as a
+//! The subscriber's side of the protocol rules ([protocol §5 and
+//! §8](crate::protocol)), as a
 //! state machine over frames with a bounded table of sources.
 
 use core::fmt;
@@ -12,6 +13,7 @@ use crate::index_state::{IndexState, NO_INDEX_STATE};
 /// A frame that breaks a stream-level rule a subscriber holds. The stream
 /// cannot go on: what follows would be applied to the wrong source, or to
 /// none. (The sending side's refusals are [`PublishError`](crate::PublishError).)
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ProtocolError {
@@ -24,7 +26,7 @@ pub enum ProtocolError {
         kind: u8,
     },
     /// A second handshake for an ordinal already live on the connection
-    /// (§4.1: unique within one connection; NOTES.md).
+    /// (§4.1: unique within one connection; [protocol §8.4](crate::protocol)).
     DuplicateHandshake {
         /// The ordinal.
         source: u32,
@@ -61,6 +63,7 @@ impl fmt::Display for ProtocolError {
 impl core::error::Error for ProtocolError {}
 
 /// Why a subscriber skips the rows of a `Rows` frame (rule 9).
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SkipReason {
     /// The rows name an index and no `Full` has arrived for their source:
@@ -76,6 +79,7 @@ pub enum SkipReason {
 }
 
 /// What a subscriber does with one `Rows` frame.
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RowsVerdict {
     /// The ordinal.
@@ -87,12 +91,13 @@ pub struct RowsVerdict {
     /// Whether this is the source's first gap, for a caller that reports a
     /// persistently lossy link once rather than on every frame.
     pub first_gap: bool,
-    /// Whether `seq` was not above the previous frame's (NOTES.md): counted,
+    /// Whether `seq` was not above the previous frame's ([protocol §8.5](crate::protocol)): counted,
     /// and the rows are still judged by rule 9.
     pub regression: bool,
 }
 
 /// What a subscriber does with a frame that broke no rule.
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Admitted {
     /// A handshake opened this ordinal.

@@ -1,4 +1,4 @@
-//! The publisher machine: golden bytes written by hand from WIRE.md, every
+//! The publisher machine: golden bytes written by hand from docs/PROTOCOL.md, every
 //! refusal, and what a program that only calls it sends.
 
 mod common;
@@ -60,7 +60,7 @@ fn handshake_bytes() -> Vec<u8> {
     b
 }
 
-/// An `Index` frame of source 0 on stream "ix" (WIRE.md §4.2), `len` its
+/// An `Index` frame of source 0 on stream "ix" (docs/PROTOCOL.md §4.2), `len` its
 /// length field as counted by hand.
 fn index_frame(len: u8, ts: i64, kind: u8, state: IndexState, blob: &[u8]) -> Vec<u8> {
     common::cat(&[
@@ -77,7 +77,7 @@ fn index_frame(len: u8, ts: i64, kind: u8, state: IndexState, blob: &[u8]) -> Ve
     ])
 }
 
-/// A `Rows` frame of source 0 (WIRE.md §4.3), `len` its length field as
+/// A `Rows` frame of source 0 (docs/PROTOCOL.md §4.3), `len` its length field as
 /// counted by hand, and its rows already laid out.
 fn rows_frame(len: u8, seq: u64, state: IndexState, count: u8, rows: &[u8]) -> Vec<u8> {
     common::cat(&[

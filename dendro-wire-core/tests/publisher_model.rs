@@ -1,5 +1,5 @@
 //! A program that only calls the publisher cannot send a stream that breaks
-//! rules 1 to 8 (WIRE.md §5): random call sequences — rows, slot changes,
+//! rules 1 to 8 (docs/PROTOCOL.md §5): random call sequences — rows, slot changes,
 //! intervals polled whole or in part, connections opened and lost, frames
 //! sent by hand, sources declared late — under tight frame and storage
 //! bounds, and every frame checked on arrival by the core `Subscriber` and

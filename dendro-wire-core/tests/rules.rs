@@ -1,4 +1,4 @@
-//! The protocol rules of WIRE.md §5 and NOTES.md, as the state machines
+//! The protocol rules of docs/PROTOCOL.md §5 and §8, as the state machines
 //! enforce them.
 
 use dendro_wire_core::*;

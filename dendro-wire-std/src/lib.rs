@@ -5,7 +5,7 @@
 //!   borrowed frame at a time out of one reusable buffer.
 //! - [`FrameWriter`] writes the preamble, then frames, to any `Write`.
 //! - [`OwnedFrame`] is a frame that owns its fields, for callers who keep
-//!   frames; with the `serde` feature it is the JSON Lines form of NOTES.md.
+//!   frames; with the `serde` feature it is the JSON Lines form of [protocol §10](dendro_wire_core::protocol).
 //! - [`Publisher`] turns an agent's observations and index slots into
 //!   frames, interval by interval — the core's publisher machine decides
 //!   which — into a bounded [`FrameQueue`] that a transport drains; [`Subscriber`] applies a connection's frames to a
@@ -16,16 +16,24 @@
 //!   many publishers at once, each connection bounded in memory, time and
 //!   count.
 //!
-//! Features: `serde`, `cli` (the `dendro-wire` tool, on by default), `tokio`
-//! (the `tokio` module: codecs and async transports), `archive` (the
-//! `archive` module: a sink that writes a dendro 0.6.1 archive through
-//! dendro's own writer).
+//! # Features
+//!
+//! The default build is the library alone, with no async runtime, TLS or
+//! archive; the `dendro-wire` tool is a package of its own.
+//!
+//! | feature | what it adds |
+//! |---|---|
+//! | `serde` | `Serialize`/`Deserialize` for [`OwnedFrame`] in the JSON Lines form of [protocol §10](dendro_wire_core::protocol) |
+//! | `tokio` | [`server::Server`] (many publishers at once, every connection bounded in memory, time and count), and the [`tokio`] module: codecs for `tokio_util::codec`, async `serve` and `drain_queue` |
+//! | `tls` | the `tls` module: TLS 1.3 with client certificates (rustls) for the server and the publishing transports, and identities bound to sources (implies `tokio`) |
+//! | `archive` | the `archive` module: a sink that writes a dendro 0.6.1 archive through dendro's own writer (builds SQLite, arrow and parquet) |
 //!
 //! The protocol itself — every byte rule and the subscriber's and publisher's
 //! rules — lives in `dendro-wire-core`; this crate only moves bytes.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "archive")]
 pub mod archive;
@@ -65,3 +73,8 @@ pub use subscriber::{
     Applied, CountingSink, Sink, SinkError, SubscribeError, Subscriber, MAX_SOURCES_PER_CONNECTION,
 };
 pub use writer::{FrameWriter, WriteError};
+
+/// The README's example, compiled and run as a doctest so it cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;

@@ -13,7 +13,7 @@ use dendro_wire_core::{
 ///
 /// Made from a view with `From`, and encodable with [`encode`](Self::encode)
 /// or a [`FrameWriter`](crate::FrameWriter). With the `serde` feature it
-/// (de)serializes in the JSON Lines form of NOTES.md: `"frame"` names the
+/// (de)serializes in the JSON Lines form of [protocol §10](dendro_wire_core::protocol): `"frame"` names the
 /// kind, bytes are lowercase hex, `null` is an absent `opt<bytes>`.
 ///
 /// ```
@@ -32,7 +32,7 @@ use dendro_wire_core::{
     derive(serde::Serialize, serde::Deserialize),
     serde(tag = "frame", rename_all = "snake_case", deny_unknown_fields)
 )]
-#[allow(missing_docs)] // the fields are WIRE.md §4's, documented on the core's views
+#[allow(missing_docs)] // the fields are docs/PROTOCOL.md §4's, documented on the core's views
 pub enum OwnedFrame {
     /// Kind 1; see [`Handshake`].
     Handshake {

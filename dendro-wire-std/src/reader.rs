@@ -23,7 +23,7 @@ use crate::recv::{FrameBuffer, Next};
 ///
 /// The stream's only clean end is a frame boundary: a stream that stops
 /// inside a frame — even inside its four-byte length — lost that frame, and
-/// that is an error, not the end (WIRE.md §1).
+/// that is an error, not the end ([protocol §1](dendro_wire_core::protocol)).
 ///
 /// Frames of a kind this build does not know are skipped and counted
 /// ([`unknown`](Self::unknown)); [`set_yield_unknown`](Self::set_yield_unknown)

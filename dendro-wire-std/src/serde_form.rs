@@ -1,4 +1,4 @@
-//! The JSON Lines forms of NOTES.md for the fields serde has no one way to
+//! The JSON Lines forms of [protocol §10](dendro_wire_core::protocol) for the fields serde has no one way to
 //! write: bytes as lowercase hex, an `opt<bytes>` that must be present
 //! (`null` when absent), the index kind as `"full"`/`"delta"`, and maps that
 //! refuse a repeated key rather than keep the last.

@@ -15,8 +15,8 @@ pub const MAX_SOURCES_PER_CONNECTION: usize = 1024;
 /// What a sink's failure carries.
 pub type SinkError = Box<dyn std::error::Error + Send + Sync>;
 
-/// Where applied frames land: one method per destination table of WIRE.md
-/// §4 (and `SourceUpdate`'s), each called only for a frame the rules let
+/// Where applied frames land: one method per destination table of
+/// [protocol §4](dendro_wire_core::protocol) (and `SourceUpdate`'s), each called only for a frame the rules let
 /// through. `ordinal` is the connection's handshake ordinal; a sink that
 /// outlives connections maps it to its own source at
 /// [`open_source`](Sink::open_source) and forgets the mapping at

@@ -1,7 +1,7 @@
 //! Who may write into the archive: TLS 1.3 with client certificates, on both
 //! ends (feature `tls`).
 //!
-//! Frames carry no credentials (WIRE.md §6: "whatever decides who may hand it
+//! Frames carry no credentials ([protocol §6](dendro_wire_core::protocol): "whatever decides who may hand it
 //! anything is the transport's"), so the transport decides. A collector
 //! ([`Server`](crate::server::Server) with
 //! [`ServerConfig::tls`](crate::server::ServerConfig)) lets past its TLS

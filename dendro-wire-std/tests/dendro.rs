@@ -1,6 +1,6 @@
 //! Differential tests against dendro 0.6.1: generated streams read and write
 //! the same on both sides, and damaged streams are refused by both or read
-//! the same by both, except where NOTES.md says this project is stricter.
+//! the same by both, except where docs/PROTOCOL.md §8 says this project is stricter.
 
 #[path = "../../dendro-wire-core/tests/common/gen.rs"]
 mod gen;
@@ -261,7 +261,7 @@ fn damage(g: &mut Gen, bytes: &mut Vec<u8>) -> String {
     }
 }
 
-/// Whether an error of ours is one NOTES.md says this project raises where
+/// Whether an error of ours is one docs/PROTOCOL.md §8 says this project raises where
 /// dendro does not: map key order, a canonical uuid, and a stream that ends
 /// inside a length prefix (dendro calls that a clean end).
 fn stricter(e: &dendro_wire_std::ReadError) -> bool {

@@ -1,11 +1,11 @@
-//! The JSON Lines form of NOTES.md, through serde on OwnedFrame.
+//! The JSON Lines form of docs/PROTOCOL.md §10, through serde on OwnedFrame.
 
 #![cfg(feature = "serde")]
 
 use dendro_wire_core::IndexKind;
 use dendro_wire_std::{OwnedFrame, OwnedRow};
 
-/// NOTES.md's own example, line for line.
+/// docs/PROTOCOL.md §10's own example, line for line.
 const NOTES_EXAMPLE: &str = r#"{"frame":"handshake","source":0,"uuid":"3f2b1c4d-0000-4000-8000-00000000abcd","labels":{"host":"a"},"metadata":{},"clock_anchor_wall_ns":1700000000000000000,"complete":false}
 {"frame":"index","source":0,"stream":"cpu","ts":10,"kind":"full","state":[1,2],"blob":"00ff"}
 {"frame":"rows","source":0,"seq":7,"index_state":[1,2],"rows":[{"stream":"cpu","ts":10,"wall_offset":-3,"row":"0a0b"}]}

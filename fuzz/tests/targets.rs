@@ -334,7 +334,7 @@ fn json_identity() {
 }
 
 /// Differential against dendro 0.6.1's decoder on arbitrary payloads: the
-/// same frame, or both refuse, except where NOTES.md makes us stricter.
+/// same frame, or both refuse, except where docs/PROTOCOL.md §8 makes us stricter.
 #[test]
 fn differential_dendro() {
     check!()
@@ -385,7 +385,7 @@ enum Step {
     Reset,
 }
 
-/// The rules as a plain model, written from WIRE.md §5 and NOTES.md without
+/// The rules as a plain model, written from docs/PROTOCOL.md §5 and docs/PROTOCOL.md §8 without
 /// looking at the state machine: per source, the held state, whether a Full
 /// came, and the last seq.
 #[derive(Default)]

@@ -70,7 +70,8 @@ commands:
 
 /// The optional features checked and tested in every CI run with the rest
 /// (the archive feature, a heavy build, has steps of its own).
-const CORE_FEATURES: &str = "dendro-wire-core/embedded-io-async dendro-wire-std/tokio";
+const CORE_FEATURES: &str =
+    "dendro-wire-core/embedded-io-async dendro-wire-core/serde dendro-wire-std/tokio";
 
 /// The tests against dendro's archive side (`dendro-wire-std/tests/archive.rs`).
 const ARCHIVE_TESTS: &[&str] = &[
@@ -191,7 +192,22 @@ fn ci() -> Result<(), String> {
             .args(["doc", "--workspace", "--no-deps", "--all-features"])
             .env("RUSTDOCFLAGS", "-D warnings"),
     )?;
+    docs_rs()?;
     rust_version()?;
+    run(
+        "each crate packaged and built on its own",
+        cargo().args([
+            "package",
+            "--quiet",
+            "--allow-dirty",
+            "-p",
+            "dendro-wire-core",
+            "-p",
+            "dendro-wire-std",
+            "-p",
+            "dendro-wire",
+        ]),
+    )?;
     eprintln!("==> ci: all steps passed");
     Ok(())
 }
@@ -230,6 +246,38 @@ fn lean_library() -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// The docs as docs.rs builds them (nightly, `--cfg docsrs`, each
+/// feature-gated item marked with its feature), warnings denied. The
+/// archive feature is left out: its SQLite, arrow and parquet would be built
+/// again with nightly, and its docs build on stable above.
+fn docs_rs() -> Result<(), String> {
+    run(
+        "rustdoc as docs.rs builds it (nightly, --cfg docsrs)",
+        Command::new("cargo")
+            .current_dir(root())
+            .env_remove("CARGO")
+            .env_remove("RUSTC")
+            .env_remove("RUSTDOC")
+            .env_remove("RUSTUP_TOOLCHAIN")
+            .env("RUSTDOCFLAGS", "--cfg docsrs -D warnings")
+            .args([
+                "+nightly",
+                "doc",
+                "--quiet",
+                "--no-deps",
+                "-p",
+                "dendro-wire-core",
+                "-p",
+                "dendro-wire-std",
+                "--features",
+                "dendro-wire-core/embedded-io-async dendro-wire-core/defmt dendro-wire-core/serde \
+                 dendro-wire-std/serde dendro-wire-std/tls",
+                "--target-dir",
+                "target/docsrs",
+            ]),
+    )
 }
 
 /// The `rust-version` the crates declare: the core and the library build
@@ -316,6 +364,22 @@ fn no_std() -> Result<(), String> {
                 "link-arg=-nostartfiles",
                 "-C",
                 "link-arg=-lc",
+            ])
+            .env("CARGO_TARGET_DIR", root().join("target/no-std-check")),
+    )?;
+    // Every optional feature of the core builds for a microcontroller too
+    // (defmt's logging and serde's views are for devices).
+    run(
+        "dendro-wire-core with every feature, for thumbv7m-none-eabi",
+        cargo()
+            .args([
+                "check",
+                "--quiet",
+                "-p",
+                "dendro-wire-core",
+                "--target",
+                "thumbv7m-none-eabi",
+                "--all-features",
             ])
             .env("CARGO_TARGET_DIR", root().join("target/no-std-check")),
     )?;

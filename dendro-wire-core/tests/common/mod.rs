@@ -1,6 +1,6 @@
 //! Hand-written golden frames, one per kind, shared by the core's tests.
 //!
-//! Every byte below was written from WIRE.md §2–§4 and NOTES.md, field by
+//! Every byte below was written from docs/PROTOCOL.md §2–§4 and §8, field by
 //! field, never produced by an encoder; the comments name each field.
 
 #![allow(dead_code)]

@@ -141,7 +141,7 @@ impl std::fmt::Display for Peer {
 pub enum Listener {
     /// A TCP listener.
     Tcp(std::net::TcpListener),
-    /// A Unix socket listener ([`bind_unix`] makes one only its owner can
+    /// A Unix socket listener ([`bind_unix`](super::bind_unix) makes one only its owner can
     /// reach).
     #[cfg(unix)]
     Unix(std::os::unix::net::UnixListener),
