@@ -12,8 +12,8 @@ use std::hint::black_box;
 
 use dendro_wire_core::{
     decode, kind, Admitted, Frame, Handshake, Index, IndexKind, IndexState, Map, Publisher,
-    PublisherConfig, Row, RowsBuilder, Segment, SlotSetHash, SourceDecl, SourceId, Status,
-    Subscriber,
+    PublisherConfig, Row, RowsBuilder, RowsHeader, Segment, SlotSetHash, SourceDecl, SourceId,
+    Status, Subscriber,
 };
 
 /// The six stream names the rows cycle through.
@@ -165,7 +165,15 @@ pub fn realistic(rows_frames: usize) -> Stream {
                 }),
             );
         }
-        let mut b = RowsBuilder::new(&mut buf, 0, f as u64, state).expect("8 KiB");
+        let mut b = RowsBuilder::new(
+            &mut buf[..],
+            RowsHeader {
+                source: 0,
+                seq: f as u64,
+                index_state: state,
+            },
+        )
+        .expect("8 KiB");
         for i in 0..ROWS_PER_FRAME {
             let ts = (f * ROWS_PER_FRAME + i) as i64;
             row[..8].copy_from_slice(&ts.to_le_bytes());
@@ -373,7 +381,15 @@ impl<'a> EncodeInput<'a> {
 pub fn encode_ours(input: &EncodeInput<'_>, out: &mut [u8]) -> u64 {
     let mut n = 0;
     for (source, seq, state, rows) in &input.ours {
-        let mut b = RowsBuilder::new(out, *source, *seq, *state).expect("room");
+        let mut b = RowsBuilder::new(
+            out,
+            RowsHeader {
+                source: *source,
+                seq: *seq,
+                index_state: *state,
+            },
+        )
+        .expect("room");
         for row in rows {
             b.push(row).expect("room");
         }

@@ -166,9 +166,6 @@ pub enum Rule {
     /// An `Unknown` frame given a kind this crate reads as a known one, which
     /// would make its payload be misread.
     KnownKindAsUnknown,
-    /// [`RowsBuilder::resume`](crate::RowsBuilder::resume) given a buffer
-    /// that does not hold a started `Rows` frame.
-    NotAStartedRowsFrame,
     /// The output buffer is too small for the frame.
     BufferTooSmall {
         /// The bytes the whole frame needs.
@@ -301,9 +298,6 @@ impl fmt::Display for Rule {
             Rule::KnownKindAsUnknown => f.write_str(
                 "an unknown frame cannot carry a known kind; its payload would be misread",
             ),
-            Rule::NotAStartedRowsFrame => {
-                f.write_str("the buffer does not hold a Rows frame a builder started")
-            }
             Rule::BufferTooSmall { needed, have } => write!(
                 f,
                 "the buffer holds {have} byte(s) and the frame needs {needed}"

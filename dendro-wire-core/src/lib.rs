@@ -42,7 +42,7 @@
 //! use dendro_wire_core::{decode, Frame, Row, RowsBuilder, Status};
 //!
 //! let mut buf = [0u8; 256];
-//! let mut rows = RowsBuilder::new(&mut buf, 0, 7, (1, 2)).unwrap();
+//! let mut rows = RowsBuilder::new(&mut buf[..], RowsHeader { source: 0, seq: 7, index_state: (1, 2) }).unwrap();
 //! rows.push(&Row { stream: "cpu/usage", ts: 10, wall_offset: -3, row: &[0x0a, 0x0b] }).unwrap();
 //! let len = rows.finish().unwrap();
 //!
@@ -112,7 +112,7 @@ pub use publisher::{
     Observer, PublishError, Publisher, PublisherConfig, PublisherStats, SourceDecl, SourceId,
     StreamId, Transmit,
 };
-pub use rows::{Row, RowIter, RowList, Rows, RowsBuilder};
+pub use rows::{Row, RowIter, RowList, Rows, RowsBuilder, RowsHeader};
 pub use segment::Segment;
 pub use source_update::SourceUpdate;
 pub use storage::Storage;

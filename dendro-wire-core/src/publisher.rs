@@ -15,7 +15,7 @@ use crate::handshake::Handshake;
 use crate::index::{Index, IndexKind};
 use crate::index_state::{IndexState, SlotSetHash, NO_INDEX_STATE};
 use crate::map::Map;
-use crate::rows::{write_prepared_row, write_rows_head, RowsBuilder, ROWS_HEAD_BYTES};
+use crate::rows::{write_prepared_row, write_rows_head, RowsBuilder, RowsHeader, ROWS_HEAD_BYTES};
 use crate::source_update::SourceUpdate;
 use crate::storage::Storage;
 use crate::{LENGTH_PREFIX_BYTES, MAX_FRAME_BYTES};
@@ -1680,7 +1680,14 @@ impl<S: Storage> Source<S> {
     fn emit_opening(&self, source: u32, ended: u64, buf: &mut [u8]) -> Result<usize, PublishError> {
         let shrank = PublishError::StorageShrank { source };
         let bytes = self.storage.bytes();
-        let mut b = RowsBuilder::new(buf, source, self.due.seq, self.state())?;
+        let mut b = RowsBuilder::new(
+            buf,
+            RowsHeader {
+                source,
+                seq: self.due.seq,
+                index_state: self.state(),
+            },
+        )?;
         for i in 0..self.streams {
             let rec = self.rec(i).ok_or(shrank)?;
             let len = rec.len.get() as usize;

@@ -10,6 +10,7 @@ use crate::error::{Error, Field, Rule};
 use crate::frame::{encodable, kind, Decode, Encode, HEAD_BYTES};
 use crate::index_state::IndexState;
 use crate::layout::{FrameHead, RowTail, RowsHead};
+use crate::storage::Storage;
 use crate::MAX_FRAME_BYTES;
 
 /// One observation of a `Rows` frame.
@@ -578,10 +579,11 @@ const MAX_FRAME_END: usize = MAX_FRAME_BYTES as usize + crate::LENGTH_PREFIX_BYT
 /// and the length and returns the frame's size.
 ///
 /// ```
-/// use dendro_wire_core::{Row, RowsBuilder, Rule};
+/// use dendro_wire_core::{Row, RowsBuilder, RowsHeader, Rule};
 ///
 /// let mut buf = [0u8; 100];
-/// let mut b = RowsBuilder::new(&mut buf, 3, 100, (0, 0)).unwrap();
+/// let header = RowsHeader { source: 3, seq: 100, index_state: (0, 0) };
+/// let mut b = RowsBuilder::new(&mut buf, header).unwrap();
 /// b.push(&Row { stream: "mem", ts: 1, wall_offset: 0, row: &[1, 2, 3, 4] }).unwrap();
 /// // A row that does not fit says how big the buffer must be, and the
 /// // frame keeps the rows it had.
@@ -592,24 +594,40 @@ const MAX_FRAME_END: usize = MAX_FRAME_BYTES as usize + crate::LENGTH_PREFIX_BYT
 /// assert_eq!(b.finish().unwrap(), 68);
 /// ```
 #[derive(Debug)]
-pub struct RowsBuilder<'b> {
-    buf: &'b mut [u8],
+pub struct RowsBuilder<'b, S: Storage + ?Sized = [u8]> {
+    buf: &'b mut S,
     len: usize,
     count: u32,
 }
 
-impl<'b> RowsBuilder<'b> {
-    /// Start a frame at the start of `buf`.
-    pub fn new(
-        buf: &'b mut [u8],
-        source: u32,
-        seq: u64,
-        index_state: IndexState,
-    ) -> Result<Self, Error> {
-        if write_rows_head(buf, source, seq, index_state, 0, ROWS_HEAD_BYTES).is_none() {
+/// What opens a `Rows` frame: its source, its `seq` and the index state its
+/// rows were built against ([protocol §4.3](crate::protocol)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowsHeader {
+    /// The source's ordinal.
+    pub source: u32,
+    /// The frame's sequence number.
+    pub seq: u64,
+    /// The index state the rows were built against.
+    pub index_state: IndexState,
+}
+
+impl<'b, S: Storage + ?Sized> RowsBuilder<'b, S> {
+    /// Start a frame at the start of `buf`: a slice, or a [`Storage`] that
+    /// grows as rows need it (a fixed one refuses a row that does not fit,
+    /// saying how large it must be).
+    pub fn new(buf: &'b mut S, header: RowsHeader) -> Result<Self, Error> {
+        let RowsHeader {
+            source,
+            seq,
+            index_state,
+        } = header;
+        buf.grow(ROWS_HEAD_BYTES);
+        let bytes = buf.bytes_mut();
+        if write_rows_head(bytes, source, seq, index_state, 0, ROWS_HEAD_BYTES).is_none() {
             let rule = Rule::BufferTooSmall {
                 needed: ROWS_HEAD_BYTES,
-                have: buf.len(),
+                have: bytes.len(),
             };
             return Err(Error::encode(rule, Field::Length, 0).in_frame(kind::ROWS));
         }
@@ -620,31 +638,6 @@ impl<'b> RowsBuilder<'b> {
         })
     }
 
-    /// Go on with a frame a builder started, after its bytes were moved to a
-    /// larger buffer: `len` and `row_count` are that builder's
-    /// [`len`](Self::len) and [`row_count`](Self::row_count). Refused if
-    /// `buf` does not hold a started `Rows` frame of that length.
-    pub fn resume(buf: &'b mut [u8], len: usize, row_count: u32) -> Result<Self, Error> {
-        let head = ROWS_HEAD_BYTES;
-        if len < head || len > buf.len() {
-            let rule = Rule::BufferTooSmall {
-                needed: len.max(head),
-                have: buf.len(),
-            };
-            return Err(Error::encode(rule, Field::Length, 0).in_frame(kind::ROWS));
-        }
-        if buf.get(crate::LENGTH_PREFIX_BYTES) != Some(&kind::ROWS) {
-            return Err(
-                Error::encode(Rule::NotAStartedRowsFrame, Field::FrameKind, 4).in_frame(kind::ROWS),
-            );
-        }
-        Ok(RowsBuilder {
-            buf,
-            len,
-            count: row_count,
-        })
-    }
-
     /// Append one row. On any error the frame is left as it was: its length
     /// and its row count are unchanged, and so are its bytes, though the
     /// buffer past them may hold some of the refused row.
@@ -652,10 +645,11 @@ impl<'b> RowsBuilder<'b> {
     pub fn push(&mut self, row: &Row<'_>) -> Result<(), Error> {
         // The room a row may take: the buffer, and no more than §2 allows a
         // frame. Each field is written only where it fits in that room, so
-        // a row that fits takes no other check; one that does not is named
-        // by `refuse`, off the hot path.
-        let room = self.buf.len().min(MAX_FRAME_END);
-        let written = match self.buf.get_mut(self.len..room) {
+        // a row that fits takes no other check; one that does not grows the
+        // storage or is named by `refuse`, off the hot path.
+        let bytes = self.buf.bytes_mut();
+        let room = bytes.len().min(MAX_FRAME_END);
+        let written = match bytes.get_mut(self.len..room) {
             Some(rest) => write_row(rest, row),
             None => None,
         };
@@ -665,26 +659,38 @@ impl<'b> RowsBuilder<'b> {
                 self.count += 1;
                 Ok(())
             }
-            None => Err(self.refuse(row)),
+            None => self.grow_for(row),
         }
     }
 
-    /// Why `row` did not fit: the frame's limit or the buffer's size.
+    /// A row that did not fit: the storage grown for it and the row written,
+    /// or why it cannot be, the frame's limit or the buffer's size.
     #[cold]
     #[inline(never)]
-    fn refuse(&self, row: &Row<'_>) -> Error {
+    fn grow_for(&mut self, row: &Row<'_>) -> Result<(), Error> {
         let end = self.len.saturating_add(row.encoded_len());
+        if end <= MAX_FRAME_END && self.buf.grow(end) {
+            let bytes = self.buf.bytes_mut();
+            if let Some(n) = bytes
+                .get_mut(self.len..end)
+                .and_then(|rest| write_row(rest, row))
+            {
+                self.len += n;
+                self.count += 1;
+                return Ok(());
+            }
+        }
         let (rule, field) = if end > MAX_FRAME_END {
             let len = end - crate::LENGTH_PREFIX_BYTES;
             let limit = MAX_FRAME_BYTES;
             (Rule::FrameTooLarge { len, limit }, Field::Length)
         } else {
-            let have = self.buf.len();
+            let have = self.buf.bytes().len();
             (Rule::BufferTooSmall { needed: end, have }, Field::Row)
         };
-        Error::encode(rule, field, self.len)
+        Err(Error::encode(rule, field, self.len)
             .in_frame(kind::ROWS)
-            .at_item(self.count)
+            .at_item(self.count))
     }
 
     /// Append `count` rows already encoded as a frame carries them, as one
@@ -692,8 +698,12 @@ impl<'b> RowsBuilder<'b> {
     /// `rows` holds exactly `count` whole rows.
     pub(crate) fn extend_encoded(&mut self, rows: &[u8], count: u32) -> Result<(), Error> {
         let end = self.len.saturating_add(rows.len());
-        let room = self.buf.len().min(MAX_FRAME_END);
-        match self.buf.get_mut(self.len..end).filter(|_| end <= room) {
+        if end <= MAX_FRAME_END {
+            self.buf.grow(end);
+        }
+        let bytes = self.buf.bytes_mut();
+        let room = bytes.len().min(MAX_FRAME_END);
+        match bytes.get_mut(self.len..end).filter(|_| end <= room) {
             Some(dst) => {
                 dst.copy_from_slice(rows);
                 self.len = end;
@@ -717,8 +727,8 @@ impl<'b> RowsBuilder<'b> {
         self.count
     }
 
-    /// The frame's size so far, length prefix included.
-    pub fn len(&self) -> usize {
+    /// The frame's size so far, in bytes, length prefix included.
+    pub fn frame_len(&self) -> usize {
         self.len
     }
 
@@ -727,11 +737,12 @@ impl<'b> RowsBuilder<'b> {
         self.count == 0
     }
 
-    /// Fill in the count and the length; returns the frame's size.
+    /// Fill in the count and the length; returns the frame's size. The frame
+    /// is `buf`'s first that many bytes.
     pub fn finish(self) -> Result<usize, Error> {
         let count_at = HEAD_BYTES + core::mem::size_of::<RowsHead>() - 4;
         let len = self.len;
-        let mut out = Out::new(self.buf, len);
+        let mut out = Out::new(self.buf.bytes_mut(), len);
         out.patch(
             0,
             &((len - crate::LENGTH_PREFIX_BYTES) as u32).to_le_bytes(),
@@ -759,7 +770,7 @@ impl Rows<'_> {
     /// use dendro_wire_core::{Row, Rows, RowsBuilder};
     ///
     /// let mut buf = [0u8; 128];
-    /// let mut rows = RowsBuilder::new(&mut buf, 0, 7, (0, 0)).unwrap();
+    /// let mut rows = RowsBuilder::new(&mut buf[..], RowsHeader { source: 0, seq: 7, index_state: (0, 0) }).unwrap();
     /// rows.push(&Row { stream: "cpu", ts: 1, wall_offset: 0, row: &[1] }).unwrap();
     /// let len = rows.finish().unwrap();
     /// assert_eq!(Rows::count_in_frame(&buf[..len]), Some(1));
@@ -953,8 +964,16 @@ mod tests {
                 // Cleared each time, so a byte left from the last row
                 // cannot pass for one this row wrote.
                 buf.fill(0xee);
-                let mut b = RowsBuilder::new(&mut buf, 1, 2, (3, 4)).unwrap();
-                let head = b.len();
+                let mut b = RowsBuilder::new(
+                    &mut buf[..],
+                    RowsHeader {
+                        source: 1,
+                        seq: 2,
+                        index_state: (3, 4),
+                    },
+                )
+                .unwrap();
+                let head = b.frame_len();
                 b.push(&row).unwrap();
                 b.push(&row).unwrap();
                 let n = b.finish().unwrap();
@@ -988,7 +1007,15 @@ mod tests {
         // Every buffer size from one row's frame to two rows' but a byte.
         for size in one..one + row.encoded_len() {
             let mut buf = std::vec![0u8; size];
-            let mut b = RowsBuilder::new(&mut buf, 0, 0, (0, 0)).unwrap();
+            let mut b = RowsBuilder::new(
+                &mut buf[..],
+                RowsHeader {
+                    source: 0,
+                    seq: 0,
+                    index_state: (0, 0),
+                },
+            )
+            .unwrap();
             b.push(&row).unwrap();
             let e = b.push(&row).unwrap_err();
             let needed = one + row.encoded_len();
@@ -997,7 +1024,7 @@ mod tests {
                 (e.field(), e.offset(), e.item()),
                 (Field::Row, one, Some(1))
             );
-            assert_eq!((b.len(), b.row_count()), (one, 1));
+            assert_eq!((b.frame_len(), b.row_count()), (one, 1));
             assert_eq!(b.finish(), Ok(one));
             match crate::decode(&buf[..one]) {
                 Ok(crate::Status::Complete((crate::Frame::Rows(r), used))) => {

@@ -39,6 +39,17 @@ pub trait Storage {
     }
 }
 
+/// A slice of any length, as a `RowsBuilder` writes into: it cannot grow.
+impl Storage for [u8] {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        self
+    }
+}
+
 impl Storage for &mut [u8] {
     fn bytes(&self) -> &[u8] {
         self

@@ -144,12 +144,20 @@ fn a_rows_builder_writes_what_a_slice_writes() {
     frame.emit(&mut want).unwrap();
 
     let mut buf = vec![0; 512];
-    let mut b = RowsBuilder::new(&mut buf, 9, 41, (u64::MAX, 3)).unwrap();
+    let mut b = RowsBuilder::new(
+        &mut buf[..],
+        RowsHeader {
+            source: 9,
+            seq: 41,
+            index_state: (u64::MAX, 3),
+        },
+    )
+    .unwrap();
     assert!(b.is_empty());
     for row in &rows {
         b.push(row).unwrap();
     }
-    assert_eq!(b.len(), want.len());
+    assert_eq!(b.frame_len(), want.len());
     let n = b.finish().unwrap();
     assert_eq!(&buf[..n], &want[..]);
 }
@@ -157,7 +165,15 @@ fn a_rows_builder_writes_what_a_slice_writes() {
 #[test]
 fn a_builder_with_no_rows_is_the_keepalive() {
     let mut buf = [0u8; 37];
-    let b = RowsBuilder::new(&mut buf, 4, u64::MAX, NO_INDEX_STATE).unwrap();
+    let b = RowsBuilder::new(
+        &mut buf[..],
+        RowsHeader {
+            source: 4,
+            seq: u64::MAX,
+            index_state: NO_INDEX_STATE,
+        },
+    )
+    .unwrap();
     let n = b.finish().unwrap();
     assert_eq!(&buf[..n], &empty_rows_bytes()[..]);
 }

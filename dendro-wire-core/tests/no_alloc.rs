@@ -39,7 +39,15 @@ fn work(stream: &[u8], out: &mut [u8]) -> u64 {
         assert_eq!(&out[..n], &stream[at - used..at]);
         sum += frame.buffer_len().unwrap() as u64;
     }
-    let mut b = RowsBuilder::new(out, 0, 0, NO_INDEX_STATE).unwrap();
+    let mut b = RowsBuilder::new(
+        out,
+        RowsHeader {
+            source: 0,
+            seq: 0,
+            index_state: NO_INDEX_STATE,
+        },
+    )
+    .unwrap();
     b.push(&common::ROW).unwrap();
     sum += b.finish().unwrap() as u64;
     let mut hash = SlotSetHash::new();

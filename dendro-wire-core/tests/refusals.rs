@@ -331,7 +331,15 @@ fn a_small_buffer_says_how_big_it_must_be_and_is_left_alone() {
         emit_preamble(&mut [0; 13]).unwrap_err().rule(),
         Rule::BufferTooSmall { needed: 14, .. }
     ));
-    assert!(RowsBuilder::new(&mut [0; 36], 0, 0, NO_INDEX_STATE).is_err());
+    assert!(RowsBuilder::new(
+        &mut [0; 36],
+        RowsHeader {
+            source: 0,
+            seq: 0,
+            index_state: NO_INDEX_STATE
+        }
+    )
+    .is_err());
 }
 
 #[test]
@@ -346,7 +354,15 @@ fn a_frame_above_the_limit_is_not_encoded() {
 
     // A builder refuses the row that would cross it, and keeps the rest.
     let mut buf = vec![0; MAX_FRAME_BYTES as usize + 1024];
-    let mut b = RowsBuilder::new(&mut buf, 0, 0, NO_INDEX_STATE).unwrap();
+    let mut b = RowsBuilder::new(
+        &mut buf[..],
+        RowsHeader {
+            source: 0,
+            seq: 0,
+            index_state: NO_INDEX_STATE,
+        },
+    )
+    .unwrap();
     b.push(&Row {
         row: &big[..MAX_FRAME_BYTES as usize - 100],
         ..ROW
@@ -366,15 +382,23 @@ fn a_frame_above_the_limit_is_not_encoded() {
     // A frame of exactly the limit is built; one byte more is not.
     let empty = Row { row: &[], ..ROW };
     for over in [0, 1] {
-        let mut b = RowsBuilder::new(&mut buf, 0, 0, NO_INDEX_STATE).unwrap();
-        let fill = MAX_FRAME_BYTES as usize + 4 - b.len() - empty.encoded_len() + over;
+        let mut b = RowsBuilder::new(
+            &mut buf[..],
+            RowsHeader {
+                source: 0,
+                seq: 0,
+                index_state: NO_INDEX_STATE,
+            },
+        )
+        .unwrap();
+        let fill = MAX_FRAME_BYTES as usize + 4 - b.frame_len() - empty.encoded_len() + over;
         let pushed = b.push(&Row {
             row: &big[..fill],
             ..ROW
         });
         if over == 0 {
             pushed.unwrap();
-            assert_eq!(b.len() - 4, MAX_FRAME_BYTES as usize);
+            assert_eq!(b.frame_len() - 4, MAX_FRAME_BYTES as usize);
         } else {
             let e = pushed.unwrap_err();
             let len = MAX_FRAME_BYTES as usize + 1;
@@ -389,20 +413,45 @@ fn a_frame_above_the_limit_is_not_encoded() {
         }
     }
 
-    // A builder resumed at a length already past the limit (a caller's
-    // mistake) refuses every row rather than growing the frame further.
-    let len = MAX_FRAME_BYTES as usize + 100;
-    let mut b = RowsBuilder::resume(&mut buf, len, 1).unwrap();
-    let e = b.push(&empty).unwrap_err();
+    // Over storage that grows, a builder grows it for each row, up to the
+    // storage's own bound, and still refuses a frame past the limit.
+    let mut storage = common::grow::Grow::new(4096);
+    let header = RowsHeader {
+        source: 0,
+        seq: 0,
+        index_state: NO_INDEX_STATE,
+    };
+    let mut b = RowsBuilder::new(&mut storage, header).unwrap();
+    let mut pushed = 0;
+    while b.push(&ROW).is_ok() {
+        pushed += 1;
+    }
+    let e = b.push(&ROW).unwrap_err();
+    let end = b.frame_len() + ROW.encoded_len();
     assert_eq!(
         e.rule(),
-        Rule::FrameTooLarge {
-            len: len - 4 + empty.encoded_len(),
-            limit: MAX_FRAME_BYTES
+        Rule::BufferTooSmall {
+            needed: end,
+            have: 4096
         },
         "{e}"
     );
-    assert_eq!((b.len(), b.row_count()), (len, 1));
+    assert!(end > 4096 && b.frame_len() <= 4096);
+    let len = b.finish().unwrap();
+    let Ok(Status::Complete((Frame::Rows(r), _))) = decode(&storage.bytes()[..len]) else {
+        panic!("the grown frame does not decode")
+    };
+    assert_eq!(r.rows.len(), pushed);
+    let mut unbounded = common::grow::Grow::new(usize::MAX);
+    let mut b = RowsBuilder::new(&mut unbounded, header).unwrap();
+    let e = b
+        .push(&Row {
+            row: &big[..MAX_FRAME_BYTES as usize],
+            ..ROW
+        })
+        .unwrap_err();
+    assert!(matches!(e.rule(), Rule::FrameTooLarge { .. }), "{e}");
+    assert_eq!((b.frame_len(), b.row_count()), (37, 0));
 }
 
 #[test]

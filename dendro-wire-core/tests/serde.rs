@@ -5,7 +5,9 @@
 
 #![cfg(feature = "serde")]
 
-use dendro_wire_core::{decode, Frame, Handshake, Map, Row, RowsBuilder, Segment, Status};
+use dendro_wire_core::{
+    decode, Frame, Handshake, Map, Row, RowsBuilder, RowsHeader, Segment, Status,
+};
 
 fn json(frame: &Frame<'_>) -> serde_json::Value {
     serde_json::to_value(frame).unwrap()
@@ -31,7 +33,15 @@ fn every_kind_serializes_by_its_fields() {
 
     // A Rows frame decoded from its bytes: the view borrows them.
     let mut buf = [0u8; 128];
-    let mut b = RowsBuilder::new(&mut buf, 1, 9, (7, 8)).unwrap();
+    let mut b = RowsBuilder::new(
+        &mut buf[..],
+        RowsHeader {
+            source: 1,
+            seq: 9,
+            index_state: (7, 8),
+        },
+    )
+    .unwrap();
     b.push(&Row {
         stream: "cpu",
         ts: 10,

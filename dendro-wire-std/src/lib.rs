@@ -37,6 +37,7 @@
 
 #[cfg(feature = "archive")]
 pub mod archive;
+mod growable;
 mod owned;
 mod publisher;
 mod queue;

@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 use dendro_wire_core::{
     is_canonical_uuid, kind, write_uuid, ClockOffset, Frame, Map, PublishError as Refusal,
     Publisher as Machine, PublisherConfig as MachineConfig, Segment, SourceDecl, SourceId,
-    SourceUpdate, Storage, StreamId, Transmit, NO_INDEX_STATE,
+    SourceUpdate, StreamId, Transmit, NO_INDEX_STATE,
 };
 
+use crate::growable::Growable;
 use crate::queue::{FrameQueue, Pushed};
 
 /// The most sources one publisher declares.
@@ -131,28 +132,6 @@ struct Queued {
     /// Connections whose opening the queue refused: gone before it was
     /// queued.
     openings_lost: u64,
-}
-
-/// A source's bytes on a host: a buffer that grows by doubling, so the
-/// machine's storage is never full.
-#[derive(Default)]
-struct Growable(Vec<u8>);
-
-impl Storage for Growable {
-    fn bytes(&self) -> &[u8] {
-        &self.0
-    }
-
-    fn bytes_mut(&mut self) -> &mut [u8] {
-        &mut self.0
-    }
-
-    fn grow(&mut self, len: usize) -> bool {
-        if len > self.0.len() {
-            self.0.resize(len.max(2 * self.0.len()).max(256), 0);
-        }
-        true
-    }
 }
 
 /// The publisher for an agent that has no archive to tail.

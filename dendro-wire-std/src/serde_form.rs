@@ -17,7 +17,16 @@ pub(crate) mod hex_form {
     }
 
     pub(crate) fn decode(s: &str) -> Result<Vec<u8>, String> {
-        hex::decode(s).map_err(|e| format!("bad hex: {e}"))
+        hex::decode(s).map_err(|e| match e {
+            hex::FromHexError::OddLength => format!(
+                "bad hex: an odd number of digits ({}) cannot be bytes",
+                s.len()
+            ),
+            hex::FromHexError::InvalidHexCharacter { c, index } => {
+                format!("bad hex: {c:?} at digit {index} is not a hex digit")
+            }
+            other => format!("bad hex: {other}"),
+        })
     }
 
     pub(crate) fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {

@@ -3,8 +3,11 @@
 use std::fmt;
 use std::io::{self, Write};
 
-use dendro_wire_core::{Error as WireError, Frame, IndexState, Row, RowsBuilder, Rule, PREAMBLE};
+use dendro_wire_core::{
+    Error as WireError, Frame, Row, RowsBuilder, RowsHeader, Storage, PREAMBLE,
+};
 
+use crate::growable::Growable;
 use crate::owned::OwnedFrame;
 
 /// Writes a dendro replication stream: the preamble when created, then
@@ -15,14 +18,14 @@ use crate::owned::OwnedFrame;
 /// socket in a `BufWriter` when frames are small and many.
 ///
 /// ```
-/// use dendro_wire_core::{Frame, Row, ClockOffset, NO_INDEX_STATE};
+/// use dendro_wire_core::{Frame, Row, RowsHeader, ClockOffset, NO_INDEX_STATE};
 /// use dendro_wire_std::{FrameReader, FrameWriter, OwnedFrame};
 ///
 /// let mut w = FrameWriter::new(Vec::new())?;
 /// w.write_frame(&Frame::ClockOffset(ClockOffset { source: 0, ts: 1, offset_ns: 0 }))?;
 /// w.write_owned(&OwnedFrame::ClockOffset { source: 0, ts: 2, offset_ns: 0 })?;
 /// let rows = (0..3).map(|i| Row { stream: "cpu/usage", ts: i, wall_offset: 0, row: &[0; 8] });
-/// w.write_rows(0, 0, NO_INDEX_STATE, rows)?;
+/// w.write_rows(RowsHeader { source: 0, seq: 0, index_state: NO_INDEX_STATE }, rows)?;
 /// let bytes = w.into_inner();
 ///
 /// let mut r = FrameReader::new(&bytes[..])?;
@@ -34,6 +37,8 @@ use crate::owned::OwnedFrame;
 pub struct FrameWriter<W: Write> {
     inner: W,
     buf: Vec<u8>,
+    /// Where `Rows` frames are built, row by row.
+    rows: Growable,
     frames: u64,
 }
 
@@ -93,6 +98,7 @@ impl<W: Write> FrameWriter<W> {
         Ok(FrameWriter {
             inner,
             buf: Vec::new(),
+            rows: Growable::default(),
             frames: 0,
         })
     }
@@ -115,34 +121,18 @@ impl<W: Write> FrameWriter<W> {
     }
 
     /// Write a `Rows` frame built in place from `rows`, with no slice of them
-    /// held anywhere: the buffer doubles when a row does not fit.
+    /// held anywhere: the buffer grows as rows need it.
     pub fn write_rows<'r>(
         &mut self,
-        source: u32,
-        seq: u64,
-        index_state: IndexState,
+        header: RowsHeader,
         rows: impl IntoIterator<Item = Row<'r>>,
     ) -> Result<(), WriteError> {
-        if self.buf.len() < 4096 {
-            self.buf.resize(4096, 0);
-        }
-        let mut builder = RowsBuilder::new(&mut self.buf, source, seq, index_state)?;
+        let mut builder = RowsBuilder::new(&mut self.rows, header)?;
         for row in rows {
-            if let Err(e) = builder.push(&row) {
-                let Rule::BufferTooSmall { needed, .. } = e.rule() else {
-                    return Err(e.into());
-                };
-                // Grow, then carry the rows built so far over to a builder on
-                // the larger buffer by finishing and re-reading them.
-                let done = builder.len();
-                let count = builder.row_count();
-                self.buf.resize(needed.max(2 * self.buf.len()), 0);
-                builder = RowsBuilder::resume(&mut self.buf, done, count)?;
-                builder.push(&row)?;
-            }
+            builder.push(&row)?;
         }
         let n = builder.finish()?;
-        self.inner.write_all(&self.buf[..n])?;
+        self.inner.write_all(&self.rows.bytes()[..n])?;
         self.frames += 1;
         Ok(())
     }

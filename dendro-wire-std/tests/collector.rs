@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use dendro_wire_core::{Frame, Segment, NO_INDEX_STATE, PREAMBLE_BYTES};
+use dendro_wire_core::{Frame, RowsHeader, Segment, NO_INDEX_STATE, PREAMBLE_BYTES};
 use dendro_wire_std::server::{Ended, ServeError, Server, ServerConfig};
 use dendro_wire_std::{CountingSink, FrameWriter, ReadErrorKind};
 
@@ -198,8 +198,15 @@ fn refused_streams_are_closed_with_their_reason() {
     zero_length.extend_from_slice(&[0, 0, 0, 0]);
     let mut no_handshake = PREAMBLE.to_vec();
     let mut w = FrameWriter::new(Vec::new()).unwrap();
-    w.write_rows(7, 0, NO_INDEX_STATE, std::iter::empty())
-        .unwrap();
+    w.write_rows(
+        RowsHeader {
+            source: 7,
+            seq: 0,
+            index_state: NO_INDEX_STATE,
+        },
+        std::iter::empty(),
+    )
+    .unwrap();
     no_handshake.extend_from_slice(&w.into_inner()[PREAMBLE_BYTES..]);
     let cases: [(&str, Vec<u8>, &str); 4] = [
         ("garbage", b"GET / HTTP/1.1\r\n\r\n".to_vec(), "magic"),

@@ -5,7 +5,7 @@
 #[path = "../../dendro-wire-core/tests/common/counting.rs"]
 mod counting;
 
-use dendro_wire_core::{Frame, Row, Subscriber, NO_INDEX_STATE};
+use dendro_wire_core::{Frame, Row, RowsHeader, Subscriber, NO_INDEX_STATE};
 use dendro_wire_std::{FrameReader, FrameWriter, OwnedFrame};
 
 #[test]
@@ -31,7 +31,15 @@ fn reading_frames_in_steady_state_allocates_nothing() {
             wall_offset: 0,
             row: if seq == 0 { &big[..len] } else { &row },
         });
-        w.write_rows(0, seq, NO_INDEX_STATE, rows).unwrap();
+        w.write_rows(
+            RowsHeader {
+                source: 0,
+                seq,
+                index_state: NO_INDEX_STATE,
+            },
+            rows,
+        )
+        .unwrap();
         if seq % 100 == 0 {
             w.write_owned(&OwnedFrame::Unknown {
                 kind: 99,

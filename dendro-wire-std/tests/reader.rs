@@ -3,7 +3,7 @@
 
 use std::io::{self, Read};
 
-use dendro_wire_core::{kind, ClockOffset, Decoder, Frame, Row, Rule, NO_INDEX_STATE};
+use dendro_wire_core::{kind, ClockOffset, Decoder, Frame, Row, RowsHeader, Rule, NO_INDEX_STATE};
 use dendro_wire_std::{FrameReader, FrameWriter, OwnedFrame, OwnedRow, ReadErrorKind};
 
 /// Hands out at most `chunk` bytes per read, and `Interrupted` before every
@@ -263,7 +263,15 @@ fn the_writer_builds_rows_in_place_growing_its_buffer() {
         })
         .collect();
     let mut w = FrameWriter::new(Vec::new()).unwrap();
-    w.write_rows(2, 9, (4, 4), rows.iter().copied()).unwrap();
+    w.write_rows(
+        RowsHeader {
+            source: 2,
+            seq: 9,
+            index_state: (4, 4),
+        },
+        rows.iter().copied(),
+    )
+    .unwrap();
     w.write_frame(&Frame::ClockOffset(ClockOffset {
         source: 2,
         ts: 0,
@@ -325,9 +333,11 @@ fn memory_follows_the_bytes_that_arrived_not_what_a_length_claims() {
     let big = vec![0xab; 1 << 20];
     let mut w = FrameWriter::new(Vec::new()).unwrap();
     w.write_rows(
-        0,
-        0,
-        NO_INDEX_STATE,
+        RowsHeader {
+            source: 0,
+            seq: 0,
+            index_state: NO_INDEX_STATE,
+        },
         [Row {
             stream: "s",
             ts: 0,

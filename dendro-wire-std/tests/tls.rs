@@ -10,7 +10,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
-use dendro_wire_core::{Frame, Handshake, Map, Row, SourceUpdate, NO_INDEX_STATE};
+use dendro_wire_core::{Frame, Handshake, Map, Row, RowsHeader, SourceUpdate, NO_INDEX_STATE};
 use dendro_wire_std::server::{Ended, ServeError, Server, ServerConfig};
 use dendro_wire_std::tls::{rustls, TlsClient};
 use dendro_wire_std::{CountingSink, FrameWriter, SubscribeError};
@@ -71,8 +71,15 @@ fn stream(host: &str, rows: u64, update_to: Option<&str>) -> Vec<u8> {
             wall_offset: 0,
             row: &[1; 8],
         };
-        w.write_rows(0, seq, NO_INDEX_STATE, (0..rows).map(|_| row))
-            .unwrap();
+        w.write_rows(
+            RowsHeader {
+                source: 0,
+                seq,
+                index_state: NO_INDEX_STATE,
+            },
+            (0..rows).map(|_| row),
+        )
+        .unwrap();
         seq += 1;
     };
     rows_frame(&mut w);

@@ -8,7 +8,7 @@ use bolero::check;
 use bolero::generator::TypeGenerator;
 use dendro_wire_core::{
     ClockOffset, Decoder, Frame, Handshake, Index, IndexKind, Map, ProtocolError, Row, RowList,
-    Rows, RowsBuilder, Status, Subscriber, NO_INDEX_STATE,
+    Rows, RowsBuilder, RowsHeader, Status, Subscriber, NO_INDEX_STATE,
 };
 use dendro_wire_std::{FrameReader, OwnedFrame, OwnedRow};
 
@@ -272,8 +272,15 @@ fn rows_built_as_emitted(rows: &Rows<'_>, bytes: &[u8]) {
     let all: Vec<Row<'_>> = rows.rows.iter().collect();
     let build = |cap: usize| {
         let mut buf = vec![0xee; cap];
-        let mut b = RowsBuilder::new(&mut buf, rows.source, rows.seq, rows.index_state)
-            .expect("room for the head");
+        let mut b = RowsBuilder::new(
+            &mut buf[..],
+            RowsHeader {
+                source: rows.source,
+                seq: rows.seq,
+                index_state: rows.index_state,
+            },
+        )
+        .expect("room for the head");
         let pushed = all.iter().take_while(|row| b.push(row).is_ok()).count();
         let n = b.finish().expect("finishes");
         buf.truncate(n);

@@ -576,7 +576,7 @@ fn main() {
 
 /// A short honest stream: a handshake and one empty Rows frame.
 fn small_stream() -> Vec<u8> {
-    use dendro_wire_core::{Frame, Handshake, Map, NO_INDEX_STATE};
+    use dendro_wire_core::{Frame, Handshake, Map, RowsHeader, NO_INDEX_STATE};
     let mut w = dendro_wire_std::FrameWriter::new(Vec::new()).unwrap();
     w.write_frame(&Frame::Handshake(Handshake {
         source: 0,
@@ -587,7 +587,14 @@ fn small_stream() -> Vec<u8> {
         complete: false,
     }))
     .unwrap();
-    w.write_rows(0, 0, NO_INDEX_STATE, std::iter::empty())
-        .unwrap();
+    w.write_rows(
+        RowsHeader {
+            source: 0,
+            seq: 0,
+            index_state: NO_INDEX_STATE,
+        },
+        std::iter::empty(),
+    )
+    .unwrap();
     w.into_inner()
 }

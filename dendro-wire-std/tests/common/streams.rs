@@ -1,6 +1,6 @@
 //! Streams the collector tests send: built with the library's own writer.
 
-use dendro_wire_core::{Frame, Handshake, Map, Row, NO_INDEX_STATE};
+use dendro_wire_core::{Frame, Handshake, Map, Row, RowsHeader, NO_INDEX_STATE};
 use dendro_wire_std::FrameWriter;
 
 /// Rows in each of [`honest_stream`]'s Rows frames.
@@ -31,7 +31,15 @@ pub fn honest_stream(frames: u64) -> Vec<u8> {
             wall_offset: 0,
             row: &row,
         });
-        w.write_rows(0, seq, NO_INDEX_STATE, rows).unwrap();
+        w.write_rows(
+            RowsHeader {
+                source: 0,
+                seq,
+                index_state: NO_INDEX_STATE,
+            },
+            rows,
+        )
+        .unwrap();
     }
     w.into_inner()
 }
