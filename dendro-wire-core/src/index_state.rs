@@ -1,7 +1,9 @@
 //! The index state (WIRE.md §4.2) and an incremental hash of a slot set for
 //! publishers that keep an index.
 
-use xxhash_rust::xxh3::xxh3_128;
+mod xxh3;
+
+use xxh3::xxh3_128;
 
 /// The publisher's 128-bit hash of its complete slot set, the only thing a
 /// subscriber compares (rule 9). Two `u64`s, as dendro has it.
