@@ -61,6 +61,7 @@ fn secret64(at: usize) -> u64 {
 }
 
 /// The low and high halves of the 128-bit product.
+#[inline(never)]
 fn mul128(a: u64, b: u64) -> (u64, u64) {
     let p = u128::from(a) * u128::from(b);
     (p as u64, (p >> 64) as u64)
@@ -72,6 +73,7 @@ fn fold64(a: u64, b: u64) -> u64 {
 }
 
 /// XXH3's avalanche.
+#[inline(never)]
 fn avalanche(mut h: u64) -> u64 {
     h ^= h >> 37;
     h = h.wrapping_mul(0x1656_6791_9E37_79F9);
