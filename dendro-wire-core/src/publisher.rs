@@ -798,7 +798,10 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             indexed: decl.index_stream.is_some(),
             index_overhead,
             hash,
-            state: hash.state(),
+            state: match decl.index_stream {
+                Some(_) => hash.state(),
+                None => NO_INDEX_STATE,
+            },
             intervals_since_full: 0,
             delta_lost: false,
             sent: Sent::default(),
@@ -858,18 +861,26 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
                 source: stream.source,
             });
         };
-        match src.write_row(stream.index, ts, wall_offset, row) {
-            Some(()) => Ok(()),
-            None => {
-                let result = src.observe_slow(stream, limit, ts, wall_offset, row);
-                if let Err(PublishError::FrameTooLarge { .. } | PublishError::StorageFull { .. }) =
-                    result
-                {
-                    self.stats.rows_refused += 1;
-                }
-                result
-            }
+        let mut pos = src.pos();
+        if put_small(
+            src.storage.bytes_mut(),
+            &mut pos,
+            stream.index,
+            ts,
+            wall_offset,
+            row,
+        )
+        .is_some()
+        {
+            src.pending = pos.at;
+            src.rows = pos.rows;
+            return Ok(());
         }
+        let result = src.observe_slow(stream, limit, ts, wall_offset, row);
+        if let Err(PublishError::FrameTooLarge { .. } | PublishError::StorageFull { .. }) = result {
+            self.stats.rows_refused += 1;
+        }
+        result
     }
 
     /// Observe many rows of one source at once: what [`observe`](Self::observe)
@@ -1321,8 +1332,7 @@ impl<S: Storage> Observer<'_, S> {
 }
 
 /// An [`Observer`]'s row that [`put_small`] did not take: a stream of
-/// another source, or what [`Source::write_row`] and
-/// [`Source::observe_slow`] handle.
+/// another source, or what [`Source::observe_slow`] handles.
 #[cold]
 #[inline(never)]
 fn observe_slow<S: Storage>(
@@ -1338,9 +1348,6 @@ fn observe_slow<S: Storage>(
             source,
             stream_source: stream.source,
         });
-    }
-    if src.write_row(stream.index, ts, wall_offset, row).is_some() {
-        return Ok(());
     }
     let result = src.observe_slow(stream, limit, ts, wall_offset, row);
     if let Err(PublishError::FrameTooLarge { .. } | PublishError::StorageFull { .. }) = result {
@@ -1371,11 +1378,7 @@ fn empty_index(source: u32, stream: &str) -> Index<'_> {
 
 impl<S: Storage> Source<S> {
     fn state(&self) -> IndexState {
-        if self.indexed {
-            self.state
-        } else {
-            NO_INDEX_STATE
-        }
+        self.state
     }
 
     fn region(&self, r: usize) -> core::ops::Range<usize> {
@@ -1434,18 +1437,17 @@ impl<S: Storage> Source<S> {
     }
 
     /// The row into the frame under way, if every bound holds.
-    #[inline]
     fn write_row(&mut self, stream: u32, ts: i64, wall_offset: i64, row: &[u8]) -> Option<()> {
-        let mut pos = self.pos();
-        let bytes = self.storage.bytes_mut();
-        put(bytes, &mut pos, stream, ts, wall_offset, row)?;
+        let pos = self.pos();
+        let pos = put_any(self.storage.bytes_mut(), pos, stream, ts, wall_offset, row)?;
         self.pending = pos.at;
         self.rows = pos.rows;
         Some(())
     }
 
-    /// A row [`write_row`](Self::write_row) did not take: refuse it with
-    /// the reason, or grow the stream's slot or the storage and write it.
+    /// A row [`put_small`] did not take: written by [`put_any`], or refused
+    /// with the reason, or written once the stream's slot or the storage
+    /// has grown.
     #[cold]
     #[inline(never)]
     fn observe_slow(
@@ -1456,6 +1458,9 @@ impl<S: Storage> Source<S> {
         wall_offset: i64,
         row: &[u8],
     ) -> Result<(), PublishError> {
+        if self.write_row(stream.index, ts, wall_offset, row).is_some() {
+            return Ok(());
+        }
         let source = stream.source;
         if self.due.rows {
             return Err(PublishError::FramesDue { source });
@@ -1572,7 +1577,7 @@ impl<S: Storage> Source<S> {
         let opening = connected && !self.sent.rows;
         // The latest rows a connection's first frame carries beside this
         // interval's: their size, count, and earliest timestamp.
-        let (mut extra_len, mut extra_rows, mut extra_ts) = (0, 0u32, None::<i64>);
+        let (mut extra_len, mut extra_rows, mut earliest) = (0, 0u32, i64::MAX);
         let (table_at, slots_at, frame_at) =
             (self.ends[INDEX_NAME], self.ends[TABLE], self.ends[DELTA]);
         let bytes = self.storage.bytes_mut();
@@ -1601,7 +1606,7 @@ impl<S: Storage> Source<S> {
                         }
                     } else if opening && rec.len.get() > 0 {
                         if let Some((len, ts)) = row_at(slots, slot, name) {
-                            extra_ts = Some(extra_ts.map_or(ts, |e| e.min(ts)));
+                            earliest = earliest.min(ts);
                             extra_len += len;
                             extra_rows += 1;
                         }
@@ -1643,12 +1648,10 @@ impl<S: Storage> Source<S> {
                 // every stream — and with nothing observed, the newest row
                 // before it.
                 let rows = self.storage.bytes().get(frame_at..frame_at + self.pending);
-                let earliest = rows.and_then(|f| earliest_ts(f, self.rows));
-                let earliest = match (earliest, extra_ts) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
+                due.stamp = match (rows.and_then(|f| earliest_ts(f, self.rows)), extra_rows) {
+                    (None, 0) => self.last_ts,
+                    (rows, _) => rows.unwrap_or(i64::MAX).min(earliest),
                 };
-                due.stamp = earliest.unwrap_or(self.last_ts);
             }
         }
         if !opening {
@@ -1845,33 +1848,13 @@ struct Pos {
     room: usize,
 }
 
-/// The one place a row goes into a source's frame under way, behind its
-/// stream's name as encoded at declaration; `None`, having changed nothing
-/// `pos` says, if the stream is not one the row may go on, its slot is too
-/// small for the row (rule 3), or the frame buffer or the storage would be
-/// outgrown: the caller's slow path says which and does what it can.
-#[inline]
-fn put(
-    bytes: &mut [u8],
-    pos: &mut Pos,
-    stream: u32,
-    ts: i64,
-    wall_offset: i64,
-    row: &[u8],
-) -> Option<()> {
-    if put_small(bytes, pos, stream, ts, wall_offset, row).is_some() {
-        return Some(());
-    }
-    // Given the position by value and handing it back, so that a caller's
-    // stays in registers.
-    *pos = put_any(bytes, *pos, stream, ts, wall_offset, row)?;
-    Some(())
-}
-
-/// [`put`] for a name of up to 12 bytes and a row of up to 32, as most
-/// are, with room for the most such a row takes: its stream's record says
-/// whether it fits the slot, and the row goes into one window of fixed
-/// size, every move in it of a fixed size.
+/// A row into a source's frame under way, behind its stream's name as
+/// encoded at declaration, if the name has up to 12 bytes and the row up
+/// to 32, as most do, and there is room for the most such a row takes: its
+/// stream's record says whether it fits the slot (rule 3), and the row goes
+/// into one window of fixed size, every move in it of a fixed size. `None`,
+/// having changed nothing `pos` says, for any other row: the caller's slow
+/// path takes it to [`put_any`] or says why it cannot be kept.
 #[inline(always)]
 fn put_small(
     bytes: &mut [u8],
@@ -1912,8 +1895,10 @@ fn put_small(
 /// Where [`StreamRec::last_at`] is in a record.
 const LAST_AT: usize = core::mem::offset_of!(StreamRec, last_at);
 
-/// [`put`] for any row, the name copied from the front of its stream's
-/// slot.
+/// Any row into a source's frame under way, the name copied from the
+/// front of its stream's slot; `None` if the stream is not one the row may
+/// go on, its slot is too small for the row (rule 3), or the frame buffer
+/// or the storage would be outgrown.
 #[cold]
 #[inline(never)]
 fn put_any(
