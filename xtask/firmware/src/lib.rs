@@ -29,7 +29,9 @@ impl Console {
         Console(fd)
     }
 
-    /// Write a string.
+    /// Write a string. Out of line, as are the others: a report is many
+    /// calls, and each inlined semihosting call was flash.
+    #[inline(never)]
     pub fn str(&mut self, s: &str) -> &mut Self {
         // Nothing to do if the console fails: it is where failures go.
         let _ = write_all(self.0, s.as_bytes());
