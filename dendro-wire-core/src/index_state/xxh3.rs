@@ -164,24 +164,30 @@ fn mix32(acc: (u64, u64), input: &[u8], a: usize, b: usize, s: usize) -> (u64, u
     )
 }
 
-/// 17 to 240 bytes.
+/// 17 to 240 bytes: rounds of two 16-byte lanes each. Up to 128, the
+/// lanes pair from both ends, innermost first; past that, they run in
+/// order, with an avalanche after the fourth round, and a last round
+/// from the end.
 fn mid(input: &[u8]) -> (u64, u64) {
     let len = input.len();
     let mut acc = ((len as u64).wrapping_mul(PRIME64_1), 0);
-    if len <= 128 {
-        // Pairs of lanes from both ends, the innermost first.
-        for i in (0..=(len - 1) / 32).rev() {
-            acc = mix32(acc, input, 16 * i, len - 16 * (i + 1), 32 * i);
-        }
-    } else {
-        for i in 0..4 {
-            acc = mix32(acc, input, 32 * i, 32 * i + 16, 32 * i);
-        }
-        acc = (avalanche(acc.0), avalanche(acc.1));
-        for i in 4..len / 32 {
-            acc = mix32(acc, input, 32 * i, 32 * i + 16, 3 + 32 * (i - 4));
-        }
-        acc = mix32(acc, input, len - 16, len - 32, 136 - 17 - 16);
+    let (short, pairs) = (len <= 128, len / 32);
+    let rounds = if short { (len - 1) / 32 + 1 } else { pairs + 1 };
+    for r in 0..rounds {
+        let (a, b, s) = if short {
+            let i = rounds - 1 - r;
+            (16 * i, len - 16 * (i + 1), 32 * i)
+        } else {
+            if r == 4 {
+                acc = (avalanche(acc.0), avalanche(acc.1));
+            }
+            match r {
+                0..4 => (32 * r, 32 * r + 16, 32 * r),
+                _ if r < pairs => (32 * r, 32 * r + 16, 32 * r - 125),
+                _ => (len - 16, len - 32, 136 - 17 - 16),
+            }
+        };
+        acc = mix32(acc, input, a, b, s);
     }
     let lo = acc.0.wrapping_add(acc.1);
     let hi = acc
