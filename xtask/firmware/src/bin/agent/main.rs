@@ -70,6 +70,7 @@ const MAX_GAPS: u32 = 6;
 /// Whether the link loses this interval's Rows frame of a source, and
 /// whose: gap `k` starts at interval 17 + 53k and loses one frame (`k`
 /// even, the ADC's) or two in a row (`k` odd, the power source's).
+#[inline(never)]
 fn lost_in(interval: u32, gaps: u32) -> Option<u32> {
     (0..gaps).find_map(|k| {
         let first = 17 + 53 * k;
@@ -169,6 +170,7 @@ struct Link {
 }
 
 impl Link {
+    #[inline(never)]
     fn connect(&mut self) -> bool {
         let mut name = *b"connection-?.dwr\0";
         let Some(digit) = u8::try_from(self.connections).ok().filter(|n| *n < 10) else {
@@ -218,6 +220,7 @@ impl Link {
 }
 
 impl publish::Link for Link {
+    #[inline(never)]
     fn transmit(&mut self, frame: &[u8], what: &Transmit) {
         let Some(file) = self.file.as_mut() else {
             self.frames_offline += 1;
