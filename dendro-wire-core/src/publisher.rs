@@ -1151,7 +1151,10 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     /// Drop every frame still due, counting it.
     fn drop_due(&mut self) {
         for s in &mut self.sources {
-            let due = core::mem::take(&mut s.due);
+            // The flags alone: what else `Due` holds is read only while
+            // they are set.
+            let due = s.due;
+            (s.due.handshake, s.due.index, s.due.rows) = (false, None, false);
             let frames = u64::from(due.handshake) + u64::from(due.index.is_some());
             self.stats.frames_unsent += frames + u64::from(due.rows);
             if due.rows {
@@ -1628,8 +1631,10 @@ impl<S: Storage> Source<S> {
             opening,
             seq,
             stamp: self.last_ts,
-            rows_len: self.pending + if opening { extra_len } else { 0 },
-            rows_count: self.rows + if opening { extra_rows } else { 0 },
+            // An opening carries the latest rows beside the interval's;
+            // for any other frame there are none.
+            rows_len: self.pending + extra_len,
+            rows_count: self.rows + extra_rows,
         };
         if self.indexed {
             self.intervals_since_full += 1;
@@ -1650,10 +1655,11 @@ impl<S: Storage> Source<S> {
                 // after it — this frame's, and on an opening the latest of
                 // every stream — and with nothing observed, the newest row
                 // before it.
-                let rows = self.storage.bytes().get(frame_at..frame_at + self.pending);
-                due.stamp = match (rows.and_then(|f| earliest_ts(f, self.rows)), extra_rows) {
-                    (None, 0) => self.last_ts,
-                    (rows, _) => rows.unwrap_or(i64::MAX).min(earliest),
+                let frame = self.storage.bytes().get(frame_at..frame_at + self.pending);
+                due.stamp = match frame.and_then(|f| earliest_ts(f, self.rows, earliest)) {
+                    Some(ts) if self.rows > 0 || extra_rows > 0 => ts,
+                    _ if extra_rows > 0 => earliest,
+                    _ => self.last_ts,
                 };
             }
         }
@@ -2060,17 +2066,17 @@ fn row_at(bytes: &[u8], at: usize, name: usize) -> Option<(usize, i64)> {
     Some((LEN_BYTES + name + TAIL + row_len, ts))
 }
 
-/// The earliest `ts` of the `count` rows of the `Rows` frame `frame`.
-fn earliest_ts(frame: &[u8], count: u32) -> Option<i64> {
+/// The earliest of `earliest` and the `ts` of the `count` rows of the
+/// `Rows` frame `frame`.
+fn earliest_ts(frame: &[u8], count: u32, mut earliest: i64) -> Option<i64> {
     let mut at = ROWS_HEAD_BYTES;
-    let mut earliest: Option<i64> = None;
     for _ in 0..count {
         let name = le_u32(frame.get(at..at + LEN_BYTES)?) as usize;
         let (len, ts) = row_at(frame, at, name)?;
-        earliest = Some(earliest.map_or(ts, |e| e.min(ts)));
+        earliest = earliest.min(ts);
         at += len;
     }
-    earliest
+    Some(earliest)
 }
 
 /// The two record layouts of the slot regions: a `Full` blob's
