@@ -1973,23 +1973,6 @@ fn copy_small(dst: &mut [u8; SMALL_ROW_BYTES], row: &[u8]) -> Option<()> {
             *dst.first_chunk_mut()? = first.to_ne_bytes();
             *dst.get_mut(..n)?.last_chunk_mut()? = last.to_ne_bytes();
         }
-        8..=15 => {
-            let (first, last) = (row.first_chunk::<8>()?, row.last_chunk::<8>()?);
-            let (first, last) = (u64::from_ne_bytes(*first), u64::from_ne_bytes(*last));
-            *dst.first_chunk_mut()? = first.to_ne_bytes();
-            *dst.get_mut(..n)?.last_chunk_mut()? = last.to_ne_bytes();
-        }
-        4..=7 => {
-            let (first, last) = (row.first_chunk::<4>()?, row.last_chunk::<4>()?);
-            let (first, last) = (u32::from_ne_bytes(*first), u32::from_ne_bytes(*last));
-            *dst.first_chunk_mut()? = first.to_ne_bytes();
-            *dst.get_mut(..n)?.last_chunk_mut()? = last.to_ne_bytes();
-        }
-        0..=3 => {
-            for (d, s) in dst.iter_mut().zip(row) {
-                *d = *s;
-            }
-        }
         _ => return None,
     }
     Some(())
@@ -2037,7 +2020,10 @@ fn copy(dst: &mut [u8], src: &[u8]) -> Option<()> {
     if dst.len() != src.len() {
         return None;
     }
-    dst.copy_from_slice(src);
+    // Not `copy_from_slice`, whose shared body carries a panic's place.
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d = *s;
+    }
     Some(())
 }
 
