@@ -16,8 +16,6 @@
 
 mod publish;
 
-use core::ffi::CStr;
-
 use cortex_m_rt::entry;
 use dendro_wire_core::{emit_preamble, kind, PublishError, SourceId, Transmit, PREAMBLE_BYTES};
 use dendro_wire_firmware::{command_line, command_line_number, exit, stack, Console, HostFile};
@@ -177,10 +175,7 @@ impl Link {
             return false;
         };
         name[11] = b'0' + digit;
-        let Some(mut file) = CStr::from_bytes_with_nul(&name)
-            .ok()
-            .and_then(HostFile::create)
-        else {
+        let Some(mut file) = HostFile::create(&name) else {
             return false;
         };
         let mut preamble = [0u8; PREAMBLE_BYTES];
