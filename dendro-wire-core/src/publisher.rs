@@ -401,9 +401,9 @@ struct StreamRec {
     /// Its slot's size: the largest row seen, encoded, and never less than
     /// the name and an empty row.
     cap: U32,
-    /// One more than the longest row [`put_small`] takes on this stream:
-    /// up to 32 bytes that fit its slot, on a name of up to 12 bytes; 0 on
-    /// a longer name.
+    /// How many row lengths from 16 bytes [`put_small`] takes on this
+    /// stream: up to 32 bytes that fit its slot, on a name of up to 12
+    /// bytes; 0 on a longer name or a slot too small for 16.
     small: U32,
     /// Where this interval's last row of the stream starts in the frame;
     /// [`UNSEEN`] before its first.
@@ -426,7 +426,7 @@ impl StreamRec {
     fn set_cap(&mut self, cap: usize) {
         let head = LEN_BYTES + self.name();
         let small = match head <= WORD {
-            true => cap.saturating_sub(head + TAIL).min(SMALL_ROW_BYTES) + 1,
+            true => (cap.saturating_sub(head + TAIL).min(SMALL_ROW_BYTES) + 1).saturating_sub(16),
             false => 0,
         };
         self.cap = U32::new(cap as u32);
@@ -1880,7 +1880,8 @@ fn put_small(
     let rec = StreamRec::ref_from_bytes(bytes.get(rec_at..)?.first_chunk::<REC>()?).ok()?;
     let (word, name, small) = (rec.word, rec.name(), rec.small.get() as usize);
     let at = pos.at;
-    if row.len() >= small || at + SMALL_ROW > pos.room {
+    // One comparison for both ends: shorter rows wrap to a large number.
+    if row.len().wrapping_sub(16) >= small || at + SMALL_ROW > pos.room {
         return None;
     }
     let window = bytes
@@ -1941,10 +1942,11 @@ fn put_any(
 }
 
 /// The bytes [`put_small`] may write a row into: a head (length prefix and
-/// name) masked to 31 bytes, the fixed run and up to 32 bytes of row.
-const SMALL_ROW: usize = 2 * WORD - 1 + TAIL + SMALL_ROW_BYTES;
+/// name) masked to 31 bytes, the fixed run, and room for the row's last
+/// 16 bytes at an offset masked to 31.
+const SMALL_ROW: usize = 2 * WORD - 1 + TAIL + 2 * WORD - 1 + 16;
 /// The longest row [`put_small`] takes.
-const SMALL_ROW_BYTES: usize = 32;
+const SMALL_ROW_BYTES: usize = 2 * WORD;
 
 /// A row's fixed run: `ts`, `wall_offset`, the row's length.
 #[inline(always)]
@@ -1959,22 +1961,18 @@ fn write_tail(tail: &mut [u8; TAIL], ts: i64, wall_offset: i64, row_len: usize) 
     );
 }
 
-/// A row of at most 32 bytes to the front of `dst`, as two overlapping
-/// moves of a whole word each. Words rather than `copy_from_slice`: the
-/// compiler merged copies of each size into one call to `memcpy` of a
-/// variable size, a third of a row's time.
+/// A row of 16 to 32 bytes to the front of `dst`, as two overlapping moves
+/// of 16 bytes. Words rather than `copy_from_slice`, whose copies the
+/// compiler merged into one call to `memcpy` of a variable size, a third
+/// of a row's time; the second move's offset masked into `dst`, so that
+/// no length needs checking here.
 #[inline(always)]
-fn copy_small(dst: &mut [u8; SMALL_ROW_BYTES], row: &[u8]) -> Option<()> {
-    let n = row.len();
-    match n {
-        16..=SMALL_ROW_BYTES => {
-            let (first, last) = (row.first_chunk::<16>()?, row.last_chunk::<16>()?);
-            let (first, last) = (u128::from_ne_bytes(*first), u128::from_ne_bytes(*last));
-            *dst.first_chunk_mut()? = first.to_ne_bytes();
-            *dst.get_mut(..n)?.last_chunk_mut()? = last.to_ne_bytes();
-        }
-        _ => return None,
-    }
+fn copy_small(dst: &mut [u8; 2 * WORD - 1 + 16], row: &[u8]) -> Option<()> {
+    let (first, last) = (row.first_chunk::<16>()?, row.last_chunk::<16>()?);
+    let (first, last) = (u128::from_ne_bytes(*first), u128::from_ne_bytes(*last));
+    let at = row.len().wrapping_sub(16) & (2 * WORD - 1);
+    *dst.first_chunk_mut::<16>()? = first.to_ne_bytes();
+    *dst.get_mut(at..)?.first_chunk_mut::<16>()? = last.to_ne_bytes();
     Some(())
 }
 
