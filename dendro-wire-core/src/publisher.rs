@@ -2140,7 +2140,8 @@ mod tests {
     extern crate std;
     use std::vec::Vec;
 
-    use super::move_bytes;
+    use super::*;
+    use crate::rows::Row;
 
     #[test]
     fn moving_bytes_is_copy_within_up_and_down_near_and_far() {
@@ -2171,5 +2172,89 @@ mod tests {
         let mut bytes: Vec<u8> = (0..200).collect();
         move_bytes(&mut bytes, 100..250, 0);
         assert!(bytes.iter().copied().eq(0..200));
+    }
+
+    /// Every row length around the fast path's bounds, on names shorter
+    /// than, as long as, and longer than a word holds, whether the row
+    /// grows its stream's slot, takes the fast path or the general one,
+    /// and through both `Publisher::observe` and an `Observer`: the frame
+    /// holds the bytes `RowsBuilder` writes for the same rows.
+    #[test]
+    fn every_row_and_name_length_is_written_as_the_builder_writes_it() {
+        let names = [
+            "a",
+            "cpu/usage",
+            "twelve-bytes",
+            "thirteen-byte",
+            "a-name-of-twenty-byt",
+        ];
+        for observer in [false, true] {
+            let mut p: Publisher<[u8; 8192], 1> = Publisher::new(PublisherConfig::default());
+            let decl = SourceDecl {
+                uuid: None,
+                labels: Map::EMPTY,
+                metadata: Map::EMPTY,
+                clock_anchor_wall_ns: 0,
+                complete: false,
+                streams: &names,
+                index_stream: None,
+            };
+            let source = p.add_source(&decl, [0; 8192]).unwrap();
+            let mut buf = [0u8; 4096];
+            // Past the connection's opening, whose Rows frame also carries
+            // the latest row of every stream.
+            p.connected();
+            p.end_interval();
+            while p.poll_transmit(&mut buf).unwrap().is_some() {}
+            for (i, name) in names.iter().enumerate() {
+                // The first pass grows the stream's slot row by row; the
+                // second finds it large enough.
+                for pass in 0..2 {
+                    let rows: Vec<Vec<u8>> = (0..=40u8)
+                        .map(|n| (0..n).map(|b| b ^ n ^ pass).collect())
+                        .collect();
+                    let stream = source.stream(i as u32);
+                    let each = |p: &mut Publisher<[u8; 8192], 1>| {
+                        if observer {
+                            let mut o = p.observer(source).unwrap();
+                            for (n, row) in rows.iter().enumerate() {
+                                o.observe(stream, n as i64, -(n as i64), row).unwrap();
+                            }
+                        } else {
+                            for (n, row) in rows.iter().enumerate() {
+                                p.observe(stream, n as i64, -(n as i64), row).unwrap();
+                            }
+                        }
+                    };
+                    each(&mut p);
+                    p.end_interval();
+                    let t = p.poll_transmit(&mut buf).unwrap().unwrap();
+                    assert_eq!((t.kind, t.rows), (kind::ROWS, rows.len() as u32));
+                    let got = &buf[..t.len];
+                    let Ok(Status::Complete((Frame::Rows(frame), _))) = decode(got) else {
+                        panic!("{name}: a Rows frame");
+                    };
+                    let mut want = [0u8; 4096];
+                    let mut b = RowsBuilder::new(&mut want, 0, frame.seq, NO_INDEX_STATE).unwrap();
+                    for (n, row) in rows.iter().enumerate() {
+                        let (ts, wall_offset) = (n as i64, -(n as i64));
+                        b.push(&Row {
+                            stream: name,
+                            ts,
+                            wall_offset,
+                            row,
+                        })
+                        .unwrap();
+                    }
+                    let len = b.finish().unwrap();
+                    assert_eq!(
+                        got,
+                        &want[..len],
+                        "{name}, pass {pass}, observer {observer}"
+                    );
+                    assert!(p.poll_transmit(&mut buf).unwrap().is_none());
+                }
+            }
+        }
     }
 }
