@@ -448,17 +448,38 @@ impl MachineEncoder {
     /// `Rows` frame's bytes go to `sent`, and any other frame the machine
     /// sends is taken too. Returns the bytes of the `Rows` frames.
     #[inline]
-    pub fn encode(&mut self, input: &EncodeInput<'_>, mut sent: impl FnMut(&[u8])) -> u64 {
+    pub fn encode(&mut self, input: &EncodeInput<'_>, sent: impl FnMut(&[u8])) -> u64 {
+        self.encode_with(input, true, sent)
+    }
+
+    /// [`encode`](Self::encode) with each row given to
+    /// `Publisher::observe` instead of an `Observer`, as the std
+    /// publisher gives them (`observer` false).
+    #[inline]
+    pub fn encode_with(
+        &mut self,
+        input: &EncodeInput<'_>,
+        observer: bool,
+        mut sent: impl FnMut(&[u8]),
+    ) -> u64 {
         let mut n = 0;
         for rows in &input.machine {
-            let mut observer = self.publisher.observer(self.source).expect("drained");
-            for &(stream, ts, wall_offset, row) in rows {
-                let stream = self.source.stream(stream);
-                observer
-                    .observe(stream, ts, wall_offset, row)
-                    .expect("room");
+            if observer {
+                let mut observer = self.publisher.observer(self.source).expect("drained");
+                for &(stream, ts, wall_offset, row) in rows {
+                    let stream = self.source.stream(stream);
+                    observer
+                        .observe(stream, ts, wall_offset, row)
+                        .expect("room");
+                }
+            } else {
+                for &(stream, ts, wall_offset, row) in rows {
+                    let stream = self.source.stream(stream);
+                    self.publisher
+                        .observe(stream, ts, wall_offset, row)
+                        .expect("room");
+                }
             }
-            drop(observer);
             self.publisher.end_interval();
             while let Some((bytes, t)) = self.publisher.poll_frame(&mut self.scratch).expect("room")
             {
@@ -476,6 +497,14 @@ impl MachineEncoder {
 /// see [`MachineEncoder`]. Returns the bytes written.
 pub fn encode_machine(input: &EncodeInput<'_>, machine: &mut MachineEncoder) -> u64 {
     machine.encode(input, |frame| {
+        black_box(frame);
+    })
+}
+
+/// [`encode_machine`] with each row given to `Publisher::observe`, as the
+/// std publisher gives them. Returns the bytes written.
+pub fn encode_machine_each(input: &EncodeInput<'_>, machine: &mut MachineEncoder) -> u64 {
+    machine.encode_with(input, false, |frame| {
         black_box(frame);
     })
 }
@@ -575,13 +604,15 @@ mod tests {
         let s = realistic(SEGMENT_EVERY + 3).rows_only();
         let heads = stream_heads();
         let input = EncodeInput::new(&s, &heads);
-        let mut frames = Vec::new();
-        let mut machine = MachineEncoder::new();
-        let n = machine.encode(&input, |f| frames.push(f.to_vec()));
-        assert_eq!(n as usize, s.body().len());
-        assert_eq!(frames.len(), s.frames.len());
-        for (i, (got, r)) in frames.iter().zip(&s.frames).enumerate() {
-            assert_eq!(got, &s.bytes[r.clone()], "frame {i}");
+        for observer in [true, false] {
+            let mut frames = Vec::new();
+            let mut machine = MachineEncoder::new();
+            let n = machine.encode_with(&input, observer, |f| frames.push(f.to_vec()));
+            assert_eq!(n as usize, s.body().len());
+            assert_eq!(frames.len(), s.frames.len());
+            for (i, (got, r)) in frames.iter().zip(&s.frames).enumerate() {
+                assert_eq!(got, &s.bytes[r.clone()], "frame {i}, observer {observer}");
+            }
         }
     }
 

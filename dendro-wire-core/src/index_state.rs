@@ -1,13 +1,15 @@
-//! The index state (WIRE.md §4.2) and an incremental hash of a slot set for
+//! The index state ([protocol §4.2](crate::protocol)) and an incremental hash of a slot set for
 //! publishers that keep an index.
 
-use xxhash_rust::xxh3::xxh3_128;
+mod xxh3;
+
+use xxh3::xxh3_128;
 
 /// The publisher's 128-bit hash of its complete slot set, the only thing a
 /// subscriber compares (rule 9). Two `u64`s, as dendro has it.
 pub type IndexState = (u64, u64);
 
-/// The state of "no index at all" (NOTES.md). A subscriber exempts rows that
+/// The state of "no index at all" ([protocol §8.7](crate::protocol)). A subscriber exempts rows that
 /// declare it from waiting for a first `Full`; a publisher that has an index
 /// must never declare it, which [`SlotSetHash::state`] guarantees.
 pub const NO_INDEX_STATE: IndexState = (0, 0);

@@ -1,19 +1,20 @@
-//! The sending side of the protocol (WIRE.md §5, rules 1 to 8) as a sans-IO
+//! The sending side of the protocol ([protocol §5](crate::protocol), rules 1 to 8) as a sans-IO
 //! state machine: the caller says what happened, and pulls the frames the
 //! rules require.
 
 use core::fmt;
 
 use heapless::Vec;
-use zerocopy::little_endian::{U32, U64};
+use zerocopy::little_endian::{I64, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
-use crate::codec::{copy_short, LEN_BYTES};
+use crate::codec::{Out, LEN_BYTES};
 use crate::error::Error;
 use crate::frame::{decode, kind, kind_name, Frame, Status};
 use crate::handshake::Handshake;
 use crate::index::{Index, IndexKind};
 use crate::index_state::{IndexState, SlotSetHash, NO_INDEX_STATE};
+use crate::layout::{FrameHead, IndexTail, RowTail};
 use crate::map::Map;
 use crate::rows::{write_prepared_row, write_rows_head, RowsBuilder, RowsHeader, ROWS_HEAD_BYTES};
 use crate::source_update::SourceUpdate;
@@ -393,14 +394,17 @@ const REGIONS: usize = 6;
 #[repr(C)]
 struct StreamRec {
     /// The name as a row carries it — length prefix, then bytes — padded
-    /// with zeros to a word: a name of up to 12 bytes is copied into a row
-    /// as this one move.
+    /// with zeros to a word, or its first word if longer: a name of up to
+    /// 12 bytes is copied into a row as this one move. Its first four bytes
+    /// are the name's length.
     word: [u8; WORD],
-    /// The stream name's length.
-    name: U32,
     /// Its slot's size: the largest row seen, encoded, and never less than
     /// the name and an empty row.
     cap: U32,
+    /// How many row lengths from 16 bytes [`put_small`] takes on this
+    /// stream: up to 32 bytes that fit its slot, on a name of up to 12
+    /// bytes; 0 on a longer name or a slot too small for 16.
+    small: U32,
     /// Where this interval's last row of the stream starts in the frame;
     /// [`UNSEEN`] before its first.
     last_at: U32,
@@ -410,6 +414,24 @@ struct StreamRec {
     len: U32,
     /// The interval it was last observed in, set as the interval ends.
     seen: U64,
+}
+
+impl StreamRec {
+    /// The stream name's length.
+    #[inline]
+    fn name(&self) -> usize {
+        le_u32(&self.word[..LEN_BYTES]) as usize
+    }
+
+    fn set_cap(&mut self, cap: usize) {
+        let head = LEN_BYTES + self.name();
+        let small = match head <= WORD {
+            true => (cap.saturating_sub(head + TAIL).min(SMALL_ROW_BYTES) + 1).saturating_sub(16),
+            false => 0,
+        };
+        self.cap = U32::new(cap as u32);
+        self.small = U32::new(small as u32);
+    }
 }
 
 const REC: usize = core::mem::size_of::<StreamRec>();
@@ -478,7 +500,7 @@ struct Source<S> {
     due: Due,
 }
 
-/// The sending rules of WIRE.md §5 for up to `SOURCES` sources, each kept in
+/// The sending rules of [protocol §5](crate::protocol) for up to `SOURCES` sources, each kept in
 /// its own [`Storage`].
 ///
 /// The caller declares sources, then tells the publisher what happens —
@@ -668,6 +690,9 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     /// if one is open. Refused if the handshake or the streams' room in a
     /// connection's first `Rows` frame would not fit the frame buffer, or
     /// the storage cannot hold them.
+    // Out of line: it runs once a source, and a firmware that declares
+    // sources in more than one place had a copy of it at each.
+    #[inline(never)]
     pub fn add_source(
         &mut self,
         decl: &SourceDecl<'_>,
@@ -738,27 +763,28 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         let shrank = PublishError::StorageShrank { source: ordinal };
         let region = bytes.get_mut(..needed).ok_or(shrank)?;
         handshake.emit(region)?;
-        region[ends[HANDSHAKE]..ends[INDEX_NAME]].copy_from_slice(index_name.as_bytes());
-        let (table, latest) = region[ends[INDEX_NAME]..ends[LATEST]].split_at_mut(streams * REC);
+        let (index, rest) = region
+            .get_mut(ends[HANDSHAKE]..ends[LATEST])
+            .and_then(|r| r.split_at_mut_checked(index_name.len()))
+            .ok_or(shrank)?;
+        copy(index, index_name.as_bytes()).ok_or(shrank)?;
+        let (table, latest) = rest.split_at_mut_checked(streams * REC).ok_or(shrank)?;
         let mut slot = 0;
         for (name, rec) in decl.streams.iter().zip(table.chunks_exact_mut(REC)) {
             let cap = LEN_BYTES + name.len() + TAIL;
-            let head = &mut latest[slot..slot + LEN_BYTES + name.len()];
-            head[..LEN_BYTES].copy_from_slice(&(name.len() as u32).to_le_bytes());
-            head[LEN_BYTES..].copy_from_slice(name.as_bytes());
-            let mut word = [0u8; WORD];
-            let n = head.len().min(WORD);
-            word[..n].copy_from_slice(&head[..n]);
-            let fresh = StreamRec {
-                word,
-                name: U32::new(name.len() as u32),
-                cap: U32::new(cap as u32),
-                last_at: U32::new(UNSEEN),
-                slot: U32::new(slot as u32),
-                len: U32::new(0),
-                seen: U64::new(NEVER),
-            };
-            rec.copy_from_slice(fresh.as_bytes());
+            let head = latest.get_mut(slot..).ok_or(shrank)?;
+            let n = write_name(head, name.as_bytes()).ok_or(shrank)?;
+            // Written in place: a record built aside and copied in was a
+            // `memmove` on a Cortex-M.
+            let rec = StreamRec::mut_from_bytes(rec).map_err(|_| shrank)?;
+            rec.word = [0; WORD];
+            let word = n.min(WORD);
+            copy(&mut rec.word[..word], head.get(..word).ok_or(shrank)?).ok_or(shrank)?;
+            rec.set_cap(cap);
+            rec.last_at = U32::new(UNSEEN);
+            rec.slot = U32::new(slot as u32);
+            rec.len = U32::new(0);
+            rec.seen = U64::new(NEVER);
             slot += cap;
         }
         let hash = SlotSetHash::new();
@@ -775,7 +801,10 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             indexed: decl.index_stream.is_some(),
             index_overhead,
             hash,
-            state: hash.state(),
+            state: match decl.index_stream {
+                Some(_) => hash.state(),
+                None => NO_INDEX_STATE,
+            },
             intervals_since_full: 0,
             delta_lost: false,
             sent: Sent::default(),
@@ -835,18 +864,26 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
                 source: stream.source,
             });
         };
-        match src.write_row(stream.index, ts, wall_offset, row) {
-            Some(()) => Ok(()),
-            None => {
-                let result = src.observe_slow(stream, limit, ts, wall_offset, row);
-                if let Err(PublishError::FrameTooLarge { .. } | PublishError::StorageFull { .. }) =
-                    result
-                {
-                    self.stats.rows_refused += 1;
-                }
-                result
-            }
+        let mut pos = src.pos();
+        if put_small(
+            src.storage.bytes_mut(),
+            &mut pos,
+            stream.index,
+            ts,
+            wall_offset,
+            row,
+        )
+        .is_some()
+        {
+            src.pending = pos.at;
+            src.rows = pos.rows;
+            return Ok(());
         }
+        let result = src.observe_slow(stream, limit, ts, wall_offset, row);
+        if let Err(PublishError::FrameTooLarge { .. } | PublishError::StorageFull { .. }) = result {
+            self.stats.rows_refused += 1;
+        }
+        result
     }
 
     /// Observe many rows of one source at once: what [`observe`](Self::observe)
@@ -970,10 +1007,9 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
                 .sources
                 .get(i)
                 .and_then(|s| s.storage.bytes().get(range));
-            let dst = buf.get_mut(..len);
-            match (stored, dst) {
-                (Some(src), Some(dst)) if src.len() == len => dst.copy_from_slice(src),
-                _ => return Err(PublishError::StorageShrank { source: i as u32 }),
+            let copied = stored.zip(buf.get_mut(..len));
+            if copied.and_then(|(src, dst)| copy(dst, src)).is_none() {
+                return Err(PublishError::StorageShrank { source: i as u32 });
             }
         }
         Ok(Some(t))
@@ -1115,7 +1151,10 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     /// Drop every frame still due, counting it.
     fn drop_due(&mut self) {
         for s in &mut self.sources {
-            let due = core::mem::take(&mut s.due);
+            // The flags alone: what else `Due` holds is read only while
+            // they are set.
+            let due = s.due;
+            (s.due.handshake, s.due.index, s.due.rows) = (false, None, false);
             let frames = u64::from(due.handshake) + u64::from(due.index.is_some());
             self.stats.frames_unsent += frames + u64::from(due.rows);
             if due.rows {
@@ -1274,59 +1313,53 @@ impl<S: Storage> Observer<'_, S> {
         wall_offset: i64,
         row: &[u8],
     ) -> Result<(), PublishError> {
-        let bytes = self.src.storage.bytes_mut();
-        let index = stream.index;
-        if stream.source == self.source
-            && put::<false>(bytes, &mut self.pos, index, ts, wall_offset, row).is_some()
-        {
-            return Ok(());
+        if stream.source == self.source {
+            let bytes = self.src.storage.bytes_mut();
+            if put_small(bytes, &mut self.pos, stream.index, ts, wall_offset, row).is_some() {
+                return Ok(());
+            }
         }
-        // Out of line, and given the position by value, so that the
-        // observer's own fields can stay in registers.
-        let (result, pos) = observe_slow(
+        // Out of line, with the position handed over through the source
+        // rather than as a value whose address a call takes: the observer's
+        // position stays in registers across a caller's loop.
+        self.src.pending = self.pos.at;
+        self.src.rows = self.pos.rows;
+        let result = observe_slow(
             self.src,
             self.refused,
             self.source,
             self.limit,
-            self.pos,
             stream,
             (ts, wall_offset, row),
         );
-        self.pos = pos;
+        self.pos = self.src.pos();
         result
     }
 }
 
-/// An [`Observer`]'s row that [`put`] did not take: a long name, a
-/// stream of another source, or what [`Source::observe_slow`] handles.
+/// An [`Observer`]'s row that [`put_small`] did not take: a stream of
+/// another source, or what [`Source::observe_slow`] handles.
+#[cold]
 #[inline(never)]
 fn observe_slow<S: Storage>(
     src: &mut Source<S>,
     refused: &mut u64,
     source: u32,
     limit: usize,
-    mut pos: Pos,
     stream: StreamId,
     (ts, wall_offset, row): (i64, i64, &[u8]),
-) -> (Result<(), PublishError>, Pos) {
+) -> Result<(), PublishError> {
     if stream.source != source {
-        let e = PublishError::OtherSource {
+        return Err(PublishError::OtherSource {
             source,
             stream_source: stream.source,
-        };
-        return (Err(e), pos);
+        });
     }
-    let bytes = src.storage.bytes_mut();
-    if put_named_row(bytes, &mut pos, stream.index, ts, wall_offset, row).is_some() {
-        return (Ok(()), pos);
-    }
-    src.pending = pos.at;
-    src.rows = pos.rows;
     let result = src.observe_slow(stream, limit, ts, wall_offset, row);
     if let Err(PublishError::FrameTooLarge { .. } | PublishError::StorageFull { .. }) = result {
         *refused += 1;
     }
-    (result, src.pos())
+    result
 }
 
 impl<S: Storage> Drop for Observer<'_, S> {
@@ -1351,11 +1384,7 @@ fn empty_index(source: u32, stream: &str) -> Index<'_> {
 
 impl<S: Storage> Source<S> {
     fn state(&self) -> IndexState {
-        if self.indexed {
-            self.state
-        } else {
-            NO_INDEX_STATE
-        }
+        self.state
     }
 
     fn region(&self, r: usize) -> core::ops::Range<usize> {
@@ -1392,7 +1421,7 @@ impl<S: Storage> Source<S> {
     fn stream_name(&self, i: u32) -> Option<&[u8]> {
         let rec = self.rec(i)?;
         let at = self.ends[TABLE] + rec.slot.get() as usize + LEN_BYTES;
-        self.storage.bytes().get(at..at + rec.name.get() as usize)
+        self.storage.bytes().get(at..at + rec.name())
     }
 
     fn reset_rows(&mut self) {
@@ -1414,19 +1443,17 @@ impl<S: Storage> Source<S> {
     }
 
     /// The row into the frame under way, if every bound holds.
-    #[inline(always)]
     fn write_row(&mut self, stream: u32, ts: i64, wall_offset: i64, row: &[u8]) -> Option<()> {
-        let mut pos = self.pos();
-        let bytes = self.storage.bytes_mut();
-        put::<false>(bytes, &mut pos, stream, ts, wall_offset, row)
-            .or_else(|| put_named_row(bytes, &mut pos, stream, ts, wall_offset, row))?;
+        let pos = self.pos();
+        let pos = put_any(self.storage.bytes_mut(), pos, stream, ts, wall_offset, row)?;
         self.pending = pos.at;
         self.rows = pos.rows;
         Some(())
     }
 
-    /// A row [`write_row`](Self::write_row) did not take: refuse it with
-    /// the reason, or grow the stream's slot or the storage and write it.
+    /// A row [`put_small`] did not take: written by [`put_any`], or refused
+    /// with the reason, or written once the stream's slot or the storage
+    /// has grown.
     #[cold]
     #[inline(never)]
     fn observe_slow(
@@ -1437,6 +1464,9 @@ impl<S: Storage> Source<S> {
         wall_offset: i64,
         row: &[u8],
     ) -> Result<(), PublishError> {
+        if self.write_row(stream.index, ts, wall_offset, row).is_some() {
+            return Ok(());
+        }
         let source = stream.source;
         if self.due.rows {
             return Err(PublishError::FramesDue { source });
@@ -1451,7 +1481,7 @@ impl<S: Storage> Source<S> {
             .rec(stream.index)
             .ok_or(PublishError::StorageShrank { source })?;
         let (slot, cap) = (rec.slot.get() as usize, rec.cap.get() as usize);
-        let len = LEN_BYTES + rec.name.get() as usize + TAIL + row.len();
+        let len = LEN_BYTES + rec.name() + TAIL + row.len();
         // The frame with this row, and the latest row of every stream with
         // this stream's as large as this row.
         let grown = len.saturating_sub(cap);
@@ -1478,7 +1508,7 @@ impl<S: Storage> Source<S> {
                     return Err(PublishError::StorageShrank { source });
                 };
                 if i == stream.index {
-                    rec.cap = U32::new(len as u32);
+                    rec.set_cap(len);
                 } else if rec.slot.get() as usize > slot {
                     rec.slot = U32::new(rec.slot.get() + grown as u32);
                 }
@@ -1524,7 +1554,7 @@ impl<S: Storage> Source<S> {
         if bytes.len() < end.max(new_end) || at + old > end {
             return Err(PublishError::StorageShrank { source });
         }
-        bytes.copy_within(at + old..end, at + new);
+        move_bytes(bytes, at + old..end, at + new);
         for e in &mut self.ends[r..] {
             *e = *e + new - old;
         }
@@ -1553,7 +1583,7 @@ impl<S: Storage> Source<S> {
         let opening = connected && !self.sent.rows;
         // The latest rows a connection's first frame carries beside this
         // interval's: their size, count, and earliest timestamp.
-        let (mut extra_len, mut extra_rows, mut extra_ts) = (0, 0u32, None::<i64>);
+        let (mut extra_len, mut extra_rows, mut earliest) = (0, 0u32, i64::MAX);
         let (table_at, slots_at, frame_at) =
             (self.ends[INDEX_NAME], self.ends[TABLE], self.ends[DELTA]);
         let bytes = self.storage.bytes_mut();
@@ -1564,7 +1594,7 @@ impl<S: Storage> Source<S> {
                     let Ok(rec) = StreamRec::mut_from_bytes(rec) else {
                         break;
                     };
-                    let (slot, name) = (rec.slot.get() as usize, rec.name.get() as usize);
+                    let (slot, name) = (rec.slot.get() as usize, rec.name());
                     if rec.last_at.get() != UNSEEN {
                         // This interval's last row of the stream is its
                         // latest now (rule 3).
@@ -1576,14 +1606,13 @@ impl<S: Storage> Source<S> {
                         };
                         let src = frame.get(from..from + len);
                         let dst = slots.get_mut(slot..slot + len);
-                        if let (Some(src), Some(dst)) = (src, dst) {
-                            dst.copy_from_slice(src);
+                        if let Some(()) = src.zip(dst).and_then(|(src, dst)| copy(dst, src)) {
                             rec.len = U32::new(len as u32);
                             self.last_ts = self.last_ts.max(ts);
                         }
                     } else if opening && rec.len.get() > 0 {
                         if let Some((len, ts)) = row_at(slots, slot, name) {
-                            extra_ts = Some(extra_ts.map_or(ts, |e| e.min(ts)));
+                            earliest = earliest.min(ts);
                             extra_len += len;
                             extra_rows += 1;
                         }
@@ -1602,8 +1631,10 @@ impl<S: Storage> Source<S> {
             opening,
             seq,
             stamp: self.last_ts,
-            rows_len: self.pending + if opening { extra_len } else { 0 },
-            rows_count: self.rows + if opening { extra_rows } else { 0 },
+            // An opening carries the latest rows beside the interval's;
+            // for any other frame there are none.
+            rows_len: self.pending + extra_len,
+            rows_count: self.rows + extra_rows,
         };
         if self.indexed {
             self.intervals_since_full += 1;
@@ -1624,13 +1655,12 @@ impl<S: Storage> Source<S> {
                 // after it — this frame's, and on an opening the latest of
                 // every stream — and with nothing observed, the newest row
                 // before it.
-                let rows = self.storage.bytes().get(frame_at..frame_at + self.pending);
-                let earliest = rows.and_then(|f| earliest_ts(f, self.rows));
-                let earliest = match (earliest, extra_ts) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
+                let frame = self.storage.bytes().get(frame_at..frame_at + self.pending);
+                due.stamp = match frame.and_then(|f| earliest_ts(f, self.rows, earliest)) {
+                    Some(ts) if self.rows > 0 || extra_rows > 0 => ts,
+                    _ if extra_rows > 0 => earliest,
+                    _ => self.last_ts,
                 };
-                due.stamp = earliest.unwrap_or(self.last_ts);
             }
         }
         if !opening {
@@ -1654,6 +1684,11 @@ impl<S: Storage> Source<S> {
         self.index_overhead + self.blob(kind).len()
     }
 
+    /// The interval's entry of `kind`, written field by field as
+    /// `Index::emit` writes it: that one takes the stream as a `&str`, and
+    /// making one of the stored name is a UTF-8 check whose code and table
+    /// were 600 bytes of a device's flash. The name was a `&str` when it
+    /// was declared; the golden tests hold the bytes to the encoder's.
     fn emit_index(
         &self,
         source: u32,
@@ -1663,15 +1698,27 @@ impl<S: Storage> Source<S> {
         let shrank = PublishError::StorageShrank { source };
         let bytes = self.storage.bytes();
         let name = bytes.get(self.region(INDEX_NAME)).ok_or(shrank)?;
-        let entry = Index {
-            source,
-            stream: core::str::from_utf8(name).map_err(|_| shrank)?,
-            ts: self.due.stamp,
-            kind,
-            state: self.state(),
-            blob: bytes.get(self.blob(kind)).ok_or(shrank)?,
-        };
-        Ok(entry.emit(buf)?)
+        let blob = bytes.get(self.blob(kind)).ok_or(shrank)?;
+        let len = self.index_len(kind);
+        let state = self.state();
+        let mut out = Out::new(buf, 0);
+        out.fixed(&FrameHead {
+            len: U32::new((len - LENGTH_PREFIX_BYTES) as u32),
+            kind: kind::INDEX,
+        })?;
+        out.u32(source)?;
+        out.bytes(name)?;
+        out.fixed(&IndexTail {
+            ts: I64::new(self.due.stamp),
+            kind: kind.to_byte(),
+            state_0: U64::new(state.0),
+            state_1: U64::new(state.1),
+        })?;
+        out.bytes(blob)?;
+        match out.at() == len {
+            true => Ok(len),
+            false => Err(shrank),
+        }
     }
 
     /// A connection's first `Rows` frame (rule 3): the latest row of every
@@ -1810,20 +1857,22 @@ struct Pos {
     /// The streams a row may go on: none while the last interval's frames
     /// are due.
     streams: u32,
+    /// The frame under way: its size so far, its rows, and the most it
+    /// may grow to.
     at: usize,
     rows: u32,
     room: usize,
 }
 
-/// The one place a row goes into a source's frame under way, behind its
-/// stream's name as encoded at declaration; `None`, having changed nothing
-/// `pos` says, if the stream is not one the row may go on, its name is not
-/// of the length this instance takes (`LONG`: longer than a word, copied
-/// from its slot, rather than one word from its record), its slot is too
-/// small for the row (rule 3), or the frame buffer or the storage would be
-/// outgrown: the caller's slow path says which and does what it can.
+/// A row into a source's frame under way, behind its stream's name as
+/// encoded at declaration, if the name has up to 12 bytes and the row up
+/// to 32, as most do, and there is room for the most such a row takes: its
+/// stream's record says whether it fits the slot (rule 3), and the row goes
+/// into one window of fixed size, every move in it of a fixed size. `None`,
+/// having changed nothing `pos` says, for any other row: the caller's slow
+/// path takes it to [`put_any`] or says why it cannot be kept.
 #[inline(always)]
-fn put<const LONG: bool>(
+fn put_small(
     bytes: &mut [u8],
     pos: &mut Pos,
     stream: u32,
@@ -1834,82 +1883,162 @@ fn put<const LONG: bool>(
     if stream >= pos.streams {
         return None;
     }
-    let (front, frame) = bytes.split_at_mut_checked(pos.frame_at)?;
-    let (table, slots) = front.split_at_mut_checked(pos.slots_at)?;
-    let rec = table.get_mut(pos.table_at + stream as usize * REC..)?;
-    let rec = StreamRec::mut_from_bytes(rec.first_chunk_mut::<REC>()?).ok()?;
-    let head = LEN_BYTES + rec.name.get() as usize;
-    let len = head + TAIL + row.len();
+    let rec_at = pos.table_at + stream as usize * REC;
+    let rec = StreamRec::ref_from_bytes(bytes.get(rec_at..)?.first_chunk::<REC>()?).ok()?;
+    let (word, name, small) = (rec.word, rec.name(), rec.small.get() as usize);
     let at = pos.at;
-    if (head > WORD) != LONG || len > rec.cap.get() as usize || at + len > pos.room {
+    // One comparison for both ends: shorter rows wrap to a large number.
+    if row.len().wrapping_sub(16) >= small || at + SMALL_ROW > pos.room {
         return None;
     }
-    let rest = frame.get_mut(at..)?;
-    if LONG {
-        let slot = rec.slot.get() as usize;
-        let name = slots.get(slot..)?.get(..head)?;
-        write_prepared_row(rest.get_mut(..len)?, name, None, ts, wall_offset, row)?;
-    } else {
-        match rest.first_chunk_mut::<SMALL_ROW>() {
-            // A row of up to 32 bytes, as most are, in a window of fixed
-            // size: one bounds check for all of it.
-            Some(window) if row.len() <= SMALL_ROW - WORD - TAIL => {
-                write_small_row(window, head, &rec.word, ts, wall_offset, row)?
-            }
-            _ => write_prepared_row(
-                rest.get_mut(..len)?,
-                &rec.word[..head],
-                Some(&rec.word),
-                ts,
-                wall_offset,
-                row,
-            )?,
-        };
-    }
-    rec.last_at = U32::new(at as u32);
-    pos.at = at + len;
+    let window = bytes
+        .get_mut(pos.frame_at + at..)?
+        .first_chunk_mut::<SMALL_ROW>()?;
+    // At most a word: `small` is 0 for a longer name. Masked rather than
+    // clamped, which is one instruction and keeps the window's offsets in
+    // it.
+    let head = (LEN_BYTES + name) & (2 * WORD - 1);
+    *window.first_chunk_mut::<WORD>()? = u128::from_ne_bytes(word).to_ne_bytes();
+    let (tail, rest) = window.get_mut(head..)?.split_first_chunk_mut::<TAIL>()?;
+    write_tail(tail, ts, wall_offset, row.len());
+    copy_small(rest.first_chunk_mut()?, row)?;
+    let last_at = bytes.get_mut(rec_at + LAST_AT..)?.first_chunk_mut::<4>()?;
+    *last_at = (at as u32).to_le_bytes();
+    pos.at = at + head + TAIL + row.len();
     pos.rows += 1;
     Some(())
 }
 
-/// The most bytes a row on a name of up to 12 bytes with up to 32 bytes of
-/// its own takes.
-const SMALL_ROW: usize = WORD + TAIL + 32;
+/// Where [`StreamRec::last_at`] is in a record.
+const LAST_AT: usize = core::mem::offset_of!(StreamRec, last_at);
 
-/// [`put`] for a longer name, out of line.
+/// Any row into a source's frame under way, the name copied from the
+/// front of its stream's slot; `None` if the stream is not one the row may
+/// go on, its slot is too small for the row (rule 3), or the frame buffer
+/// or the storage would be outgrown.
+#[cold]
 #[inline(never)]
-fn put_named_row(
+fn put_any(
     bytes: &mut [u8],
-    pos: &mut Pos,
+    mut pos: Pos,
     stream: u32,
     ts: i64,
     wall_offset: i64,
     row: &[u8],
-) -> Option<()> {
-    put::<true>(bytes, pos, stream, ts, wall_offset, row)
+) -> Option<Pos> {
+    if stream >= pos.streams {
+        return None;
+    }
+    let (front, frame) = bytes.split_at_mut_checked(pos.frame_at)?;
+    let (table, slots) = front.split_at_mut_checked(pos.slots_at)?;
+    let rec_at = pos.table_at + stream as usize * REC;
+    let rec = StreamRec::mut_from_bytes(table.get_mut(rec_at..rec_at + REC)?).ok()?;
+    let head = LEN_BYTES + rec.name();
+    let len = head + TAIL + row.len();
+    let at = pos.at;
+    if len > rec.cap.get() as usize || at + len > pos.room {
+        return None;
+    }
+    let slot = rec.slot.get() as usize;
+    let name = slots.get(slot..slot + head)?;
+    write_prepared_row(frame.get_mut(at..)?, name, None, ts, wall_offset, row)?;
+    rec.last_at = U32::new(at as u32);
+    pos.at = at + len;
+    pos.rows += 1;
+    Some(pos)
 }
 
-/// A row whose name's head fits a word and whose bytes fit the rest of a
-/// [`SMALL_ROW`] window, at the front of `window`: the layout of
-/// `write_prepared_row`, with every offset known to be in the window.
+/// The bytes [`put_small`] may write a row into: a head (length prefix and
+/// name) masked to 31 bytes, the fixed run, and room for the row's last
+/// 16 bytes at an offset masked to 31.
+const SMALL_ROW: usize = 2 * WORD - 1 + TAIL + 2 * WORD - 1 + 16;
+/// The longest row [`put_small`] takes.
+const SMALL_ROW_BYTES: usize = 2 * WORD;
+
+/// A row's fixed run: `ts`, `wall_offset`, the row's length.
 #[inline(always)]
-fn write_small_row(
-    window: &mut [u8; SMALL_ROW],
-    head: usize,
-    word: &[u8; WORD],
-    ts: i64,
-    wall_offset: i64,
-    row: &[u8],
-) -> Option<usize> {
-    let head = head.min(WORD);
-    window[..WORD].copy_from_slice(word);
-    let tail: &mut [u8; TAIL] = (&mut window[head..head + TAIL]).try_into().ok()?;
-    tail[..8].copy_from_slice(&ts.to_le_bytes());
-    tail[8..16].copy_from_slice(&wall_offset.to_le_bytes());
-    tail[16..].copy_from_slice(&(row.len() as u32).to_le_bytes());
-    let at = head + TAIL;
-    copy_short(window.get_mut(at..at + row.len())?, row)?;
-    Some(at + row.len())
+fn write_tail(tail: &mut [u8; TAIL], ts: i64, wall_offset: i64, row_len: usize) {
+    tail.copy_from_slice(
+        RowTail {
+            ts: I64::new(ts),
+            wall_offset: I64::new(wall_offset),
+            row_len: U32::new(row_len as u32),
+        }
+        .as_bytes(),
+    );
+}
+
+/// A row of 16 to 32 bytes to the front of `dst`, as two overlapping moves
+/// of 16 bytes. Words rather than `copy_from_slice`, whose copies the
+/// compiler merged into one call to `memcpy` of a variable size, a third
+/// of a row's time; the second move's offset masked into `dst`, so that
+/// no length needs checking here.
+#[inline(always)]
+fn copy_small(dst: &mut [u8; 2 * WORD - 1 + 16], row: &[u8]) -> Option<()> {
+    let (first, last) = (row.first_chunk::<16>()?, row.last_chunk::<16>()?);
+    let (first, last) = (u128::from_ne_bytes(*first), u128::from_ne_bytes(*last));
+    let at = row.len().wrapping_sub(16) & (2 * WORD - 1);
+    *dst.first_chunk_mut::<16>()? = first.to_ne_bytes();
+    *dst.get_mut(at..)?.first_chunk_mut::<16>()? = last.to_ne_bytes();
+    Some(())
+}
+
+/// `bytes.copy_within(from, to)`, through a small buffer so that no piece
+/// overlaps where it goes: `copy_within` is a `memmove`, 1.6 KB of flash on
+/// a Cortex-M built for size, for moves that are rare there (a slot set, a
+/// stream's latest row outgrowing its slot) and short. A move that does
+/// not fit in `bytes` moves nothing.
+fn move_bytes(bytes: &mut [u8], from: core::ops::Range<usize>, to: usize) {
+    const PIECE: usize = 64;
+    let mut piece = [0u8; PIECE];
+    let len = from.len();
+    if from.end > bytes.len() || to.saturating_add(len) > bytes.len() {
+        return;
+    }
+    let mut done = 0;
+    while done < len {
+        let n = (len - done).min(PIECE);
+        // Upwards from the end, downwards from the start, so that no piece
+        // lands on bytes still to move.
+        let at = if to > from.start {
+            len - done - n
+        } else {
+            done
+        };
+        let (src, dst) = (from.start + at, to + at);
+        let (Some(p), Some(src)) = (piece.get_mut(..n), bytes.get(src..src + n)) else {
+            return;
+        };
+        copy(p, src);
+        let (Some(dst), Some(p)) = (bytes.get_mut(dst..dst + n), piece.get(..n)) else {
+            return;
+        };
+        copy(dst, p);
+        done += n;
+    }
+}
+
+/// `dst.copy_from_slice(src)`, `None` rather than a panic if their lengths
+/// differ: a panic's message and place were flash a device had no use for.
+#[inline(never)]
+fn copy(dst: &mut [u8], src: &[u8]) -> Option<()> {
+    if dst.len() != src.len() {
+        return None;
+    }
+    // Not `copy_from_slice`, whose shared body carries a panic's place.
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d = *s;
+    }
+    Some(())
+}
+
+/// `name` as a row carries it — its length, then its bytes — at the front
+/// of `dst`; the bytes it took.
+fn write_name(dst: &mut [u8], name: &[u8]) -> Option<usize> {
+    let (len, rest) = dst.split_first_chunk_mut::<LEN_BYTES>()?;
+    *len = (name.len() as u32).to_le_bytes();
+    copy(rest.get_mut(..name.len())?, name)?;
+    Some(LEN_BYTES + name.len())
 }
 
 #[inline]
@@ -1918,8 +2047,9 @@ fn le_u32(b: &[u8]) -> u32 {
 }
 
 /// The encoded size and the `ts` of the row at `at` in `bytes`, on a stream
-/// whose name is `name` bytes long.
-#[inline]
+/// whose name is `name` bytes long. Out of line: inlined where it is used,
+/// it was 100 bytes more of a device's flash.
+#[inline(never)]
 fn row_at(bytes: &[u8], at: usize, name: usize) -> Option<(usize, i64)> {
     let ts_at = at + LEN_BYTES + name;
     let ts = i64::from_le_bytes(*bytes.get(ts_at..)?.first_chunk::<8>()?);
@@ -1927,17 +2057,17 @@ fn row_at(bytes: &[u8], at: usize, name: usize) -> Option<(usize, i64)> {
     Some((LEN_BYTES + name + TAIL + row_len, ts))
 }
 
-/// The earliest `ts` of the `count` rows of the `Rows` frame `frame`.
-fn earliest_ts(frame: &[u8], count: u32) -> Option<i64> {
+/// The earliest of `earliest` and the `ts` of the `count` rows of the
+/// `Rows` frame `frame`.
+fn earliest_ts(frame: &[u8], count: u32, mut earliest: i64) -> Option<i64> {
     let mut at = ROWS_HEAD_BYTES;
-    let mut earliest: Option<i64> = None;
     for _ in 0..count {
         let name = le_u32(frame.get(at..at + LEN_BYTES)?) as usize;
         let (len, ts) = row_at(frame, at, name)?;
-        earliest = Some(earliest.map_or(ts, |e| e.min(ts)));
+        earliest = earliest.min(ts);
         at += len;
     }
-    earliest
+    Some(earliest)
 }
 
 /// The two record layouts of the slot regions: a `Full` blob's
@@ -1998,7 +2128,7 @@ fn write_record(rec: &mut [u8], key: &[u8], value: Option<&[u8]>, layout: Layout
     let (len, rest) = rec.split_first_chunk_mut::<LEN_BYTES>()?;
     *len = (key.len() as u32).to_le_bytes();
     let (k, mut rest) = rest.split_at_mut_checked(key.len())?;
-    k.copy_from_slice(key);
+    copy(k, key)?;
     if layout == Layout::Delta {
         let (present, r) = rest.split_first_mut()?;
         *present = u8::from(value.is_some());
@@ -2007,7 +2137,139 @@ fn write_record(rec: &mut [u8], key: &[u8], value: Option<&[u8]>, layout: Layout
     if let Some(v) = value {
         let (len, rest) = rest.split_first_chunk_mut::<LEN_BYTES>()?;
         *len = (v.len() as u32).to_le_bytes();
-        rest.get_mut(..v.len())?.copy_from_slice(v);
+        copy(rest.get_mut(..v.len())?, v)?;
     }
     Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use std::vec::Vec;
+
+    use super::*;
+    use crate::rows::Row;
+
+    #[test]
+    fn moving_bytes_is_copy_within_up_and_down_near_and_far() {
+        // Distances shorter and longer than the moving piece, regions of
+        // several pieces, and both directions, against `copy_within`.
+        let fresh = || (0..=255u8).cycle().take(600).collect::<Vec<u8>>();
+        for len in [0, 1, 5, 63, 64, 65, 130, 300] {
+            for from in [0, 3, 100] {
+                for to in [0, 1, 2, 40, 64, 99, 101, 163, 290] {
+                    let mut want = fresh();
+                    want.copy_within(from..from + len, to);
+                    let mut got = fresh();
+                    move_bytes(&mut got, from..from + len, to);
+                    assert_eq!(got, want, "{len} bytes from {from} to {to}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn moving_bytes_out_of_range_moves_nothing_past_the_end() {
+        let mut bytes = [1u8, 2, 3, 4];
+        move_bytes(&mut bytes, 1..3, 3);
+        assert_eq!(bytes, [1, 2, 3, 4]);
+        move_bytes(&mut bytes, 2..9, 0);
+        assert_eq!(bytes, [1, 2, 3, 4]);
+        // Pieces that would fit before one that does not.
+        let mut bytes: Vec<u8> = (0..200).collect();
+        move_bytes(&mut bytes, 100..250, 0);
+        assert!(bytes.iter().copied().eq(0..200));
+    }
+
+    /// Every row length around the fast path's bounds, on names shorter
+    /// than, as long as, and longer than a word holds, whether the row
+    /// grows its stream's slot, takes the fast path or the general one,
+    /// and through both `Publisher::observe` and an `Observer`: the frame
+    /// holds the bytes `RowsBuilder` writes for the same rows.
+    #[test]
+    fn every_row_and_name_length_is_written_as_the_builder_writes_it() {
+        let names = [
+            "a",
+            "cpu/usage",
+            "twelve-bytes",
+            "thirteen-byte",
+            "a-name-of-twenty-byt",
+        ];
+        for observer in [false, true] {
+            let mut p: Publisher<[u8; 8192], 1> = Publisher::new(PublisherConfig::default());
+            let decl = SourceDecl {
+                uuid: None,
+                labels: Map::EMPTY,
+                metadata: Map::EMPTY,
+                clock_anchor_wall_ns: 0,
+                complete: false,
+                streams: &names,
+                index_stream: None,
+            };
+            let source = p.add_source(&decl, [0; 8192]).unwrap();
+            let mut buf = [0u8; 4096];
+            // Past the connection's opening, whose Rows frame also carries
+            // the latest row of every stream.
+            p.connected();
+            p.end_interval();
+            while p.poll_transmit(&mut buf).unwrap().is_some() {}
+            for (i, name) in names.iter().enumerate() {
+                // The first pass grows the stream's slot row by row; the
+                // second finds it large enough.
+                for pass in 0..2 {
+                    let rows: Vec<Vec<u8>> = (0..=40u8)
+                        .map(|n| (0..n).map(|b| b ^ n ^ pass).collect())
+                        .collect();
+                    let stream = source.stream(i as u32);
+                    let each = |p: &mut Publisher<[u8; 8192], 1>| {
+                        if observer {
+                            let mut o = p.observer(source).unwrap();
+                            for (n, row) in rows.iter().enumerate() {
+                                o.observe(stream, n as i64, -(n as i64), row).unwrap();
+                            }
+                        } else {
+                            for (n, row) in rows.iter().enumerate() {
+                                p.observe(stream, n as i64, -(n as i64), row).unwrap();
+                            }
+                        }
+                    };
+                    each(&mut p);
+                    p.end_interval();
+                    let t = p.poll_transmit(&mut buf).unwrap().unwrap();
+                    assert_eq!((t.kind, t.rows), (kind::ROWS, rows.len() as u32));
+                    let got = &buf[..t.len];
+                    let Ok(Status::Complete((Frame::Rows(frame), _))) = decode(got) else {
+                        panic!("{name}: a Rows frame");
+                    };
+                    let mut want = [0u8; 4096];
+                    let mut b = RowsBuilder::new(
+                        &mut want,
+                        RowsHeader {
+                            source: 0,
+                            seq: frame.seq,
+                            index_state: NO_INDEX_STATE,
+                        },
+                    )
+                    .unwrap();
+                    for (n, row) in rows.iter().enumerate() {
+                        let (ts, wall_offset) = (n as i64, -(n as i64));
+                        b.push(&Row {
+                            stream: name,
+                            ts,
+                            wall_offset,
+                            row,
+                        })
+                        .unwrap();
+                    }
+                    let len = b.finish().unwrap();
+                    assert_eq!(
+                        got,
+                        &want[..len],
+                        "{name}, pass {pass}, observer {observer}"
+                    );
+                    assert!(p.poll_transmit(&mut buf).unwrap().is_none());
+                }
+            }
+        }
+    }
 }

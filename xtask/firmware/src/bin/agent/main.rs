@@ -16,8 +16,6 @@
 
 mod publish;
 
-use core::ffi::CStr;
-
 use cortex_m_rt::entry;
 use dendro_wire_core::{emit_preamble, kind, PublishError, SourceId, Transmit, PREAMBLE_BYTES};
 use dendro_wire_firmware::{command_line, command_line_number, exit, stack, Console, HostFile};
@@ -70,6 +68,7 @@ const MAX_GAPS: u32 = 6;
 /// Whether the link loses this interval's Rows frame of a source, and
 /// whose: gap `k` starts at interval 17 + 53k and loses one frame (`k`
 /// even, the ADC's) or two in a row (`k` odd, the power source's).
+#[inline(never)]
 fn lost_in(interval: u32, gaps: u32) -> Option<u32> {
     (0..gaps).find_map(|k| {
         let first = 17 + 53 * k;
@@ -169,16 +168,14 @@ struct Link {
 }
 
 impl Link {
+    #[inline(never)]
     fn connect(&mut self) -> bool {
         let mut name = *b"connection-?.dwr\0";
         let Some(digit) = u8::try_from(self.connections).ok().filter(|n| *n < 10) else {
             return false;
         };
         name[11] = b'0' + digit;
-        let Some(mut file) = CStr::from_bytes_with_nul(&name)
-            .ok()
-            .and_then(HostFile::create)
-        else {
+        let Some(mut file) = HostFile::create(&name) else {
             return false;
         };
         let mut preamble = [0u8; PREAMBLE_BYTES];
@@ -218,6 +215,7 @@ impl Link {
 }
 
 impl publish::Link for Link {
+    #[inline(never)]
     fn transmit(&mut self, frame: &[u8], what: &Transmit) {
         let Some(file) = self.file.as_mut() else {
             self.frames_offline += 1;

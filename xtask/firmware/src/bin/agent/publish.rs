@@ -50,6 +50,7 @@ pub fn new(full_every: u32, frame_buffer: usize) -> Publishing {
 }
 
 /// Declare a source.
+#[inline(never)]
 pub fn declare(p: &mut Publishing, d: &Declared) -> Result<SourceId, PublishError> {
     p.add_source(
         &SourceDecl {
@@ -68,6 +69,7 @@ pub fn declare(p: &mut Publishing, d: &Declared) -> Result<SourceId, PublishErro
 /// End the interval and hand every frame the rules require to the link;
 /// `false` if the machine refused to write one (it cannot, with a buffer of
 /// the frame size it was given, but a refusal is said, never lost).
+#[inline(never)]
 pub fn end_interval(p: &mut Publishing, buf: &mut [u8], link: &mut impl Link) -> bool {
     p.end_interval();
     loop {
