@@ -39,10 +39,11 @@
 //! # Encoding
 //!
 //! ```
-//! use dendro_wire_core::{decode, Frame, Row, RowsBuilder, Status};
+//! use dendro_wire_core::{decode, Frame, Row, RowsBuilder, RowsHeader, Status};
 //!
 //! let mut buf = [0u8; 256];
-//! let mut rows = RowsBuilder::new(&mut buf[..], RowsHeader { source: 0, seq: 7, index_state: (1, 2) }).unwrap();
+//! let header = RowsHeader { source: 0, seq: 7, index_state: (1, 2) };
+//! let mut rows = RowsBuilder::new(&mut buf, header).unwrap();
 //! rows.push(&Row { stream: "cpu/usage", ts: 10, wall_offset: -3, row: &[0x0a, 0x0b] }).unwrap();
 //! let len = rows.finish().unwrap();
 //!

@@ -767,10 +767,11 @@ impl Rows<'_> {
     /// a frame of another kind or one too short to hold a head.
     ///
     /// ```
-    /// use dendro_wire_core::{Row, Rows, RowsBuilder};
+    /// use dendro_wire_core::{Row, Rows, RowsBuilder, RowsHeader};
     ///
     /// let mut buf = [0u8; 128];
-    /// let mut rows = RowsBuilder::new(&mut buf[..], RowsHeader { source: 0, seq: 7, index_state: (0, 0) }).unwrap();
+    /// let header = RowsHeader { source: 0, seq: 7, index_state: (0, 0) };
+    /// let mut rows = RowsBuilder::new(&mut buf, header).unwrap();
     /// rows.push(&Row { stream: "cpu", ts: 1, wall_offset: 0, row: &[1] }).unwrap();
     /// let len = rows.finish().unwrap();
     /// assert_eq!(Rows::count_in_frame(&buf[..len]), Some(1));
