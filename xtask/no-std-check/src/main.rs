@@ -11,9 +11,9 @@
 
 use core::panic::PanicInfo;
 
-use dendro_wire_core::{RowsHeader, 
+use dendro_wire_core::{
     check_preamble, decode, emit_preamble, Frame, Map, Publisher, PublisherConfig, Row,
-    RowsBuilder, SlotSetHash, SourceDecl, Status, Subscriber, NO_INDEX_STATE,
+    RowsBuilder, RowsHeader, SlotSetHash, SourceDecl, Status, Subscriber, NO_INDEX_STATE,
 };
 
 #[panic_handler]
@@ -51,7 +51,14 @@ fn exercise(buf: &mut [u8; 512]) -> usize {
     let (source, seq) = (source.ordinal(), sent as u64);
     let mut hash = SlotSetHash::new();
     hash.insert(b"cpu0");
-    let Ok(mut rows) = RowsBuilder::new(&mut buf[at..], RowsHeader { source, seq, index_state: NO_INDEX_STATE }) else {
+    let Ok(mut rows) = RowsBuilder::new(
+        &mut buf[at..],
+        RowsHeader {
+            source,
+            seq,
+            index_state: NO_INDEX_STATE,
+        },
+    ) else {
         return 0;
     };
     let row = Row {
