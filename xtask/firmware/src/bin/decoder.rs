@@ -90,9 +90,9 @@ fn decode(buf: &mut [u8]) -> Result<Counts, Failure> {
     let mut rx: &[u8] = STREAM;
     let fail = |frame, e: IoError<_>| {
         let (what, field) = match e {
-            IoError::Io(_) => ("the read failed", None),
             IoError::Wire(e) => ("the bytes break a rule", Some(e.field().name())),
             IoError::Truncated { .. } => ("the stream ends inside it", None),
+            _ => ("the read failed", None),
         };
         Failure { frame, what, field }
     };
