@@ -194,6 +194,7 @@ fn ci() -> Result<(), String> {
     )?;
     docs_rs()?;
     rust_version()?;
+    forget_packaged_copies();
     run(
         "each crate packaged and built on its own",
         cargo().args([
@@ -246,6 +247,43 @@ fn lean_library() -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Remove the copies of this workspace's packages that an earlier `cargo
+/// package` unpacked from its local registry: cargo reuses an unpacked
+/// copy by name and version, so a changed crate would be verified as it
+/// was. (A fresh machine has none.)
+fn forget_packaged_copies() {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+    let Some(registry) = home.map(|h| h.join("registry")) else {
+        return;
+    };
+    for kind in ["src", "cache"] {
+        let Ok(registries) = std::fs::read_dir(registry.join(kind)) else {
+            continue;
+        };
+        // Local registries' directories start with '-'; crates.io's do not.
+        for local in registries
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with('-'))
+        {
+            let Ok(packages) = std::fs::read_dir(local.path()) else {
+                continue;
+            };
+            for package in packages.flatten() {
+                if package
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("dendro-wire")
+                {
+                    let path = package.path();
+                    let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
+                }
+            }
+        }
+    }
 }
 
 /// The docs as docs.rs builds them (nightly, `--cfg docsrs`, each
