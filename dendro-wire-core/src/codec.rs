@@ -267,7 +267,8 @@ impl<'b> Out<'b> {
     }
 
     pub(crate) fn put(&mut self, bytes: &[u8]) -> Result<(), Error> {
-        self.reserve(bytes.len())?.copy_from_slice(bytes);
+        // `reserve` gives exactly `bytes.len()` bytes, so the copy is whole.
+        let _ = copy(self.reserve(bytes.len())?, bytes);
         Ok(())
     }
 
@@ -308,6 +309,22 @@ impl<'b> Out<'b> {
         self.at = back;
         done
     }
+}
+
+/// `dst.copy_from_slice(src)`, `None` rather than a panic if their lengths
+/// differ: a panic's message and place are flash a device has no use for,
+/// and a path of the machine that built it.
+#[inline(never)]
+pub(crate) fn copy(dst: &mut [u8], src: &[u8]) -> Option<()> {
+    if dst.len() != src.len() {
+        return None;
+    }
+    // Not `copy_from_slice`, whose shared body carries a panic's place; the
+    // loop is a `memcpy` all the same.
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d = *s;
+    }
+    Some(())
 }
 
 /// Copy `src` into `dst`, `None` (copying nothing) if their lengths differ.
@@ -356,8 +373,7 @@ pub(crate) fn copy_short(dst: &mut [u8], src: &[u8]) -> Option<()> {
     } else if n <= 64 {
         ends::<32>(dst, src)
     } else {
-        dst.copy_from_slice(src);
-        Some(())
+        copy(dst, src)
     }
 }
 

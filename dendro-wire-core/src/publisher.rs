@@ -8,7 +8,7 @@ use heapless::Vec;
 use zerocopy::little_endian::{I64, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
-use crate::codec::{Out, LEN_BYTES};
+use crate::codec::{copy, Out, LEN_BYTES};
 use crate::error::Error;
 use crate::frame::{decode, kind, kind_name, Frame, Status};
 use crate::handshake::Handshake;
@@ -2016,20 +2016,6 @@ fn move_bytes(bytes: &mut [u8], from: core::ops::Range<usize>, to: usize) {
         copy(dst, p);
         done += n;
     }
-}
-
-/// `dst.copy_from_slice(src)`, `None` rather than a panic if their lengths
-/// differ: a panic's message and place were flash a device had no use for.
-#[inline(never)]
-fn copy(dst: &mut [u8], src: &[u8]) -> Option<()> {
-    if dst.len() != src.len() {
-        return None;
-    }
-    // Not `copy_from_slice`, whose shared body carries a panic's place.
-    for (d, s) in dst.iter_mut().zip(src) {
-        *d = *s;
-    }
-    Some(())
 }
 
 /// `name` as a row carries it — its length, then its bytes — at the front

@@ -5,7 +5,7 @@ use core::fmt;
 use zerocopy::little_endian::{I64, U32, U64};
 use zerocopy::IntoBytes;
 
-use crate::codec::{bytes_len, copy_short, Cursor, Out, LEN_BYTES};
+use crate::codec::{bytes_len, copy, copy_short, Cursor, Out, LEN_BYTES};
 use crate::error::{Error, Field, Rule};
 use crate::frame::{encodable, kind, Decode, Encode, HEAD_BYTES};
 use crate::index_state::IndexState;
@@ -703,9 +703,12 @@ impl<'b, S: Storage + ?Sized> RowsBuilder<'b, S> {
         }
         let bytes = self.buf.bytes_mut();
         let room = bytes.len().min(MAX_FRAME_END);
-        match bytes.get_mut(self.len..end).filter(|_| end <= room) {
-            Some(dst) => {
-                dst.copy_from_slice(rows);
+        match bytes
+            .get_mut(self.len..end)
+            .filter(|_| end <= room)
+            .and_then(|dst| copy(dst, rows))
+        {
+            Some(()) => {
                 self.len = end;
                 self.count += count;
                 Ok(())
