@@ -351,28 +351,28 @@ impl<T> Status<T> {
 /// how many more it needs, or the rule the bytes broke.
 ///
 /// ```
-/// use dendro_wire_core::{Decoder, Rule};
+/// use dendro_wire_core::{FrameDecoder, Rule};
 ///
 /// // A device with a 4 KiB buffer refuses longer frames from the prefix.
-/// let decoder = Decoder::new().with_max_frame_bytes(4096 - 4);
+/// let decoder = FrameDecoder::new().with_max_frame_bytes(4096 - 4);
 /// let err = decoder.decode(&100_000u32.to_le_bytes()).unwrap_err();
 /// assert_eq!(err.rule(), Rule::FrameTooLarge { len: 100_000, limit: 4092 });
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Decoder {
+pub struct FrameDecoder {
     max_frame_bytes: u32,
 }
 
-impl Default for Decoder {
+impl Default for FrameDecoder {
     fn default() -> Self {
-        Decoder::new()
+        FrameDecoder::new()
     }
 }
 
-impl Decoder {
+impl FrameDecoder {
     /// A decoder with the protocol's limit, [`MAX_FRAME_BYTES`].
     pub const fn new() -> Self {
-        Decoder {
+        FrameDecoder {
             max_frame_bytes: MAX_FRAME_BYTES,
         }
     }
@@ -381,7 +381,7 @@ impl Decoder {
     /// buffer sets 4 KiB − 4). A limit above [`MAX_FRAME_BYTES`] is lowered to
     /// it: the protocol's own bound is not the caller's to raise.
     pub const fn with_max_frame_bytes(self, limit: u32) -> Self {
-        Decoder {
+        FrameDecoder {
             max_frame_bytes: if limit < MAX_FRAME_BYTES {
                 limit
             } else {
@@ -442,9 +442,9 @@ impl Decoder {
 }
 
 /// Decode the frame at the start of `buf` with the protocol's limit; see
-/// [`Decoder::decode`].
+/// [`FrameDecoder::decode`].
 pub fn decode(buf: &[u8]) -> Result<Status<(Frame<'_>, usize)>, Error> {
-    Decoder::new().decode(buf)
+    FrameDecoder::new().decode(buf)
 }
 
 fn parse_body<'a, B: Decode<'a>>(frame: &'a [u8]) -> Result<B, Error> {

@@ -5,7 +5,7 @@
 //! ```
 //! # #[cfg(feature = "embedded-io")] {
 //! use dendro_wire_core::io::{read_frame, read_preamble, write_frame, write_preamble};
-//! use dendro_wire_core::{ClockOffset, Decoder, Frame};
+//! use dendro_wire_core::{ClockOffset, FrameDecoder, Frame};
 //!
 //! // A "UART": embedded-io's Write for a byte slice.
 //! let mut wire = [0u8; 64];
@@ -19,16 +19,16 @@
 //! let mut rx: &[u8] = &wire[..sent];
 //! let mut buf = [0u8; 32];
 //! read_preamble(&mut rx).unwrap();
-//! let got = read_frame(&mut rx, &mut buf, &Decoder::new()).unwrap();
+//! let got = read_frame(&mut rx, &mut buf, &FrameDecoder::new()).unwrap();
 //! assert_eq!(got, Some(frame));
-//! assert_eq!(read_frame(&mut rx, &mut buf, &Decoder::new()).unwrap(), None);
+//! assert_eq!(read_frame(&mut rx, &mut buf, &FrameDecoder::new()).unwrap(), None);
 //! # }
 //! ```
 
 use core::fmt;
 
 use crate::error::{Error, Field, Rule};
-use crate::frame::{Decoder, Frame, Status};
+use crate::frame::{Frame, FrameDecoder, Status};
 use crate::preamble::{check_preamble, PREAMBLE, PREAMBLE_BYTES};
 use crate::LENGTH_PREFIX_BYTES;
 
@@ -67,7 +67,11 @@ impl<E: embedded_io::Error> core::error::Error for IoError<E> {}
 
 /// The frame's whole length from its prefix, refused if it does not fit
 /// `buf` (the device's limit) or breaks the decoder's.
-fn whole_len<E>(prefix: &[u8], buf_len: usize, decoder: &Decoder) -> Result<usize, IoError<E>> {
+fn whole_len<E>(
+    prefix: &[u8],
+    buf_len: usize,
+    decoder: &FrameDecoder,
+) -> Result<usize, IoError<E>> {
     let total = match decoder.frame_len(prefix).map_err(IoError::Wire)? {
         Status::Complete(total) => total,
         Status::Incomplete { needed } => {
@@ -91,7 +95,7 @@ fn whole_len<E>(prefix: &[u8], buf_len: usize, decoder: &Decoder) -> Result<usiz
 }
 
 /// Decode a frame whose bytes are all in `buf`.
-fn decoded<'b, E>(buf: &'b [u8], decoder: &Decoder) -> Result<Frame<'b>, IoError<E>> {
+fn decoded<'b, E>(buf: &'b [u8], decoder: &FrameDecoder) -> Result<Frame<'b>, IoError<E>> {
     match decoder.decode(buf).map_err(IoError::Wire)? {
         Status::Complete((frame, _)) => Ok(frame),
         Status::Incomplete { needed } => Err(IoError::Truncated {
@@ -143,7 +147,7 @@ macro_rules! device_io {
         pub $($async)? fn read_frame<'b, R: $read>(
             r: &mut R,
             buf: &'b mut [u8],
-            decoder: &Decoder,
+            decoder: &FrameDecoder,
         ) -> Result<Option<Frame<'b>>, IoError<R::Error>> {
             let mut prefix = [0u8; LENGTH_PREFIX_BYTES];
             match fill(r, &mut prefix)$($aw)*? {

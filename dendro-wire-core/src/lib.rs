@@ -101,7 +101,7 @@ mod subscriber;
 pub use clock_offset::ClockOffset;
 pub use codec::{is_canonical_uuid, write_uuid};
 pub use error::{Error, Field, Rule};
-pub use frame::{decode, kind, kind_name, Decoder, Frame, Status};
+pub use frame::{decode, kind, kind_name, Frame, FrameDecoder, Status};
 pub use handshake::Handshake;
 pub use index::{Index, IndexKind};
 pub use index_state::{IndexState, SlotSetHash, NO_INDEX_STATE};
@@ -124,7 +124,7 @@ pub use subscriber::{Admitted, ProtocolError, RowsVerdict, SkipReason, Subscribe
 ///
 /// A four-byte length off a wire is otherwise a request for up to 4 GiB. The
 /// limit is checked before anything else about a frame is trusted; a small
-/// device lowers it with [`Decoder::with_max_frame_bytes`].
+/// device lowers it with [`FrameDecoder::with_max_frame_bytes`].
 pub const MAX_FRAME_BYTES: u32 = 64 * 1024 * 1024;
 
 /// The bytes of a frame's length prefix; the kind byte sits right after it.

@@ -6,7 +6,7 @@
 mod common;
 
 use dendro_wire_core::io::{read_frame, read_preamble, write_frame, write_preamble, IoError};
-use dendro_wire_core::{Decoder, Frame, Rule};
+use dendro_wire_core::{Frame, FrameDecoder, Rule};
 
 fn stream() -> Vec<u8> {
     let mut s = b"dendro-repl\0\x01\x00".to_vec();
@@ -31,12 +31,12 @@ fn every_kind_round_trips_through_a_device() {
     read_preamble(&mut rx).unwrap();
     for (want, _) in common::all() {
         assert_eq!(
-            read_frame(&mut rx, &mut buf, &Decoder::new()).unwrap(),
+            read_frame(&mut rx, &mut buf, &FrameDecoder::new()).unwrap(),
             Some(want)
         );
     }
     assert_eq!(
-        read_frame(&mut rx, &mut buf, &Decoder::new()).unwrap(),
+        read_frame(&mut rx, &mut buf, &FrameDecoder::new()).unwrap(),
         None
     );
 }
@@ -53,7 +53,7 @@ fn a_stream_cut_inside_a_frame_is_truncated_not_the_end() {
         let mut buf = [0u8; 256];
         read_preamble(&mut rx).unwrap();
         let result = loop {
-            match read_frame(&mut rx, &mut buf, &Decoder::new()) {
+            match read_frame(&mut rx, &mut buf, &FrameDecoder::new()) {
                 Ok(Some(_)) => continue,
                 other => break other.map(|_| ()),
             }
@@ -75,7 +75,7 @@ fn a_frame_larger_than_the_buffer_is_refused_from_its_prefix() {
     let mut rx: &[u8] = &s;
     read_preamble(&mut rx).unwrap();
     let mut small = [0u8; 16];
-    let e = read_frame(&mut rx, &mut small, &Decoder::new()).unwrap_err();
+    let e = read_frame(&mut rx, &mut small, &FrameDecoder::new()).unwrap_err();
     assert!(
         matches!(e, IoError::Wire(w) if matches!(w.rule(), Rule::FrameTooLarge { len: 76, limit: 12 })),
         "{e:?}"
@@ -124,7 +124,9 @@ fn the_async_functions_do_the_same() {
     let mut buf = [0u8; 256];
     ready(asynch::read_preamble(&mut rx)).unwrap();
     let mut n = 0;
-    while let Some(frame) = ready(asynch::read_frame(&mut rx, &mut buf, &Decoder::new())).unwrap() {
+    while let Some(frame) =
+        ready(asynch::read_frame(&mut rx, &mut buf, &FrameDecoder::new())).unwrap()
+    {
         assert!(!matches!(frame, Frame::Unknown { kind: 0, .. }));
         n += 1;
     }

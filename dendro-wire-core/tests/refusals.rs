@@ -80,7 +80,7 @@ fn a_length_above_the_limit_is_refused_from_the_prefix_alone() {
         }
     );
     // A small device lowers the limit.
-    let small = Decoder::new().with_max_frame_bytes(64);
+    let small = FrameDecoder::new().with_max_frame_bytes(64);
     assert_eq!(small.max_frame_bytes(), 64);
     let index = index_bytes();
     let e = small.decode(&index[..4]).unwrap();
@@ -89,7 +89,7 @@ fn a_length_above_the_limit_is_refused_from_the_prefix_alone() {
     assert_eq!(e.rule(), Rule::FrameTooLarge { len: 65, limit: 64 });
     // And cannot raise it.
     assert_eq!(
-        Decoder::new()
+        FrameDecoder::new()
             .with_max_frame_bytes(u32::MAX)
             .max_frame_bytes(),
         MAX_FRAME_BYTES

@@ -99,7 +99,7 @@ fn a_frame_delivered_one_byte_at_a_time_needs_exactly_what_is_missing() {
 
 #[test]
 fn frame_len_reads_only_the_prefix() {
-    let d = Decoder::new();
+    let d = FrameDecoder::new();
     let rows = rows_bytes();
     assert_eq!(d.frame_len(&rows[..4]), Ok(Status::Complete(66)));
     assert_eq!(

@@ -59,8 +59,8 @@ pub use dendro_wire_core;
 /// The core's everyday types, so a program that uses this crate needs no
 /// second import path for a frame or a row.
 pub use dendro_wire_core::{
-    ClockOffset, Decoder, Frame, Handshake, Index, IndexKind, IndexState, Map, Row, RowList, Rows,
-    Segment, SourceUpdate, Status, NO_INDEX_STATE,
+    ClockOffset, Frame, FrameDecoder, Handshake, Index, IndexKind, IndexState, Map, Row, RowList,
+    Rows, Segment, SourceUpdate, Status, NO_INDEX_STATE,
 };
 pub use dendro_wire_core::{SourceId, StreamId};
 pub use owned::{OwnedFrame, OwnedRow};

@@ -5,7 +5,7 @@ use std::io::{self, Read};
 
 use std::ops::Range;
 
-use dendro_wire_core::{Decoder, Error as WireError, Frame};
+use dendro_wire_core::{Error as WireError, Frame, FrameDecoder};
 
 use crate::recv::{FrameBuffer, Next};
 
@@ -61,12 +61,12 @@ impl<R> fmt::Debug for FrameReader<R> {
 impl<R: Read> FrameReader<R> {
     /// Read and check the preamble, with the protocol's frame limit.
     pub fn new(inner: R) -> Result<Self, ReadError> {
-        Self::with_decoder(inner, Decoder::new())
+        Self::with_decoder(inner, FrameDecoder::new())
     }
 
     /// Read and check the preamble; frames are decoded by `decoder`, whose
     /// limit bounds the buffer.
-    pub fn with_decoder(inner: R, decoder: Decoder) -> Result<Self, ReadError> {
+    pub fn with_decoder(inner: R, decoder: FrameDecoder) -> Result<Self, ReadError> {
         let mut r = FrameReader {
             inner,
             frames: FrameBuffer::new(decoder, None),

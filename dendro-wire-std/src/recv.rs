@@ -13,7 +13,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use dendro_wire_core::{check_preamble, kind, Decoder, Frame, Status, LENGTH_PREFIX_BYTES};
+use dendro_wire_core::{check_preamble, kind, Frame, FrameDecoder, Status, LENGTH_PREFIX_BYTES};
 
 use crate::reader::{Position, ReadError, ReadErrorKind};
 
@@ -91,7 +91,7 @@ pub(crate) struct FrameBuffer {
     buf: Vec<u8>,
     start: usize,
     end: usize,
-    decoder: Decoder,
+    decoder: FrameDecoder,
     preamble_read: bool,
     /// The stream offset of `buf[start]`.
     offset: u64,
@@ -104,7 +104,7 @@ pub(crate) struct FrameBuffer {
 }
 
 impl FrameBuffer {
-    pub(crate) fn new(decoder: Decoder, budget: Option<Arc<MemoryBudget>>) -> Self {
+    pub(crate) fn new(decoder: FrameDecoder, budget: Option<Arc<MemoryBudget>>) -> Self {
         FrameBuffer {
             buf: Vec::new(),
             start: 0,

@@ -33,8 +33,8 @@ use std::time::Duration;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use dendro_wire_core::{
-    check_preamble, kind, Decoder as WireDecoder, Frame, Rows, Status, LENGTH_PREFIX_BYTES,
-    PREAMBLE, PREAMBLE_BYTES,
+    check_preamble, kind, Frame, FrameDecoder, Rows, Status, LENGTH_PREFIX_BYTES, PREAMBLE,
+    PREAMBLE_BYTES,
 };
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_util::codec::{Decoder, Encoder};
@@ -62,7 +62,7 @@ impl RawFrame {
     /// included, its length within the protocol's limit. Its fields are not
     /// checked until [`view`](Self::view).
     pub fn new(bytes: Bytes) -> Result<RawFrame, ReadError> {
-        one_frame(&bytes, &WireDecoder::new())?;
+        one_frame(&bytes, &FrameDecoder::new())?;
         let at = Position {
             frame: 1,
             offset: 0,
@@ -88,7 +88,7 @@ impl RawFrame {
     /// The frame, decoded in place: every rule of the spec checked, every
     /// field borrowed from the bytes.
     pub fn view(&self) -> Result<Frame<'_>, ReadError> {
-        match WireDecoder::new().decode(&self.bytes) {
+        match FrameDecoder::new().decode(&self.bytes) {
             Ok(Status::Complete((frame, _))) => Ok(frame),
             Ok(Status::Incomplete { needed }) => Err(self.error(ReadErrorKind::Truncated {
                 needed: self.bytes.len() + needed,
@@ -105,7 +105,7 @@ impl RawFrame {
 
 /// Check that `bytes` is exactly one frame: its length within `decoder`'s
 /// limit and the bytes it claims all there, none more.
-fn one_frame(bytes: &[u8], decoder: &WireDecoder) -> Result<(), ReadError> {
+fn one_frame(bytes: &[u8], decoder: &FrameDecoder) -> Result<(), ReadError> {
     let refused = ReadError::unplaced;
     match decoder.frame_len(bytes) {
         Ok(Status::Complete(total)) if total == bytes.len() => Ok(()),
@@ -125,7 +125,7 @@ fn one_frame(bytes: &[u8], decoder: &WireDecoder) -> Result<(), ReadError> {
 /// length, counted, with the position of each.
 #[derive(Debug, Default)]
 struct Framing {
-    decoder: WireDecoder,
+    decoder: FrameDecoder,
     read_preamble: bool,
     wrote_preamble: bool,
     yield_unknown: bool,
@@ -261,7 +261,7 @@ impl FrameCodec {
     }
 
     /// A codec whose frames are refused above `decoder`'s limit.
-    pub fn with_decoder(decoder: WireDecoder) -> Self {
+    pub fn with_decoder(decoder: FrameDecoder) -> Self {
         FrameCodec {
             framing: Framing {
                 decoder,
@@ -345,7 +345,7 @@ impl RawFrameCodec {
     }
 
     /// A codec whose frames are refused above `decoder`'s limit.
-    pub fn with_decoder(decoder: WireDecoder) -> Self {
+    pub fn with_decoder(decoder: FrameDecoder) -> Self {
         RawFrameCodec {
             framing: Framing {
                 decoder,
@@ -419,7 +419,7 @@ pub async fn serve<R: AsyncRead + Unpin, S: Sink>(
 ) -> Result<(), ServeError> {
     let config = ServerConfig::default();
     let limits = Limits {
-        decoder: WireDecoder::new().with_max_frame_bytes(config.max_frame_bytes),
+        decoder: FrameDecoder::new().with_max_frame_bytes(config.max_frame_bytes),
         idle_timeout: config.idle_timeout,
         frame_timeout: config.frame_timeout,
     };

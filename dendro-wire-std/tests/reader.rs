@@ -3,7 +3,9 @@
 
 use std::io::{self, Read};
 
-use dendro_wire_core::{kind, ClockOffset, Decoder, Frame, Row, RowsHeader, Rule, NO_INDEX_STATE};
+use dendro_wire_core::{
+    kind, ClockOffset, Frame, FrameDecoder, Row, RowsHeader, Rule, NO_INDEX_STATE,
+};
 use dendro_wire_std::{FrameReader, FrameWriter, OwnedFrame, OwnedRow, ReadErrorKind};
 
 /// Hands out at most `chunk` bytes per read, and `Interrupted` before every
@@ -187,7 +189,8 @@ fn a_length_above_the_limit_is_refused_before_the_buffer_grows() {
     // A lower limit of the caller's own.
     let bytes = stream(&frames());
     let mut reader =
-        FrameReader::with_decoder(&bytes[..], Decoder::new().with_max_frame_bytes(1024)).unwrap();
+        FrameReader::with_decoder(&bytes[..], FrameDecoder::new().with_max_frame_bytes(1024))
+            .unwrap();
     reader.next_frame().unwrap();
     let err = reader.next_frame().unwrap_err();
     assert_eq!(err.frame(), 3, "the unknown frame is frame 2");

@@ -7,8 +7,8 @@ use std::io::Read;
 use bolero::check;
 use bolero::generator::TypeGenerator;
 use dendro_wire_core::{
-    ClockOffset, Decoder, Frame, Handshake, Index, IndexKind, Map, ProtocolError, Row, RowList,
-    Rows, RowsBuilder, RowsHeader, Status, Subscriber, NO_INDEX_STATE,
+    ClockOffset, Frame, FrameDecoder, Handshake, Index, IndexKind, Map, ProtocolError, Row,
+    RowList, Rows, RowsBuilder, RowsHeader, Status, Subscriber, NO_INDEX_STATE,
 };
 use dendro_wire_std::{FrameReader, OwnedFrame, OwnedRow};
 
@@ -23,7 +23,7 @@ fn decode_arbitrary() {
     check!()
         .with_iterations(ITERATIONS)
         .for_each(|bytes: &[u8]| {
-            let decoder = Decoder::new().with_max_frame_bytes(1 << 20);
+            let decoder = FrameDecoder::new().with_max_frame_bytes(1 << 20);
             match decoder.decode(bytes) {
                 Ok(Status::Complete((frame, used))) => {
                     assert!(used <= bytes.len());

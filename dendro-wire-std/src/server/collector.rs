@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use dendro_wire_core::{Decoder, MAX_FRAME_BYTES};
+use dendro_wire_core::{FrameDecoder, MAX_FRAME_BYTES};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -672,7 +672,7 @@ async fn connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
         subscriber = subscriber.bind_identity(label.clone(), identity.clone());
     }
     let limits = Limits {
-        decoder: Decoder::new().with_max_frame_bytes(config.max_frame_bytes),
+        decoder: FrameDecoder::new().with_max_frame_bytes(config.max_frame_bytes),
         idle_timeout: config.idle_timeout,
         frame_timeout: config.frame_timeout,
     };
@@ -748,7 +748,7 @@ fn create_capture(dir: &Path, next: &AtomicU64) -> io::Result<(PathBuf, File)> {
 /// How long a connection may stay quiet, and how large its frames may be.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Limits {
-    pub(crate) decoder: Decoder,
+    pub(crate) decoder: FrameDecoder,
     pub(crate) idle_timeout: Duration,
     pub(crate) frame_timeout: Duration,
 }

@@ -10,7 +10,7 @@
 
 use cortex_m_rt::entry;
 use dendro_wire_core::io::{read_frame, read_preamble, IoError};
-use dendro_wire_core::{Admitted, Decoder, Frame, Subscriber};
+use dendro_wire_core::{Admitted, Frame, FrameDecoder, Subscriber};
 use dendro_wire_firmware::{exit, stack, Console};
 
 /// The stream: the repository's sample capture.
@@ -97,7 +97,7 @@ fn decode(buf: &mut [u8]) -> Result<Counts, Failure> {
         Failure { frame, what, field }
     };
     read_preamble(&mut rx).map_err(|e| fail(0, e))?;
-    let decoder = Decoder::new().with_max_frame_bytes(FRAME_BUFFER as u32);
+    let decoder = FrameDecoder::new().with_max_frame_bytes(FRAME_BUFFER as u32);
     let mut subscriber = Subscriber::<SOURCES>::new();
     loop {
         let frame = match read_frame(&mut rx, buf, &decoder) {
