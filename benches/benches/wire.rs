@@ -83,7 +83,7 @@ fn per_kind(c: &mut Criterion) {
         if !seen.insert(kind) {
             continue;
         }
-        let name = dendro_wire_core::kind_name(kind);
+        let name = dendro_wire_core::kind::name(kind);
         g.throughput(Throughput::Bytes(frame.len() as u64));
         g.bench_with_input(BenchmarkId::new("ours", name), frame, |b, f| {
             b.iter(|| match decode(black_box(f)) {

@@ -1,11 +1,31 @@
 //! `ClockOffset`, kind 5 ([protocol §4.5](crate::protocol)).
 
-use zerocopy::little_endian::{I64, U32};
+use core::mem::offset_of;
 
-use crate::codec::{Cursor, Out};
+use zerocopy::little_endian::{I64, U32};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+
+use crate::codec::{Cursor, FixedRun, Out};
 use crate::error::{Error, Field};
-use crate::frame::{encodable, kind, Decode, Encode};
-use crate::layout::ClockOffsetBody;
+use crate::framing::{encodable, Decode, Encode};
+use crate::kind;
+
+/// The whole payload (§4.5).
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+struct ClockOffsetBody {
+    source: U32,
+    ts: I64,
+    offset_ns: I64,
+}
+
+impl FixedRun for ClockOffsetBody {
+    const FIELDS: &'static [(usize, Field)] = &[
+        (offset_of!(Self, source), Field::Source),
+        (offset_of!(Self, ts), Field::Ts),
+        (offset_of!(Self, offset_ns), Field::OffsetNs),
+    ];
+}
 
 /// One clock-drift observation, bound for `clock_offsets`.
 ///
@@ -33,7 +53,7 @@ impl<'a> Decode<'a> for ClockOffset {
     const KIND: u8 = kind::CLOCK_OFFSET;
 
     fn parse(c: &mut Cursor<'a>) -> Result<Self, Error> {
-        let body = c.fixed::<ClockOffsetBody>(Field::Source)?;
+        let body = c.fixed::<ClockOffsetBody>()?;
         Ok(ClockOffset {
             source: body.source.get(),
             ts: body.ts.get(),
@@ -61,3 +81,45 @@ impl Encode for ClockOffset {
 }
 
 encodable!(ClockOffset);
+
+impl core::fmt::Display for ClockOffset {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "ClockOffset source={} ts={} offset_ns={}",
+            self.source, self.ts, self.offset_ns
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use super::*;
+    use crate::frame::golden::{assert_golden, cat};
+    use crate::Frame;
+
+    #[test]
+    fn the_golden_bytes_are_the_frame() {
+        // Source 2, ts i64::MIN, offset_ns i64::MAX; a payload of 20 bytes.
+        // Written from the protocol's §4.5.
+        let bytes = cat(&[
+            &[21, 0, 0, 0],                                    // len
+            &[5],                                              // kind: ClockOffset
+            &[2, 0, 0, 0],                                     // source
+            &[0, 0, 0, 0, 0, 0, 0, 0x80],                      // ts = i64::MIN
+            &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f], // offset_ns = i64::MAX
+        ]);
+        let frame = ClockOffset {
+            source: 2,
+            ts: i64::MIN,
+            offset_ns: i64::MAX,
+        };
+        assert_golden(&bytes, Frame::ClockOffset(frame));
+        assert_eq!(
+            std::format!("{}", Frame::ClockOffset(frame)),
+            "ClockOffset source=2 ts=-9223372036854775808 offset_ns=9223372036854775807"
+        );
+    }
+}

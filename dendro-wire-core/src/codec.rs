@@ -9,7 +9,6 @@
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::error::{Error, Field, Rule};
-use crate::map::Map;
 
 /// The bytes of a `bytes` or `str` field's length.
 pub(crate) const LEN_BYTES: usize = 4;
@@ -56,6 +55,56 @@ pub fn write_uuid<'o>(bytes: &[u8; 16], out: &'o mut [u8; 36]) -> &'o str {
     }
     // Every byte written is an ASCII hex digit or a hyphen.
     core::str::from_utf8(out).unwrap_or_default()
+}
+
+/// A run of fixed-size little-endian fields ([protocol §4](crate::protocol)),
+/// read and written as one zerocopy struct, with each field's place named
+/// once, so a run cut short says which field it ends in.
+pub(crate) trait FixedRun:
+    Sized + FromBytes + IntoBytes + KnownLayout + Immutable + Unaligned
+{
+    /// Each field's offset in the run (`core::mem::offset_of!`), in order,
+    /// and its name.
+    const FIELDS: &'static [(usize, Field)];
+
+    /// The field a run with only `have` bytes ends in: its offset in the
+    /// run, its size, and its name.
+    fn field_at(have: usize) -> (usize, usize, Field) {
+        let mut found = (0, core::mem::size_of::<Self>(), Field::Length);
+        for (i, &(offset, field)) in Self::FIELDS.iter().enumerate() {
+            if offset > have {
+                break;
+            }
+            let end = match Self::FIELDS.get(i + 1) {
+                Some(&(next, _)) => next,
+                None => core::mem::size_of::<Self>(),
+            };
+            found = (offset, end - offset, field);
+        }
+        found
+    }
+}
+
+/// A list field's items ([protocol §3](crate::protocol) maps, §4.3 rows):
+/// `count` of them as a decoded frame holds them, every one already
+/// checked, or a slice a caller gives to encode. [`Map`](crate::Map) and
+/// [`RowList`](crate::RowList) are each one of these and an iterator.
+#[derive(Clone, Copy)]
+pub(crate) enum Items<'a, T> {
+    /// Checked items on the wire: the bytes after the count.
+    Wire { count: u32, bytes: &'a [u8] },
+    /// Items to encode.
+    Given(&'a [T]),
+}
+
+impl<T> Items<'_, T> {
+    /// The number of items.
+    pub(crate) const fn len(&self) -> usize {
+        match self {
+            Items::Wire { count, .. } => *count as usize,
+            Items::Given(items) => items.len(),
+        }
+    }
 }
 
 /// A reading position inside one whole frame (length prefix included, so
@@ -125,22 +174,23 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    pub(crate) fn fixed<T>(&mut self, field: Field) -> Result<&'a T, Error>
-    where
-        T: FromBytes + KnownLayout + Immutable + Unaligned,
-    {
+    /// A run of fixed-size fields, read as one; a run cut short names the
+    /// field the bytes end in.
+    pub(crate) fn fixed<T: FixedRun>(&mut self) -> Result<&'a T, Error> {
         let start = self.at;
-        let bytes = self.take(core::mem::size_of::<T>(), field)?;
-        T::ref_from_bytes(bytes).map_err(|_| {
-            self.error(
-                Rule::EndsEarly {
-                    needed: core::mem::size_of::<T>(),
-                    left: bytes.len(),
-                },
-                field,
-                start,
-            )
-        })
+        let left = self.left();
+        let size = core::mem::size_of::<T>();
+        match self.rest().get(..size).map(T::ref_from_bytes) {
+            Some(Ok(run)) => {
+                self.at += size;
+                Ok(run)
+            }
+            _ => {
+                let (offset, needed, field) = T::field_at(left);
+                let left = left - offset;
+                Err(self.error(Rule::EndsEarly { needed, left }, field, start + offset))
+            }
+        }
     }
 
     pub(crate) fn u8(&mut self, field: Field) -> Result<u8, Error> {
@@ -210,11 +260,6 @@ impl<'a> Cursor<'a> {
             return Err(self.error(Rule::CountTooLarge { count, left }, field, at));
         }
         Ok(())
-    }
-
-    /// `map` (§3), keys strictly ascending.
-    pub(crate) fn map(&mut self, field: Field) -> Result<Map<'a>, Error> {
-        Map::parse(self, field)
     }
 
     /// The bytes from `start` to the cursor: a run already walked and checked.

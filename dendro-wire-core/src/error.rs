@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use crate::frame::kind_name;
+use crate::kind;
 
 /// What went wrong while reading or writing bytes, worded for the person who
 /// has to fix the stream or the call.
@@ -320,7 +320,7 @@ impl fmt::Display for Error {
             "malformed"
         };
         match self.frame_kind {
-            Some(kind) => write!(f, "{verb} {} frame", kind_name(kind))?,
+            Some(kind) => write!(f, "{verb} {} frame", kind::name(kind))?,
             None => write!(f, "{verb} frame")?,
         }
         write!(f, ": `{}`", self.field)?;

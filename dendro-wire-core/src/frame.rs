@@ -1,248 +1,143 @@
-//! Framing ([protocol §2](crate::protocol)): `u32 len | u8 kind | payload`, the sans-IO decoder,
-//! and the [`Frame`] that names every kind.
-
-use zerocopy::little_endian::U32;
+//! The [`Frame`] that names every kind, made from the one table of kinds in
+//! `kind.rs`, and the sans-IO decoder ([protocol §2](crate::protocol)).
+//!
+//! Each kind's file depends only on `framing.rs` and `codec.rs`; this file
+//! is the one that knows them all.
 
 use crate::codec::{Cursor, Out};
 use crate::error::{Error, Field, Rule};
-use crate::layout::FrameHead;
-use crate::{
-    ClockOffset, Handshake, Index, Rows, Segment, SourceUpdate, LENGTH_PREFIX_BYTES,
-    MAX_FRAME_BYTES,
-};
+use crate::framing::{buffer_len, emit, Decode, Encode, HEAD_BYTES};
+use crate::kind::{self, known_kinds};
+use crate::{LENGTH_PREFIX_BYTES, MAX_FRAME_BYTES};
 
-/// The kind bytes of [protocol §4](crate::protocol).
-pub mod kind {
-    /// [`Handshake`](crate::Handshake), §4.1.
-    pub const HANDSHAKE: u8 = 1;
-    /// [`Index`](crate::Index), §4.2.
-    pub const INDEX: u8 = 2;
-    /// [`Rows`](crate::Rows), §4.3.
-    pub const ROWS: u8 = 3;
-    /// [`Segment`](crate::Segment), §4.4.
-    pub const SEGMENT: u8 = 4;
-    /// [`ClockOffset`](crate::ClockOffset), §4.5.
-    pub const CLOCK_OFFSET: u8 = 5;
-    /// [`SourceUpdate`](crate::SourceUpdate), added in dendro 0.6.1 ([protocol §4.6](crate::protocol)).
-    pub const SOURCE_UPDATE: u8 = 6;
-
-    /// Whether this build reads frames of `kind`; any other is skipped
-    /// ([protocol §7](crate::protocol)).
-    pub const fn is_known(kind: u8) -> bool {
-        HANDSHAKE <= kind && kind <= SOURCE_UPDATE
-    }
-}
-
-/// The frame's name for a kind byte, as the [protocol](crate::protocol)
-/// writes it.
-pub const fn kind_name(kind: u8) -> &'static str {
-    match kind {
-        kind::HANDSHAKE => "Handshake",
-        kind::INDEX => "Index",
-        kind::ROWS => "Rows",
-        kind::SEGMENT => "Segment",
-        kind::CLOCK_OFFSET => "ClockOffset",
-        kind::SOURCE_UPDATE => "SourceUpdate",
-        _ => "unknown",
-    }
-}
-
-/// The bytes before a payload: the length prefix and the kind byte.
-pub(crate) const HEAD_BYTES: usize = LENGTH_PREFIX_BYTES + 1;
-
-/// What a known frame kind implements once to be decoded.
-pub(crate) trait Decode<'a>: Sized {
-    const KIND: u8;
-    /// Read the payload (after the kind byte), checking every rule.
-    fn parse(c: &mut Cursor<'a>) -> Result<Self, Error>;
-}
-
-/// What every frame kind, unknown ones included, implements once, so that
-/// sizing and encoding go through the same two functions below.
-pub(crate) trait Encode {
-    fn kind(&self) -> u8;
-    /// The payload's exact size; `at` is its offset in the frame, for errors.
-    fn payload_len(&self, at: usize) -> Result<usize, Error>;
-    /// Write the payload; `payload_len` has been checked against the buffer.
-    fn emit_payload(&self, out: &mut Out<'_>) -> Result<(), Error>;
-}
-
-/// The whole encoded size of a frame with this body, length prefix included,
-/// refused above [`MAX_FRAME_BYTES`] as §2 requires of a writer too.
-pub(crate) fn encoded_len<B: Encode>(body: &B) -> Result<usize, Error> {
-    let kind = body.kind();
-    let len = body
-        .payload_len(HEAD_BYTES)
-        .map_err(|e| e.in_frame(kind))?
-        .saturating_add(1);
-    if len > MAX_FRAME_BYTES as usize {
-        return Err(Error::encode(
-            Rule::FrameTooLarge {
-                len,
-                limit: MAX_FRAME_BYTES,
+/// `Frame` and every dispatch over its kinds, from the table in `kind.rs`.
+macro_rules! frame_of_kinds {
+    ($($(#[$doc:meta])* $byte:literal => $variant:ident($ty:ty), $constant:ident;)*) => {
+        /// One frame, every field borrowed from the bytes it was decoded from,
+        /// or from the caller who built it to encode.
+        ///
+        /// A frame of a kind this crate does not know is [`Frame::Unknown`],
+        /// not an error ([protocol §7](crate::protocol)): a caller skips it,
+        /// counts it, or forwards it untouched.
+        ///
+        /// ```
+        /// use dendro_wire_core::{decode, Frame, Status};
+        ///
+        /// // A frame of a kind from a newer publisher: skipped, counted, or forwarded.
+        /// let bytes = [4, 0, 0, 0, 42, 1, 2, 3];
+        /// let Status::Complete((frame, n)) = decode(&bytes)? else { unreachable!() };
+        /// assert_eq!(frame, Frame::Unknown { kind: 42, payload: &[1, 2, 3] });
+        /// let mut out = [0u8; 8];
+        /// assert_eq!(frame.emit(&mut out)?, n);
+        /// assert_eq!(out, bytes);
+        /// # Ok::<(), dendro_wire_core::Error>(())
+        /// ```
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[cfg_attr(feature = "serde", derive(serde::Serialize))]
+        #[cfg_attr(feature = "serde", serde(tag = "frame", rename_all = "snake_case"))]
+        pub enum Frame<'a> {
+            $($(#[$doc])* $variant($ty),)*
+            /// Any other kind: its kind byte and the payload after it, unread.
+            Unknown {
+                /// The kind byte.
+                kind: u8,
+                /// The bytes after the kind byte.
+                #[cfg_attr(
+                    feature = "serde",
+                    serde(serialize_with = "crate::codec::serialize_bytes")
+                )]
+                payload: &'a [u8],
             },
-            Field::Length,
-            0,
-        )
-        .in_frame(kind));
-    }
-    Ok(LENGTH_PREFIX_BYTES + len)
-}
+        }
 
-/// Encode a frame with this body at the start of `buf`.
-pub(crate) fn emit<B: Encode>(body: &B, buf: &mut [u8]) -> Result<usize, Error> {
-    let kind = body.kind();
-    let total = encoded_len(body)?;
-    if buf.len() < total {
-        return Err(Error::encode(
-            Rule::BufferTooSmall {
-                needed: total,
-                have: buf.len(),
-            },
-            Field::Length,
-            0,
-        )
-        .in_frame(kind));
-    }
-    let mut out = Out::new(buf, 0);
-    out.fixed(&FrameHead {
-        len: U32::new((total - LENGTH_PREFIX_BYTES) as u32),
-        kind,
-    })?;
-    body.emit_payload(&mut out).map_err(|e| e.in_frame(kind))?;
-    Ok(out.at())
-}
-
-/// Gives a frame-kind type its public `buffer_len` and `emit`, the pair
-/// smoltcp's `Repr` types have, from its [`Encode`] implementation.
-macro_rules! encodable {
-    ($ty:ty) => {
-        impl $ty {
-            /// The exact bytes [`emit`](Self::emit) writes: the whole frame,
-            /// length prefix included. Checks every rule an encoder must
-            /// (map key order, a canonical uuid, the frame size limit).
-            pub fn buffer_len(&self) -> Result<usize, $crate::Error> {
-                $crate::frame::encoded_len(self)
+        impl<'a> Frame<'a> {
+            /// The kind byte.
+            pub const fn kind(&self) -> u8 {
+                match self {
+                    $(Frame::$variant(_) => kind::$constant,)*
+                    Frame::Unknown { kind, .. } => *kind,
+                }
             }
 
-            /// Write the whole frame at the start of `buf` and return its
-            /// length. A buffer shorter than [`buffer_len`](Self::buffer_len)
-            /// gives [`Rule::BufferTooSmall`](crate::Rule::BufferTooSmall),
-            /// carrying the size needed, and writes nothing.
-            pub fn emit(&self, buf: &mut [u8]) -> Result<usize, $crate::Error> {
-                $crate::frame::emit(self, buf)
+            /// The handshake ordinal the frame names; `None` for an unknown
+            /// kind, whose layout is not known.
+            pub const fn source(&self) -> Option<u32> {
+                match self {
+                    $(Frame::$variant(f) => Some(f.source),)*
+                    Frame::Unknown { .. } => None,
+                }
+            }
+
+            /// The exact bytes [`emit`](Self::emit) writes, length prefix
+            /// included.
+            pub fn buffer_len(&self) -> Result<usize, Error> {
+                match self {
+                    $(Frame::$variant(f) => f.buffer_len(),)*
+                    Frame::Unknown { kind, payload } => buffer_len(&Unknown(*kind, payload)),
+                }
+            }
+
+            /// Write the whole frame at the start of `buf`, returning its
+            /// length.
+            ///
+            /// The output is byte-identical to dendro 0.6.1's `encode_frame`
+            /// of the same frame. A decoded frame re-encodes to exactly the
+            /// bytes it came from, so a filter can forward frames it has
+            /// looked at.
+            pub fn emit(&self, buf: &mut [u8]) -> Result<usize, Error> {
+                match self {
+                    $(Frame::$variant(f) => f.emit(buf),)*
+                    Frame::Unknown { kind, payload } => emit(&Unknown(*kind, payload), buf),
+                }
+            }
+        }
+
+        /// Decode exactly one whole frame whose length has been checked.
+        fn decode_whole(frame: &[u8]) -> Result<Frame<'_>, Error> {
+            let kind = frame.get(LENGTH_PREFIX_BYTES).copied().unwrap_or(0);
+            Ok(match kind {
+                $($byte => Frame::$variant(parse_body(frame)?),)*
+                kind => Frame::Unknown {
+                    kind,
+                    payload: frame.get(HEAD_BYTES..).unwrap_or(&[]),
+                },
+            })
+        }
+
+        /// One line for a person: the kind, the source, the key fields, and
+        /// byte fields summarized by their length (the pretty-printer's
+        /// form, as smoltcp's `Repr`s have); each kind says its own.
+        impl core::fmt::Display for Frame<'_> {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                match self {
+                    $(Frame::$variant(frame) => core::fmt::Display::fmt(frame, f),)*
+                    Frame::Unknown { kind, payload } => {
+                        write!(f, "unknown kind={kind} payload={}B", payload.len())
+                    }
+                }
+            }
+        }
+
+        /// One line per frame for `defmt` logging on a device: each kind's
+        /// own, in numbers (no strings are copied).
+        #[cfg(feature = "defmt")]
+        impl defmt::Format for Frame<'_> {
+            fn format(&self, f: defmt::Formatter<'_>) {
+                match self {
+                    $(Frame::$variant(frame) => defmt::Format::format(frame, f),)*
+                    Frame::Unknown { kind, payload } => defmt::write!(
+                        f,
+                        "unknown kind={=u8} payload={=usize}B",
+                        kind,
+                        payload.len()
+                    ),
+                }
             }
         }
     };
 }
-pub(crate) use encodable;
 
-/// One frame, every field borrowed from the bytes it was decoded from, or from
-/// the caller who built it to encode.
-///
-/// A frame of a kind this crate does not know is [`Frame::Unknown`], not an
-/// error ([protocol §7](crate::protocol)): a caller skips it, counts it, or forwards it
-/// untouched.
-///
-/// ```
-/// use dendro_wire_core::{decode, Frame, Status};
-///
-/// // A frame of a kind from a newer publisher: skipped, counted, or forwarded.
-/// let bytes = [4, 0, 0, 0, 42, 1, 2, 3];
-/// let Status::Complete((frame, n)) = decode(&bytes)? else { unreachable!() };
-/// assert_eq!(frame, Frame::Unknown { kind: 42, payload: &[1, 2, 3] });
-/// let mut out = [0u8; 8];
-/// assert_eq!(frame.emit(&mut out)?, n);
-/// assert_eq!(out, bytes);
-/// # Ok::<(), dendro_wire_core::Error>(())
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-#[cfg_attr(feature = "serde", serde(tag = "frame", rename_all = "snake_case"))]
-pub enum Frame<'a> {
-    /// Kind 1: a source's identity and the ordinal later frames carry.
-    Handshake(Handshake<'a>),
-    /// Kind 2: one entry of the caller's secondary index.
-    Index(Index<'a>),
-    /// Kind 3: live observations.
-    Rows(Rows<'a>),
-    /// Kind 4: a sealed parquet segment.
-    Segment(Segment<'a>),
-    /// Kind 5: one clock-drift observation.
-    ClockOffset(ClockOffset),
-    /// Kind 6: a source's new labels and metadata.
-    SourceUpdate(SourceUpdate<'a>),
-    /// Any other kind: its kind byte and the payload after it, unread.
-    Unknown {
-        /// The kind byte.
-        kind: u8,
-        /// The bytes after the kind byte.
-        #[cfg_attr(
-            feature = "serde",
-            serde(serialize_with = "crate::codec::serialize_bytes")
-        )]
-        payload: &'a [u8],
-    },
-}
-
-impl<'a> Frame<'a> {
-    /// The kind byte.
-    pub const fn kind(&self) -> u8 {
-        match self {
-            Frame::Handshake(_) => kind::HANDSHAKE,
-            Frame::Index(_) => kind::INDEX,
-            Frame::Rows(_) => kind::ROWS,
-            Frame::Segment(_) => kind::SEGMENT,
-            Frame::ClockOffset(_) => kind::CLOCK_OFFSET,
-            Frame::SourceUpdate(_) => kind::SOURCE_UPDATE,
-            Frame::Unknown { kind, .. } => *kind,
-        }
-    }
-
-    /// The handshake ordinal the frame names; `None` for an unknown kind,
-    /// whose layout is not known.
-    pub const fn source(&self) -> Option<u32> {
-        match self {
-            Frame::Handshake(f) => Some(f.source),
-            Frame::Index(f) => Some(f.source),
-            Frame::Rows(f) => Some(f.source),
-            Frame::Segment(f) => Some(f.source),
-            Frame::ClockOffset(f) => Some(f.source),
-            Frame::SourceUpdate(f) => Some(f.source),
-            Frame::Unknown { .. } => None,
-        }
-    }
-
-    /// The exact bytes [`emit`](Self::emit) writes, length prefix included.
-    pub fn buffer_len(&self) -> Result<usize, Error> {
-        match self {
-            Frame::Handshake(f) => f.buffer_len(),
-            Frame::Index(f) => f.buffer_len(),
-            Frame::Rows(f) => f.buffer_len(),
-            Frame::Segment(f) => f.buffer_len(),
-            Frame::ClockOffset(f) => f.buffer_len(),
-            Frame::SourceUpdate(f) => f.buffer_len(),
-            Frame::Unknown { kind, payload } => encoded_len(&Unknown(*kind, payload)),
-        }
-    }
-
-    /// Write the whole frame at the start of `buf`, returning its length.
-    ///
-    /// The output is byte-identical to dendro 0.6.1's `encode_frame` of the
-    /// same frame. A decoded frame re-encodes to exactly the bytes it came
-    /// from, so a filter can forward frames it has looked at.
-    pub fn emit(&self, buf: &mut [u8]) -> Result<usize, Error> {
-        match self {
-            Frame::Handshake(f) => f.emit(buf),
-            Frame::Index(f) => f.emit(buf),
-            Frame::Rows(f) => f.emit(buf),
-            Frame::Segment(f) => f.emit(buf),
-            Frame::ClockOffset(f) => f.emit(buf),
-            Frame::SourceUpdate(f) => f.emit(buf),
-            Frame::Unknown { kind, payload } => emit(&Unknown(*kind, payload), buf),
-        }
-    }
-}
+known_kinds!(frame_of_kinds);
 
 /// An unknown frame as an [`Encode`], so forwarding one shares the framing
 /// code.
@@ -454,172 +349,54 @@ fn parse_body<'a, B: Decode<'a>>(frame: &'a [u8]) -> Result<B, Error> {
     Ok(body)
 }
 
-/// Decode exactly one whole frame whose length has been checked.
-fn decode_whole(frame: &[u8]) -> Result<Frame<'_>, Error> {
-    let kind = frame.get(LENGTH_PREFIX_BYTES).copied().unwrap_or(0);
-    Ok(match kind {
-        kind::HANDSHAKE => Frame::Handshake(parse_body(frame)?),
-        kind::INDEX => Frame::Index(parse_body(frame)?),
-        kind::ROWS => Frame::Rows(parse_body(frame)?),
-        kind::SEGMENT => Frame::Segment(parse_body(frame)?),
-        kind::CLOCK_OFFSET => Frame::ClockOffset(parse_body(frame)?),
-        kind::SOURCE_UPDATE => Frame::SourceUpdate(parse_body(frame)?),
-        kind => Frame::Unknown {
-            kind,
-            payload: frame.get(HEAD_BYTES..).unwrap_or(&[]),
-        },
-    })
-}
+/// What every kind's golden test checks of its hand-written bytes.
+#[cfg(test)]
+pub(crate) mod golden {
+    extern crate std;
 
-/// One line for a person: the kind, the source, the key fields, and byte
-/// fields summarized by their length (the pretty-printer's form, as smoltcp's
-/// `Repr`s have).
-/// One line per frame for `defmt` logging on a device: the kind, the
-/// source, and what the frame carries in numbers (no strings are copied).
-#[cfg(feature = "defmt")]
-impl defmt::Format for Frame<'_> {
-    fn format(&self, f: defmt::Formatter<'_>) {
-        match self {
-            Frame::Handshake(h) => defmt::write!(
-                f,
-                "Handshake source={=u32} labels={=usize} metadata={=usize} complete={=bool}",
-                h.source,
-                h.labels.len(),
-                h.metadata.len(),
-                h.complete
-            ),
-            Frame::Index(i) => defmt::write!(
-                f,
-                "Index source={=u32} ts={=i64} kind={} blob={=usize}B",
-                i.source,
-                i.ts,
-                i.kind,
-                i.blob.len()
-            ),
-            Frame::Rows(r) => defmt::write!(
-                f,
-                "Rows source={=u32} seq={=u64} rows={=usize}",
-                r.source,
-                r.seq,
-                r.rows.len()
-            ),
-            Frame::Segment(s) => defmt::write!(
-                f,
-                "Segment source={=u32} rows={=u64} bytes={=usize}B",
-                s.source,
-                s.rows,
-                s.bytes.len()
-            ),
-            Frame::ClockOffset(c) => defmt::write!(f, "{}", c),
-            Frame::SourceUpdate(u) => defmt::write!(
-                f,
-                "SourceUpdate source={=u32} ts={=i64} labels={=usize} metadata={=usize}",
-                u.source,
-                u.ts,
-                u.labels.len(),
-                u.metadata.len()
-            ),
-            Frame::Unknown { kind, payload } => {
-                defmt::write!(
-                    f,
-                    "unknown kind={=u8} payload={=usize}B",
-                    kind,
-                    payload.len()
-                )
-            }
-        }
+    use std::vec::Vec;
+
+    use super::{decode, Frame, Status};
+    use crate::Rule;
+
+    /// The parts of a frame, written by hand, joined.
+    pub(crate) fn cat(parts: &[&[u8]]) -> Vec<u8> {
+        parts.concat()
     }
-}
 
-impl core::fmt::Display for Frame<'_> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        struct Pairs<'m>(crate::Map<'m>);
-        impl core::fmt::Display for Pairs<'_> {
-            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                f.write_str("{")?;
-                for (i, (k, v)) in self.0.iter().enumerate() {
-                    let sep = if i == 0 { "" } else { ", " };
-                    write!(f, "{sep}{k:?}: {v:?}")?;
-                }
-                f.write_str("}")
+    /// `bytes`, written by hand from the protocol, and `frame` are the same
+    /// frame both ways: decoding takes exactly the bytes and gives the
+    /// fields, encoding the fields writes exactly the bytes and nothing
+    /// past them, and every prefix is `Incomplete` by the right count.
+    #[track_caller]
+    pub(crate) fn assert_golden(bytes: &[u8], frame: Frame<'_>) {
+        match decode(bytes) {
+            Ok(Status::Complete((got, used))) => {
+                assert_eq!(got, frame);
+                assert_eq!(used, bytes.len(), "{frame}: consumed");
             }
+            other => panic!("{frame}: {other:?}"),
         }
-        match self {
-            Frame::Handshake(h) => {
-                write!(f, "Handshake source={} uuid=", h.source)?;
-                match h.uuid {
-                    Some(u) => f.write_str(u)?,
-                    None => f.write_str("absent")?,
-                }
-                write!(
-                    f,
-                    " labels={} metadata={} clock_anchor_wall_ns={} complete={}",
-                    Pairs(h.labels),
-                    Pairs(h.metadata),
-                    h.clock_anchor_wall_ns,
-                    h.complete
-                )
-            }
-            Frame::Index(i) => write!(
-                f,
-                "Index source={} stream={:?} ts={} kind={:?} state=({:#x}, {:#x}) blob={}B",
-                i.source,
-                i.stream,
-                i.ts,
-                i.kind,
-                i.state.0,
-                i.state.1,
-                i.blob.len()
-            ),
-            Frame::Rows(r) => {
-                let bytes: usize = r.rows.iter().map(|row| row.row.len()).sum();
-                write!(
-                    f,
-                    "Rows source={} seq={} index_state=({:#x}, {:#x}) rows={} row_bytes={}",
-                    r.source,
-                    r.seq,
-                    r.index_state.0,
-                    r.index_state.1,
-                    r.rows.len(),
-                    bytes
-                )?;
-                if let Some(first) = r.rows.iter().next() {
-                    write!(f, " first={:?}@{}", first.stream, first.ts)?;
-                }
-                Ok(())
-            }
-            Frame::Segment(s) => {
-                write!(
-                    f,
-                    "Segment source={} stream={:?} rows={} ts={}..={} bytes={}B caller_index=",
-                    s.source,
-                    s.stream,
-                    s.rows,
-                    s.first_ts,
-                    s.last_ts,
-                    s.bytes.len()
-                )?;
-                match s.caller_index {
-                    Some(c) => write!(f, "{}B", c.len()),
-                    None => f.write_str("absent"),
-                }
-            }
-            Frame::ClockOffset(c) => write!(
-                f,
-                "ClockOffset source={} ts={} offset_ns={}",
-                c.source, c.ts, c.offset_ns
-            ),
-            Frame::SourceUpdate(u) => write!(
-                f,
-                "SourceUpdate source={} ts={} labels={} metadata={}",
-                u.source,
-                u.ts,
-                Pairs(u.labels),
-                Pairs(u.metadata)
-            ),
-            Frame::Unknown { kind, payload } => {
-                write!(f, "unknown kind={} payload={}B", kind, payload.len())
-            }
+        assert_eq!(frame.buffer_len(), Ok(bytes.len()), "{frame}");
+        let mut buf = std::vec![0xaa; bytes.len() + 7];
+        assert_eq!(frame.emit(&mut buf), Ok(bytes.len()), "{frame}");
+        assert_eq!(&buf[..bytes.len()], bytes, "{frame}");
+        assert!(
+            buf[bytes.len()..].iter().all(|&b| b == 0xaa),
+            "{frame}: wrote past"
+        );
+        let short = frame.emit(&mut buf[..bytes.len() - 1]).unwrap_err();
+        assert!(
+            matches!(short.rule(), Rule::BufferTooSmall { .. }),
+            "{short}"
+        );
+        for cut in 0..bytes.len() {
+            let needed = if cut < 4 { 4 - cut } else { bytes.len() - cut };
+            assert_eq!(
+                decode(&bytes[..cut]),
+                Ok(Status::Incomplete { needed }),
+                "{frame}"
+            );
         }
     }
 }

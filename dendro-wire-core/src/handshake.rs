@@ -1,12 +1,33 @@
 //! `Handshake`, kind 1 ([protocol §4.1](crate::protocol)).
 
-use zerocopy::little_endian::I64;
+use core::mem::offset_of;
 
-use crate::codec::{is_canonical_uuid, opt_bytes_len, Cursor, Out};
+use zerocopy::little_endian::I64;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+
+use crate::codec::{is_canonical_uuid, opt_bytes_len, Cursor, FixedRun, Out};
 use crate::error::{Error, Field, Rule};
-use crate::frame::{encodable, kind, Decode, Encode};
-use crate::layout::HandshakeTail;
+use crate::framing::{encodable, Decode, Encode};
+use crate::kind;
 use crate::map::Map;
+
+/// The fixed run after the maps (§4.1).
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+struct HandshakeTail {
+    clock_anchor_wall_ns: I64,
+    complete: u8,
+}
+
+impl FixedRun for HandshakeTail {
+    const FIELDS: &'static [(usize, Field)] = &[
+        (
+            offset_of!(Self, clock_anchor_wall_ns),
+            Field::ClockAnchorWallNs,
+        ),
+        (offset_of!(Self, complete), Field::Complete),
+    ];
+}
 
 /// A source's identity, and the ordinal every later frame for it carries.
 ///
@@ -64,10 +85,10 @@ impl<'a> Decode<'a> for Handshake<'a> {
                     .ok_or_else(|| c.error(Rule::NotACanonicalUuid, Field::Uuid, uuid_at))?,
             ),
         };
-        let labels = c.map(Field::Labels)?;
-        let metadata = c.map(Field::Metadata)?;
-        let complete_at = c.at() + 8;
-        let tail = c.fixed::<HandshakeTail>(Field::ClockAnchorWallNs)?;
+        let labels = Map::parse(c, Field::Labels)?;
+        let metadata = Map::parse(c, Field::Metadata)?;
+        let complete_at = c.at() + offset_of!(HandshakeTail, complete);
+        let tail = c.fixed::<HandshakeTail>()?;
         Ok(Handshake {
             source,
             uuid,
@@ -92,10 +113,10 @@ impl Encode for Handshake<'_> {
             }
         }
         let labels_at = uuid_at + opt_bytes_len(self.uuid.map(str::as_bytes));
-        let labels = self.labels.encoded_len(Field::Labels, labels_at)?;
+        let labels = self.labels.wire_len(Field::Labels, labels_at)?;
         let metadata = self
             .metadata
-            .encoded_len(Field::Metadata, labels_at + labels)?;
+            .wire_len(Field::Metadata, labels_at + labels)?;
         Ok(labels_at - at + labels + metadata + core::mem::size_of::<HandshakeTail>())
     }
 
@@ -112,3 +133,118 @@ impl Encode for Handshake<'_> {
 }
 
 encodable!(Handshake<'_>);
+
+impl core::fmt::Display for Handshake<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "Handshake source={} uuid={} labels={} metadata={} clock_anchor_wall_ns={} complete={}",
+            self.source,
+            self.uuid.unwrap_or("absent"),
+            self.labels,
+            self.metadata,
+            self.clock_anchor_wall_ns,
+            self.complete
+        )
+    }
+}
+
+#[cfg(feature = "defmt")]
+impl defmt::Format for Handshake<'_> {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(
+            f,
+            "Handshake source={=u32} labels={=usize} metadata={=usize} complete={=bool}",
+            self.source,
+            self.labels.len(),
+            self.metadata.len(),
+            self.complete
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use super::*;
+    use crate::frame::golden::{assert_golden, cat};
+    use crate::{decode, Frame};
+
+    const UUID: &str = "3f2b1c4d-0000-4000-8000-00000000abcd";
+
+    /// Source 2, a uuid, labels {host: b}, no metadata, anchor -1, not
+    /// complete;
+    /// a payload of 75 bytes, so len 76. Written from the protocol's §4.1,
+    /// field by field.
+    fn bytes() -> std::vec::Vec<u8> {
+        cat(&[
+            &[76, 0, 0, 0],                          // len
+            &[1],                                    // kind: Handshake
+            &[2, 0, 0, 0],                           // source
+            &[1],                                    // uuid present
+            &[36, 0, 0, 0],                          // uuid len
+            b"3f2b1c4d-0000-4000-8000-00000000abcd", // uuid
+            &[1, 0, 0, 0],                           // labels: 1 entry
+            &[4, 0, 0, 0],
+            b"host",
+            &[1, 0, 0, 0],
+            b"b",
+            &[0, 0, 0, 0], // metadata: 0 entries
+            &[0xff; 8],    // clock_anchor_wall_ns = -1
+            &[0],          // complete = false
+        ])
+    }
+
+    fn frame() -> Handshake<'static> {
+        Handshake {
+            source: 2,
+            uuid: Some(UUID),
+            labels: Map::from_pairs(&[("host", "b")]),
+            metadata: Map::EMPTY,
+            clock_anchor_wall_ns: -1,
+            complete: false,
+        }
+    }
+
+    #[test]
+    fn the_golden_bytes_are_the_frame() {
+        assert_golden(&bytes(), Frame::Handshake(frame()));
+    }
+
+    #[test]
+    fn the_fields_read_back_borrowed() {
+        let bytes = bytes();
+        let Ok(crate::Status::Complete((Frame::Handshake(h), _))) = decode(&bytes) else {
+            panic!("not a handshake")
+        };
+        assert_eq!(h.labels.get("host"), Some("b"));
+        assert_eq!(h.labels.get("hos"), None);
+        assert_eq!(h.labels.get("hz"), None);
+        assert!(h.metadata.is_empty());
+        // The uuid borrows from the buffer: no copy was made.
+        assert!(core::ptr::eq(
+            h.uuid.unwrap().as_ptr(),
+            bytes[14..].as_ptr()
+        ));
+    }
+
+    #[test]
+    fn a_short_tail_is_named_by_its_field() {
+        // Cut after the anchor: the frame ends where `complete` starts.
+        let mut b = bytes();
+        b.pop();
+        b[0] -= 1;
+        let e = decode(&b).unwrap_err();
+        assert_eq!((e.field(), e.offset()), (Field::Complete, 79));
+    }
+
+    #[test]
+    fn one_line_for_a_person() {
+        assert_eq!(
+            std::format!("{}", Frame::Handshake(frame())),
+            "Handshake source=2 uuid=3f2b1c4d-0000-4000-8000-00000000abcd labels={\"host\": \"b\"} \
+             metadata={} clock_anchor_wall_ns=-1 complete=false"
+        );
+    }
+}

@@ -1,12 +1,33 @@
 //! `Index`, kind 2 ([protocol §4.2](crate::protocol)).
 
-use zerocopy::little_endian::{I64, U64};
+use core::mem::offset_of;
 
-use crate::codec::{bytes_len, Cursor, Out};
+use zerocopy::little_endian::{I64, U64};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+
+use crate::codec::{bytes_len, Cursor, FixedRun, Out};
 use crate::error::{Error, Field, Rule};
-use crate::frame::{encodable, kind, Decode, Encode};
+use crate::framing::{encodable, Decode, Encode};
 use crate::index_state::IndexState;
-use crate::layout::IndexTail;
+use crate::kind;
+
+/// The fixed run after the stream name, up to the blob (§4.2).
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub(crate) struct IndexTail {
+    pub ts: I64,
+    pub kind: u8,
+    pub state_0: U64,
+    pub state_1: U64,
+}
+
+impl FixedRun for IndexTail {
+    const FIELDS: &'static [(usize, Field)] = &[
+        (offset_of!(Self, ts), Field::Ts),
+        (offset_of!(Self, kind), Field::IndexKind),
+        (offset_of!(Self, state_0), Field::State),
+    ];
+}
 
 /// Whether an [`Index`] entry carries the whole slot set or a change to it.
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -90,8 +111,8 @@ impl<'a> Decode<'a> for Index<'a> {
     fn parse(c: &mut Cursor<'a>) -> Result<Self, Error> {
         let source = c.u32(Field::Source)?;
         let stream = c.str(Field::Stream)?;
-        let kind_at = c.at() + 8;
-        let tail = c.fixed::<IndexTail>(Field::Ts)?;
+        let kind_at = c.at() + offset_of!(IndexTail, kind);
+        let tail = c.fixed::<IndexTail>()?;
         let kind = IndexKind::from_byte(tail.kind).ok_or_else(|| {
             c.error(
                 Rule::NotAnIndexKind { value: tail.kind },
@@ -135,3 +156,116 @@ impl Encode for Index<'_> {
 }
 
 encodable!(Index<'_>);
+
+impl core::fmt::Display for Index<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "Index source={} stream={:?} ts={} kind={:?} state=({:#x}, {:#x}) blob={}B",
+            self.source,
+            self.stream,
+            self.ts,
+            self.kind,
+            self.state.0,
+            self.state.1,
+            self.blob.len()
+        )
+    }
+}
+
+#[cfg(feature = "defmt")]
+impl defmt::Format for Index<'_> {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(
+            f,
+            "Index source={=u32} ts={=i64} kind={} blob={=usize}B",
+            self.source,
+            self.ts,
+            self.kind,
+            self.blob.len()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use super::*;
+    use crate::frame::golden::{assert_golden, cat};
+    use crate::{decode, Frame};
+
+    /// Source 9, stream mem, ts -10, Full, state (3, 4), blob 01 fe; a
+    /// payload of 42 bytes. Written from the protocol's §4.2.
+    fn bytes() -> std::vec::Vec<u8> {
+        cat(&[
+            &[43, 0, 0, 0],                                    // len
+            &[2],                                              // kind: Index
+            &[9, 0, 0, 0],                                     // source
+            &[3, 0, 0, 0],                                     // stream len
+            b"mem",                                            // stream
+            &[0xf6, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff], // ts = -10
+            &[0],                                              // kind: Full
+            &[3, 0, 0, 0, 0, 0, 0, 0],                         // state.0
+            &[4, 0, 0, 0, 0, 0, 0, 0],                         // state.1
+            &[2, 0, 0, 0],                                     // blob len
+            &[0x01, 0xfe],                                     // blob
+        ])
+    }
+
+    fn frame() -> Index<'static> {
+        Index {
+            source: 9,
+            stream: "mem",
+            ts: -10,
+            kind: IndexKind::Full,
+            state: (3, 4),
+            blob: &[0x01, 0xfe],
+        }
+    }
+
+    #[test]
+    fn the_golden_bytes_are_the_frame() {
+        assert_golden(&bytes(), Frame::Index(frame()));
+        let delta = Index {
+            kind: IndexKind::Delta,
+            ..frame()
+        };
+        let mut b = bytes();
+        b[24] = 1; // kind: Delta
+        assert_golden(&b, Frame::Index(delta));
+    }
+
+    #[test]
+    fn a_kind_byte_past_delta_is_refused_where_it_is() {
+        let mut b = bytes();
+        b[24] = 2;
+        let e = decode(&b).unwrap_err();
+        assert_eq!(e.rule(), Rule::NotAnIndexKind { value: 2 });
+        assert_eq!((e.field(), e.offset()), (Field::IndexKind, 24));
+    }
+
+    #[test]
+    fn a_short_state_is_named_by_its_field() {
+        // The frame ends 5 bytes into the state.
+        let b = &mut bytes()[..30];
+        b[0] = 26;
+        let e = decode(b).unwrap_err();
+        assert_eq!(
+            e.rule(),
+            Rule::EndsEarly {
+                needed: 16,
+                left: 5
+            }
+        );
+        assert_eq!((e.field(), e.offset()), (Field::State, 25));
+    }
+
+    #[test]
+    fn one_line_for_a_person() {
+        assert_eq!(
+            std::format!("{}", Frame::Index(frame())),
+            "Index source=9 stream=\"mem\" ts=-10 kind=Full state=(0x3, 0x4) blob=2B"
+        );
+    }
+}

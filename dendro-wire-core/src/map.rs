@@ -3,7 +3,7 @@
 
 use core::fmt;
 
-use crate::codec::{bytes_len, Cursor, Out, LEN_BYTES};
+use crate::codec::{bytes_len, Cursor, Items, Out, LEN_BYTES};
 use crate::error::{Error, Field, Rule};
 
 /// A `map` field: a view over the bytes of a decoded frame, or pairs a caller
@@ -23,34 +23,21 @@ use crate::error::{Error, Field, Rule};
 /// assert_eq!(labels.iter().count(), 2);
 /// ```
 #[derive(Clone, Copy)]
-pub struct Map<'a>(Repr<'a>);
-
-#[derive(Clone, Copy)]
-enum Repr<'a> {
-    /// `count` entries, checked, in `entries` (the bytes after the count).
-    Wire {
-        count: u32,
-        entries: &'a [u8],
-    },
-    Pairs(&'a [(&'a str, &'a str)]),
-}
+pub struct Map<'a>(Items<'a, (&'a str, &'a str)>);
 
 impl<'a> Map<'a> {
     /// The map with no entries.
-    pub const EMPTY: Map<'static> = Map(Repr::Pairs(&[]));
+    pub const EMPTY: Map<'static> = Map(Items::Given(&[]));
 
     /// A map to encode. The pairs must be in strictly ascending key order;
     /// encoding checks it.
     pub const fn from_pairs(pairs: &'a [(&'a str, &'a str)]) -> Self {
-        Map(Repr::Pairs(pairs))
+        Map(Items::Given(pairs))
     }
 
     /// The number of entries.
     pub fn len(&self) -> usize {
-        match self.0 {
-            Repr::Wire { count, .. } => count as usize,
-            Repr::Pairs(p) => p.len(),
-        }
+        self.0.len()
     }
 
     /// Whether there are no entries.
@@ -61,11 +48,11 @@ impl<'a> Map<'a> {
     /// The entries, in key order.
     pub fn iter(&self) -> MapIter<'a> {
         MapIter(match self.0 {
-            Repr::Wire { count, entries } => IterRepr::Wire {
+            Items::Wire { count, bytes } => IterRepr::Wire {
                 left: count,
-                rest: entries,
+                rest: bytes,
             },
-            Repr::Pairs(p) => IterRepr::Pairs(p.iter()),
+            Items::Given(p) => IterRepr::Pairs(p.iter()),
         })
     }
 
@@ -99,18 +86,18 @@ impl<'a> Map<'a> {
             c.str(field)?;
         }
         c.set_item(None);
-        Ok(Map(Repr::Wire {
+        Ok(Map(Items::Wire {
             count,
-            entries: c.since(start),
+            bytes: c.since(start),
         }))
     }
 
     /// The encoded size, checking the key order of caller-given pairs; `at`
     /// is where the map would start, for the error.
-    pub(crate) fn encoded_len(&self, field: Field, at: usize) -> Result<usize, Error> {
+    pub(crate) fn wire_len(&self, field: Field, at: usize) -> Result<usize, Error> {
         match self.0 {
-            Repr::Wire { entries, .. } => Ok(LEN_BYTES + entries.len()),
-            Repr::Pairs(pairs) => {
+            Items::Wire { bytes, .. } => Ok(LEN_BYTES + bytes.len()),
+            Items::Given(pairs) => {
                 let mut len = LEN_BYTES;
                 let mut previous: Option<&str> = None;
                 for (i, (k, v)) in pairs.iter().enumerate() {
@@ -130,11 +117,11 @@ impl<'a> Map<'a> {
 
     pub(crate) fn emit(&self, out: &mut Out<'_>) -> Result<(), Error> {
         match self.0 {
-            Repr::Wire { count, entries } => {
+            Items::Wire { count, bytes } => {
                 out.u32(count)?;
-                out.put(entries)
+                out.put(bytes)
             }
-            Repr::Pairs(pairs) => {
+            Items::Given(pairs) => {
                 out.u32(pairs.len() as u32)?;
                 for (k, v) in pairs {
                     out.bytes(k.as_bytes())?;
@@ -163,6 +150,19 @@ impl Eq for Map<'_> {}
 impl fmt::Debug for Map<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+/// `{"key": "value", ...}`, in key order: the form a frame's one-line
+/// `Display` shows a map in.
+impl fmt::Display for Map<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("{")?;
+        for (i, (k, v)) in self.iter().enumerate() {
+            let sep = if i == 0 { "" } else { ", " };
+            write!(f, "{sep}{k:?}: {v:?}")?;
+        }
+        f.write_str("}")
     }
 }
 

@@ -10,13 +10,18 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::codec::{copy, Out, LEN_BYTES};
 use crate::error::Error;
-use crate::frame::{decode, kind, kind_name, Frame, Status};
+use crate::frame::{decode, Frame, Status};
+use crate::framing::FrameHead;
 use crate::handshake::Handshake;
+use crate::index::IndexTail;
 use crate::index::{Index, IndexKind};
 use crate::index_state::{IndexState, SlotSetHash, NO_INDEX_STATE};
-use crate::layout::{FrameHead, IndexTail, RowTail};
+use crate::kind;
 use crate::map::Map;
-use crate::rows::{write_prepared_row, write_rows_head, RowsBuilder, RowsHeader, ROWS_HEAD_BYTES};
+use crate::rows::{
+    write_prepared_row, write_row_tail, write_rows_head, RowsBuilder, RowsHeader, NAME_WORD,
+    ROWS_HEAD_BYTES, TAIL_BYTES,
+};
 use crate::source_update::SourceUpdate;
 use crate::storage::Storage;
 use crate::{LENGTH_PREFIX_BYTES, MAX_FRAME_BYTES};
@@ -302,13 +307,13 @@ impl fmt::Display for PublishError {
                 "a {} frame for source {source} before its handshake went out on this \
                  connection (rule 1); the handshake goes out at the end of the interval after \
                  connected()",
-                kind_name(kind)
+                kind::name(kind)
             ),
             PublishError::NotPassthrough { kind } => write!(
                 f,
                 "{} frames are the publisher's own, sent by the rules (1 to 8); one sent by hand \
                  could break them",
-                kind_name(kind)
+                kind::name(kind)
             ),
             PublishError::FrameTooLarge {
                 source,
@@ -320,7 +325,7 @@ impl fmt::Display for PublishError {
                     f,
                     "a {} frame of source {source} would need {needed} bytes, above the \
                      {limit}-byte frame buffer, so this is refused",
-                    kind_name(kind)
+                    kind::name(kind)
                 )?;
                 f.write_str(match kind {
                     kind::ROWS => {
@@ -439,9 +444,9 @@ const NEVER: u64 = u64::MAX;
 /// `last_at` of a stream not observed in the interval under way.
 const UNSEEN: u32 = u32::MAX;
 /// A row's fixed run: `ts`, `wall_offset`, the row's length.
-const TAIL: usize = 20;
+const TAIL: usize = TAIL_BYTES;
 /// A prepared name copied as one word.
-const WORD: usize = 16;
+const WORD: usize = NAME_WORD;
 
 /// What a source owes the connection for the interval that ended.
 #[derive(Clone, Copy, Debug, Default)]
@@ -1900,7 +1905,7 @@ fn put_small(
     let head = (LEN_BYTES + name) & (2 * WORD - 1);
     *window.first_chunk_mut::<WORD>()? = u128::from_ne_bytes(word).to_ne_bytes();
     let (tail, rest) = window.get_mut(head..)?.split_first_chunk_mut::<TAIL>()?;
-    write_tail(tail, ts, wall_offset, row.len());
+    write_row_tail(tail, ts, wall_offset, row.len());
     copy_small(rest.first_chunk_mut()?, row)?;
     let last_at = bytes.get_mut(rec_at + LAST_AT..)?.first_chunk_mut::<4>()?;
     *last_at = (at as u32).to_le_bytes();
@@ -1954,19 +1959,6 @@ fn put_any(
 const SMALL_ROW: usize = 2 * WORD - 1 + TAIL + 2 * WORD - 1 + 16;
 /// The longest row [`put_small`] takes.
 const SMALL_ROW_BYTES: usize = 2 * WORD;
-
-/// A row's fixed run: `ts`, `wall_offset`, the row's length.
-#[inline(always)]
-fn write_tail(tail: &mut [u8; TAIL], ts: i64, wall_offset: i64, row_len: usize) {
-    tail.copy_from_slice(
-        RowTail {
-            ts: I64::new(ts),
-            wall_offset: I64::new(wall_offset),
-            row_len: U32::new(row_len as u32),
-        }
-        .as_bytes(),
-    );
-}
 
 /// A row of 16 to 32 bytes to the front of `dst`, as two overlapping moves
 /// of 16 bytes. Words rather than `copy_from_slice`, whose copies the

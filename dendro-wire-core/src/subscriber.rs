@@ -6,9 +6,10 @@ use core::fmt;
 
 use heapless::index_map::FnvIndexMap;
 
-use crate::frame::{kind_name, Frame};
+use crate::frame::Frame;
 use crate::index::IndexKind;
 use crate::index_state::{IndexState, NO_INDEX_STATE};
+use crate::kind;
 
 /// A frame that breaks a stream-level rule a subscriber holds. The stream
 /// cannot go on: what follows would be applied to the wrong source, or to
@@ -45,7 +46,7 @@ impl fmt::Display for ProtocolError {
                 f,
                 "a {} frame names source {source}, which no handshake on this connection \
                  introduced (rule 1)",
-                kind_name(kind)
+                kind::name(kind)
             ),
             ProtocolError::DuplicateHandshake { source } => write!(
                 f,

@@ -98,18 +98,25 @@ fn a_length_above_the_limit_is_refused_from_the_prefix_alone() {
 
 #[test]
 fn a_field_past_the_end_of_the_frame_is_refused() {
-    // A ClockOffset whose len covers only the kind and 3 bytes.
+    // A ClockOffset whose len covers only the kind and 3 bytes: it ends in
+    // `source`, which needs 4.
     let e = refused(&[4, 0, 0, 0, 5, 1, 2, 3]);
+    assert_error(e, Rule::EndsEarly { needed: 4, left: 3 }, Field::Source, 5);
+    assert_eq!(e.frame_kind(), Some(kind::CLOCK_OFFSET));
+    // One that ends 6 bytes into `ts`: named by the field it ends in, at
+    // that field's offset, not by the run it is part of.
+    let e = refused(&[11, 0, 0, 0, 5, 1, 0, 0, 0, 1, 2, 3, 4, 5, 6]);
+    assert_error(e, Rule::EndsEarly { needed: 8, left: 6 }, Field::Ts, 9);
+    // And one whose `ts` is whole, so it ends at the start of `offset_ns`.
+    let mut b = vec![13, 0, 0, 0, 5, 1, 0, 0, 0];
+    b.extend_from_slice(&7i64.to_le_bytes());
+    let e = refused(&b);
     assert_error(
         e,
-        Rule::EndsEarly {
-            needed: 20,
-            left: 3,
-        },
-        Field::Source,
-        5,
+        Rule::EndsEarly { needed: 8, left: 0 },
+        Field::OffsetNs,
+        17,
     );
-    assert_eq!(e.frame_kind(), Some(kind::CLOCK_OFFSET));
     // A blob whose length runs past the frame: reported at its length field.
     let mut b = index_bytes();
     b[41] = 3; // blob len 2 -> 3
@@ -181,7 +188,7 @@ fn a_string_that_is_not_utf8_is_refused() {
     };
     let mut b = vec![0; frame.buffer_len().unwrap()];
     frame.emit(&mut b).unwrap();
-    let second = 37 + ROW.encoded_len();
+    let second = 37 + ROW.wire_len();
     b[second + 4 + 2] = 0xc0; // a lone lead byte in "cpv"
     let e = refused(&b);
     assert_error(e, Rule::NotUtf8, Field::Stream, second);
@@ -391,7 +398,7 @@ fn a_frame_above_the_limit_is_not_encoded() {
             },
         )
         .unwrap();
-        let fill = MAX_FRAME_BYTES as usize + 4 - b.frame_len() - empty.encoded_len() + over;
+        let fill = MAX_FRAME_BYTES as usize + 4 - b.frame_len() - empty.wire_len() + over;
         let pushed = b.push(&Row {
             row: &big[..fill],
             ..ROW
@@ -427,7 +434,7 @@ fn a_frame_above_the_limit_is_not_encoded() {
         pushed += 1;
     }
     let e = b.push(&ROW).unwrap_err();
-    let end = b.frame_len() + ROW.encoded_len();
+    let end = b.frame_len() + ROW.wire_len();
     assert_eq!(
         e.rule(),
         Rule::BufferTooSmall {

@@ -4,7 +4,7 @@
 use std::fmt;
 
 use dendro_wire_core::{
-    kind_name, Admitted, ClockOffset, Frame, Handshake, Index, ProtocolError, Rows, Segment,
+    kind, Admitted, ClockOffset, Frame, Handshake, Index, ProtocolError, Rows, Segment,
     SourceUpdate, Subscriber as Rules,
 };
 
@@ -181,7 +181,7 @@ impl fmt::Display for SubscribeError {
                 claimed,
                 identity,
             } => {
-                write!(f, "a {} for source {source} ", kind_name(*kind))?;
+                write!(f, "a {} for source {source} ", kind::name(*kind))?;
                 match claimed {
                     Some(claimed) => write!(f, "claims {label}={claimed:?}")?,
                     None => write!(f, "has no {label:?} label")?,

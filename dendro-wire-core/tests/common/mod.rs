@@ -1,7 +1,10 @@
-//! Hand-written golden frames, one per kind, shared by the core's tests.
+//! One frame of each kind, shared by the core's tests, and its bytes.
 //!
-//! Every byte below was written from docs/PROTOCOL.md §2–§4 and §8, field by
-//! field, never produced by an encoder; the comments name each field.
+//! The bytes are the encoder's: each kind's file holds the same frame's
+//! bytes written by hand from the protocol, field by field, and its golden
+//! test holds the encoder to them, so here they are the golden bytes
+//! without a second hand-written copy. The tests here cut and change them
+//! at named offsets to break one rule at a time.
 
 #![allow(dead_code)]
 
@@ -14,27 +17,20 @@ pub fn cat(parts: &[&[u8]]) -> Vec<u8> {
     parts.concat()
 }
 
+/// A frame's bytes, as the encoder writes them.
+pub fn emitted(frame: &Frame<'_>) -> Vec<u8> {
+    let mut buf = vec![0; frame.buffer_len().expect("a frame the encoder takes")];
+    let n = frame.emit(&mut buf).expect("room for it");
+    assert_eq!(n, buf.len());
+    buf
+}
+
 pub const UUID: &str = "3f2b1c4d-0000-4000-8000-00000000abcd";
 
-/// Handshake: source 1, a uuid, labels {host: a}, no metadata, anchor 1,
-/// complete. Payload 75 bytes, so len 76.
+/// [`handshake`]: source 1, a uuid, labels {host: a}, no metadata,
+/// anchor 1, complete; 80 bytes.
 pub fn handshake_bytes() -> Vec<u8> {
-    cat(&[
-        &[76, 0, 0, 0],                          // len
-        &[1],                                    // kind: Handshake
-        &[1, 0, 0, 0],                           // source
-        &[1],                                    // uuid present
-        &[36, 0, 0, 0],                          // uuid len
-        b"3f2b1c4d-0000-4000-8000-00000000abcd", // uuid
-        &[1, 0, 0, 0],                           // labels: 1 entry
-        &[4, 0, 0, 0],
-        b"host",
-        &[1, 0, 0, 0],
-        b"a",
-        &[0, 0, 0, 0],             // metadata: 0 entries
-        &[1, 0, 0, 0, 0, 0, 0, 0], // clock_anchor_wall_ns = 1
-        &[1],                      // complete = true
-    ])
+    emitted(&Frame::Handshake(handshake()))
 }
 
 pub fn handshake() -> Handshake<'static> {
@@ -48,22 +44,10 @@ pub fn handshake() -> Handshake<'static> {
     }
 }
 
-/// Index: source 0, stream cpu, ts 10, Full, state (1, 2), blob 00 ff.
-/// Payload 42 bytes.
+/// [`index`]: source 0, stream cpu, ts 10, Full, state (1, 2), blob
+/// 00 ff; 47 bytes.
 pub fn index_bytes() -> Vec<u8> {
-    cat(&[
-        &[43, 0, 0, 0],             // len
-        &[2],                       // kind: Index
-        &[0, 0, 0, 0],              // source
-        &[3, 0, 0, 0],              // stream len
-        b"cpu",                     // stream
-        &[10, 0, 0, 0, 0, 0, 0, 0], // ts
-        &[0],                       // kind: Full
-        &[1, 0, 0, 0, 0, 0, 0, 0],  // state.0
-        &[2, 0, 0, 0, 0, 0, 0, 0],  // state.1
-        &[2, 0, 0, 0],              // blob len
-        &[0x00, 0xff],              // blob
-    ])
+    emitted(&Frame::Index(index()))
 }
 
 pub fn index() -> Index<'static> {
@@ -77,24 +61,10 @@ pub fn index() -> Index<'static> {
     }
 }
 
-/// Rows: source 0, seq 7, index_state (1, 2), one row {cpu, ts 10,
-/// wall_offset -3, row 0a 0b}. Payload 32 + 29 bytes.
+/// [`rows`]: source 0, seq 7, index_state (1, 2), one row [`ROW`]; 66
+/// bytes.
 pub fn rows_bytes() -> Vec<u8> {
-    cat(&[
-        &[62, 0, 0, 0],            // len
-        &[3],                      // kind: Rows
-        &[0, 0, 0, 0],             // source
-        &[7, 0, 0, 0, 0, 0, 0, 0], // seq
-        &[1, 0, 0, 0, 0, 0, 0, 0], // index_state.0
-        &[2, 0, 0, 0, 0, 0, 0, 0], // index_state.1
-        &[1, 0, 0, 0],             // count
-        &[3, 0, 0, 0],             // stream len
-        b"cpu",
-        &[10, 0, 0, 0, 0, 0, 0, 0],                        // ts
-        &[0xfd, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff], // wall_offset = -3
-        &[2, 0, 0, 0],                                     // row len
-        &[0x0a, 0x0b],                                     // row
-    ])
+    emitted(&Frame::Rows(rows()))
 }
 
 pub const ROW: Row<'static> = Row {
@@ -113,16 +83,9 @@ pub fn rows() -> Rows<'static> {
     }
 }
 
-/// The keepalive: source 4, seq u64::MAX, no index, no rows. Payload 32.
+/// The keepalive: source 4, seq u64::MAX, no index, no rows; 37 bytes.
 pub fn empty_rows_bytes() -> Vec<u8> {
-    cat(&[
-        &[33, 0, 0, 0],
-        &[3],
-        &[4, 0, 0, 0],
-        &[0xff; 8], // seq = u64::MAX
-        &[0; 16],   // NO_INDEX_STATE
-        &[0, 0, 0, 0],
-    ])
+    emitted(&Frame::Rows(empty_rows()))
 }
 
 pub fn empty_rows() -> Rows<'static> {
@@ -134,24 +97,10 @@ pub fn empty_rows() -> Rows<'static> {
     }
 }
 
-/// Segment: source 3, stream s, rows 10, first_ts -9, last_ts 9, bytes PAR1,
-/// caller_index 09 09. Payload 48 bytes.
+/// [`segment`]: source 3, stream s, rows 10, ts -9..=9, bytes PAR1,
+/// caller_index 09 09; 53 bytes.
 pub fn segment_bytes() -> Vec<u8> {
-    cat(&[
-        &[49, 0, 0, 0],
-        &[4],
-        &[3, 0, 0, 0],
-        &[1, 0, 0, 0],
-        b"s",
-        &[10, 0, 0, 0, 0, 0, 0, 0],                        // rows
-        &[0xf7, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff], // first_ts = -9
-        &[9, 0, 0, 0, 0, 0, 0, 0],                         // last_ts
-        &[4, 0, 0, 0],
-        b"PAR1",
-        &[1],          // caller_index present
-        &[2, 0, 0, 0], // its len
-        &[9, 9],
-    ])
+    emitted(&Frame::Segment(segment()))
 }
 
 pub fn segment() -> Segment<'static> {
@@ -166,32 +115,17 @@ pub fn segment() -> Segment<'static> {
     }
 }
 
-/// The same segment with no caller index: absent, not empty. Payload 42.
+/// The same segment with no caller index: absent, not empty; 47 bytes.
 pub fn segment_absent_bytes() -> Vec<u8> {
-    cat(&[
-        &[43, 0, 0, 0],
-        &[4],
-        &[3, 0, 0, 0],
-        &[1, 0, 0, 0],
-        b"s",
-        &[10, 0, 0, 0, 0, 0, 0, 0],
-        &[0xf7, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff],
-        &[9, 0, 0, 0, 0, 0, 0, 0],
-        &[4, 0, 0, 0],
-        b"PAR1",
-        &[0], // caller_index absent
-    ])
+    emitted(&Frame::Segment(Segment {
+        caller_index: None,
+        ..segment()
+    }))
 }
 
-/// ClockOffset: source 2, ts i64::MIN, offset_ns i64::MAX. Payload 20.
+/// [`clock_offset`]: source 2, ts i64::MIN, offset_ns i64::MAX; 25 bytes.
 pub fn clock_offset_bytes() -> Vec<u8> {
-    cat(&[
-        &[21, 0, 0, 0],
-        &[5],
-        &[2, 0, 0, 0],
-        &[0, 0, 0, 0, 0, 0, 0, 0x80],                      // i64::MIN
-        &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f], // i64::MAX
-    ])
+    emitted(&Frame::ClockOffset(clock_offset()))
 }
 
 pub fn clock_offset() -> ClockOffset {
@@ -202,29 +136,10 @@ pub fn clock_offset() -> ClockOffset {
     }
 }
 
-/// SourceUpdate: source 5, ts -1, labels {a: 1, b: 2}, metadata {encoder:
-/// v3}. Payload 57 bytes.
+/// [`source_update`]: source 5, ts -1, labels {a: 1, b: 2}, metadata
+/// {encoder: v3}; 62 bytes.
 pub fn source_update_bytes() -> Vec<u8> {
-    cat(&[
-        &[58, 0, 0, 0],
-        &[6],
-        &[5, 0, 0, 0],
-        &[0xff; 8], // ts = -1
-        &[2, 0, 0, 0],
-        &[1, 0, 0, 0],
-        b"a",
-        &[1, 0, 0, 0],
-        b"1",
-        &[1, 0, 0, 0],
-        b"b",
-        &[1, 0, 0, 0],
-        b"2",
-        &[1, 0, 0, 0],
-        &[7, 0, 0, 0],
-        b"encoder",
-        &[2, 0, 0, 0],
-        b"v3",
-    ])
+    emitted(&Frame::SourceUpdate(source_update()))
 }
 
 pub fn source_update() -> SourceUpdate<'static> {
