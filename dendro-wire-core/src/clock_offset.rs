@@ -20,10 +20,10 @@ struct ClockOffsetBody {
 }
 
 impl FixedRun for ClockOffsetBody {
-    const FIELDS: &'static [(usize, Field)] = &[
-        (offset_of!(Self, source), Field::Source),
-        (offset_of!(Self, ts), Field::Ts),
-        (offset_of!(Self, offset_ns), Field::OffsetNs),
+    const FIELDS: &'static [(u8, Field)] = &[
+        (offset_of!(Self, source) as u8, Field::Source),
+        (offset_of!(Self, ts) as u8, Field::Ts),
+        (offset_of!(Self, offset_ns) as u8, Field::OffsetNs),
     ];
 }
 

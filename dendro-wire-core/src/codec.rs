@@ -63,26 +63,27 @@ pub fn write_uuid<'o>(bytes: &[u8; 16], out: &'o mut [u8; 36]) -> &'o str {
 pub(crate) trait FixedRun:
     Sized + FromBytes + IntoBytes + KnownLayout + Immutable + Unaligned
 {
-    /// Each field's offset in the run (`core::mem::offset_of!`), in order,
+    /// Each field's offset in the run (`core::mem::offset_of!`; a byte
+    /// holds it, and keeps the table small in a device's flash), in order,
     /// and its name.
-    const FIELDS: &'static [(usize, Field)];
+    const FIELDS: &'static [(u8, Field)];
+}
 
-    /// The field a run with only `have` bytes ends in: its offset in the
-    /// run, its size, and its name.
-    fn field_at(have: usize) -> (usize, usize, Field) {
-        let mut found = (0, core::mem::size_of::<Self>(), Field::Length);
-        for (i, &(offset, field)) in Self::FIELDS.iter().enumerate() {
-            if offset > have {
-                break;
-            }
-            let end = match Self::FIELDS.get(i + 1) {
-                Some(&(next, _)) => next,
-                None => core::mem::size_of::<Self>(),
-            };
-            found = (offset, end - offset, field);
+/// The field a run of `size` bytes laid out as `fields` ends in when only
+/// `have` of its bytes are there: its offset in the run, its size, and its
+/// name. One function for every run, not one per run type: it is an error
+/// path, and a device's flash holds it once.
+fn field_at(fields: &[(u8, Field)], size: usize, have: usize) -> (usize, usize, Field) {
+    let mut found = (0, size, Field::Length);
+    for (i, &(offset, field)) in fields.iter().enumerate() {
+        let offset = usize::from(offset);
+        if offset > have {
+            break;
         }
-        found
+        let end = fields.get(i + 1).map_or(size, |&(next, _)| next.into());
+        found = (offset, end - offset, field);
     }
+    found
 }
 
 /// A list field's items ([protocol §3](crate::protocol) maps, §4.3 rows):
@@ -177,20 +178,24 @@ impl<'a> Cursor<'a> {
     /// A run of fixed-size fields, read as one; a run cut short names the
     /// field the bytes end in.
     pub(crate) fn fixed<T: FixedRun>(&mut self) -> Result<&'a T, Error> {
-        let start = self.at;
-        let left = self.left();
         let size = core::mem::size_of::<T>();
         match self.rest().get(..size).map(T::ref_from_bytes) {
             Some(Ok(run)) => {
                 self.at += size;
                 Ok(run)
             }
-            _ => {
-                let (offset, needed, field) = T::field_at(left);
-                let left = left - offset;
-                Err(self.error(Rule::EndsEarly { needed, left }, field, start + offset))
-            }
+            _ => Err(self.short_run(T::FIELDS, size)),
         }
+    }
+
+    /// A run of `size` bytes laid out as `fields` that the frame cuts short
+    /// at the cursor, blamed on the field it ends in.
+    #[cold]
+    #[inline(never)]
+    fn short_run(&self, fields: &[(u8, Field)], size: usize) -> Error {
+        let (offset, needed, field) = field_at(fields, size, self.left());
+        let left = self.left() - offset;
+        self.error(Rule::EndsEarly { needed, left }, field, self.at + offset)
     }
 
     pub(crate) fn u8(&mut self, field: Field) -> Result<u8, Error> {

@@ -20,12 +20,12 @@ struct HandshakeTail {
 }
 
 impl FixedRun for HandshakeTail {
-    const FIELDS: &'static [(usize, Field)] = &[
+    const FIELDS: &'static [(u8, Field)] = &[
         (
-            offset_of!(Self, clock_anchor_wall_ns),
+            offset_of!(Self, clock_anchor_wall_ns) as u8,
             Field::ClockAnchorWallNs,
         ),
-        (offset_of!(Self, complete), Field::Complete),
+        (offset_of!(Self, complete) as u8, Field::Complete),
     ];
 }
 

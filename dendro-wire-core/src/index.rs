@@ -22,10 +22,10 @@ pub(crate) struct IndexTail {
 }
 
 impl FixedRun for IndexTail {
-    const FIELDS: &'static [(usize, Field)] = &[
-        (offset_of!(Self, ts), Field::Ts),
-        (offset_of!(Self, kind), Field::IndexKind),
-        (offset_of!(Self, state_0), Field::State),
+    const FIELDS: &'static [(u8, Field)] = &[
+        (offset_of!(Self, ts) as u8, Field::Ts),
+        (offset_of!(Self, kind) as u8, Field::IndexKind),
+        (offset_of!(Self, state_0) as u8, Field::State),
     ];
 }
 

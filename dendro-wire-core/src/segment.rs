@@ -20,10 +20,10 @@ struct SegmentMeta {
 }
 
 impl FixedRun for SegmentMeta {
-    const FIELDS: &'static [(usize, Field)] = &[
-        (offset_of!(Self, rows), Field::SegmentRows),
-        (offset_of!(Self, first_ts), Field::FirstTs),
-        (offset_of!(Self, last_ts), Field::LastTs),
+    const FIELDS: &'static [(u8, Field)] = &[
+        (offset_of!(Self, rows) as u8, Field::SegmentRows),
+        (offset_of!(Self, first_ts) as u8, Field::FirstTs),
+        (offset_of!(Self, last_ts) as u8, Field::LastTs),
     ];
 }
 

@@ -20,9 +20,9 @@ struct SourceUpdateHead {
 }
 
 impl FixedRun for SourceUpdateHead {
-    const FIELDS: &'static [(usize, Field)] = &[
-        (offset_of!(Self, source), Field::Source),
-        (offset_of!(Self, ts), Field::Ts),
+    const FIELDS: &'static [(u8, Field)] = &[
+        (offset_of!(Self, source) as u8, Field::Source),
+        (offset_of!(Self, ts) as u8, Field::Ts),
     ];
 }
 

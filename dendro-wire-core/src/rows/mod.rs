@@ -41,11 +41,11 @@ pub(crate) struct RowsHead {
 }
 
 impl FixedRun for RowsHead {
-    const FIELDS: &'static [(usize, Field)] = &[
-        (offset_of!(Self, source), Field::Source),
-        (offset_of!(Self, seq), Field::Seq),
-        (offset_of!(Self, index_state_0), Field::IndexState),
-        (offset_of!(Self, count), Field::Count),
+    const FIELDS: &'static [(u8, Field)] = &[
+        (offset_of!(Self, source) as u8, Field::Source),
+        (offset_of!(Self, seq) as u8, Field::Seq),
+        (offset_of!(Self, index_state_0) as u8, Field::IndexState),
+        (offset_of!(Self, count) as u8, Field::Count),
     ];
 }
 
@@ -59,10 +59,10 @@ pub(crate) struct RowTail {
 }
 
 impl FixedRun for RowTail {
-    const FIELDS: &'static [(usize, Field)] = &[
-        (offset_of!(Self, ts), Field::Ts),
-        (offset_of!(Self, wall_offset), Field::WallOffset),
-        (offset_of!(Self, row_len), Field::Row),
+    const FIELDS: &'static [(u8, Field)] = &[
+        (offset_of!(Self, ts) as u8, Field::Ts),
+        (offset_of!(Self, wall_offset) as u8, Field::WallOffset),
+        (offset_of!(Self, row_len) as u8, Field::Row),
     ];
 }
 
