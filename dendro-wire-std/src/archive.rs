@@ -11,7 +11,7 @@ use dendro::segment::{EncodeContext, EncodeResult, Segment as DSegment, SegmentE
 use dendro::writer::{SourceWriter, Writer};
 use dendro_wire_core::{ClockOffset, Handshake, Index, Map, Rows, Segment, SourceUpdate};
 
-use crate::subscriber::{Sink, SinkError};
+use crate::receive::{Sink, SinkError};
 
 /// The segment encoding for rows this project does not interpret: each row
 /// as `i64 ts | i64 wall_offset | u32 len | row`, little-endian, in order.
@@ -62,10 +62,10 @@ impl SegmentEncoder for RawRowsEncoder {
 ///
 /// ```no_run
 /// use dendro_wire_std::archive::SharedArchive;
-/// use dendro_wire_std::{FrameReader, Subscriber};
+/// use dendro_wire_std::{FrameReader, SinkSubscriber};
 ///
 /// let archive = SharedArchive::create("copy.dendro".as_ref(), "dendro-wire-agent-1")?;
-/// let mut subscriber = Subscriber::new(archive.connection());
+/// let mut subscriber = SinkSubscriber::new(archive.connection());
 /// let capture = std::fs::File::open("agent.dwr")?;
 /// let mut reader = FrameReader::new(capture)?;
 /// while let Some(frame) = reader.next_frame()? {

@@ -29,23 +29,20 @@
 //! ```
 
 use std::io;
-use std::time::Duration;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use dendro_wire_core::{
-    check_preamble, kind, Frame, FrameDecoder, Rows, Status, LENGTH_PREFIX_BYTES, PREAMBLE,
+    check_preamble, kind, Frame, FrameDecoder, Status, LENGTH_PREFIX_BYTES, PREAMBLE,
     PREAMBLE_BYTES,
 };
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_util::codec::{Decoder, Encoder};
 
 use crate::owned::OwnedFrame;
-use crate::queue::FrameQueue;
 use crate::reader::{Position, ReadError, ReadErrorKind};
+use crate::receive::{serve_async, Limits, ServeError, ServerConfig, Sink, SinkSubscriber};
 use crate::recv::FrameBuffer;
-use crate::server::{serve_async, Limits, ServeError, ServerConfig};
-use crate::subscriber::{Sink, Subscriber};
-use crate::transport::{Backoff, TransportStats};
+use crate::send::{Drain, DrainOptions, FrameQueue, TransportStats, STOP_CHECK, WRITE_BUFFER};
 
 /// A frame's bytes, framed but not yet decoded: its length checked against
 /// the limit and its bytes whole, shared with the read buffer rather than
@@ -409,13 +406,13 @@ impl Encoder<&[u8]> for RawFrameCodec {
 }
 
 /// Read one connection's stream and apply it to `subscriber`, until a clean
-/// end or an error: the same loop a [`Server`](crate::server::Server) runs
+/// end or an error: the same loop a [`Server`](crate::receive::Server) runs
 /// for each connection, with its default bounds (the buffer grows with the
 /// bytes that arrived; a minute with no whole frame, or a minute for one
 /// frame to finish, ends the connection).
 pub async fn serve<R: AsyncRead + Unpin, S: Sink>(
     mut reader: R,
-    subscriber: &mut Subscriber<S>,
+    subscriber: &mut SinkSubscriber<S>,
 ) -> Result<(), ServeError> {
     let config = ServerConfig::default();
     let limits = Limits {
@@ -437,62 +434,62 @@ pub async fn serve<R: AsyncRead + Unpin, S: Sink>(
 }
 
 /// Drain a publisher's queue into connections that `connect` opens, as
-/// [`drain_queue`](crate::transport::drain_queue) does, on tokio: each
-/// connection starts with the preamble and asks the publisher for
-/// handshakes and full state; a write error reconnects after `backoff`.
-/// Returns once the queue is closed and drained.
+/// [`send::drain_queue`](crate::send::drain_queue) does, on tokio: the same
+/// reconnecting, logging, counting and stopping (it is the same code), with
+/// the wait for frames a task woken by the queue rather than a thread
+/// blocked on it. Returns once the queue is closed and drained, or
+/// `options.stop` is set.
 pub async fn drain_queue<W, C, F>(
     queue: FrameQueue,
     mut connect: C,
-    backoff: Backoff,
+    options: DrainOptions,
 ) -> io::Result<TransportStats>
 where
     W: AsyncWrite + Unpin,
     C: FnMut() -> F,
     F: std::future::Future<Output = io::Result<W>>,
 {
-    let mut stats = TransportStats::default();
-    let mut delays = backoff.delays();
-    while !queue.is_closed() {
-        let mut conn = match connect().await {
-            Ok(conn) => tokio::io::BufWriter::new(conn),
-            Err(_) => {
-                stats.failed_connects += 1;
-                tokio::time::sleep(delays.next().unwrap_or(backoff.max)).await;
+    let mut drain = Drain::new(&queue, options);
+    while !drain.done() {
+        let conn = match connect().await {
+            Ok(conn) => conn,
+            Err(e) => {
+                tokio::time::sleep(drain.connect_failed(e)?).await;
                 continue;
             }
         };
-        delays = backoff.delays();
-        stats.connections += 1;
-        let result: io::Result<()> = async {
-            conn.write_all(&PREAMBLE).await?;
-            conn.flush().await?;
-            stats.bytes += PREAMBLE_BYTES as u64;
-            queue.connected();
-            loop {
-                match queue.pop(Duration::ZERO) {
-                    Some(frame) => {
-                        conn.write_all(&frame).await?;
-                        stats.frames += 1;
-                        stats.rows += Rows::count_in_frame(&frame).map_or(0, u64::from);
-                        stats.bytes += frame.len() as u64;
-                        queue.recycle(frame);
-                    }
-                    None => {
-                        conn.flush().await?;
-                        if queue.is_closed() && queue.is_empty() {
-                            return Ok(());
-                        }
-                        tokio::time::sleep(Duration::from_millis(5)).await;
-                    }
-                }
-            }
-        }
-        .await;
-        queue.disconnected();
-        if result.is_ok() {
-            return Ok(stats);
+        drain.connected();
+        let written = write_connection(&mut drain, conn).await;
+        if let Some(end) = drain.ended(written) {
+            return end;
         }
     }
-    Ok(stats)
+    Ok(drain.finish())
+}
+
+/// One connection, as the blocking transport writes it: the preamble, then
+/// frames until the queue is closed and drained or the transport stopped
+/// (`Ok`), or a write fails (`Err`).
+async fn write_connection<W: AsyncWrite + Unpin>(drain: &mut Drain<'_>, conn: W) -> io::Result<()> {
+    let mut w = tokio::io::BufWriter::with_capacity(WRITE_BUFFER, conn);
+    w.write_all(&PREAMBLE).await?;
+    w.flush().await?;
+    drain.preamble_written(PREAMBLE_BYTES);
+    loop {
+        match drain.next_frame() {
+            Some(frame) => {
+                w.write_all(&frame).await?;
+                drain.written(frame);
+            }
+            None => {
+                w.flush().await?;
+                if drain.idle_done() {
+                    return Ok(());
+                }
+                // Woken by the next frame or the close; the stop flag is
+                // looked at again after at most STOP_CHECK.
+                let _ = tokio::time::timeout(STOP_CHECK, drain.queue().ready()).await;
+            }
+        }
+    }
 }

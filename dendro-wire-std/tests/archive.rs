@@ -17,7 +17,7 @@ use dendro::writer::Writer;
 use dendro_wire_std::archive::{RawRowsEncoder, SharedArchive};
 use dendro_wire_std::dendro_wire_core::Frame;
 use dendro_wire_std::{
-    CountingSink, FrameReader, Publisher, PublisherConfig, SourceConfig, Subscriber,
+    AgentConfig, AgentPublisher, CountingSink, FrameReader, SinkSubscriber, SourceConfig,
 };
 
 const ENCODER: &str = "test-raw-1";
@@ -35,9 +35,9 @@ fn scratch(name: &str) -> PathBuf {
 /// A stream from our publisher: two sources, one indexed, slot churn, and
 /// every row recorded as (source label, stream, ts, bytes).
 fn published() -> (Vec<u8>, Rowset) {
-    let mut p = Publisher::new(PublisherConfig {
+    let mut p = AgentPublisher::new(AgentConfig {
         full_every: 25,
-        ..PublisherConfig::default()
+        ..AgentConfig::default()
     });
     let streams = ["cpu0/usage", "cpu1/usage"];
     let cpu = p
@@ -126,7 +126,7 @@ fn our_archive_sink_writes_an_archive_dendro_reads() {
     let (bytes, rows) = published();
     let path = scratch("ours-into-ours").join("copy.dendro");
     let archive = SharedArchive::create(&path, ENCODER).unwrap();
-    let mut sub = Subscriber::new(archive.connection());
+    let mut sub = SinkSubscriber::new(archive.connection());
     let mut reader = FrameReader::new(&bytes[..]).unwrap();
     while let Some(frame) = reader.next_frame().unwrap() {
         sub.apply(&frame).unwrap();
@@ -209,7 +209,7 @@ fn dendros_archive_publisher_stream_is_applied_here_as_dendro_applies_it() {
     theirs.finish().unwrap();
 
     // Ours applies the bytes.
-    let mut ours = Subscriber::new(CountingSink::default());
+    let mut ours = SinkSubscriber::new(CountingSink::default());
     let mut reader = FrameReader::new(&bytes[..]).unwrap();
     while let Some(frame) = reader.next_frame().unwrap() {
         ours.apply(&frame).unwrap();
@@ -293,7 +293,7 @@ fn dendros_tailing_publisher_stream_is_applied_here_with_nothing_skipped() {
     let t = theirs.apply_all(frames).unwrap();
     theirs.finish().unwrap();
 
-    let mut ours = Subscriber::new(CountingSink::default());
+    let mut ours = SinkSubscriber::new(CountingSink::default());
     let mut reader = FrameReader::new(&bytes[..]).unwrap();
     while let Some(frame) = reader.next_frame().unwrap() {
         ours.apply(&frame).unwrap();
@@ -343,7 +343,7 @@ fn firmware_streams_applied_by_dendros_subscriber_land_every_row() {
         let bytes = std::fs::read(path).unwrap();
         // What the stream carries, read and judged here.
         let mut labels = BTreeMap::new();
-        let mut ours = Subscriber::new(CountingSink::default());
+        let mut ours = SinkSubscriber::new(CountingSink::default());
         let mut reader = FrameReader::new(&bytes[..]).unwrap();
         let mut encoder = None;
         while let Some(frame) = reader.next_frame().unwrap() {
@@ -403,7 +403,7 @@ fn firmware_streams_applied_by_dendros_subscriber_land_every_row() {
 fn the_same_frames_over_plaintext_and_tls_reach_dendros_subscriber_whole() {
     use std::io::Write;
 
-    use dendro_wire_std::server::{Server, ServerConfig};
+    use dendro_wire_std::receive::{Server, ServerConfig};
 
     #[path = "common/certs.rs"]
     mod certs;

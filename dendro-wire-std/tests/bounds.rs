@@ -7,7 +7,7 @@ mod counting;
 use std::io::Read;
 
 use dendro_wire_core::{Frame, Handshake, Map, ProtocolError, RowList, Rows, Rule};
-use dendro_wire_std::{CountingSink, FrameReader, ReadErrorKind, SubscribeError, Subscriber};
+use dendro_wire_std::{CountingSink, FrameReader, ReadErrorKind, SinkSubscriber, SubscribeError};
 
 const PREAMBLE: &[u8] = b"dendro-repl\0\x01\x00";
 
@@ -110,7 +110,7 @@ fn hostile_streams_cost_no_more_than_their_bounds() {
         chunk: 4096,
     };
     let mut reader = FrameReader::new(million).unwrap();
-    let mut sub = Subscriber::new(CountingSink::default()).with_source_limit(100);
+    let mut sub = SinkSubscriber::new(CountingSink::default()).with_source_limit(100);
     let (refused_at, allocations) = counting::count(|| loop {
         let frame = reader.next_frame().unwrap().unwrap();
         if let Err(e) = sub.apply(&frame) {
@@ -161,7 +161,7 @@ fn hostile_streams_cost_no_more_than_their_bounds() {
         stream.extend_from_slice(&keepalive(seq));
     }
     let mut reader = FrameReader::new(&stream[..]).unwrap();
-    let mut sub = Subscriber::new(CountingSink::default());
+    let mut sub = SinkSubscriber::new(CountingSink::default());
     let (applied, allocations) = counting::count(|| {
         while let Some(frame) = reader.next_frame().unwrap() {
             sub.apply(&frame).unwrap();

@@ -12,7 +12,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use dendro_wire_core::{Frame, RowsHeader, Segment, NO_INDEX_STATE, PREAMBLE_BYTES};
-use dendro_wire_std::server::{Ended, ServeError, Server, ServerConfig};
+use dendro_wire_std::receive::{Ended, ServeError, Server, ServerConfig};
 use dendro_wire_std::{CountingSink, FrameWriter, ReadErrorKind};
 
 #[path = "common/streams.rs"]

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dendro_wire_core::{ClockOffset, Frame, Handshake, Index, Rows, Segment, SourceUpdate};
-use dendro_wire_std::transport::Backoff;
+use dendro_wire_std::send::Backoff;
 use dendro_wire_std::{
-    CountingSink, FrameQueue, FrameReader, Publisher, PublisherConfig, Sink, SinkError,
-    SourceConfig, SourceId, SubscribeError, Subscriber,
+    AgentConfig, AgentPublisher, CountingSink, FrameQueue, FrameReader, Sink, SinkError,
+    SinkSubscriber, SourceConfig, SourceId, SubscribeError,
 };
 
 /// A sink that remembers every row it was given, per connection.
@@ -52,8 +52,8 @@ impl Sink for Recording {
     }
 }
 
-fn agent(config: PublisherConfig) -> (Publisher, SourceId, SourceId) {
-    let mut p = Publisher::new(config);
+fn agent(config: AgentConfig) -> (AgentPublisher, SourceId, SourceId) {
+    let mut p = AgentPublisher::new(config);
     let cpu = p
         .add_source(
             SourceConfig::new()
@@ -75,7 +75,7 @@ fn agent(config: PublisherConfig) -> (Publisher, SourceId, SourceId) {
 }
 
 /// One interval: a row on every stream at `ts`, and slot churn now and then.
-fn interval(p: &mut Publisher, cpu: SourceId, mem: SourceId, ts: i64) {
+fn interval(p: &mut AgentPublisher, cpu: SourceId, mem: SourceId, ts: i64) {
     if ts % 7 == 0 {
         p.set_slot(cpu, format!("cpu{}", ts % 4).as_bytes(), &ts.to_le_bytes());
     }
@@ -98,7 +98,7 @@ fn drain(queue: &FrameQueue) -> Vec<u8> {
     out
 }
 
-fn apply_all<S: Sink>(bytes: &[u8], sub: &mut Subscriber<S>) {
+fn apply_all<S: Sink>(bytes: &[u8], sub: &mut SinkSubscriber<S>) {
     let mut r = FrameReader::new(bytes).unwrap();
     while let Some(f) = r.next_frame().unwrap() {
         sub.apply(&f).unwrap();
@@ -107,9 +107,9 @@ fn apply_all<S: Sink>(bytes: &[u8], sub: &mut Subscriber<S>) {
 
 #[test]
 fn every_row_published_is_applied_and_none_skipped() {
-    let (mut p, cpu, mem) = agent(PublisherConfig {
+    let (mut p, cpu, mem) = agent(AgentConfig {
         full_every: 10,
-        ..PublisherConfig::default()
+        ..AgentConfig::default()
     });
     let queue = p.queue();
     queue.connected();
@@ -117,7 +117,7 @@ fn every_row_published_is_applied_and_none_skipped() {
         interval(&mut p, cpu, mem, ts);
     }
     let bytes = drain(&queue);
-    let mut sub = Subscriber::new(Recording::default());
+    let mut sub = SinkSubscriber::new(Recording::default());
     apply_all(&bytes, &mut sub);
     let applied = sub.applied();
     assert_eq!(applied.rows, 300);
@@ -140,9 +140,9 @@ fn every_row_published_is_applied_and_none_skipped() {
 
 #[test]
 fn a_frame_that_cannot_be_queued_is_dropped_counted_and_seen_as_a_gap() {
-    let (mut p, cpu, mem) = agent(PublisherConfig {
+    let (mut p, cpu, mem) = agent(AgentConfig {
         queue_frames: 10,
-        ..PublisherConfig::default()
+        ..AgentConfig::default()
     });
     let queue = p.queue();
     queue.connected();
@@ -160,7 +160,7 @@ fn a_frame_that_cannot_be_queued_is_dropped_counted_and_seen_as_a_gap() {
     bytes.extend_from_slice(&drain(&queue)[14..]);
     let stats = p.stats();
     assert!(stats.rows_frames_dropped > 0);
-    let mut sub = Subscriber::new(CountingSink::default());
+    let mut sub = SinkSubscriber::new(CountingSink::default());
     apply_all(&bytes, &mut sub);
     let applied = sub.applied();
     // Every Rows frame dropped shows up as a lost frame, and nothing else does.
@@ -171,7 +171,7 @@ fn a_frame_that_cannot_be_queued_is_dropped_counted_and_seen_as_a_gap() {
 
 #[test]
 fn the_first_rows_frame_of_a_connection_carries_every_stream() {
-    let (mut p, cpu, mem) = agent(PublisherConfig::default());
+    let (mut p, cpu, mem) = agent(AgentConfig::default());
     // Observed before any connection: not sent, but remembered.
     interval(&mut p, cpu, mem, 1);
     p.observe(cpu, "cpu/usage", 2, 0, &[9]).unwrap();
@@ -200,12 +200,12 @@ fn the_first_rows_frame_of_a_connection_carries_every_stream() {
 
 #[test]
 fn a_source_whose_encoder_differs_is_refused() {
-    let (mut p, cpu, mem) = agent(PublisherConfig::default());
+    let (mut p, cpu, mem) = agent(AgentConfig::default());
     let queue = p.queue();
     queue.connected();
     interval(&mut p, cpu, mem, 0);
     let bytes = drain(&queue);
-    let mut sub = Subscriber::new(CountingSink {
+    let mut sub = SinkSubscriber::new(CountingSink {
         encoder: Some("other-2".into()),
         ..CountingSink::default()
     });
@@ -222,12 +222,12 @@ fn a_source_whose_encoder_differs_is_refused() {
 
 #[test]
 fn the_source_limit_of_a_connection_is_enforced() {
-    let (mut p, cpu, mem) = agent(PublisherConfig::default());
+    let (mut p, cpu, mem) = agent(AgentConfig::default());
     let queue = p.queue();
     queue.connected();
     interval(&mut p, cpu, mem, 0);
     let bytes = drain(&queue);
-    let mut sub = Subscriber::new(CountingSink::default()).with_source_limit(1);
+    let mut sub = SinkSubscriber::new(CountingSink::default()).with_source_limit(1);
     let mut r = FrameReader::new(&bytes[..]).unwrap();
     sub.apply(&r.next_frame().unwrap().unwrap()).unwrap();
     let e = sub.apply(&r.next_frame().unwrap().unwrap()).unwrap_err();
@@ -241,8 +241,8 @@ fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
     use std::sync::Mutex;
     use std::time::Instant;
 
-    use dendro_wire_std::server::{Server, ServerConfig};
-    use dendro_wire_std::transport::drain_queue;
+    use dendro_wire_std::receive::{Server, ServerConfig};
+    use dendro_wire_std::send::{drain_queue, DrainOptions, Reconnect};
     let sinks: Arc<Mutex<Vec<Recording>>> = Arc::default();
     let server = {
         let sinks = sinks.clone();
@@ -255,9 +255,9 @@ fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
         .unwrap()
     };
     let addr = server.local_addr().unwrap();
-    let (mut p, cpu, mem) = agent(PublisherConfig {
+    let (mut p, cpu, mem) = agent(AgentConfig {
         full_every: 1000,
-        ..PublisherConfig::default()
+        ..AgentConfig::default()
     });
     let queue = p.queue();
     let stop = Arc::new(AtomicBool::new(false));
@@ -271,11 +271,14 @@ fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
                 *live.lock().unwrap() = Some(s.try_clone()?);
                 Ok(s)
             };
-            let backoff = Backoff {
-                initial: Duration::from_millis(5),
-                max: Duration::from_millis(50),
+            let options = DrainOptions {
+                reconnect: Reconnect::After(Backoff {
+                    initial: Duration::from_millis(5),
+                    max: Duration::from_millis(50),
+                }),
+                stop: Some(stop),
             };
-            drain_queue(&queue, connect, backoff, false, &stop).unwrap()
+            drain_queue(&queue, connect, options).unwrap()
         })
     };
     let wait_open = |connections: u64| {
@@ -293,7 +296,7 @@ fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
         ts += 1;
     }
     // Cut it, and wait for the transport to reconnect.
-    while queue.len().0 > 0 {
+    while queue.len().frames > 0 {
         std::thread::sleep(Duration::from_millis(1));
     }
     live.lock()
@@ -375,21 +378,20 @@ fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
 #[cfg(unix)]
 #[test]
 fn over_a_unix_socket_every_row_arrives() {
-    use dendro_wire_std::server::serve;
-    use dendro_wire_std::transport::publish_unix;
+    use dendro_wire_std::receive::serve;
+    use dendro_wire_std::send::{publish_unix, DrainOptions};
     let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("pubsub.sock");
     let _ = std::fs::remove_file(&path);
     let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
     let server = std::thread::spawn(move || {
         let (stream, _) = listener.accept().unwrap();
-        let mut sub = Subscriber::new(CountingSink::default());
+        let mut sub = SinkSubscriber::new(CountingSink::default());
         serve(stream, &mut sub).unwrap();
         sub.applied()
     });
-    let (mut p, cpu, mem) = agent(PublisherConfig::default());
+    let (mut p, cpu, mem) = agent(AgentConfig::default());
     let queue = p.queue();
-    let stop = Arc::new(AtomicBool::new(false));
-    let transport = publish_unix(queue.clone(), path, Backoff::default(), stop);
+    let transport = publish_unix(queue.clone(), path, DrainOptions::default());
     while queue.stats().connections == 0 {
         std::thread::sleep(Duration::from_millis(1));
     }
@@ -407,9 +409,9 @@ fn over_a_unix_socket_every_row_arrives() {
 #[test]
 fn an_index_entry_is_stamped_no_later_than_the_rows_after_it() {
     // Rule 5: rows are read against entries at or before their timestamps.
-    let (mut p, cpu, mem) = agent(PublisherConfig {
+    let (mut p, cpu, mem) = agent(AgentConfig {
         full_every: 3,
-        ..PublisherConfig::default()
+        ..AgentConfig::default()
     });
     let queue = p.queue();
     queue.connected();
@@ -439,7 +441,7 @@ fn an_index_entry_is_stamped_no_later_than_the_rows_after_it() {
 
 #[test]
 fn a_source_with_a_bad_uuid_is_refused_at_declaration() {
-    let mut p = Publisher::new(PublisherConfig::default());
+    let mut p = AgentPublisher::new(AgentConfig::default());
     let e = p
         .add_source(SourceConfig::new().uuid("NOT-CANONICAL"))
         .unwrap_err();
@@ -469,13 +471,13 @@ fn a_source_with_a_bad_uuid_is_refused_at_declaration() {
 #[test]
 fn what_cannot_fit_a_frame_is_refused_or_counted_never_a_panic() {
     let huge = "x".repeat(dendro_wire_core::MAX_FRAME_BYTES as usize);
-    let mut p = Publisher::new(PublisherConfig::default());
+    let mut p = AgentPublisher::new(AgentConfig::default());
     let e = p
         .add_source(SourceConfig::new().label("big", huge.clone()))
         .unwrap_err();
     assert!(e.to_string().contains("limit"), "{e}");
 
-    let (mut p, cpu, mem) = agent(PublisherConfig::default());
+    let (mut p, cpu, mem) = agent(AgentConfig::default());
     let queue = p.queue();
     queue.connected();
     interval(&mut p, cpu, mem, 0);
@@ -499,7 +501,7 @@ fn what_cannot_fit_a_frame_is_refused_or_counted_never_a_panic() {
     p.end_interval();
     assert_eq!(p.stats().rows_dropped, 1);
     let bytes = drain(&queue);
-    let mut sub = Subscriber::new(CountingSink::default());
+    let mut sub = SinkSubscriber::new(CountingSink::default());
     apply_all(&bytes, &mut sub);
     assert_eq!(sub.applied().rows, p.stats().rows_queued);
     assert_eq!(sub.sink().sources, 2, "the identity kept, not half-changed");

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use dendro_wire_std::server::{bind_unix, Peer, ServeError, Server, ServerConfig};
+use dendro_wire_std::receive::{bind_unix, Peer, ServeError, Server, ServerConfig};
 use dendro_wire_std::CountingSink;
 
 #[path = "common/streams.rs"]

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use dendro_wire_std::server::{ConnectionInfo, Listener, Server, ServerConfig};
+use dendro_wire_std::receive::{ConnectionInfo, Listener, Server, ServerConfig};
 use dendro_wire_std::{Applied, CountingSink, Sink};
 
 use crate::progress::Progress;
@@ -132,7 +132,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         }
         #[cfg(unix)]
         (None, Some(path)) => {
-            let listener = dendro_wire_std::server::bind_unix(path, options.unix_mode)
+            let listener = dendro_wire_std::receive::bind_unix(path, options.unix_mode)
                 .map_err(|e| Failure(format!("cannot listen on {}: {e}", path.display())))?;
             (listener.into(), format!("unix:{}", path.display()))
         }
