@@ -9,8 +9,9 @@ use std::sync::{Arc, Mutex};
 use dendro::archive::{CallerRow, SegmentMeta, SourceMeta, WalRow};
 use dendro::segment::{EncodeContext, EncodeResult, Segment as DSegment, SegmentEncoder};
 use dendro::writer::{SourceWriter, Writer};
-use dendro_wire_core::{ClockOffset, Handshake, Index, Map, Rows, Segment, SourceUpdate};
+use dendro_wire_core::{ClockOffset, Handshake, Index, Rows, Segment, SourceUpdate};
 
+use crate::owned::owned_map;
 use crate::receive::{Sink, SinkError};
 
 /// The segment encoding for rows this project does not interpret: each row
@@ -171,12 +172,6 @@ struct Open {
     last_offset: Option<(i64, i64)>,
     /// Rows not yet handed to the writer.
     pending: Vec<WalRow>,
-}
-
-fn owned_map(m: Map<'_>) -> BTreeMap<String, String> {
-    m.iter()
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect()
 }
 
 impl ArchiveSink {

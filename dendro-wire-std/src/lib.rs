@@ -74,7 +74,7 @@ pub use send::{
     AgentConfig, AgentError, AgentPublisher, AgentStats, FrameQueue, Pushed, QueueStats,
     SourceConfig, MAX_SOURCES,
 };
-pub use writer::{FrameWriter, WriteError};
+pub use writer::{write_frame_to, FrameWriter, WriteError};
 
 /// The README's example, compiled and run as a doctest so it cannot rot.
 #[cfg(doctest)]

@@ -30,7 +30,7 @@
 
 use std::io;
 
-use bytes::{Buf, BufMut, Bytes, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 use dendro_wire_core::{
     check_preamble, kind, Frame, FrameDecoder, Status, LENGTH_PREFIX_BYTES, PREAMBLE,
     PREAMBLE_BYTES,
@@ -43,6 +43,7 @@ use crate::reader::{Position, ReadError, ReadErrorKind};
 use crate::receive::{serve_async, Limits, ServeError, ServerConfig, Sink, SinkSubscriber};
 use crate::recv::FrameBuffer;
 use crate::send::{Drain, DrainOptions, FrameQueue, TransportStats, STOP_CHECK, WRITE_BUFFER};
+use crate::writer::append;
 
 /// A frame's bytes, framed but not yet decoded: its length checked against
 /// the limit and its bytes whole, shared with the read buffer rather than
@@ -216,24 +217,19 @@ impl Framing {
         }
     }
 
-    /// Encode `frame` at the end of `dst`, in place: no allocation but the
-    /// buffer's own growth.
-    fn encode(&mut self, frame: &Frame<'_>, dst: &mut BytesMut) -> Result<(), ReadError> {
+    /// Write `frame` at the end of `dst`, emitted in place: no allocation but
+    /// the buffer's own growth.
+    fn write(&mut self, frame: &Frame<'_>, dst: &mut BytesMut) -> Result<(), ReadError> {
         let error = |e| ReadError::unplaced(ReadErrorKind::Malformed(e));
         let len = frame.buffer_len().map_err(error)?;
         self.preamble(dst);
-        let start = dst.len();
-        dst.put_bytes(0, len);
-        if let Err(e) = frame.emit(&mut dst[start..]) {
-            dst.truncate(start);
-            return Err(error(e));
-        }
+        append(dst, len, |room| frame.emit(room)).map_err(error)?;
         Ok(())
     }
 
     /// Write one frame's bytes, as an encoder made them, checked to be one
     /// whole frame.
-    fn encode_bytes(&mut self, bytes: &[u8], dst: &mut BytesMut) -> Result<(), ReadError> {
+    fn write_bytes(&mut self, bytes: &[u8], dst: &mut BytesMut) -> Result<(), ReadError> {
         one_frame(bytes, &self.decoder)?;
         self.preamble(dst);
         dst.extend_from_slice(bytes);
@@ -304,7 +300,7 @@ impl Encoder<&Frame<'_>> for FrameCodec {
     type Error = ReadError;
 
     fn encode(&mut self, frame: &Frame<'_>, dst: &mut BytesMut) -> Result<(), ReadError> {
-        self.framing.encode(frame, dst)
+        self.framing.write(frame, dst)
     }
 }
 
@@ -312,7 +308,7 @@ impl Encoder<&OwnedFrame> for FrameCodec {
     type Error = ReadError;
 
     fn encode(&mut self, frame: &OwnedFrame, dst: &mut BytesMut) -> Result<(), ReadError> {
-        frame.with_view(|view| self.framing.encode(view, dst))
+        frame.with_view(|view| self.framing.write(view, dst))
     }
 }
 
@@ -322,7 +318,7 @@ impl Encoder<&[u8]> for FrameCodec {
     /// One frame as an encoder wrote it (a `RowsBuilder`'s, say), length
     /// prefix included; refused unless it is exactly one frame.
     fn encode(&mut self, frame: &[u8], dst: &mut BytesMut) -> Result<(), ReadError> {
-        self.framing.encode_bytes(frame, dst)
+        self.framing.write_bytes(frame, dst)
     }
 }
 
@@ -391,7 +387,7 @@ impl Encoder<&Frame<'_>> for RawFrameCodec {
     type Error = ReadError;
 
     fn encode(&mut self, frame: &Frame<'_>, dst: &mut BytesMut) -> Result<(), ReadError> {
-        self.framing.encode(frame, dst)
+        self.framing.write(frame, dst)
     }
 }
 
@@ -401,7 +397,7 @@ impl Encoder<&[u8]> for RawFrameCodec {
     /// One frame as an encoder wrote it, length prefix included; refused
     /// unless it is exactly one frame.
     fn encode(&mut self, frame: &[u8], dst: &mut BytesMut) -> Result<(), ReadError> {
-        self.framing.encode_bytes(frame, dst)
+        self.framing.write_bytes(frame, dst)
     }
 }
 

@@ -9,8 +9,8 @@ use bytes::BytesMut;
 use dendro_wire_std::send::DrainOptions;
 use dendro_wire_std::tokio::{drain_queue, serve, FrameCodec, RawFrame, RawFrameCodec};
 use dendro_wire_std::{
-    AgentConfig, AgentPublisher, CountingSink, FrameReader, FrameWriter, OwnedFrame, Position,
-    ReadErrorKind, SinkSubscriber, SourceConfig,
+    write_frame_to, AgentConfig, AgentPublisher, CountingSink, FrameReader, FrameWriter,
+    OwnedFrame, Position, ReadErrorKind, SinkSubscriber, SourceConfig,
 };
 use tokio_util::codec::{Decoder, Encoder};
 
@@ -98,8 +98,8 @@ fn encoding_writes_what_frame_writer_writes_from_borrowed_owned_and_built_frames
         owned.encode(f, &mut a).unwrap();
         f.with_view(|view| {
             borrowed.encode(view, &mut b).unwrap();
-            let mut encoded = vec![0; view.buffer_len().unwrap()];
-            view.emit(&mut encoded).unwrap();
+            let mut encoded = Vec::new();
+            write_frame_to(&mut encoded, view).unwrap();
             built.encode(&encoded[..], &mut c).unwrap();
         });
     }

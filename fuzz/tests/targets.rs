@@ -307,7 +307,8 @@ fn encode_decode() {
         .with_iterations(ITERATIONS)
         .for_each(|seed| {
             let frame = seed.frame();
-            let bytes = frame.to_bytes().expect("a valid frame encodes");
+            let mut bytes = Vec::new();
+            frame.write_to(&mut bytes).expect("a valid frame encodes");
             let Ok(Status::Complete((view, used))) = dendro_wire_core::decode(&bytes) else {
                 panic!("{frame:?} did not decode whole");
             };
@@ -328,7 +329,8 @@ fn json_identity() {
         .with_iterations(ITERATIONS)
         .for_each(|seed| {
             let frame = seed.frame();
-            let bytes = frame.to_bytes().expect("encodes");
+            let mut bytes = Vec::new();
+            frame.write_to(&mut bytes).expect("encodes");
             let Ok(Status::Complete((view, _))) = dendro_wire_core::decode(&bytes) else {
                 panic!("did not decode");
             };
@@ -336,7 +338,9 @@ fn json_identity() {
             assert!(!line.contains('\n'), "one line per frame");
             let back: OwnedFrame = serde_json::from_str(&line).expect("parses back");
             assert_eq!(back, frame);
-            assert_eq!(back.to_bytes().expect("encodes"), bytes);
+            let mut again = Vec::new();
+            back.write_to(&mut again).expect("encodes");
+            assert_eq!(again, bytes);
         });
 }
 
@@ -358,7 +362,9 @@ fn differential_dendro() {
                 }
                 (Ok(Status::Complete((view, _))), Ok(d)) => {
                     let mut ours = Vec::new();
-                    OwnedFrame::from(&view).encode(&mut ours).expect("encodes");
+                    OwnedFrame::from(&view)
+                        .write_to(&mut ours)
+                        .expect("encodes");
                     let mut theirs = Vec::new();
                     dendro::replicate::wire::encode_frame(&d, &mut theirs).expect("encodes");
                     assert_eq!(ours, theirs, "read differently");

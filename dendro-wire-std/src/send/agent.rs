@@ -12,6 +12,8 @@ use dendro_wire_core::{
 
 use super::queue::{FrameQueue, Pushed};
 use crate::growable::Growable;
+use crate::owned::pairs;
+use crate::writer::append;
 
 /// The most sources one publisher declares.
 pub const MAX_SOURCES: usize = 1024;
@@ -400,18 +402,10 @@ impl AgentPublisher {
             labels,
             metadata,
         };
-        let mut buf = self.queue.buffer();
-        buf.resize(update.buffer_len().map_err(AgentError::Encode)?, 0);
-        match self
-            .machine
-            .update_source(source, ts, labels, metadata, &mut buf)?
-        {
-            Some(n) => {
-                buf.truncate(n);
-                Ok(self.queue.push(buf))
-            }
-            None => Ok(Pushed::Disconnected),
-        }
+        let len = update.buffer_len().map_err(AgentError::Encode)?;
+        self.queue_frame(len, |machine, room| {
+            machine.update_source(source, ts, labels, metadata, room)
+        })
     }
 
     /// Pass a sealed segment through, for catch-up.
@@ -423,14 +417,29 @@ impl AgentPublisher {
     /// has not gone out on this connection is dropped (rule 1), and so is
     /// one the queue refuses while a new connection waits for its opening.
     fn send(&mut self, frame: &Frame<'_>) -> Result<Pushed, AgentError> {
-        let mut buf = self.queue.buffer();
-        buf.resize(frame.buffer_len().map_err(AgentError::Encode)?, 0);
-        match self.machine.send(frame, &mut buf) {
-            Ok(n) => {
-                buf.truncate(n);
-                Ok(self.queue.push(buf))
-            }
-            Err(PublishError::NotHandshaken { .. }) => Ok(Pushed::Disconnected),
+        let len = frame.buffer_len().map_err(AgentError::Encode)?;
+        self.queue_frame(len, |machine, room| machine.send(frame, room).map(Some))
+    }
+
+    /// Queue the frame of at most `len` bytes that `emit` has the machine
+    /// write now. `None` from it, or its refusal for a source not yet
+    /// handshaken, is a frame with no connection to go on.
+    fn queue_frame(
+        &mut self,
+        len: usize,
+        emit: impl FnOnce(
+            &mut Publisher<Growable, MAX_SOURCES>,
+            &mut [u8],
+        ) -> Result<Option<usize>, PublishError>,
+    ) -> Result<Pushed, AgentError> {
+        let mut frame = self.queue.buffer();
+        // No frame is empty, so 0 bytes written is "nothing to send".
+        let written = append(&mut frame, len, |room| {
+            emit(&mut self.machine, room).map(|n| n.unwrap_or(0))
+        });
+        match written {
+            Ok(0) | Err(PublishError::NotHandshaken { .. }) => Ok(Pushed::Disconnected),
+            Ok(_) => Ok(self.queue.push(frame)),
             Err(e) => Err(e.into()),
         }
     }
@@ -503,10 +512,6 @@ impl AgentPublisher {
             }
         }
     }
-}
-
-fn pairs(m: &BTreeMap<String, String>) -> Vec<(&str, &str)> {
-    m.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
 }
 
 fn wall_now_ns() -> i64 {
