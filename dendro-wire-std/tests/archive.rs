@@ -14,7 +14,7 @@ use dendro::archive::{Archive, CallerRow, SourceMeta, WalRow};
 use dendro::replicate::wire::{encode_frame, write_preamble, FrameReader as DReader};
 use dendro::replicate::{ArchivePublisher, Frame as DFrame, Subscriber as DSubscriber};
 use dendro::writer::Writer;
-use dendro_wire_std::archive::{RawRowsEncoder, SharedArchive};
+use dendro_wire_std::archive::{contents, RawRowsEncoder, SharedArchive};
 use dendro_wire_std::dendro_wire_core::Frame;
 use dendro_wire_std::{
     AgentConfig, AgentPublisher, CountingSink, FrameReader, SinkSubscriber, SourceConfig,
@@ -144,6 +144,17 @@ fn our_archive_sink_writes_an_archive_dendro_reads() {
         .find(|s| s.meta.labels["source"] == "cpu")
         .unwrap();
     assert_eq!(cpu.meta.metadata["encoder"], ENCODER);
+    // What `contents` reports is what dendro's reader holds, row for row.
+    let held: BTreeMap<String, u64> = contents(&path)
+        .unwrap()
+        .into_iter()
+        .map(|s| (s.labels["source"].clone(), s.wal_rows))
+        .collect();
+    let mut want = BTreeMap::new();
+    for (source, ..) in &rows {
+        *want.entry(source.clone()).or_default() += 1;
+    }
+    assert_eq!(held, want);
 }
 
 /// A publisher-side archive with something in every table: two sources,

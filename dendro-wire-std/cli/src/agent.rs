@@ -29,9 +29,6 @@ use dendro_wire_std::{AgentConfig, AgentPublisher, SourceConfig, SourceId};
 use crate::tls_args::ClientTls;
 use crate::Failure;
 
-/// The encoder the agent's rows are in.
-pub(crate) const ENCODER: &str = "dendro-wire-agent-1";
-
 #[derive(clap::Args)]
 pub(crate) struct Args {
     #[command(flatten)]
@@ -134,7 +131,7 @@ fn declare(p: &mut AgentPublisher, anchor: i64) -> Result<Sources, Failure> {
         SourceConfig::new()
             .label("host", host.clone())
             .label("source", name)
-            .metadata("encoder", ENCODER)
+            .metadata("encoder", crate::AGENT_ENCODER)
             .clock_anchor(anchor)
     };
     let mut cpu = source("cpu").index("cpu/slots");

@@ -289,10 +289,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let done: Arc<Mutex<Vec<Applied>>> = Arc::default();
     #[cfg(feature = "archive")]
     let archive = match &options.archive {
-        Some(path) => Some(
-            dendro_wire_std::archive::SharedArchive::create(path, ENCODER)
-                .map_err(|e| Failure(format!("cannot open {}: {e}", path.display())))?,
-        ),
+        Some(path) => Some(crate::archive::open(path, ENCODER)?),
         None => None,
     };
     let server = {
@@ -464,7 +461,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     )?;
     #[cfg(feature = "archive")]
     if let Some(archive) = archive {
-        crate::demo::finish_archive(archive, &mut out)?;
+        crate::archive::finish(archive, &mut out)?;
     }
     // What the demo shows must also be true: every row queued arrived but
     // those the link lost, and every frame dropped was seen as lost, and
@@ -534,46 +531,4 @@ fn now(
         applied,
         bytes as f64 / elapsed / 1e6
     )
-}
-
-/// Wait for the archive's writer, then say what landed in it.
-#[cfg(feature = "archive")]
-pub(crate) fn finish_archive(
-    archive: dendro_wire_std::archive::SharedArchive,
-    out: &mut impl Write,
-) -> Result<(), Failure> {
-    let path = archive.path().to_path_buf();
-    archive
-        .finish()
-        .map_err(|e| Failure(format!("the archive writer failed: {e}")))?;
-    how_to_read(out, &path)
-}
-
-/// What landed in the archive, read back with dendro itself, and how a
-/// reader gets at it.
-#[cfg(feature = "archive")]
-fn how_to_read(out: &mut impl Write, path: &std::path::Path) -> Result<(), Failure> {
-    let db = dendro::archive::Archive::open(path)?;
-    writeln!(
-        out,
-        "archive     {} (read back with dendro 0.6.1):",
-        path.display()
-    )?;
-    for source in db.read_sources()? {
-        let mut rows = 0;
-        for stream in db.all_streams(source.id)? {
-            rows += db.live_wal(source.id, &stream)?.len();
-        }
-        writeln!(
-            out,
-            "  source {} {:?}: {} rows in the WAL",
-            source.id, source.meta.labels, rows
-        )?;
-    }
-    writeln!(
-        out,
-        "  read it with dendro::archive::Archive::open, then read_sources, all_streams \
-         and live_wal (each row: the agent's bytes, as published)"
-    )?;
-    Ok(())
 }
