@@ -267,7 +267,7 @@ fn usage_errors_exit_2_and_every_command_has_help() {
 
 #[test]
 fn generated_frames_encode_as_dendro_does_and_dump_back_identically() {
-    let mut g = gen::Gen(0x1234_5678_9abc_def1);
+    let mut g = gen::Gen::new(0x1234_5678_9abc_def1);
     let mut dendro_bytes = Vec::new();
     write_preamble(&mut dendro_bytes).unwrap();
     for _ in 0..300 {

@@ -14,10 +14,12 @@ mod queue;
 mod transport;
 
 pub use agent::{AgentConfig, AgentError, AgentPublisher, AgentStats, SourceConfig, MAX_SOURCES};
+#[cfg(feature = "tokio")]
 pub(crate) use drain::Drain;
 pub use drain::{Backoff, DrainOptions, Reconnect, TransportStats, STOP_CHECK};
 pub use queue::{FrameQueue, Pushed, QueueLen, QueueStats, Ready};
 #[cfg(unix)]
 pub use transport::publish_unix;
+#[cfg(feature = "tokio")]
 pub(crate) use transport::WRITE_BUFFER;
 pub use transport::{drain_queue, publish_tcp, publish_to_writer};
