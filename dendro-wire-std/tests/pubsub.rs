@@ -1,30 +1,37 @@
 //! The publisher and the subscriber, end to end: in memory, over a bounded
 //! queue that drops, and over loopback TCP with a forced disconnect.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use dendro_wire_core::{ClockOffset, Frame, Handshake, Index, Rows, Segment, SourceUpdate};
+use dendro_wire_core::{ClockOffset, Frame, Handshake, Index, Map, Rows, Segment, SourceUpdate};
 use dendro_wire_std::send::Backoff;
 use dendro_wire_std::{
     AgentConfig, AgentPublisher, CountingSink, FrameQueue, FrameReader, Sink, SinkError,
     SinkSubscriber, SourceConfig, SourceId, SubscribeError,
 };
 
-/// A sink that remembers every row it was given, per connection.
+/// A sink that remembers every row it was given, per connection, and each
+/// source's labels as the handshake and any update left them.
 #[derive(Default, Debug)]
 struct Recording {
     rows: BTreeSet<(String, i64)>,
     sources: Vec<String>,
+    labels: BTreeMap<u32, BTreeMap<String, String>>,
     index_entries: Vec<(u32, bool)>,
 }
 
+fn owned(labels: Map<'_>) -> BTreeMap<String, String> {
+    labels.iter().map(|(k, v)| (k.into(), v.into())).collect()
+}
+
 impl Sink for Recording {
-    fn open_source(&mut self, _: u32, h: &Handshake<'_>) -> Result<(), SinkError> {
+    fn open_source(&mut self, o: u32, h: &Handshake<'_>) -> Result<(), SinkError> {
         self.sources
             .push(h.labels.get("source").unwrap_or("").into());
+        self.labels.insert(o, owned(h.labels));
         Ok(())
     }
     fn caller_rows(&mut self, o: u32, i: &Index<'_>) -> Result<(), SinkError> {
@@ -47,7 +54,8 @@ impl Sink for Recording {
     fn clock_offset(&mut self, _: u32, _: &ClockOffset) -> Result<(), SinkError> {
         Ok(())
     }
-    fn source_update(&mut self, _: u32, _: &SourceUpdate<'_>) -> Result<(), SinkError> {
+    fn source_update(&mut self, o: u32, u: &SourceUpdate<'_>) -> Result<(), SinkError> {
+        self.labels.insert(o, owned(u.labels));
         Ok(())
     }
 }
@@ -493,6 +501,7 @@ fn what_cannot_fit_a_frame_is_refused_or_counted_never_a_panic() {
     assert!(p.segment(&segment).is_err());
     let labels = [("big".to_string(), huge.clone())].into();
     assert!(p.update_identity(mem, labels, Default::default()).is_err());
+    let mem_labels = BTreeMap::from([("source".to_string(), "mem".to_string())]);
 
     // A row too large for any frame is left out and counted; the interval's
     // other rows still go.
@@ -501,8 +510,22 @@ fn what_cannot_fit_a_frame_is_refused_or_counted_never_a_panic() {
     p.end_interval();
     assert_eq!(p.stats().rows_dropped, 1);
     let bytes = drain(&queue);
-    let mut sub = SinkSubscriber::new(CountingSink::default());
+    let mut sub = SinkSubscriber::new(Recording::default());
     apply_all(&bytes, &mut sub);
     assert_eq!(sub.applied().rows, p.stats().rows_queued);
-    assert_eq!(sub.sink().sources, 2, "the identity kept, not half-changed");
+    // The refused update reached no one: the subscriber holds mem's labels
+    // as its handshake gave them.
+    assert_eq!(sub.applied().source_updates, 0);
+    assert_eq!(sub.sink().labels.get(&1), Some(&mem_labels));
+    // And the publisher kept them whole: a new connection's handshake
+    // carries them, not the refused ones nor any half of them.
+    queue.connected();
+    p.end_interval();
+    let mut sub = SinkSubscriber::new(Recording::default());
+    apply_all(&drain(&queue), &mut sub);
+    assert_eq!(
+        sub.sink().labels.get(&1),
+        Some(&mem_labels),
+        "after a reconnect"
+    );
 }
