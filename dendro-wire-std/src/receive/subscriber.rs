@@ -213,12 +213,17 @@ impl SourceTable {
     /// The next larger table, holding the same sources and allowing
     /// `limit`; `None` from the largest.
     fn grown(&self, limit: usize) -> Option<SourceTable> {
-        let grown = match self {
-            SourceTable::Few(rules) => SourceTable::Dozens(Box::new(rules.resize()?)),
-            SourceTable::Dozens(rules) => SourceTable::Many(Box::new(rules.resize()?)),
+        // The limit is raised before the table is boxed: one allocation a
+        // growth.
+        Some(match self {
+            SourceTable::Few(rules) => {
+                SourceTable::Dozens(Box::new(rules.resize()?.with_source_limit(limit)))
+            }
+            SourceTable::Dozens(rules) => {
+                SourceTable::Many(Box::new(rules.resize()?.with_source_limit(limit)))
+            }
             SourceTable::Many(_) => return None,
-        };
-        Some(grown.with_source_limit(limit))
+        })
     }
 
     fn with_source_limit(self, limit: usize) -> SourceTable {
