@@ -94,11 +94,10 @@ fn the_demo_streams_and_accounts_for_every_row() {
     assert!(stdout.contains("MB/s"), "{stdout}");
 }
 
+// The agent reads Linux's /proc.
+#[cfg(target_os = "linux")]
 #[test]
 fn the_agent_records_this_machine_to_a_file_that_checks_clean() {
-    if !Path::new("/proc/stat").exists() {
-        return; // the agent reads Linux's /proc
-    }
     let dir = scratch("agent-file");
     let capture = dir.join("agent.dwr");
     let out = Command::new(BIN)
@@ -137,11 +136,10 @@ fn the_agent_records_this_machine_to_a_file_that_checks_clean() {
     assert!(dump.contains("first=\"memory/meminfo\""), "{dump}");
 }
 
+// The agent reads Linux's /proc.
+#[cfg(target_os = "linux")]
 #[test]
 fn listen_serves_an_agent_and_records_what_it_sent() {
-    if !Path::new("/proc/stat").exists() {
-        return;
-    }
     let dir = scratch("listen-agent");
     let (mut listen, mut lines, addr) =
         start_listen(&["--record".as_ref(), dir.as_os_str()], Stdio::null());
@@ -244,11 +242,14 @@ fn a_replayed_capture_is_applied_as_check_reads_it() {
 }
 
 /// A loopback port with nothing listening on it.
+#[cfg(target_os = "linux")]
 fn closed_port() -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap().to_string()
 }
 
+// The agent reads Linux's /proc.
+#[cfg(target_os = "linux")]
 #[test]
 fn an_agent_that_delivers_nothing_says_why_and_fails() {
     let addr = closed_port();
@@ -277,11 +278,10 @@ fn an_agent_that_delivers_nothing_says_why_and_fails() {
     assert!(stderr.contains("delivered 0 frames (0 rows"), "{stderr}");
 }
 
+// The agent reads Linux's /proc.
+#[cfg(target_os = "linux")]
 #[test]
 fn an_agent_logs_its_reconnect_and_counts_what_it_delivered() {
-    if !Path::new("/proc/stat").exists() {
-        return; // the agent reads Linux's /proc
-    }
     let addr = closed_port();
     let agent = Command::new(BIN)
         .args([
@@ -494,11 +494,10 @@ fn plaintext_beyond_loopback_is_said_once_at_start() {
     );
 }
 
+// The agent reads Linux's /proc.
+#[cfg(target_os = "linux")]
 #[test]
 fn the_agent_writes_its_stream_to_standard_output_with_dash() {
-    if !Path::new("/proc/stat").exists() {
-        return; // the agent reads Linux's /proc
-    }
     let out = Command::new(BIN)
         .args(["agent", "--interval", "5ms", "--intervals", "5", "-o", "-"])
         .output()
@@ -551,6 +550,8 @@ fn progress_is_plain_lines_off_a_terminal_and_quiet_with_q() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("throughput"));
 }
 
+// The agent reads Linux's /proc.
+#[cfg(target_os = "linux")]
 #[test]
 fn verbosity_follows_v_and_rust_log() {
     // An agent that cannot connect: its failures are warnings; -v adds the
