@@ -29,6 +29,7 @@
 //! ```
 
 use std::io;
+use std::marker::PhantomData;
 
 use bytes::{Buf, Bytes, BytesMut};
 use dendro_wire_core::{
@@ -237,17 +238,34 @@ impl Framing {
     }
 }
 
-/// The codec over owned frames: on decode, the preamble, then one
-/// [`OwnedFrame`] per item (each frame decoded once); on encode, the
-/// preamble before the first frame, then frames borrowed ([`Frame`]),
-/// owned, or already encoded (`&[u8]`). Unknown kinds are skipped and
-/// counted unless [`yield_unknown`](Self::yield_unknown) asks for them.
-#[derive(Debug, Default)]
-pub struct FrameCodec {
+/// A codec for `tokio_util::codec`, one for both item types: on decode, the
+/// preamble, then one `Item` per frame — an [`OwnedFrame`] ([`FrameCodec`])
+/// or a [`RawFrame`] ([`RawFrameCodec`]); on encode, the preamble before the
+/// first frame, then frames borrowed ([`Frame`]), already encoded (`&[u8]`),
+/// or of the item type. Unknown kinds are skipped and counted unless
+/// [`yield_unknown`](Self::yield_unknown) asks for them.
+#[derive(Debug)]
+pub struct Codec<Item> {
     framing: Framing,
+    items: PhantomData<fn() -> Item>,
 }
 
-impl FrameCodec {
+/// The codec over owned frames: each frame decoded once, into an
+/// [`OwnedFrame`].
+pub type FrameCodec = Codec<OwnedFrame>;
+
+/// The zero-copy codec: items are [`RawFrame`]s, split off the read buffer
+/// without copying and decoded only when [`RawFrame::view`] is called, once;
+/// encoding one writes its bytes as they are.
+pub type RawFrameCodec = Codec<RawFrame>;
+
+impl<Item> Default for Codec<Item> {
+    fn default() -> Self {
+        Self::with_decoder(FrameDecoder::new())
+    }
+}
+
+impl<Item> Codec<Item> {
     /// A codec with the protocol's frame limit.
     pub fn new() -> Self {
         Self::default()
@@ -255,17 +273,18 @@ impl FrameCodec {
 
     /// A codec whose frames are refused above `decoder`'s limit.
     pub fn with_decoder(decoder: FrameDecoder) -> Self {
-        FrameCodec {
+        Codec {
             framing: Framing {
                 decoder,
                 ..Framing::default()
             },
+            items: PhantomData,
         }
     }
 
-    /// Hand frames of unknown kinds to the caller (as
-    /// [`OwnedFrame::Unknown`]) instead of skipping them: what a forwarder
-    /// needs. Either way they are counted.
+    /// Hand frames of unknown kinds to the caller (an
+    /// [`OwnedFrame::Unknown`], or a [`RawFrame`] of that kind) instead of
+    /// skipping them: what a forwarder needs. Either way they are counted.
     pub fn yield_unknown(mut self, yield_unknown: bool) -> Self {
         self.framing.yield_unknown = yield_unknown;
         self
@@ -282,82 +301,18 @@ impl Decoder for FrameCodec {
     type Error = ReadError;
 
     fn decode(&mut self, src: &mut BytesMut) -> Result<Option<OwnedFrame>, ReadError> {
-        match self.framing.next(src)? {
-            Some(raw) => Ok(Some(OwnedFrame::from(&raw.view()?))),
-            None => Ok(None),
-        }
+        owned(self.framing.next(src)?)
     }
 
     fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<OwnedFrame>, ReadError> {
-        match self.framing.end(src)? {
-            Some(raw) => Ok(Some(OwnedFrame::from(&raw.view()?))),
-            None => Ok(None),
-        }
+        owned(self.framing.end(src)?)
     }
 }
 
-impl Encoder<&Frame<'_>> for FrameCodec {
-    type Error = ReadError;
-
-    fn encode(&mut self, frame: &Frame<'_>, dst: &mut BytesMut) -> Result<(), ReadError> {
-        self.framing.write(frame, dst)
-    }
-}
-
-impl Encoder<&OwnedFrame> for FrameCodec {
-    type Error = ReadError;
-
-    fn encode(&mut self, frame: &OwnedFrame, dst: &mut BytesMut) -> Result<(), ReadError> {
-        frame.with_view(|view| self.framing.write(view, dst))
-    }
-}
-
-impl Encoder<&[u8]> for FrameCodec {
-    type Error = ReadError;
-
-    /// One frame as an encoder wrote it (a `RowsBuilder`'s, say), length
-    /// prefix included; refused unless it is exactly one frame.
-    fn encode(&mut self, frame: &[u8], dst: &mut BytesMut) -> Result<(), ReadError> {
-        self.framing.write_bytes(frame, dst)
-    }
-}
-
-/// The zero-copy codec: items are [`RawFrame`]s, split off the read buffer
-/// without copying and decoded only when [`RawFrame::view`] is called, once;
-/// encoding writes a frame's bytes as they are. Unknown kinds are skipped
-/// and counted unless [`yield_unknown`](Self::yield_unknown) asks for them.
-#[derive(Debug, Default)]
-pub struct RawFrameCodec {
-    framing: Framing,
-}
-
-impl RawFrameCodec {
-    /// A codec with the protocol's frame limit.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// A codec whose frames are refused above `decoder`'s limit.
-    pub fn with_decoder(decoder: FrameDecoder) -> Self {
-        RawFrameCodec {
-            framing: Framing {
-                decoder,
-                ..Framing::default()
-            },
-        }
-    }
-
-    /// Hand frames of unknown kinds to the caller instead of skipping them:
-    /// what a forwarder needs. Either way they are counted.
-    pub fn yield_unknown(mut self, yield_unknown: bool) -> Self {
-        self.framing.yield_unknown = yield_unknown;
-        self
-    }
-
-    /// Frames of unknown kinds met so far.
-    pub fn unknown(&self) -> u64 {
-        self.framing.unknown
-    }
+/// A frame cut from the stream, decoded into an owned frame.
+fn owned(raw: Option<RawFrame>) -> Result<Option<OwnedFrame>, ReadError> {
+    raw.map(|raw| Ok(OwnedFrame::from(&raw.view()?)))
+        .transpose()
 }
 
 impl Decoder for RawFrameCodec {
@@ -373,17 +328,7 @@ impl Decoder for RawFrameCodec {
     }
 }
 
-impl Encoder<RawFrame> for RawFrameCodec {
-    type Error = ReadError;
-
-    fn encode(&mut self, frame: RawFrame, dst: &mut BytesMut) -> Result<(), ReadError> {
-        self.framing.preamble(dst);
-        dst.extend_from_slice(&frame.bytes);
-        Ok(())
-    }
-}
-
-impl Encoder<&Frame<'_>> for RawFrameCodec {
+impl<Item> Encoder<&Frame<'_>> for Codec<Item> {
     type Error = ReadError;
 
     fn encode(&mut self, frame: &Frame<'_>, dst: &mut BytesMut) -> Result<(), ReadError> {
@@ -391,13 +336,32 @@ impl Encoder<&Frame<'_>> for RawFrameCodec {
     }
 }
 
-impl Encoder<&[u8]> for RawFrameCodec {
+impl<Item> Encoder<&[u8]> for Codec<Item> {
     type Error = ReadError;
 
-    /// One frame as an encoder wrote it, length prefix included; refused
-    /// unless it is exactly one frame.
+    /// One frame as an encoder wrote it (a `RowsBuilder`'s, say), length
+    /// prefix included; refused unless it is exactly one frame.
     fn encode(&mut self, frame: &[u8], dst: &mut BytesMut) -> Result<(), ReadError> {
         self.framing.write_bytes(frame, dst)
+    }
+}
+
+impl Encoder<&OwnedFrame> for FrameCodec {
+    type Error = ReadError;
+
+    fn encode(&mut self, frame: &OwnedFrame, dst: &mut BytesMut) -> Result<(), ReadError> {
+        frame.with_view(|view| self.framing.write(view, dst))
+    }
+}
+
+impl Encoder<RawFrame> for RawFrameCodec {
+    type Error = ReadError;
+
+    /// A frame this codec or [`RawFrame::new`] checked to be one whole frame.
+    fn encode(&mut self, frame: RawFrame, dst: &mut BytesMut) -> Result<(), ReadError> {
+        self.framing.preamble(dst);
+        dst.extend_from_slice(&frame.bytes);
+        Ok(())
     }
 }
 

@@ -16,21 +16,19 @@ use dendro::replicate::{ArchivePublisher, Frame as DFrame, Subscriber as DSubscr
 use dendro::writer::Writer;
 use dendro_wire_std::archive::{contents, RawRowsEncoder, SharedArchive};
 use dendro_wire_std::dendro_wire_core::Frame;
+use dendro_wire_std::receive::serve;
 use dendro_wire_std::{
     AgentConfig, AgentPublisher, CountingSink, FrameReader, SinkSubscriber, SourceConfig,
 };
+
+#[path = "common/scratch.rs"]
+mod scratch;
+use scratch::scratch;
 
 const ENCODER: &str = "test-raw-1";
 
 /// Rows as (source label, stream, ts, bytes), for comparing sets of them.
 type Rowset = BTreeSet<(String, String, i64, Vec<u8>)>;
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// A stream from our publisher: two sources, one indexed, slot churn, and
 /// every row recorded as (source label, stream, ts, bytes).
@@ -127,10 +125,7 @@ fn our_archive_sink_writes_an_archive_dendro_reads() {
     let path = scratch("ours-into-ours").join("copy.dendro");
     let archive = SharedArchive::create(&path, ENCODER).unwrap();
     let mut sub = SinkSubscriber::new(archive.connection());
-    let mut reader = FrameReader::new(&bytes[..]).unwrap();
-    while let Some(frame) = reader.next_frame().unwrap() {
-        sub.apply(&frame).unwrap();
-    }
+    serve(&bytes[..], &mut sub).unwrap();
     let applied = sub.applied();
     assert_eq!((applied.rows, applied.rows_skipped), (rows.len() as u64, 0));
     sub.finish().unwrap();
@@ -221,10 +216,7 @@ fn dendros_archive_publisher_stream_is_applied_here_as_dendro_applies_it() {
 
     // Ours applies the bytes.
     let mut ours = SinkSubscriber::new(CountingSink::default());
-    let mut reader = FrameReader::new(&bytes[..]).unwrap();
-    while let Some(frame) = reader.next_frame().unwrap() {
-        ours.apply(&frame).unwrap();
-    }
+    serve(&bytes[..], &mut ours).unwrap();
     let o = ours.applied();
     assert_eq!(o.rows_skipped, 0, "nothing skipped");
     assert!(o.rows > 0 && o.segments > 0 && o.index_entries > 0, "{o:?}");
@@ -305,10 +297,7 @@ fn dendros_tailing_publisher_stream_is_applied_here_with_nothing_skipped() {
     theirs.finish().unwrap();
 
     let mut ours = SinkSubscriber::new(CountingSink::default());
-    let mut reader = FrameReader::new(&bytes[..]).unwrap();
-    while let Some(frame) = reader.next_frame().unwrap() {
-        ours.apply(&frame).unwrap();
-    }
+    serve(&bytes[..], &mut ours).unwrap();
     let o = ours.applied();
     assert_eq!(o.rows, 60, "the rows that arrived after it attached: {o:?}");
     assert_eq!(o.rows_skipped, 0);

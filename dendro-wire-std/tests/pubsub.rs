@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dendro_wire_core::{ClockOffset, Frame, Handshake, Index, Map, Rows, Segment, SourceUpdate};
+use dendro_wire_std::receive::serve;
 use dendro_wire_std::send::Backoff;
 use dendro_wire_std::{
     AgentConfig, AgentPublisher, CountingSink, FrameQueue, FrameReader, Sink, SinkError,
@@ -106,13 +107,6 @@ fn drain(queue: &FrameQueue) -> Vec<u8> {
     out
 }
 
-fn apply_all<S: Sink>(bytes: &[u8], sub: &mut SinkSubscriber<S>) {
-    let mut r = FrameReader::new(bytes).unwrap();
-    while let Some(f) = r.next_frame().unwrap() {
-        sub.apply(&f).unwrap();
-    }
-}
-
 #[test]
 fn every_row_published_is_applied_and_none_skipped() {
     let (mut p, cpu, mem) = agent(AgentConfig {
@@ -126,7 +120,7 @@ fn every_row_published_is_applied_and_none_skipped() {
     }
     let bytes = drain(&queue);
     let mut sub = SinkSubscriber::new(Recording::default());
-    apply_all(&bytes, &mut sub);
+    serve(&bytes[..], &mut sub).unwrap();
     let applied = sub.applied();
     assert_eq!(applied.rows, 300);
     assert_eq!(applied.rows_skipped, 0);
@@ -169,7 +163,7 @@ fn a_frame_that_cannot_be_queued_is_dropped_counted_and_seen_as_a_gap() {
     let stats = p.stats();
     assert!(stats.rows_frames_dropped > 0);
     let mut sub = SinkSubscriber::new(CountingSink::default());
-    apply_all(&bytes, &mut sub);
+    serve(&bytes[..], &mut sub).unwrap();
     let applied = sub.applied();
     // Every Rows frame dropped shows up as a lost frame, and nothing else does.
     assert_eq!(applied.frames_lost, stats.rows_frames_dropped);
@@ -386,7 +380,6 @@ fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
 #[cfg(unix)]
 #[test]
 fn over_a_unix_socket_every_row_arrives() {
-    use dendro_wire_std::receive::serve;
     use dendro_wire_std::send::{publish_unix, DrainOptions};
     let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("pubsub.sock");
     let _ = std::fs::remove_file(&path);
@@ -511,7 +504,7 @@ fn what_cannot_fit_a_frame_is_refused_or_counted_never_a_panic() {
     assert_eq!(p.stats().rows_dropped, 1);
     let bytes = drain(&queue);
     let mut sub = SinkSubscriber::new(Recording::default());
-    apply_all(&bytes, &mut sub);
+    serve(&bytes[..], &mut sub).unwrap();
     assert_eq!(sub.applied().rows, p.stats().rows_queued);
     // The refused update reached no one: the subscriber holds mem's labels
     // as its handshake gave them.
@@ -522,7 +515,7 @@ fn what_cannot_fit_a_frame_is_refused_or_counted_never_a_panic() {
     queue.connected();
     p.end_interval();
     let mut sub = SinkSubscriber::new(Recording::default());
-    apply_all(&drain(&queue), &mut sub);
+    serve(&drain(&queue)[..], &mut sub).unwrap();
     assert_eq!(
         sub.sink().labels.get(&1),
         Some(&mem_labels),

@@ -1,21 +1,18 @@
 //! `dendro-wire demo`, `agent` and `listen`, run as processes.
 
 use std::io::{BufRead, BufReader, Lines};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{ChildStdout, Command, Stdio};
 use std::time::Duration;
+
+#[path = "../../tests/common/scratch.rs"]
+mod scratch;
+use scratch::scratch;
 
 #[path = "../../tests/common/certs.rs"]
 mod certs;
 
 const BIN: &str = env!("CARGO_BIN_EXE_dendro-wire");
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn check_json(path: &Path) -> serde_json::Value {
     let out = Command::new(BIN)
@@ -101,7 +98,8 @@ fn the_agent_records_this_machine_to_a_file_that_checks_clean() {
     let dir = scratch("agent-file");
     let capture = dir.join("agent.dwr");
     let out = Command::new(BIN)
-        .args(["agent", "--interval", "5ms", "--intervals", "20", "-o"])
+        .args(agent("5ms", 20))
+        .arg("-o")
         .arg(&capture)
         .output()
         .unwrap();
@@ -145,15 +143,8 @@ fn listen_serves_an_agent_and_records_what_it_sent() {
         start_listen(&["--record".as_ref(), dir.as_os_str()], Stdio::null());
 
     let agent = Command::new(BIN)
-        .args([
-            "agent",
-            "--interval",
-            "5ms",
-            "--intervals",
-            "10",
-            "--connect",
-            &addr,
-        ])
+        .args(agent("5ms", 10))
+        .args(["--connect", &addr])
         .output()
         .unwrap();
     assert!(
@@ -241,6 +232,20 @@ fn a_replayed_capture_is_applied_as_check_reads_it() {
     assert_eq!(stderr.matches("frame(s) lost").count(), 1, "{stderr}");
 }
 
+/// The agent's arguments: sampling every `interval`, `intervals` times.
+/// Where it publishes is the test's to add.
+#[cfg(target_os = "linux")]
+fn agent(interval: &str, intervals: u32) -> [String; 5] {
+    [
+        "agent",
+        "--interval",
+        interval,
+        "--intervals",
+        &intervals.to_string(),
+    ]
+    .map(String::from)
+}
+
 /// A loopback port with nothing listening on it.
 #[cfg(target_os = "linux")]
 fn closed_port() -> String {
@@ -254,14 +259,8 @@ fn closed_port() -> String {
 fn an_agent_that_delivers_nothing_says_why_and_fails() {
     let addr = closed_port();
     let out = Command::new(BIN)
-        .args([
-            "agent",
-            "--interval",
-            "10ms",
-            "--intervals",
-            "5",
-            "--connect",
-        ])
+        .args(agent("10ms", 5))
+        .arg("--connect")
         .arg(&addr)
         .output()
         .unwrap();
@@ -284,14 +283,8 @@ fn an_agent_that_delivers_nothing_says_why_and_fails() {
 fn an_agent_logs_its_reconnect_and_counts_what_it_delivered() {
     let addr = closed_port();
     let agent = Command::new(BIN)
-        .args([
-            "agent",
-            "--interval",
-            "20ms",
-            "--intervals",
-            "40",
-            "--connect",
-        ])
+        .args(agent("20ms", 40))
+        .arg("--connect")
         .arg(&addr)
         .stderr(Stdio::piped())
         .spawn()
@@ -499,7 +492,8 @@ fn plaintext_beyond_loopback_is_said_once_at_start() {
 #[test]
 fn the_agent_writes_its_stream_to_standard_output_with_dash() {
     let out = Command::new(BIN)
-        .args(["agent", "--interval", "5ms", "--intervals", "5", "-o", "-"])
+        .args(agent("5ms", 5))
+        .args(["-o", "-"])
         .output()
         .unwrap();
     assert!(
@@ -559,15 +553,9 @@ fn verbosity_follows_v_and_rust_log() {
     let addr = closed_port();
     let run = |args: &[&str], env: Option<&str>| {
         let mut cmd = Command::new(BIN);
-        cmd.args(args).args([
-            "agent",
-            "--interval",
-            "10ms",
-            "--intervals",
-            "3",
-            "--connect",
-            &addr,
-        ]);
+        cmd.args(args)
+            .args(agent("10ms", 3))
+            .args(["--connect", &addr]);
         match env {
             Some(filter) => cmd.env("RUST_LOG", filter),
             None => cmd.env_remove("RUST_LOG"),
