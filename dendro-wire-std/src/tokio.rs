@@ -41,7 +41,7 @@ use tokio_util::codec::{Decoder, Encoder};
 
 use crate::owned::OwnedFrame;
 use crate::reader::{Position, ReadError, ReadErrorKind};
-use crate::receive::{serve_async, Limits, ServeError, ServerConfig, Sink, SinkSubscriber};
+use crate::receive::{serve_async, Limits, ServeError, ServerConfig, Sink, SinkSubscriber, Ties};
 use crate::recv::FrameBuffer;
 use crate::send::{Drain, DrainOptions, FrameQueue, TransportStats, STOP_CHECK, WRITE_BUFFER};
 use crate::writer::append;
@@ -386,9 +386,7 @@ pub async fn serve<R: AsyncRead + Unpin, S: Sink>(
         subscriber,
         &mut frames,
         &limits,
-        None,
-        None,
-        None,
+        Ties::default(),
     )
     .await
 }

@@ -31,4 +31,4 @@ pub use sink::{CountingSink, Sink, SinkError};
 pub use subscriber::{Applied, SinkSubscriber, SubscribeError, MAX_SOURCES_PER_CONNECTION};
 
 #[cfg(feature = "tokio")]
-pub(crate) use server::{serve_async, Limits};
+pub(crate) use server::{serve_async, Limits, Ties};

@@ -628,9 +628,8 @@ async fn admit(
                 )))
             }
         };
-        let identity = tls
-            .get_ref()
-            .1
+        let (_, session) = tls.get_ref();
+        let identity = session
             .peer_certificates()
             .and_then(|chain| chain.first())
             .and_then(crate::tls::identity);
@@ -682,16 +681,12 @@ async fn connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
         (_, Err(e)) => Err(ServeError::Capture(e)),
         (Ok((mut stream, _)), Ok(mut capture)) => {
             let file = capture.as_mut().map(|(_, file)| file);
-            serve_async(
-                &mut stream,
-                &mut subscriber,
-                &mut frames,
-                &limits,
-                file,
-                Some(live),
-                Some(stop),
-            )
-            .await
+            let ties = Ties {
+                capture: file,
+                live: Some(live),
+                stop: Some(stop),
+            };
+            serve_async(&mut stream, &mut subscriber, &mut frames, &limits, ties).await
         }
     };
     let (frames_read, bytes) = (frames.frames(), frames.received());
@@ -765,6 +760,18 @@ enum Event {
     Stop,
 }
 
+/// What a served connection is tied to beyond its subscriber, each part
+/// absent for a lone connection ([`tokio::serve`](crate::tokio::serve)).
+#[derive(Default)]
+pub(crate) struct Ties<'a> {
+    /// Where its bytes are captured as they arrive.
+    pub(crate) capture: Option<&'a mut File>,
+    /// Where its counts are shared after every read.
+    pub(crate) live: Option<&'a Mutex<LiveConnection>>,
+    /// What tells it the server is shutting down.
+    pub(crate) stop: Option<watch::Receiver<bool>>,
+}
+
 /// Serve one connection's stream into `subscriber`: read as bytes arrive,
 /// cut and apply every whole frame, capture the bytes, and share counts,
 /// until a clean end, a broken rule, a timeout, or `stop`, after which what
@@ -774,10 +781,13 @@ pub(crate) async fn serve_async<IO: AsyncRead + Unpin, S: Sink>(
     subscriber: &mut SinkSubscriber<S>,
     frames: &mut FrameBuffer,
     limits: &Limits,
-    mut capture: Option<&mut File>,
-    live: Option<&Mutex<LiveConnection>>,
-    mut stop: Option<watch::Receiver<bool>>,
+    ties: Ties<'_>,
 ) -> Result<(), ServeError> {
+    let Ties {
+        mut capture,
+        live,
+        mut stop,
+    } = ties;
     let mut last_frame = Instant::now();
     // When the frame in hand (or the preamble) started arriving.
     let mut frame_started: Option<Instant> = None;
