@@ -11,13 +11,15 @@
 mod agent;
 mod drain;
 mod queue;
+mod source;
 mod transport;
 
-pub use agent::{AgentConfig, AgentError, AgentPublisher, AgentStats, SourceConfig, MAX_SOURCES};
+pub use agent::{AgentConfig, AgentError, AgentPublisher, AgentStats, MAX_SOURCES};
 #[cfg(feature = "tokio")]
 pub(crate) use drain::Drain;
 pub use drain::{Backoff, DrainOptions, Reconnect, TransportStats, STOP_CHECK};
 pub use queue::{FrameQueue, Pushed, QueueLen, QueueStats, Ready};
+pub use source::SourceConfig;
 #[cfg(unix)]
 pub use transport::publish_unix;
 #[cfg(feature = "tokio")]
