@@ -114,9 +114,7 @@ pub fn realistic(rows_frames: usize) -> Stream {
     let mut frames = Vec::new();
     let push = |bytes: &mut Vec<u8>, frames: &mut Vec<_>, frame: &Frame<'_>| {
         let start = bytes.len();
-        let len = frame.buffer_len().expect("a valid frame");
-        bytes.resize(start + len, 0);
-        frame.emit(&mut bytes[start..]).expect("sized");
+        dendro_wire_std::write_frame_to(bytes, frame).expect("a valid frame");
         frames.push(start..bytes.len());
     };
     let decl = source_decl();

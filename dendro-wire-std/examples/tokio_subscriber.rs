@@ -12,9 +12,9 @@
 
 use std::time::Duration;
 
+use dendro_wire_std::send::DrainOptions;
 use dendro_wire_std::tokio::{drain_queue, serve};
-use dendro_wire_std::transport::Backoff;
-use dendro_wire_std::{CountingSink, Publisher, PublisherConfig, SourceConfig, Subscriber};
+use dendro_wire_std::{AgentConfig, AgentPublisher, CountingSink, SinkSubscriber, SourceConfig};
 use tokio::net::{TcpListener, TcpStream};
 
 const PUBLISHERS: usize = 4;
@@ -32,7 +32,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         for _ in 0..PUBLISHERS {
             let (stream, peer) = listener.accept().await?;
             connections.push(tokio::spawn(async move {
-                let mut sub = Subscriber::new(CountingSink::default()).with_source_limit(8);
+                let mut sub = SinkSubscriber::new(CountingSink::default()).with_source_limit(8);
                 let result = serve(stream, &mut sub).await;
                 (peer, sub.applied(), result.map_err(|e| e.to_string()))
             }));
@@ -48,7 +48,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // frames, so sampling never waits on the network.
     let mut publishers = Vec::new();
     for n in 0..PUBLISHERS {
-        let mut p = Publisher::new(PublisherConfig::default());
+        let mut p = AgentPublisher::new(AgentConfig::default());
         let source = p.add_source(
             SourceConfig::new()
                 .label("host", format!("agent-{n}"))
@@ -59,7 +59,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let transport = tokio::spawn(drain_queue(
             queue.clone(),
             move || TcpStream::connect(addr),
-            Backoff::default(),
+            DrainOptions::default(),
         ));
         let sampler = tokio::task::spawn_blocking(move || {
             while queue.stats().connections == 0 {
@@ -72,7 +72,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 p.end_interval();
             }
             queue.close();
-            Ok::<_, dendro_wire_std::PublishError>(p.stats())
+            Ok::<_, dendro_wire_std::AgentError>(p.stats())
         });
         publishers.push((sampler, transport));
     }

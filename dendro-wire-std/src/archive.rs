@@ -6,12 +6,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use dendro::archive::{CallerRow, SegmentMeta, SourceMeta, WalRow};
+use dendro::archive::{Archive, CallerRow, SegmentMeta, SourceMeta, WalRow};
 use dendro::segment::{EncodeContext, EncodeResult, Segment as DSegment, SegmentEncoder};
 use dendro::writer::{SourceWriter, Writer};
-use dendro_wire_core::{ClockOffset, Handshake, Index, Map, Rows, Segment, SourceUpdate};
+use dendro_wire_core::{ClockOffset, Handshake, Index, Rows, Segment, SourceUpdate};
 
-use crate::subscriber::{Sink, SinkError};
+use crate::owned::owned_map;
+use crate::receive::{Sink, SinkError};
 
 /// The segment encoding for rows this project does not interpret: each row
 /// as `i64 ts | i64 wall_offset | u32 len | row`, little-endian, in order.
@@ -62,10 +63,10 @@ impl SegmentEncoder for RawRowsEncoder {
 ///
 /// ```no_run
 /// use dendro_wire_std::archive::SharedArchive;
-/// use dendro_wire_std::{FrameReader, Subscriber};
+/// use dendro_wire_std::{FrameReader, SinkSubscriber};
 ///
 /// let archive = SharedArchive::create("copy.dendro".as_ref(), "dendro-wire-agent-1")?;
-/// let mut subscriber = Subscriber::new(archive.connection());
+/// let mut subscriber = SinkSubscriber::new(archive.connection());
 /// let capture = std::fs::File::open("agent.dwr")?;
 /// let mut reader = FrameReader::new(capture)?;
 /// while let Some(frame) = reader.next_frame()? {
@@ -129,11 +130,47 @@ impl SharedArchive {
     }
 
     /// Wait until everything handed to the writer is committed, and stop it.
-    /// Call once every connection has ended.
+    /// Call once every connection has ended; then [`contents`] reads back
+    /// what landed.
     pub fn finish(self) -> Result<(), SinkError> {
         let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         writer.join().map_err(sink_error)
     }
+}
+
+/// One source of an archive, as dendro's own reader sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SourceContents {
+    /// The id that names the source within the archive.
+    pub id: i64,
+    /// The labels it was opened with.
+    pub labels: BTreeMap<String, String>,
+    /// The rows in its live WAL, over all its streams.
+    pub wal_rows: u64,
+}
+
+/// What the archive at `path` holds, read back with dendro 0.6.1's reader
+/// (`Archive::open`, `read_sources`, `all_streams`, `live_wal`): proof that
+/// what landed through a [`SharedArchive`] is an archive dendro reads.
+pub fn contents(path: &Path) -> Result<Vec<SourceContents>, SinkError> {
+    let db = Archive::open(path).map_err(sink_error)?;
+    let mut sources = Vec::new();
+    for source in db.read_sources().map_err(sink_error)? {
+        let mut wal_rows = 0;
+        for stream in db.all_streams(source.id).map_err(sink_error)? {
+            wal_rows += db
+                .live_wal_span(source.id, &stream)
+                .map_err(sink_error)?
+                .rows;
+        }
+        sources.push(SourceContents {
+            id: source.id,
+            labels: source.meta.labels,
+            wal_rows,
+        });
+    }
+    Ok(sources)
 }
 
 /// One connection's sources in a [`SharedArchive`].
@@ -171,12 +208,6 @@ struct Open {
     last_offset: Option<(i64, i64)>,
     /// Rows not yet handed to the writer.
     pending: Vec<WalRow>,
-}
-
-fn owned_map(m: Map<'_>) -> BTreeMap<String, String> {
-    m.iter()
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect()
 }
 
 impl ArchiveSink {

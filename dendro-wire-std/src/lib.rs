@@ -6,15 +6,16 @@
 //! - [`FrameWriter`] writes the preamble, then frames, to any `Write`.
 //! - [`OwnedFrame`] is a frame that owns its fields, for callers who keep
 //!   frames; with the `serde` feature it is the JSON Lines form of [protocol §10](dendro_wire_core::protocol).
-//! - [`Publisher`] turns an agent's observations and index slots into
-//!   frames, interval by interval — the core's publisher machine decides
-//!   which — into a bounded [`FrameQueue`] that a transport drains; [`Subscriber`] applies a connection's frames to a
-//!   [`Sink`] under the subscriber's rules.
-//! - [`transport`] moves a publisher's frames: TCP with reconnect, Unix
-//!   sockets, files. [`server`] receives them: [`serve`](server::serve) for
-//!   one connection, and (feature `tokio`) a [`Server`](server::Server) for
-//!   many publishers at once, each connection bounded in memory, time and
-//!   count.
+//! - [`send`], the sending side: [`AgentPublisher`] turns an agent's
+//!   observations and index slots into frames, interval by interval — the
+//!   core's publisher machine decides which — into a bounded [`FrameQueue`]
+//!   that a publishing transport drains into TCP (reconnecting), a Unix
+//!   socket or a file.
+//! - [`receive`], the receiving side: [`SinkSubscriber`] applies a
+//!   connection's frames to a [`Sink`] under the subscriber's rules;
+//!   [`serve`](receive::serve) serves one connection, and (feature `tokio`) a
+//!   [`Server`](receive::Server) many publishers at once, each connection
+//!   bounded in memory, time and count.
 //!
 //! # Features
 //!
@@ -24,7 +25,7 @@
 //! | feature | what it adds |
 //! |---|---|
 //! | `serde` | `Serialize`/`Deserialize` for [`OwnedFrame`] in the JSON Lines form of [protocol §10](dendro_wire_core::protocol) |
-//! | `tokio` | [`server::Server`] (many publishers at once, every connection bounded in memory, time and count), and the [`tokio`] module: codecs for `tokio_util::codec`, async `serve` and `drain_queue` |
+//! | `tokio` | [`receive::Server`] (many publishers at once, every connection bounded in memory, time and count), and the [`tokio`] module: codecs for `tokio_util::codec`, async `serve` and `drain_queue` |
 //! | `tls` | the `tls` module: TLS 1.3 with client certificates (rustls) for the server and the publishing transports, and identities bound to sources (implies `tokio`) |
 //! | `archive` | the `archive` module: a sink that writes a dendro 0.6.1 archive through dendro's own writer (builds SQLite, arrow and parquet) |
 //!
@@ -39,20 +40,17 @@
 pub mod archive;
 mod growable;
 mod owned;
-mod publisher;
-mod queue;
 mod reader;
+pub mod receive;
 mod recv;
+pub mod send;
 #[cfg(feature = "serde")]
 mod serde_form;
-pub mod server;
-mod subscriber;
 mod throttle;
 #[cfg(feature = "tls")]
 pub mod tls;
 #[cfg(feature = "tokio")]
 pub mod tokio;
-pub mod transport;
 mod writer;
 
 pub use dendro_wire_core;
@@ -64,16 +62,19 @@ pub use dendro_wire_core::{
 };
 pub use dendro_wire_core::{SourceId, StreamId};
 pub use owned::{OwnedFrame, OwnedRow};
-pub use publisher::{
-    PublishError, Publisher, PublisherConfig, PublisherStats, SourceConfig, MAX_SOURCES,
-};
-pub use queue::{FrameQueue, Pushed, QueueStats};
 pub use reader::{FrameReader, Position, ReadError, ReadErrorKind};
-pub use recv::MemoryBudget;
-pub use subscriber::{
-    Applied, CountingSink, Sink, SinkError, SubscribeError, Subscriber, MAX_SOURCES_PER_CONNECTION,
+/// The receiving side's everyday types.
+pub use receive::{
+    Applied, CountingSink, Sink, SinkError, SinkSubscriber, SubscribeError,
+    MAX_SOURCES_PER_CONNECTION,
 };
-pub use writer::{FrameWriter, WriteError};
+pub use recv::MemoryBudget;
+/// The sending side's everyday types.
+pub use send::{
+    AgentConfig, AgentError, AgentPublisher, AgentStats, FrameQueue, Pushed, QueueStats,
+    SourceConfig, MAX_SOURCES,
+};
+pub use writer::{write_frame_to, FrameWriter, WriteError};
 
 /// The README's example, compiled and run as a doctest so it cannot rot.
 #[cfg(doctest)]

@@ -3,15 +3,15 @@
 use std::collections::BTreeMap;
 
 use dendro_wire_core::{
-    ClockOffset, Error as WireError, Frame, Handshake, Index, IndexKind, IndexState, Map, Row,
-    RowList, Rows, Segment, SourceUpdate,
+    ClockOffset, Error, Frame, Handshake, Index, IndexKind, IndexState, Map, Row, RowList, Rows,
+    Segment, SourceUpdate,
 };
 
 /// One frame that owns its fields: the shape of dendro 0.6.1's `Frame`, with
 /// maps as `BTreeMap<String, String>` and bytes as `Vec<u8>`, plus `Unknown`
 /// for a kind this build does not read.
 ///
-/// Made from a view with `From`, and encodable with [`encode`](Self::encode)
+/// Made from a view with `From`, and written with [`write_to`](Self::write_to)
 /// or a [`FrameWriter`](crate::FrameWriter). With the `serde` feature it
 /// (de)serializes in the JSON Lines form of [protocol §10](dendro_wire_core::protocol): `"frame"` names the
 /// kind, bytes are lowercase hex, `null` is an absent `opt<bytes>`.
@@ -21,7 +21,8 @@ use dendro_wire_core::{
 /// use dendro_wire_std::OwnedFrame;
 ///
 /// let frame = OwnedFrame::ClockOffset { source: 0, ts: 10, offset_ns: -3 };
-/// let bytes = frame.to_bytes()?;
+/// let mut bytes = Vec::new();
+/// frame.write_to(&mut bytes)?;
 /// let Status::Complete((view, _)) = decode(&bytes)? else { unreachable!() };
 /// assert_eq!(OwnedFrame::from(&view), frame);
 /// # Ok::<(), dendro_wire_core::Error>(())
@@ -115,13 +116,17 @@ pub struct OwnedRow {
     pub row: Vec<u8>,
 }
 
-fn owned_map(m: Map<'_>) -> BTreeMap<String, String> {
+/// A map view as the owned map std's types hold.
+pub(crate) fn owned_map(m: Map<'_>) -> BTreeMap<String, String> {
     m.iter()
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
         .collect()
 }
 
-fn pairs(m: &BTreeMap<String, String>) -> Vec<(&str, &str)> {
+/// An owned map's entries as the pairs a [`Map`] view is made from
+/// ([`Map::from_pairs`]); a `BTreeMap` keeps them in the ascending order
+/// the wire requires.
+pub(crate) fn pairs(m: &BTreeMap<String, String>) -> Vec<(&str, &str)> {
     m.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
 }
 
@@ -310,21 +315,7 @@ impl OwnedFrame {
 
     /// Append the frame's bytes (length, kind, payload) to `out`; on an error
     /// `out` is left as it was.
-    pub fn encode(&self, out: &mut Vec<u8>) -> Result<(), WireError> {
-        self.with_view(|view| {
-            let len = view.buffer_len()?;
-            let at = out.len();
-            out.resize(at + len, 0);
-            view.emit(&mut out[at..])
-                .inspect_err(|_| out.truncate(at))?;
-            Ok(())
-        })
-    }
-
-    /// The frame's bytes.
-    pub fn to_bytes(&self) -> Result<Vec<u8>, WireError> {
-        let mut out = Vec::new();
-        self.encode(&mut out)?;
-        Ok(out)
+    pub fn write_to(&self, out: &mut Vec<u8>) -> Result<(), Error> {
+        self.with_view(|view| crate::write_frame_to(out, view))
     }
 }

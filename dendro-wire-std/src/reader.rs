@@ -5,7 +5,7 @@ use std::io::{self, Read};
 
 use std::ops::Range;
 
-use dendro_wire_core::{Error as WireError, Frame, FrameDecoder};
+use dendro_wire_core::{Error, Frame, FrameDecoder};
 
 use crate::recv::{FrameBuffer, Next};
 
@@ -202,9 +202,9 @@ pub enum ReadErrorKind {
     /// The transport failed.
     Io(io::Error),
     /// The preamble is wrong: not a dendro stream, or another version.
-    Preamble(WireError),
+    Preamble(Error),
     /// A frame broke a rule of the spec.
-    Malformed(WireError),
+    Malformed(Error),
     /// The stream ended inside the preamble or a frame, length prefix
     /// included.
     Truncated {
@@ -273,7 +273,7 @@ impl ReadError {
     }
 
     /// The spec's error, for a malformed frame or preamble.
-    pub fn wire_error(&self) -> Option<&WireError> {
+    pub fn wire_error(&self) -> Option<&Error> {
         match &self.kind {
             ReadErrorKind::Preamble(e) | ReadErrorKind::Malformed(e) => Some(e),
             _ => None,

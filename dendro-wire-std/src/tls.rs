@@ -3,13 +3,13 @@
 //!
 //! Frames carry no credentials ([protocol §6](dendro_wire_core::protocol): "whatever decides who may hand it
 //! anything is the transport's"), so the transport decides. A collector
-//! ([`Server`](crate::server::Server) with
-//! [`ServerConfig::tls`](crate::server::ServerConfig)) lets past its TLS
+//! ([`Server`](crate::receive::Server) with
+//! [`ServerConfig::tls`](crate::receive::ServerConfig)) lets past its TLS
 //! handshake only a client whose certificate chains to the client CA it was
 //! given; the client's [`identity`] (its certificate's first DNS name, else
 //! its common name) can then be bound to a label of every source it opens,
 //! so an authenticated agent cannot write as another host
-//! ([`Subscriber::bind_identity`](crate::Subscriber::bind_identity)).
+//! ([`SinkSubscriber::bind_identity`](crate::SinkSubscriber::bind_identity)).
 //!
 //! Only TLS 1.3 is spoken, with rustls and its `ring` provider. Sessions are
 //! never resumed: every connection presents and has checked its certificate,
@@ -38,7 +38,7 @@ use std::fmt;
 use std::io;
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -53,8 +53,7 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::ServerName;
 pub use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
-use crate::queue::FrameQueue;
-use crate::transport::{drain_queue, Backoff, TransportStats};
+use crate::send::{drain_queue, DrainOptions, FrameQueue, TransportStats};
 
 /// Why TLS could not be set up: a file that could not be read or holds no
 /// usable certificate or key, or a configuration rustls refused.
@@ -361,19 +360,19 @@ impl TlsClient {
     }
 }
 
-/// Start a thread draining `queue` to a collector at `addr` over TLS,
-/// reconnecting with `backoff` (see [`drain_queue`]); a refused certificate
-/// is logged, with the collector's reason, like any failed connect.
+/// Start a thread draining `queue` to a collector at `addr` over TLS, its
+/// certificate checked for `server_name`, as `options` say (see
+/// [`drain_queue`]); a refused certificate is logged, with the collector's
+/// reason, like any failed connect.
 pub fn publish_tls(
     queue: FrameQueue,
     addr: SocketAddr,
     server_name: String,
     client: TlsClient,
-    backoff: Backoff,
-    stop: Arc<AtomicBool>,
+    options: DrainOptions,
 ) -> JoinHandle<io::Result<TransportStats>> {
     std::thread::spawn(move || {
         let connect = || client.connect(addr, &server_name);
-        drain_queue(&queue, connect, backoff, false, &stop)
+        drain_queue(&queue, connect, options)
     })
 }

@@ -29,23 +29,22 @@
 //! ```
 
 use std::io;
-use std::time::Duration;
+use std::marker::PhantomData;
 
-use bytes::{Buf, BufMut, Bytes, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 use dendro_wire_core::{
-    check_preamble, kind, Frame, FrameDecoder, Rows, Status, LENGTH_PREFIX_BYTES, PREAMBLE,
+    check_preamble, kind, Frame, FrameDecoder, Status, LENGTH_PREFIX_BYTES, PREAMBLE,
     PREAMBLE_BYTES,
 };
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_util::codec::{Decoder, Encoder};
 
 use crate::owned::OwnedFrame;
-use crate::queue::FrameQueue;
 use crate::reader::{Position, ReadError, ReadErrorKind};
+use crate::receive::{serve_async, Limits, ServeError, ServerConfig, Sink, SinkSubscriber, Ties};
 use crate::recv::FrameBuffer;
-use crate::server::{serve_async, Limits, ServeError, ServerConfig};
-use crate::subscriber::{Sink, Subscriber};
-use crate::transport::{Backoff, TransportStats};
+use crate::send::{Drain, DrainOptions, FrameQueue, TransportStats, STOP_CHECK, WRITE_BUFFER};
+use crate::writer::append;
 
 /// A frame's bytes, framed but not yet decoded: its length checked against
 /// the limit and its bytes whole, shared with the read buffer rather than
@@ -219,24 +218,19 @@ impl Framing {
         }
     }
 
-    /// Encode `frame` at the end of `dst`, in place: no allocation but the
-    /// buffer's own growth.
-    fn encode(&mut self, frame: &Frame<'_>, dst: &mut BytesMut) -> Result<(), ReadError> {
+    /// Write `frame` at the end of `dst`, emitted in place: no allocation but
+    /// the buffer's own growth.
+    fn write(&mut self, frame: &Frame<'_>, dst: &mut BytesMut) -> Result<(), ReadError> {
         let error = |e| ReadError::unplaced(ReadErrorKind::Malformed(e));
         let len = frame.buffer_len().map_err(error)?;
         self.preamble(dst);
-        let start = dst.len();
-        dst.put_bytes(0, len);
-        if let Err(e) = frame.emit(&mut dst[start..]) {
-            dst.truncate(start);
-            return Err(error(e));
-        }
+        append(dst, len, |room| frame.emit(room)).map_err(error)?;
         Ok(())
     }
 
     /// Write one frame's bytes, as an encoder made them, checked to be one
     /// whole frame.
-    fn encode_bytes(&mut self, bytes: &[u8], dst: &mut BytesMut) -> Result<(), ReadError> {
+    fn write_bytes(&mut self, bytes: &[u8], dst: &mut BytesMut) -> Result<(), ReadError> {
         one_frame(bytes, &self.decoder)?;
         self.preamble(dst);
         dst.extend_from_slice(bytes);
@@ -244,17 +238,34 @@ impl Framing {
     }
 }
 
-/// The codec over owned frames: on decode, the preamble, then one
-/// [`OwnedFrame`] per item (each frame decoded once); on encode, the
-/// preamble before the first frame, then frames borrowed ([`Frame`]),
-/// owned, or already encoded (`&[u8]`). Unknown kinds are skipped and
-/// counted unless [`yield_unknown`](Self::yield_unknown) asks for them.
-#[derive(Debug, Default)]
-pub struct FrameCodec {
+/// A codec for `tokio_util::codec`, one for both item types: on decode, the
+/// preamble, then one `Item` per frame — an [`OwnedFrame`] ([`FrameCodec`])
+/// or a [`RawFrame`] ([`RawFrameCodec`]); on encode, the preamble before the
+/// first frame, then frames borrowed ([`Frame`]), already encoded (`&[u8]`),
+/// or of the item type. Unknown kinds are skipped and counted unless
+/// [`yield_unknown`](Self::yield_unknown) asks for them.
+#[derive(Debug)]
+pub struct Codec<Item> {
     framing: Framing,
+    items: PhantomData<fn() -> Item>,
 }
 
-impl FrameCodec {
+/// The codec over owned frames: each frame decoded once, into an
+/// [`OwnedFrame`].
+pub type FrameCodec = Codec<OwnedFrame>;
+
+/// The zero-copy codec: items are [`RawFrame`]s, split off the read buffer
+/// without copying and decoded only when [`RawFrame::view`] is called, once;
+/// encoding one writes its bytes as they are.
+pub type RawFrameCodec = Codec<RawFrame>;
+
+impl<Item> Default for Codec<Item> {
+    fn default() -> Self {
+        Self::with_decoder(FrameDecoder::new())
+    }
+}
+
+impl<Item> Codec<Item> {
     /// A codec with the protocol's frame limit.
     pub fn new() -> Self {
         Self::default()
@@ -262,17 +273,18 @@ impl FrameCodec {
 
     /// A codec whose frames are refused above `decoder`'s limit.
     pub fn with_decoder(decoder: FrameDecoder) -> Self {
-        FrameCodec {
+        Codec {
             framing: Framing {
                 decoder,
                 ..Framing::default()
             },
+            items: PhantomData,
         }
     }
 
-    /// Hand frames of unknown kinds to the caller (as
-    /// [`OwnedFrame::Unknown`]) instead of skipping them: what a forwarder
-    /// needs. Either way they are counted.
+    /// Hand frames of unknown kinds to the caller (an
+    /// [`OwnedFrame::Unknown`], or a [`RawFrame`] of that kind) instead of
+    /// skipping them: what a forwarder needs. Either way they are counted.
     pub fn yield_unknown(mut self, yield_unknown: bool) -> Self {
         self.framing.yield_unknown = yield_unknown;
         self
@@ -289,82 +301,18 @@ impl Decoder for FrameCodec {
     type Error = ReadError;
 
     fn decode(&mut self, src: &mut BytesMut) -> Result<Option<OwnedFrame>, ReadError> {
-        match self.framing.next(src)? {
-            Some(raw) => Ok(Some(OwnedFrame::from(&raw.view()?))),
-            None => Ok(None),
-        }
+        owned(self.framing.next(src)?)
     }
 
     fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<OwnedFrame>, ReadError> {
-        match self.framing.end(src)? {
-            Some(raw) => Ok(Some(OwnedFrame::from(&raw.view()?))),
-            None => Ok(None),
-        }
+        owned(self.framing.end(src)?)
     }
 }
 
-impl Encoder<&Frame<'_>> for FrameCodec {
-    type Error = ReadError;
-
-    fn encode(&mut self, frame: &Frame<'_>, dst: &mut BytesMut) -> Result<(), ReadError> {
-        self.framing.encode(frame, dst)
-    }
-}
-
-impl Encoder<&OwnedFrame> for FrameCodec {
-    type Error = ReadError;
-
-    fn encode(&mut self, frame: &OwnedFrame, dst: &mut BytesMut) -> Result<(), ReadError> {
-        frame.with_view(|view| self.framing.encode(view, dst))
-    }
-}
-
-impl Encoder<&[u8]> for FrameCodec {
-    type Error = ReadError;
-
-    /// One frame as an encoder wrote it (a `RowsBuilder`'s, say), length
-    /// prefix included; refused unless it is exactly one frame.
-    fn encode(&mut self, frame: &[u8], dst: &mut BytesMut) -> Result<(), ReadError> {
-        self.framing.encode_bytes(frame, dst)
-    }
-}
-
-/// The zero-copy codec: items are [`RawFrame`]s, split off the read buffer
-/// without copying and decoded only when [`RawFrame::view`] is called, once;
-/// encoding writes a frame's bytes as they are. Unknown kinds are skipped
-/// and counted unless [`yield_unknown`](Self::yield_unknown) asks for them.
-#[derive(Debug, Default)]
-pub struct RawFrameCodec {
-    framing: Framing,
-}
-
-impl RawFrameCodec {
-    /// A codec with the protocol's frame limit.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// A codec whose frames are refused above `decoder`'s limit.
-    pub fn with_decoder(decoder: FrameDecoder) -> Self {
-        RawFrameCodec {
-            framing: Framing {
-                decoder,
-                ..Framing::default()
-            },
-        }
-    }
-
-    /// Hand frames of unknown kinds to the caller instead of skipping them:
-    /// what a forwarder needs. Either way they are counted.
-    pub fn yield_unknown(mut self, yield_unknown: bool) -> Self {
-        self.framing.yield_unknown = yield_unknown;
-        self
-    }
-
-    /// Frames of unknown kinds met so far.
-    pub fn unknown(&self) -> u64 {
-        self.framing.unknown
-    }
+/// A frame cut from the stream, decoded into an owned frame.
+fn owned(raw: Option<RawFrame>) -> Result<Option<OwnedFrame>, ReadError> {
+    raw.map(|raw| Ok(OwnedFrame::from(&raw.view()?)))
+        .transpose()
 }
 
 impl Decoder for RawFrameCodec {
@@ -380,9 +328,36 @@ impl Decoder for RawFrameCodec {
     }
 }
 
+impl<Item> Encoder<&Frame<'_>> for Codec<Item> {
+    type Error = ReadError;
+
+    fn encode(&mut self, frame: &Frame<'_>, dst: &mut BytesMut) -> Result<(), ReadError> {
+        self.framing.write(frame, dst)
+    }
+}
+
+impl<Item> Encoder<&[u8]> for Codec<Item> {
+    type Error = ReadError;
+
+    /// One frame as an encoder wrote it (a `RowsBuilder`'s, say), length
+    /// prefix included; refused unless it is exactly one frame.
+    fn encode(&mut self, frame: &[u8], dst: &mut BytesMut) -> Result<(), ReadError> {
+        self.framing.write_bytes(frame, dst)
+    }
+}
+
+impl Encoder<&OwnedFrame> for FrameCodec {
+    type Error = ReadError;
+
+    fn encode(&mut self, frame: &OwnedFrame, dst: &mut BytesMut) -> Result<(), ReadError> {
+        frame.with_view(|view| self.framing.write(view, dst))
+    }
+}
+
 impl Encoder<RawFrame> for RawFrameCodec {
     type Error = ReadError;
 
+    /// A frame this codec or [`RawFrame::new`] checked to be one whole frame.
     fn encode(&mut self, frame: RawFrame, dst: &mut BytesMut) -> Result<(), ReadError> {
         self.framing.preamble(dst);
         dst.extend_from_slice(&frame.bytes);
@@ -390,32 +365,14 @@ impl Encoder<RawFrame> for RawFrameCodec {
     }
 }
 
-impl Encoder<&Frame<'_>> for RawFrameCodec {
-    type Error = ReadError;
-
-    fn encode(&mut self, frame: &Frame<'_>, dst: &mut BytesMut) -> Result<(), ReadError> {
-        self.framing.encode(frame, dst)
-    }
-}
-
-impl Encoder<&[u8]> for RawFrameCodec {
-    type Error = ReadError;
-
-    /// One frame as an encoder wrote it, length prefix included; refused
-    /// unless it is exactly one frame.
-    fn encode(&mut self, frame: &[u8], dst: &mut BytesMut) -> Result<(), ReadError> {
-        self.framing.encode_bytes(frame, dst)
-    }
-}
-
 /// Read one connection's stream and apply it to `subscriber`, until a clean
-/// end or an error: the same loop a [`Server`](crate::server::Server) runs
+/// end or an error: the same loop a [`Server`](crate::receive::Server) runs
 /// for each connection, with its default bounds (the buffer grows with the
 /// bytes that arrived; a minute with no whole frame, or a minute for one
 /// frame to finish, ends the connection).
 pub async fn serve<R: AsyncRead + Unpin, S: Sink>(
     mut reader: R,
-    subscriber: &mut Subscriber<S>,
+    subscriber: &mut SinkSubscriber<S>,
 ) -> Result<(), ServeError> {
     let config = ServerConfig::default();
     let limits = Limits {
@@ -429,70 +386,68 @@ pub async fn serve<R: AsyncRead + Unpin, S: Sink>(
         subscriber,
         &mut frames,
         &limits,
-        None,
-        None,
-        None,
+        Ties::default(),
     )
     .await
 }
 
 /// Drain a publisher's queue into connections that `connect` opens, as
-/// [`drain_queue`](crate::transport::drain_queue) does, on tokio: each
-/// connection starts with the preamble and asks the publisher for
-/// handshakes and full state; a write error reconnects after `backoff`.
-/// Returns once the queue is closed and drained.
+/// [`send::drain_queue`](crate::send::drain_queue) does, on tokio: the same
+/// reconnecting, logging, counting and stopping (it is the same code), with
+/// the wait for frames a task woken by the queue rather than a thread
+/// blocked on it. Returns once the queue is closed and drained, or
+/// `options.stop` is set.
 pub async fn drain_queue<W, C, F>(
     queue: FrameQueue,
     mut connect: C,
-    backoff: Backoff,
+    options: DrainOptions,
 ) -> io::Result<TransportStats>
 where
     W: AsyncWrite + Unpin,
     C: FnMut() -> F,
     F: std::future::Future<Output = io::Result<W>>,
 {
-    let mut stats = TransportStats::default();
-    let mut delays = backoff.delays();
-    while !queue.is_closed() {
-        let mut conn = match connect().await {
-            Ok(conn) => tokio::io::BufWriter::new(conn),
-            Err(_) => {
-                stats.failed_connects += 1;
-                tokio::time::sleep(delays.next().unwrap_or(backoff.max)).await;
+    let mut drain = Drain::new(&queue, options);
+    while !drain.done() {
+        let conn = match connect().await {
+            Ok(conn) => conn,
+            Err(e) => {
+                tokio::time::sleep(drain.connect_failed(e)?).await;
                 continue;
             }
         };
-        delays = backoff.delays();
-        stats.connections += 1;
-        let result: io::Result<()> = async {
-            conn.write_all(&PREAMBLE).await?;
-            conn.flush().await?;
-            stats.bytes += PREAMBLE_BYTES as u64;
-            queue.connected();
-            loop {
-                match queue.pop(Duration::ZERO) {
-                    Some(frame) => {
-                        conn.write_all(&frame).await?;
-                        stats.frames += 1;
-                        stats.rows += Rows::count_in_frame(&frame).map_or(0, u64::from);
-                        stats.bytes += frame.len() as u64;
-                        queue.recycle(frame);
-                    }
-                    None => {
-                        conn.flush().await?;
-                        if queue.is_closed() && queue.is_empty() {
-                            return Ok(());
-                        }
-                        tokio::time::sleep(Duration::from_millis(5)).await;
-                    }
-                }
-            }
-        }
-        .await;
-        queue.disconnected();
-        if result.is_ok() {
-            return Ok(stats);
+        drain.connected();
+        let written = write_connection(&mut drain, conn).await;
+        if let Some(end) = drain.ended(written) {
+            return end;
         }
     }
-    Ok(stats)
+    Ok(drain.finish())
+}
+
+/// One connection, as the blocking transport writes it: the preamble, then
+/// frames until the queue is closed and drained or the transport stopped
+/// (`Ok`), or a write fails (`Err`).
+async fn write_connection<W: AsyncWrite + Unpin>(drain: &mut Drain<'_>, conn: W) -> io::Result<()> {
+    let mut w = tokio::io::BufWriter::with_capacity(WRITE_BUFFER, conn);
+    w.write_all(&PREAMBLE).await?;
+    w.flush().await?;
+    drain.preamble_written(PREAMBLE_BYTES);
+    loop {
+        match drain.next_frame() {
+            Some(frame) => {
+                w.write_all(&frame).await?;
+                drain.written(frame);
+            }
+            None => {
+                w.flush().await?;
+                if drain.idle_done() {
+                    return Ok(());
+                }
+                // Woken by the next frame or the close; the stop flag is
+                // looked at again after at most STOP_CHECK.
+                let _ = tokio::time::timeout(STOP_CHECK, drain.queue().ready()).await;
+            }
+        }
+    }
 }

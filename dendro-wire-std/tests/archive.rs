@@ -14,30 +14,28 @@ use dendro::archive::{Archive, CallerRow, SourceMeta, WalRow};
 use dendro::replicate::wire::{encode_frame, write_preamble, FrameReader as DReader};
 use dendro::replicate::{ArchivePublisher, Frame as DFrame, Subscriber as DSubscriber};
 use dendro::writer::Writer;
-use dendro_wire_std::archive::{RawRowsEncoder, SharedArchive};
+use dendro_wire_std::archive::{contents, RawRowsEncoder, SharedArchive};
 use dendro_wire_std::dendro_wire_core::Frame;
+use dendro_wire_std::receive::serve;
 use dendro_wire_std::{
-    CountingSink, FrameReader, Publisher, PublisherConfig, SourceConfig, Subscriber,
+    AgentConfig, AgentPublisher, CountingSink, FrameReader, SinkSubscriber, SourceConfig,
 };
+
+#[path = "common/scratch.rs"]
+mod scratch;
+use scratch::scratch;
 
 const ENCODER: &str = "test-raw-1";
 
 /// Rows as (source label, stream, ts, bytes), for comparing sets of them.
 type Rowset = BTreeSet<(String, String, i64, Vec<u8>)>;
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// A stream from our publisher: two sources, one indexed, slot churn, and
 /// every row recorded as (source label, stream, ts, bytes).
 fn published() -> (Vec<u8>, Rowset) {
-    let mut p = Publisher::new(PublisherConfig {
+    let mut p = AgentPublisher::new(AgentConfig {
         full_every: 25,
-        ..PublisherConfig::default()
+        ..AgentConfig::default()
     });
     let streams = ["cpu0/usage", "cpu1/usage"];
     let cpu = p
@@ -126,11 +124,8 @@ fn our_archive_sink_writes_an_archive_dendro_reads() {
     let (bytes, rows) = published();
     let path = scratch("ours-into-ours").join("copy.dendro");
     let archive = SharedArchive::create(&path, ENCODER).unwrap();
-    let mut sub = Subscriber::new(archive.connection());
-    let mut reader = FrameReader::new(&bytes[..]).unwrap();
-    while let Some(frame) = reader.next_frame().unwrap() {
-        sub.apply(&frame).unwrap();
-    }
+    let mut sub = SinkSubscriber::new(archive.connection());
+    serve(&bytes[..], &mut sub).unwrap();
     let applied = sub.applied();
     assert_eq!((applied.rows, applied.rows_skipped), (rows.len() as u64, 0));
     sub.finish().unwrap();
@@ -144,6 +139,17 @@ fn our_archive_sink_writes_an_archive_dendro_reads() {
         .find(|s| s.meta.labels["source"] == "cpu")
         .unwrap();
     assert_eq!(cpu.meta.metadata["encoder"], ENCODER);
+    // What `contents` reports is what dendro's reader holds, row for row.
+    let held: BTreeMap<String, u64> = contents(&path)
+        .unwrap()
+        .into_iter()
+        .map(|s| (s.labels["source"].clone(), s.wal_rows))
+        .collect();
+    let mut want = BTreeMap::new();
+    for (source, ..) in &rows {
+        *want.entry(source.clone()).or_default() += 1;
+    }
+    assert_eq!(held, want);
 }
 
 /// A publisher-side archive with something in every table: two sources,
@@ -209,11 +215,8 @@ fn dendros_archive_publisher_stream_is_applied_here_as_dendro_applies_it() {
     theirs.finish().unwrap();
 
     // Ours applies the bytes.
-    let mut ours = Subscriber::new(CountingSink::default());
-    let mut reader = FrameReader::new(&bytes[..]).unwrap();
-    while let Some(frame) = reader.next_frame().unwrap() {
-        ours.apply(&frame).unwrap();
-    }
+    let mut ours = SinkSubscriber::new(CountingSink::default());
+    serve(&bytes[..], &mut ours).unwrap();
     let o = ours.applied();
     assert_eq!(o.rows_skipped, 0, "nothing skipped");
     assert!(o.rows > 0 && o.segments > 0 && o.index_entries > 0, "{o:?}");
@@ -293,11 +296,8 @@ fn dendros_tailing_publisher_stream_is_applied_here_with_nothing_skipped() {
     let t = theirs.apply_all(frames).unwrap();
     theirs.finish().unwrap();
 
-    let mut ours = Subscriber::new(CountingSink::default());
-    let mut reader = FrameReader::new(&bytes[..]).unwrap();
-    while let Some(frame) = reader.next_frame().unwrap() {
-        ours.apply(&frame).unwrap();
-    }
+    let mut ours = SinkSubscriber::new(CountingSink::default());
+    serve(&bytes[..], &mut ours).unwrap();
     let o = ours.applied();
     assert_eq!(o.rows, 60, "the rows that arrived after it attached: {o:?}");
     assert_eq!(o.rows_skipped, 0);
@@ -343,7 +343,7 @@ fn firmware_streams_applied_by_dendros_subscriber_land_every_row() {
         let bytes = std::fs::read(path).unwrap();
         // What the stream carries, read and judged here.
         let mut labels = BTreeMap::new();
-        let mut ours = Subscriber::new(CountingSink::default());
+        let mut ours = SinkSubscriber::new(CountingSink::default());
         let mut reader = FrameReader::new(&bytes[..]).unwrap();
         let mut encoder = None;
         while let Some(frame) = reader.next_frame().unwrap() {
@@ -403,7 +403,7 @@ fn firmware_streams_applied_by_dendros_subscriber_land_every_row() {
 fn the_same_frames_over_plaintext_and_tls_reach_dendros_subscriber_whole() {
     use std::io::Write;
 
-    use dendro_wire_std::server::{Server, ServerConfig};
+    use dendro_wire_std::receive::{Server, ServerConfig};
 
     #[path = "common/certs.rs"]
     mod certs;

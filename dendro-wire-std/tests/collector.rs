@@ -7,18 +7,21 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use dendro_wire_core::{Frame, RowsHeader, Segment, NO_INDEX_STATE, PREAMBLE_BYTES};
-use dendro_wire_std::server::{Ended, ServeError, Server, ServerConfig};
+use dendro_wire_std::receive::{Ended, ServeError, Server, ServerConfig};
 use dendro_wire_std::{CountingSink, FrameWriter, ReadErrorKind};
 
 #[path = "common/streams.rs"]
 mod streams;
 
 use streams::{handshake, honest_stream, ROWS_PER_FRAME};
+
+#[path = "common/scratch.rs"]
+mod scratch;
+use scratch::scratch;
 
 const PREAMBLE: &[u8] = b"dendro-repl\0\x01\x00";
 
@@ -385,13 +388,6 @@ fn shutdown_applies_what_has_arrived_and_closes_every_connection() {
         "{e}"
     );
     assert!(closed_by_server(&mut s, Duration::from_secs(2)));
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 #[cfg(unix)]

@@ -9,7 +9,7 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use dendro_wire_std::server::{Server, ServerConfig};
+use dendro_wire_std::receive::{Server, ServerConfig};
 use dendro_wire_std::CountingSink;
 
 #[path = "common/streams.rs"]

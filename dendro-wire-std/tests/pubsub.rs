@@ -1,30 +1,38 @@
 //! The publisher and the subscriber, end to end: in memory, over a bounded
 //! queue that drops, and over loopback TCP with a forced disconnect.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use dendro_wire_core::{ClockOffset, Frame, Handshake, Index, Rows, Segment, SourceUpdate};
-use dendro_wire_std::transport::Backoff;
+use dendro_wire_core::{ClockOffset, Frame, Handshake, Index, Map, Rows, Segment, SourceUpdate};
+use dendro_wire_std::receive::serve;
+use dendro_wire_std::send::Backoff;
 use dendro_wire_std::{
-    CountingSink, FrameQueue, FrameReader, Publisher, PublisherConfig, Sink, SinkError,
-    SourceConfig, SourceId, SubscribeError, Subscriber,
+    AgentConfig, AgentPublisher, CountingSink, FrameQueue, FrameReader, Sink, SinkError,
+    SinkSubscriber, SourceConfig, SourceId, SubscribeError,
 };
 
-/// A sink that remembers every row it was given, per connection.
+/// A sink that remembers every row it was given, per connection, and each
+/// source's labels as the handshake and any update left them.
 #[derive(Default, Debug)]
 struct Recording {
     rows: BTreeSet<(String, i64)>,
     sources: Vec<String>,
+    labels: BTreeMap<u32, BTreeMap<String, String>>,
     index_entries: Vec<(u32, bool)>,
 }
 
+fn owned(labels: Map<'_>) -> BTreeMap<String, String> {
+    labels.iter().map(|(k, v)| (k.into(), v.into())).collect()
+}
+
 impl Sink for Recording {
-    fn open_source(&mut self, _: u32, h: &Handshake<'_>) -> Result<(), SinkError> {
+    fn open_source(&mut self, o: u32, h: &Handshake<'_>) -> Result<(), SinkError> {
         self.sources
             .push(h.labels.get("source").unwrap_or("").into());
+        self.labels.insert(o, owned(h.labels));
         Ok(())
     }
     fn caller_rows(&mut self, o: u32, i: &Index<'_>) -> Result<(), SinkError> {
@@ -47,13 +55,14 @@ impl Sink for Recording {
     fn clock_offset(&mut self, _: u32, _: &ClockOffset) -> Result<(), SinkError> {
         Ok(())
     }
-    fn source_update(&mut self, _: u32, _: &SourceUpdate<'_>) -> Result<(), SinkError> {
+    fn source_update(&mut self, o: u32, u: &SourceUpdate<'_>) -> Result<(), SinkError> {
+        self.labels.insert(o, owned(u.labels));
         Ok(())
     }
 }
 
-fn agent(config: PublisherConfig) -> (Publisher, SourceId, SourceId) {
-    let mut p = Publisher::new(config);
+fn agent(config: AgentConfig) -> (AgentPublisher, SourceId, SourceId) {
+    let mut p = AgentPublisher::new(config);
     let cpu = p
         .add_source(
             SourceConfig::new()
@@ -75,7 +84,7 @@ fn agent(config: PublisherConfig) -> (Publisher, SourceId, SourceId) {
 }
 
 /// One interval: a row on every stream at `ts`, and slot churn now and then.
-fn interval(p: &mut Publisher, cpu: SourceId, mem: SourceId, ts: i64) {
+fn interval(p: &mut AgentPublisher, cpu: SourceId, mem: SourceId, ts: i64) {
     if ts % 7 == 0 {
         p.set_slot(cpu, format!("cpu{}", ts % 4).as_bytes(), &ts.to_le_bytes());
     }
@@ -98,18 +107,11 @@ fn drain(queue: &FrameQueue) -> Vec<u8> {
     out
 }
 
-fn apply_all<S: Sink>(bytes: &[u8], sub: &mut Subscriber<S>) {
-    let mut r = FrameReader::new(bytes).unwrap();
-    while let Some(f) = r.next_frame().unwrap() {
-        sub.apply(&f).unwrap();
-    }
-}
-
 #[test]
 fn every_row_published_is_applied_and_none_skipped() {
-    let (mut p, cpu, mem) = agent(PublisherConfig {
+    let (mut p, cpu, mem) = agent(AgentConfig {
         full_every: 10,
-        ..PublisherConfig::default()
+        ..AgentConfig::default()
     });
     let queue = p.queue();
     queue.connected();
@@ -117,8 +119,8 @@ fn every_row_published_is_applied_and_none_skipped() {
         interval(&mut p, cpu, mem, ts);
     }
     let bytes = drain(&queue);
-    let mut sub = Subscriber::new(Recording::default());
-    apply_all(&bytes, &mut sub);
+    let mut sub = SinkSubscriber::new(Recording::default());
+    serve(&bytes[..], &mut sub).unwrap();
     let applied = sub.applied();
     assert_eq!(applied.rows, 300);
     assert_eq!(applied.rows_skipped, 0);
@@ -140,9 +142,9 @@ fn every_row_published_is_applied_and_none_skipped() {
 
 #[test]
 fn a_frame_that_cannot_be_queued_is_dropped_counted_and_seen_as_a_gap() {
-    let (mut p, cpu, mem) = agent(PublisherConfig {
+    let (mut p, cpu, mem) = agent(AgentConfig {
         queue_frames: 10,
-        ..PublisherConfig::default()
+        ..AgentConfig::default()
     });
     let queue = p.queue();
     queue.connected();
@@ -160,8 +162,8 @@ fn a_frame_that_cannot_be_queued_is_dropped_counted_and_seen_as_a_gap() {
     bytes.extend_from_slice(&drain(&queue)[14..]);
     let stats = p.stats();
     assert!(stats.rows_frames_dropped > 0);
-    let mut sub = Subscriber::new(CountingSink::default());
-    apply_all(&bytes, &mut sub);
+    let mut sub = SinkSubscriber::new(CountingSink::default());
+    serve(&bytes[..], &mut sub).unwrap();
     let applied = sub.applied();
     // Every Rows frame dropped shows up as a lost frame, and nothing else does.
     assert_eq!(applied.frames_lost, stats.rows_frames_dropped);
@@ -171,7 +173,7 @@ fn a_frame_that_cannot_be_queued_is_dropped_counted_and_seen_as_a_gap() {
 
 #[test]
 fn the_first_rows_frame_of_a_connection_carries_every_stream() {
-    let (mut p, cpu, mem) = agent(PublisherConfig::default());
+    let (mut p, cpu, mem) = agent(AgentConfig::default());
     // Observed before any connection: not sent, but remembered.
     interval(&mut p, cpu, mem, 1);
     p.observe(cpu, "cpu/usage", 2, 0, &[9]).unwrap();
@@ -200,12 +202,12 @@ fn the_first_rows_frame_of_a_connection_carries_every_stream() {
 
 #[test]
 fn a_source_whose_encoder_differs_is_refused() {
-    let (mut p, cpu, mem) = agent(PublisherConfig::default());
+    let (mut p, cpu, mem) = agent(AgentConfig::default());
     let queue = p.queue();
     queue.connected();
     interval(&mut p, cpu, mem, 0);
     let bytes = drain(&queue);
-    let mut sub = Subscriber::new(CountingSink {
+    let mut sub = SinkSubscriber::new(CountingSink {
         encoder: Some("other-2".into()),
         ..CountingSink::default()
     });
@@ -222,12 +224,12 @@ fn a_source_whose_encoder_differs_is_refused() {
 
 #[test]
 fn the_source_limit_of_a_connection_is_enforced() {
-    let (mut p, cpu, mem) = agent(PublisherConfig::default());
+    let (mut p, cpu, mem) = agent(AgentConfig::default());
     let queue = p.queue();
     queue.connected();
     interval(&mut p, cpu, mem, 0);
     let bytes = drain(&queue);
-    let mut sub = Subscriber::new(CountingSink::default()).with_source_limit(1);
+    let mut sub = SinkSubscriber::new(CountingSink::default()).with_source_limit(1);
     let mut r = FrameReader::new(&bytes[..]).unwrap();
     sub.apply(&r.next_frame().unwrap().unwrap()).unwrap();
     let e = sub.apply(&r.next_frame().unwrap().unwrap()).unwrap_err();
@@ -241,8 +243,8 @@ fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
     use std::sync::Mutex;
     use std::time::Instant;
 
-    use dendro_wire_std::server::{Server, ServerConfig};
-    use dendro_wire_std::transport::drain_queue;
+    use dendro_wire_std::receive::{Server, ServerConfig};
+    use dendro_wire_std::send::{drain_queue, DrainOptions, Reconnect};
     let sinks: Arc<Mutex<Vec<Recording>>> = Arc::default();
     let server = {
         let sinks = sinks.clone();
@@ -255,9 +257,9 @@ fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
         .unwrap()
     };
     let addr = server.local_addr().unwrap();
-    let (mut p, cpu, mem) = agent(PublisherConfig {
+    let (mut p, cpu, mem) = agent(AgentConfig {
         full_every: 1000,
-        ..PublisherConfig::default()
+        ..AgentConfig::default()
     });
     let queue = p.queue();
     let stop = Arc::new(AtomicBool::new(false));
@@ -271,11 +273,14 @@ fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
                 *live.lock().unwrap() = Some(s.try_clone()?);
                 Ok(s)
             };
-            let backoff = Backoff {
-                initial: Duration::from_millis(5),
-                max: Duration::from_millis(50),
+            let options = DrainOptions {
+                reconnect: Reconnect::After(Backoff {
+                    initial: Duration::from_millis(5),
+                    max: Duration::from_millis(50),
+                }),
+                stop: Some(stop),
             };
-            drain_queue(&queue, connect, backoff, false, &stop).unwrap()
+            drain_queue(&queue, connect, options).unwrap()
         })
     };
     let wait_open = |connections: u64| {
@@ -293,7 +298,7 @@ fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
         ts += 1;
     }
     // Cut it, and wait for the transport to reconnect.
-    while queue.len().0 > 0 {
+    while queue.len().frames > 0 {
         std::thread::sleep(Duration::from_millis(1));
     }
     live.lock()
@@ -375,21 +380,19 @@ fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
 #[cfg(unix)]
 #[test]
 fn over_a_unix_socket_every_row_arrives() {
-    use dendro_wire_std::server::serve;
-    use dendro_wire_std::transport::publish_unix;
+    use dendro_wire_std::send::{publish_unix, DrainOptions};
     let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("pubsub.sock");
     let _ = std::fs::remove_file(&path);
     let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
     let server = std::thread::spawn(move || {
         let (stream, _) = listener.accept().unwrap();
-        let mut sub = Subscriber::new(CountingSink::default());
+        let mut sub = SinkSubscriber::new(CountingSink::default());
         serve(stream, &mut sub).unwrap();
         sub.applied()
     });
-    let (mut p, cpu, mem) = agent(PublisherConfig::default());
+    let (mut p, cpu, mem) = agent(AgentConfig::default());
     let queue = p.queue();
-    let stop = Arc::new(AtomicBool::new(false));
-    let transport = publish_unix(queue.clone(), path, Backoff::default(), stop);
+    let transport = publish_unix(queue.clone(), path, DrainOptions::default());
     while queue.stats().connections == 0 {
         std::thread::sleep(Duration::from_millis(1));
     }
@@ -407,9 +410,9 @@ fn over_a_unix_socket_every_row_arrives() {
 #[test]
 fn an_index_entry_is_stamped_no_later_than_the_rows_after_it() {
     // Rule 5: rows are read against entries at or before their timestamps.
-    let (mut p, cpu, mem) = agent(PublisherConfig {
+    let (mut p, cpu, mem) = agent(AgentConfig {
         full_every: 3,
-        ..PublisherConfig::default()
+        ..AgentConfig::default()
     });
     let queue = p.queue();
     queue.connected();
@@ -439,7 +442,7 @@ fn an_index_entry_is_stamped_no_later_than_the_rows_after_it() {
 
 #[test]
 fn a_source_with_a_bad_uuid_is_refused_at_declaration() {
-    let mut p = Publisher::new(PublisherConfig::default());
+    let mut p = AgentPublisher::new(AgentConfig::default());
     let e = p
         .add_source(SourceConfig::new().uuid("NOT-CANONICAL"))
         .unwrap_err();
@@ -469,13 +472,13 @@ fn a_source_with_a_bad_uuid_is_refused_at_declaration() {
 #[test]
 fn what_cannot_fit_a_frame_is_refused_or_counted_never_a_panic() {
     let huge = "x".repeat(dendro_wire_core::MAX_FRAME_BYTES as usize);
-    let mut p = Publisher::new(PublisherConfig::default());
+    let mut p = AgentPublisher::new(AgentConfig::default());
     let e = p
         .add_source(SourceConfig::new().label("big", huge.clone()))
         .unwrap_err();
     assert!(e.to_string().contains("limit"), "{e}");
 
-    let (mut p, cpu, mem) = agent(PublisherConfig::default());
+    let (mut p, cpu, mem) = agent(AgentConfig::default());
     let queue = p.queue();
     queue.connected();
     interval(&mut p, cpu, mem, 0);
@@ -491,6 +494,7 @@ fn what_cannot_fit_a_frame_is_refused_or_counted_never_a_panic() {
     assert!(p.segment(&segment).is_err());
     let labels = [("big".to_string(), huge.clone())].into();
     assert!(p.update_identity(mem, labels, Default::default()).is_err());
+    let mem_labels = BTreeMap::from([("source".to_string(), "mem".to_string())]);
 
     // A row too large for any frame is left out and counted; the interval's
     // other rows still go.
@@ -499,8 +503,22 @@ fn what_cannot_fit_a_frame_is_refused_or_counted_never_a_panic() {
     p.end_interval();
     assert_eq!(p.stats().rows_dropped, 1);
     let bytes = drain(&queue);
-    let mut sub = Subscriber::new(CountingSink::default());
-    apply_all(&bytes, &mut sub);
+    let mut sub = SinkSubscriber::new(Recording::default());
+    serve(&bytes[..], &mut sub).unwrap();
     assert_eq!(sub.applied().rows, p.stats().rows_queued);
-    assert_eq!(sub.sink().sources, 2, "the identity kept, not half-changed");
+    // The refused update reached no one: the subscriber holds mem's labels
+    // as its handshake gave them.
+    assert_eq!(sub.applied().source_updates, 0);
+    assert_eq!(sub.sink().labels.get(&1), Some(&mem_labels));
+    // And the publisher kept them whole: a new connection's handshake
+    // carries them, not the refused ones nor any half of them.
+    queue.connected();
+    p.end_interval();
+    let mut sub = SinkSubscriber::new(Recording::default());
+    serve(&drain(&queue)[..], &mut sub).unwrap();
+    assert_eq!(
+        sub.sink().labels.get(&1),
+        Some(&mem_labels),
+        "after a reconnect"
+    );
 }

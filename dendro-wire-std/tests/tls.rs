@@ -11,7 +11,7 @@ use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use dendro_wire_core::{Frame, Handshake, Map, Row, RowsHeader, SourceUpdate, NO_INDEX_STATE};
-use dendro_wire_std::server::{Ended, ServeError, Server, ServerConfig};
+use dendro_wire_std::receive::{Ended, ServeError, Server, ServerConfig};
 use dendro_wire_std::tls::{rustls, TlsClient};
 use dendro_wire_std::{CountingSink, FrameWriter, SubscribeError};
 

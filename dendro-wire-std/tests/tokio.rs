@@ -6,11 +6,11 @@
 use std::path::Path;
 
 use bytes::BytesMut;
+use dendro_wire_std::send::DrainOptions;
 use dendro_wire_std::tokio::{drain_queue, serve, FrameCodec, RawFrame, RawFrameCodec};
-use dendro_wire_std::transport::Backoff;
 use dendro_wire_std::{
-    CountingSink, FrameReader, FrameWriter, OwnedFrame, Position, Publisher, PublisherConfig,
-    ReadErrorKind, SourceConfig, Subscriber,
+    write_frame_to, AgentConfig, AgentPublisher, CountingSink, FrameReader, FrameWriter,
+    OwnedFrame, Position, ReadErrorKind, SinkSubscriber, SourceConfig,
 };
 use tokio_util::codec::{Decoder, Encoder};
 
@@ -98,8 +98,8 @@ fn encoding_writes_what_frame_writer_writes_from_borrowed_owned_and_built_frames
         owned.encode(f, &mut a).unwrap();
         f.with_view(|view| {
             borrowed.encode(view, &mut b).unwrap();
-            let mut encoded = vec![0; view.buffer_len().unwrap()];
-            view.emit(&mut encoded).unwrap();
+            let mut encoded = Vec::new();
+            write_frame_to(&mut encoded, view).unwrap();
             built.encode(&encoded[..], &mut c).unwrap();
         });
     }
@@ -165,12 +165,12 @@ async fn a_publisher_streams_to_a_tokio_subscriber() {
     let addr = listener.local_addr().unwrap();
     let server = tokio::spawn(async move {
         let (stream, _) = listener.accept().await.unwrap();
-        let mut sub = Subscriber::new(CountingSink::default());
+        let mut sub = SinkSubscriber::new(CountingSink::default());
         serve(stream, &mut sub).await.unwrap();
         sub.applied()
     });
 
-    let mut p = Publisher::new(PublisherConfig::default());
+    let mut p = AgentPublisher::new(AgentConfig::default());
     let s = p
         .add_source(SourceConfig::new().label("source", "x").stream("x/y"))
         .unwrap();
@@ -178,7 +178,7 @@ async fn a_publisher_streams_to_a_tokio_subscriber() {
     let transport = tokio::spawn(drain_queue(
         queue.clone(),
         move || tokio::net::TcpStream::connect(addr),
-        Backoff::default(),
+        DrainOptions::default(),
     ));
     while queue.stats().connections == 0 {
         tokio::time::sleep(std::time::Duration::from_millis(1)).await;
@@ -210,4 +210,103 @@ fn the_codec_grows_with_the_bytes_that_arrived_not_what_a_length_claims() {
         "reserved {} bytes for a frame of which 104 arrived",
         buf.capacity()
     );
+}
+
+/// The async transport is the blocking one's logic: failed connects are
+/// counted and their error kept, the backoff between them is the options',
+/// and the stop flag ends it while it waits on an open connection with the
+/// queue neither closed nor empty-and-closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_async_transport_retries_as_told_and_stops_when_told() {
+    use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use dendro_wire_std::send::{Backoff, Reconnect};
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        let (mut stream, _) = listener.accept().await.unwrap();
+        let mut bytes = Vec::new();
+        tokio::io::AsyncReadExt::read_to_end(&mut stream, &mut bytes)
+            .await
+            .unwrap();
+        bytes
+    });
+    let queue = AgentPublisher::new(AgentConfig::default()).queue();
+    let attempts = Arc::new(AtomicU32::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let options = DrainOptions {
+        reconnect: Reconnect::After(Backoff {
+            initial: Duration::from_millis(2),
+            max: Duration::from_millis(4),
+        }),
+        stop: Some(stop.clone()),
+    };
+    let transport = tokio::spawn(drain_queue(
+        queue.clone(),
+        {
+            let attempts = attempts.clone();
+            move || {
+                let attempt = attempts.fetch_add(1, Ordering::Relaxed);
+                async move {
+                    if attempt < 2 {
+                        return Err(std::io::Error::other(format!("refused, attempt {attempt}")));
+                    }
+                    tokio::net::TcpStream::connect(addr).await
+                }
+            }
+        },
+        options,
+    ));
+    while queue.stats().connections == 0 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let sent = tokio::time::timeout(Duration::from_secs(5), transport)
+        .await
+        .expect("the stop flag ends the async transport")
+        .unwrap()
+        .unwrap();
+    assert!(!queue.is_closed(), "stopped, not closed");
+    assert_eq!((sent.failed_connects, sent.connections), (2, 1));
+    assert_eq!(sent.last_error.as_deref(), Some("refused, attempt 1"));
+    // The one connection got its preamble, and the socket was closed.
+    assert_eq!(&server.await.unwrap()[..], b"dendro-repl\0\x01\x00");
+}
+
+/// A task waiting on the queue is woken by a frame or the close, not by a
+/// timer: with nothing pushed it stays pending.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_waiting_on_the_queue_is_woken_by_a_frame_or_the_close() {
+    use std::time::Duration;
+
+    let queue = AgentPublisher::new(AgentConfig::default()).queue();
+    queue.connected();
+    queue.push_opening(queue.pending_opening().unwrap(), []);
+    let waiting = tokio::spawn({
+        let queue = queue.clone();
+        async move { queue.ready().await }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!waiting.is_finished(), "ready with nothing queued");
+    queue.push(vec![1, 0, 0, 0, 42]);
+    tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .expect("woken by the push")
+        .unwrap();
+    assert_eq!(queue.pop(Duration::ZERO), Some(vec![1, 0, 0, 0, 42]));
+
+    let waiting = tokio::spawn({
+        let queue = queue.clone();
+        async move { queue.ready().await }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!waiting.is_finished(), "ready with nothing queued");
+    queue.close();
+    tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .expect("woken by the close")
+        .unwrap();
 }

@@ -6,22 +6,18 @@
 use std::io::Write;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use dendro_wire_std::server::{bind_unix, Peer, ServeError, Server, ServerConfig};
+use dendro_wire_std::receive::{bind_unix, Peer, ServeError, Server, ServerConfig};
 use dendro_wire_std::CountingSink;
+
+#[path = "common/scratch.rs"]
+mod scratch;
+use scratch::scratch;
 
 #[path = "common/streams.rs"]
 mod streams;
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 #[test]
 fn the_socket_is_owner_only_and_never_replaces_what_is_there() {

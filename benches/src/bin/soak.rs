@@ -17,8 +17,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use dendro_wire_std::transport::{publish_tcp, Backoff};
-use dendro_wire_std::{Publisher, PublisherConfig, SourceConfig};
+use dendro_wire_std::send::{publish_tcp, DrainOptions};
+use dendro_wire_std::{AgentConfig, AgentPublisher, SourceConfig};
 
 const PREAMBLE: &[u8] = b"dendro-repl\0\x01\x00";
 
@@ -257,7 +257,7 @@ fn honest(addr: SocketAddr, stop: &AtomicBool) -> (u64, u64, Duration) {
         "net/tx",
         "disk/io",
     ];
-    let mut p = Publisher::new(PublisherConfig {
+    let mut p = AgentPublisher::new(AgentConfig {
         full_every: 10_000,
         queue_frames: 16_384,
         queue_bytes: 32 << 20,
@@ -268,8 +268,7 @@ fn honest(addr: SocketAddr, stop: &AtomicBool) -> (u64, u64, Duration) {
     }
     let source = p.add_source(config).expect("a source");
     let queue = p.queue();
-    let never = Arc::new(AtomicBool::new(false));
-    let transport = publish_tcp(queue.clone(), addr, Backoff::default(), never);
+    let transport = publish_tcp(queue.clone(), addr, DrainOptions::default());
     while queue.stats().connections == 0 {
         std::thread::sleep(Duration::from_millis(1));
     }
@@ -277,7 +276,7 @@ fn honest(addr: SocketAddr, stop: &AtomicBool) -> (u64, u64, Duration) {
     let mut row = [0u8; 32];
     let mut n = 0u64;
     while !stop.load(Ordering::Relaxed) {
-        while queue.len().0 > 2048 {
+        while queue.len().frames > 2048 {
             std::thread::sleep(Duration::from_micros(50));
         }
         row[..8].copy_from_slice(&n.to_le_bytes());

@@ -1,6 +1,10 @@
-//! A small deterministic generator of dendro 0.6.1 frames (xorshift), so a
-//! failure reproduces from its seed. Shared by the core's and the std
-//! crate's differential tests.
+//! A small generator of dendro 0.6.1 frames, its choices drawn either from a
+//! seeded xorshift (deterministic, so a failure reproduces from its seed) or
+//! from a fuzzer's bytes (so the fuzzer steers it). Shared by the core's,
+//! the std crate's and the tool's differential tests, and the fuzz targets.
+
+// Each test crate that includes this uses part of it.
+#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 
@@ -8,14 +12,51 @@ use dendro::archive::{SegmentMeta, WalRow};
 use dendro::replicate::Frame as DFrame;
 use dendro::replicate::IndexKind as DKind;
 
-pub struct Gen(pub u64);
+pub struct Gen<'a> {
+    choices: Choices<'a>,
+}
 
-impl Gen {
+/// Where a generator's choices come from.
+enum Choices<'a> {
+    XorShift(u64),
+    /// Eight bytes a choice, little-endian; zeros once they run out, so a
+    /// short input makes small frames rather than no test.
+    Bytes(&'a [u8]),
+}
+
+impl Gen<'static> {
+    /// Choices from a xorshift seeded with `seed` (not zero).
+    pub fn new(seed: u64) -> Self {
+        Gen {
+            choices: Choices::XorShift(seed),
+        }
+    }
+}
+
+impl<'a> Gen<'a> {
+    /// Choices read from `bytes`: a fuzzer's input.
+    pub fn from_bytes(bytes: &'a [u8]) -> Self {
+        Gen {
+            choices: Choices::Bytes(bytes),
+        }
+    }
+
     pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
+        match &mut self.choices {
+            Choices::XorShift(x) => {
+                *x ^= *x << 13;
+                *x ^= *x >> 7;
+                *x ^= *x << 17;
+                *x
+            }
+            Choices::Bytes(bytes) => {
+                let (word, rest) = bytes.split_at(bytes.len().min(8));
+                *bytes = rest;
+                let mut le = [0; 8];
+                le[..word.len()].copy_from_slice(word);
+                u64::from_le_bytes(le)
+            }
+        }
     }
     pub fn below(&mut self, n: u64) -> u64 {
         self.next() % n
@@ -28,11 +69,20 @@ impl Gen {
             _ => self.next() as i64,
         }
     }
+    /// Names made of parts that stress a reader (multi-byte UTF-8, a NUL,
+    /// what JSON escapes), now and then a character of any plane.
     pub fn string(&mut self) -> String {
-        const PARTS: [&str; 8] = ["", "cpu", "usage", "/", "ü", "🦀", "mem/used", "\0"];
-        (0..self.below(4))
-            .map(|_| PARTS[self.below(8) as usize])
-            .collect()
+        const PARTS: [&str; 11] = [
+            "", "cpu", "usage", "/", "ü", "🦀", "mem/used", "\0", "\"", "\\", "\n",
+        ];
+        let mut s = String::new();
+        for _ in 0..self.below(4) {
+            match PARTS.get(self.below(PARTS.len() as u64 + 1) as usize) {
+                Some(part) => s.push_str(part),
+                None => s.extend(char::from_u32(self.next() as u32 % 0x11_0000)),
+            }
+        }
+        s
     }
     pub fn bytes(&mut self) -> Vec<u8> {
         (0..self.below(40)).map(|_| self.next() as u8).collect()
@@ -47,6 +97,11 @@ impl Gen {
             let bytes = (u128::from(self.next()) << 64 | u128::from(self.next())).to_be_bytes();
             dendro_wire_core::write_uuid(&bytes, &mut [0; 36]).to_string()
         })
+    }
+    /// A frame of a kind dendro 0.6.1 does not know: its kind byte (7 and
+    /// up) and payload. dendro cannot write one; its reader skips it.
+    pub fn unknown(&mut self) -> (u8, Vec<u8>) {
+        (7 + self.below(249) as u8, self.bytes())
     }
     pub fn frame(&mut self) -> DFrame {
         let source = self.next() as u32;

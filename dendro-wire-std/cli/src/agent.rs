@@ -23,14 +23,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use dendro_wire_std::transport::{publish_tcp, publish_to_writer, Backoff};
-use dendro_wire_std::{Publisher, PublisherConfig, SourceConfig, SourceId};
+use dendro_wire_std::send::{publish_tcp, publish_to_writer, DrainOptions};
+use dendro_wire_std::{AgentConfig, AgentPublisher, SourceConfig, SourceId};
 
 use crate::tls_args::ClientTls;
 use crate::Failure;
-
-/// The encoder the agent's rows are in.
-pub(crate) const ENCODER: &str = "dendro-wire-agent-1";
 
 #[derive(clap::Args)]
 pub(crate) struct Args {
@@ -126,7 +123,7 @@ fn interfaces(dev: &str) -> impl Iterator<Item = (&str, &str)> {
         .filter_map(|line| line.split_once(':').map(|(n, c)| (n.trim(), c)))
 }
 
-fn declare(p: &mut Publisher, anchor: i64) -> Result<Sources, Failure> {
+fn declare(p: &mut AgentPublisher, anchor: i64) -> Result<Sources, Failure> {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .unwrap_or_else(|_| "unknown".into());
@@ -134,7 +131,7 @@ fn declare(p: &mut Publisher, anchor: i64) -> Result<Sources, Failure> {
         SourceConfig::new()
             .label("host", host.clone())
             .label("source", name)
-            .metadata("encoder", ENCODER)
+            .metadata("encoder", crate::AGENT_ENCODER)
             .clock_anchor(anchor)
     };
     let mut cpu = source("cpu").index("cpu/slots");
@@ -158,7 +155,7 @@ fn declare(p: &mut Publisher, anchor: i64) -> Result<Sources, Failure> {
 
 /// One sample of everything, observed at `ts`. A CPU or interface that
 /// appeared after start has no stream and is left out.
-fn sample(p: &mut Publisher, s: &mut Sources, ts: i64) -> Result<(), Failure> {
+fn sample(p: &mut AgentPublisher, s: &mut Sources, ts: i64) -> Result<(), Failure> {
     let mut row = Vec::with_capacity(68);
     let mut stream = String::new();
     for (cpu, ticks) in cpus(&read("/proc/stat")?) {
@@ -214,7 +211,7 @@ fn sample(p: &mut Publisher, s: &mut Sources, ts: i64) -> Result<(), Failure> {
 }
 
 pub(crate) fn run(options: Args) -> Result<(), Failure> {
-    let mut publisher = Publisher::new(PublisherConfig::default());
+    let mut publisher = AgentPublisher::new(AgentConfig::default());
     let anchor = wall_ns();
     let mut sources = declare(&mut publisher, anchor)?;
     let queue = publisher.queue();
@@ -226,8 +223,8 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
             .map_err(|e| Failure(format!("cannot handle signal {signal}: {e}")))?;
     }
     // The transport stops when the queue is drained, never halfway through
-    // it: its own stop flag is never set.
-    let never = Arc::new(AtomicBool::new(false));
+    // it: it has no stop flag of its own.
+    let drain = DrainOptions::default();
     let (transport, wait_for_connection) = match options.target.destination()? {
         Destination::Tcp(connect) => {
             let addr = std::net::ToSocketAddrs::to_socket_addrs(connect)
@@ -240,31 +237,26 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
                     addr,
                     server_name,
                     client,
-                    Backoff::default(),
-                    never,
+                    drain,
                 ),
-                None => publish_tcp(queue.clone(), addr, Backoff::default(), never),
+                None => publish_tcp(queue.clone(), addr, drain),
             };
             (transport, false)
         }
         #[cfg(unix)]
         Destination::Unix(path) => {
-            let transport = dendro_wire_std::transport::publish_unix(
-                queue.clone(),
-                path.to_path_buf(),
-                Backoff::default(),
-                never,
-            );
+            let transport =
+                dendro_wire_std::send::publish_unix(queue.clone(), path.to_path_buf(), drain);
             (transport, false)
         }
         Destination::File(path) if path.as_os_str() == "-" => (
-            publish_to_writer(queue.clone(), std::io::stdout(), never),
+            publish_to_writer(queue.clone(), std::io::stdout(), drain),
             true,
         ),
         Destination::File(path) => {
             let file = std::fs::File::create(path)
                 .map_err(|e| Failure(format!("cannot create {}: {e}", path.display())))?;
-            (publish_to_writer(queue.clone(), file, never), true)
+            (publish_to_writer(queue.clone(), file, drain), true)
         }
     };
     // A file is open at once; the first interval should not miss it.

@@ -1,11 +1,11 @@
 //! `dendro-wire check`: read a stream, apply the subscriber's rules to it as
-//! a collector would (the library's `Subscriber`, into a sink that only
+//! a collector would (the library's `SinkSubscriber`, into a sink that only
 //! counts), and summarize.
 
 use std::io::Write;
 use std::path::PathBuf;
 
-use dendro_wire_std::{Applied, CountingSink, FrameReader, Position, Subscriber};
+use dendro_wire_std::{Applied, CountingSink, FrameReader, Position, SinkSubscriber};
 use serde::Serialize;
 
 use crate::{open_input, stdout, Failure};
@@ -118,7 +118,7 @@ pub(crate) fn run(Args { path, json }: Args) -> Result<(), Failure> {
 fn check(input: impl std::io::Read) -> Result<Summary, (String, Option<Position>)> {
     let read = |e: dendro_wire_std::ReadError| (e.to_string(), e.position());
     let mut reader = FrameReader::new(input).map_err(read)?;
-    let mut subscriber = Subscriber::new(CountingSink::default());
+    let mut subscriber = SinkSubscriber::new(CountingSink::default());
     while let Some((frame, at)) = reader.next_frame_at().map_err(read)? {
         subscriber
             .apply(&frame)

@@ -3,18 +3,18 @@
 
 use std::io::{self, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use dendro_wire_std::dendro_wire_core::{kind, PREAMBLE_BYTES};
-use dendro_wire_std::server::{Server, ServerConfig};
+use dendro_wire_std::receive::{Server, ServerConfig};
+use dendro_wire_std::send::{drain_queue, DrainOptions, TransportStats};
 use dendro_wire_std::tls::PrivateKeyDer;
 use dendro_wire_std::tls::TlsClient;
-use dendro_wire_std::transport::{drain_queue, Backoff, TransportStats};
 use dendro_wire_std::{
-    Applied, CountingSink, Publisher, PublisherConfig, Sink, SourceConfig, SourceId, StreamId,
+    AgentConfig, AgentPublisher, Applied, CountingSink, Sink, SourceConfig, SourceId, StreamId,
 };
 
 use crate::progress::Progress;
@@ -56,7 +56,7 @@ struct Agent {
 }
 
 impl Agent {
-    fn declare(p: &mut Publisher) -> Result<Agent, Failure> {
+    fn declare(p: &mut AgentPublisher) -> Result<Agent, Failure> {
         let source = |name: &str| {
             SourceConfig::new()
                 .label("host", "demo")
@@ -79,7 +79,7 @@ impl Agent {
         }
         let mem = source("mem").stream("mem/used").stream("mem/free");
         let (cpu, net, mem) = (p.add_source(cpu)?, p.add_source(net)?, p.add_source(mem)?);
-        let stream = |p: &Publisher, source, name: String| {
+        let stream = |p: &AgentPublisher, source, name: String| {
             p.stream(source, &name)
                 .ok_or_else(|| Failure(format!("{name} was declared and is not there")))
         };
@@ -112,7 +112,7 @@ impl Agent {
     /// One interval: a row per CPU per stream, per interface per stream,
     /// and memory; a CPU goes offline and back now and then (an index
     /// Delta).
-    fn interval(&mut self, p: &mut Publisher, n: u64) -> Result<(), Failure> {
+    fn interval(&mut self, p: &mut AgentPublisher, n: u64) -> Result<(), Failure> {
         let ts = n as i64 * 1_000_000;
         self.row[..8].copy_from_slice(&n.to_le_bytes());
         for (i, stream) in self.cpu_streams.iter().enumerate() {
@@ -269,19 +269,18 @@ impl<W: Write> Write for LossyLink<W> {
     }
 }
 
-/// The transport of `publish_tcp`, over the lossy link.
-/// Drain `queue` through a [`LossyLink`] over the connections `connect`
-/// opens, on a thread of its own.
+/// The transport of `publish_tcp`, over the lossy link: drain `queue`
+/// through a [`LossyLink`] over the connections `connect` opens, on a thread
+/// of its own, until the queue is closed and drained.
 fn publish_lossy<W: Write + 'static>(
     queue: dendro_wire_std::FrameQueue,
     mut connect: impl FnMut() -> io::Result<W> + Send + 'static,
     source: u32,
     loss: Arc<Loss>,
-    stop: Arc<AtomicBool>,
 ) -> JoinHandle<io::Result<TransportStats>> {
     std::thread::spawn(move || {
         let connect = || Ok(LossyLink::new(connect()?, source, loss.clone()));
-        drain_queue(&queue, connect, Backoff::default(), false, &stop)
+        drain_queue(&queue, connect, DrainOptions::default())
     })
 }
 
@@ -290,10 +289,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let done: Arc<Mutex<Vec<Applied>>> = Arc::default();
     #[cfg(feature = "archive")]
     let archive = match &options.archive {
-        Some(path) => Some(
-            dendro_wire_std::archive::SharedArchive::create(path, ENCODER)
-                .map_err(|e| Failure(format!("cannot open {}: {e}", path.display())))?,
-        ),
+        Some(path) => Some(crate::archive::open(path, ENCODER)?),
         None => None,
     };
     let server = {
@@ -339,14 +335,13 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         );
     }
 
-    let mut publisher = Publisher::new(PublisherConfig {
+    let mut publisher = AgentPublisher::new(AgentConfig {
         full_every: 10_000,
         queue_frames: 16_384,
         queue_bytes: 32 << 20,
     });
     let mut agent = Agent::declare(&mut publisher)?;
     let queue = publisher.queue();
-    let stop = Arc::new(AtomicBool::new(false));
     let loss = Arc::new(Loss::default());
     let net = agent.net.ordinal();
     let transport = match tls {
@@ -355,7 +350,6 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
             move || client.connect(addr, DEMO_SERVER),
             net,
             loss.clone(),
-            stop.clone(),
         ),
         None => publish_lossy(
             queue.clone(),
@@ -366,7 +360,6 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
             },
             net,
             loss.clone(),
-            stop.clone(),
         ),
     };
 
@@ -387,7 +380,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         // Measuring throughput, the demo paces itself to the transport
         // rather than letting the queue overflow; a real agent samples on
         // its clock and lets the queue drop.
-        while queue.len().0 > 2048 || queue.len().1 > (8 << 20) {
+        while queue.len().frames > 2048 || queue.len().bytes > (8 << 20) {
             std::thread::sleep(Duration::from_micros(50));
         }
         agent.interval(&mut publisher, n)?;
@@ -468,7 +461,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     )?;
     #[cfg(feature = "archive")]
     if let Some(archive) = archive {
-        crate::demo::finish_archive(archive, &mut out)?;
+        crate::archive::finish(archive, &mut out)?;
     }
     // What the demo shows must also be true: every row queued arrived but
     // those the link lost, and every frame dropped was seen as lost, and
@@ -524,7 +517,7 @@ fn demo_tls() -> Result<(Arc<dendro_wire_std::tls::ServerConfig>, TlsClient), Fa
 fn now(
     started: Instant,
     queue: &dendro_wire_std::FrameQueue,
-    publisher: &Publisher,
+    publisher: &AgentPublisher,
     server: &Server,
 ) -> String {
     let elapsed = started.elapsed().as_secs_f64();
@@ -538,46 +531,4 @@ fn now(
         applied,
         bytes as f64 / elapsed / 1e6
     )
-}
-
-/// Wait for the archive's writer, then say what landed in it.
-#[cfg(feature = "archive")]
-pub(crate) fn finish_archive(
-    archive: dendro_wire_std::archive::SharedArchive,
-    out: &mut impl Write,
-) -> Result<(), Failure> {
-    let path = archive.path().to_path_buf();
-    archive
-        .finish()
-        .map_err(|e| Failure(format!("the archive writer failed: {e}")))?;
-    how_to_read(out, &path)
-}
-
-/// What landed in the archive, read back with dendro itself, and how a
-/// reader gets at it.
-#[cfg(feature = "archive")]
-fn how_to_read(out: &mut impl Write, path: &std::path::Path) -> Result<(), Failure> {
-    let db = dendro::archive::Archive::open(path)?;
-    writeln!(
-        out,
-        "archive     {} (read back with dendro 0.6.1):",
-        path.display()
-    )?;
-    for source in db.read_sources()? {
-        let mut rows = 0;
-        for stream in db.all_streams(source.id)? {
-            rows += db.live_wal(source.id, &stream)?.len();
-        }
-        writeln!(
-            out,
-            "  source {} {:?}: {} rows in the WAL",
-            source.id, source.meta.labels, rows
-        )?;
-    }
-    writeln!(
-        out,
-        "  read it with dendro::archive::Archive::open, then read_sources, all_streams \
-         and live_wal (each row: the agent's bytes, as published)"
-    )?;
-    Ok(())
 }

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use dendro_wire_std::server::{ConnectionInfo, Listener, Server, ServerConfig};
+use dendro_wire_std::receive::{ConnectionInfo, Listener, Server, ServerConfig};
 use dendro_wire_std::{Applied, CountingSink, Sink};
 
 use crate::progress::Progress;
@@ -39,7 +39,7 @@ pub(crate) struct Args {
     /// The encoder the archive stores rows for; a source declaring another
     /// is refused.
     #[cfg(feature = "archive")]
-    #[arg(long, default_value = crate::agent::ENCODER)]
+    #[arg(long, default_value = crate::AGENT_ENCODER)]
     encoder: String,
     /// Exit once this many connections have ended, with a summary.
     #[arg(long)]
@@ -132,7 +132,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         }
         #[cfg(unix)]
         (None, Some(path)) => {
-            let listener = dendro_wire_std::server::bind_unix(path, options.unix_mode)
+            let listener = dendro_wire_std::receive::bind_unix(path, options.unix_mode)
                 .map_err(|e| Failure(format!("cannot listen on {}: {e}", path.display())))?;
             (listener.into(), format!("unix:{}", path.display()))
         }
@@ -147,10 +147,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     }
     #[cfg(feature = "archive")]
     let archive = match &options.archive {
-        Some(path) => Some(
-            dendro_wire_std::archive::SharedArchive::create(path, &options.encoder)
-                .map_err(|e| Failure(format!("cannot open {}: {e}", path.display())))?,
-        ),
+        Some(path) => Some(crate::archive::open(path, &options.encoder)?),
         None => None,
     };
     #[cfg(not(feature = "archive"))]
@@ -212,7 +209,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     #[cfg(feature = "archive")]
     if let Some(archive) = archive {
-        crate::demo::finish_archive(archive, &mut out)?;
+        crate::archive::finish(archive, &mut out)?;
     }
     let t = totals.lock().unwrap_or_else(|e| e.into_inner());
     let a = t.applied;

@@ -10,6 +10,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod agent;
+#[cfg(feature = "archive")]
+mod archive;
 mod check;
 mod demo;
 mod dump;
@@ -55,6 +57,10 @@ enum Command {
         shell: clap_complete::Shell,
     },
 }
+
+/// The encoder `agent`'s rows are in (named in each source's `encoder`
+/// metadata), and so what `listen --archive` stores unless told otherwise.
+pub(crate) const AGENT_ENCODER: &str = "dendro-wire-agent-1";
 
 /// A duration as a number and a unit: `500ms`, `60s`, `1m 30s`.
 pub(crate) fn parse_duration(s: &str) -> Result<std::time::Duration, String> {

@@ -9,6 +9,10 @@ use std::process::{Command, Output, Stdio};
 
 use dendro::replicate::wire::{encode_frame, write_preamble, FrameReader as DReader};
 
+#[path = "../../tests/common/scratch.rs"]
+mod scratch;
+use scratch::scratch;
+
 const BIN: &str = env!("CARGO_BIN_EXE_dendro-wire");
 
 fn testdata(name: &str) -> PathBuf {
@@ -42,14 +46,6 @@ fn stdout(o: &Output) -> String {
 
 fn stderr(o: &Output) -> String {
     String::from_utf8(o.stderr.clone()).unwrap()
-}
-
-/// A fresh directory under the target directory, for files a test writes.
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 #[test]
@@ -208,18 +204,19 @@ fn encode_names_the_bad_line_and_leaves_no_file_behind() {
         ("", "line 2: a blank line"),
     ];
     let target = dir.join("out.dwr");
+    let input = dir.join("in.jsonl");
+    let encode = || {
+        let args = [
+            "encode",
+            input.to_str().unwrap(),
+            "-o",
+            target.to_str().unwrap(),
+        ];
+        run(&args, b"")
+    };
     for (bad, want) in cases {
-        let input = dir.join("in.jsonl");
         std::fs::write(&input, format!("{HANDSHAKE_0}\n{bad}\n{HANDSHAKE_0}\n")).unwrap();
-        let out = run(
-            &[
-                "encode",
-                input.to_str().unwrap(),
-                "-o",
-                target.to_str().unwrap(),
-            ],
-            b"",
-        );
+        let out = encode();
         assert_eq!(out.status.code(), Some(1), "{bad}");
         assert!(stderr(&out).contains(want), "{bad}: {}", stderr(&out));
         let left: Vec<_> = std::fs::read_dir(&dir)
@@ -229,17 +226,8 @@ fn encode_names_the_bad_line_and_leaves_no_file_behind() {
         assert_eq!(left, ["in.jsonl"], "{bad}: left behind");
     }
     // A good run writes the file whole.
-    let input = dir.join("in.jsonl");
     std::fs::write(&input, format!("{HANDSHAKE_0}\n")).unwrap();
-    let out = run(
-        &[
-            "encode",
-            input.to_str().unwrap(),
-            "-o",
-            target.to_str().unwrap(),
-        ],
-        b"",
-    );
+    let out = encode();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(std::fs::read(&target).unwrap(), encoded(HANDSHAKE_0));
 }
@@ -267,7 +255,7 @@ fn usage_errors_exit_2_and_every_command_has_help() {
 
 #[test]
 fn generated_frames_encode_as_dendro_does_and_dump_back_identically() {
-    let mut g = gen::Gen(0x1234_5678_9abc_def1);
+    let mut g = gen::Gen::new(0x1234_5678_9abc_def1);
     let mut dendro_bytes = Vec::new();
     write_preamble(&mut dendro_bytes).unwrap();
     for _ in 0..300 {

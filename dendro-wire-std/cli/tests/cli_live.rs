@@ -1,34 +1,18 @@
 //! `dendro-wire demo`, `agent` and `listen`, run as processes.
 
 use std::io::{BufRead, BufReader, Lines};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{ChildStdout, Command, Stdio};
 use std::time::Duration;
+
+#[path = "../../tests/common/scratch.rs"]
+mod scratch;
+use scratch::scratch;
 
 #[path = "../../tests/common/certs.rs"]
 mod certs;
 
 const BIN: &str = env!("CARGO_BIN_EXE_dendro-wire");
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn check_json(path: &Path) -> serde_json::Value {
-    let out = Command::new(BIN)
-        .args(["check", "--json", path.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
 
 /// The number after `label` in `text`.
 fn number_after(text: &str, label: &str) -> u64 {
@@ -95,97 +79,6 @@ fn the_demo_streams_and_accounts_for_every_row() {
 }
 
 #[test]
-fn the_agent_records_this_machine_to_a_file_that_checks_clean() {
-    if !Path::new("/proc/stat").exists() {
-        return; // the agent reads Linux's /proc
-    }
-    let dir = scratch("agent-file");
-    let capture = dir.join("agent.dwr");
-    let out = Command::new(BIN)
-        .args(["agent", "--interval", "5ms", "--intervals", "20", "-o"])
-        .arg(&capture)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let summary = check_json(&capture);
-    assert_eq!(summary["sources"], 3);
-    assert_eq!(summary["rows_skipped"], 0);
-    assert_eq!(summary["gaps"], 0);
-    // The 20 intervals: 20 Rows frames per source.
-    let rows_frames =
-        summary["frames"].as_u64().unwrap() - 3 - summary["index_entries"].as_u64().unwrap();
-    assert_eq!(rows_frames, 60, "{summary}");
-    assert!(
-        summary["rows_applied"].as_u64().unwrap() >= 20 * 2,
-        "{summary}"
-    );
-
-    let out = Command::new(BIN)
-        .args(["dump"])
-        .arg(&capture)
-        .output()
-        .unwrap();
-    let dump = String::from_utf8(out.stdout).unwrap();
-    assert!(
-        dump.contains("encoder\": \"dendro-wire-agent-1\""),
-        "{dump}"
-    );
-    assert!(dump.contains("first=\"memory/meminfo\""), "{dump}");
-}
-
-#[test]
-fn listen_serves_an_agent_and_records_what_it_sent() {
-    if !Path::new("/proc/stat").exists() {
-        return;
-    }
-    let dir = scratch("listen-agent");
-    let (mut listen, mut lines, addr) =
-        start_listen(&["--record".as_ref(), dir.as_os_str()], Stdio::null());
-
-    let agent = Command::new(BIN)
-        .args([
-            "agent",
-            "--interval",
-            "5ms",
-            "--intervals",
-            "10",
-            "--connect",
-            &addr,
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        agent.status.success(),
-        "{}",
-        String::from_utf8_lossy(&agent.stderr)
-    );
-    let summary = lines.next().unwrap().unwrap();
-    assert!(listen.wait().unwrap().success());
-    assert!(
-        summary.starts_with("connection 0 from 127.0.0.1:"),
-        "{summary}"
-    );
-    assert!(summary.contains("; sources 3, rows "), "{summary}");
-    assert!(summary.contains(" 0 skipped"), "{summary}");
-    assert!(
-        summary.contains("; ended cleanly; captured in "),
-        "{summary}"
-    );
-    assert!(summary.ends_with("connection-0.dwr"), "{summary}");
-
-    let recorded = check_json(&dir.join("connection-0.dwr"));
-    assert_eq!(recorded["sources"], 3);
-    assert_eq!(
-        recorded["rows_applied"].as_u64().unwrap(),
-        number_after(&summary, "rows ")
-    );
-}
-
-#[test]
 fn the_agent_needs_a_target_and_a_valid_interval() {
     let out = Command::new(BIN).args(["agent"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -241,81 +134,6 @@ fn a_replayed_capture_is_applied_as_check_reads_it() {
     // The gap is logged, once, where an operator sees it.
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.matches("frame(s) lost").count(), 1, "{stderr}");
-}
-
-/// A loopback port with nothing listening on it.
-fn closed_port() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().to_string()
-}
-
-#[test]
-fn an_agent_that_delivers_nothing_says_why_and_fails() {
-    let addr = closed_port();
-    let out = Command::new(BIN)
-        .args([
-            "agent",
-            "--interval",
-            "10ms",
-            "--intervals",
-            "5",
-            "--connect",
-        ])
-        .arg(&addr)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains(&format!("cannot connect to {addr}")),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("delivered nothing in 5 interval(s)"),
-        "{stderr}"
-    );
-    assert!(stderr.contains("delivered 0 frames (0 rows"), "{stderr}");
-}
-
-#[test]
-fn an_agent_logs_its_reconnect_and_counts_what_it_delivered() {
-    if !Path::new("/proc/stat").exists() {
-        return; // the agent reads Linux's /proc
-    }
-    let addr = closed_port();
-    let agent = Command::new(BIN)
-        .args([
-            "agent",
-            "--interval",
-            "20ms",
-            "--intervals",
-            "40",
-            "--connect",
-        ])
-        .arg(&addr)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The listener appears once the agent has failed for a while.
-    std::thread::sleep(Duration::from_millis(300));
-    let listener = std::net::TcpListener::bind(&addr).unwrap();
-    let received = std::thread::spawn(move || {
-        let (mut s, _) = listener.accept().unwrap();
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut s, &mut bytes).unwrap();
-        bytes.len()
-    });
-    let out = agent.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("cannot connect to"), "{stderr}");
-    assert!(stderr.contains("connected again after"), "{stderr}");
-    let bytes = received.join().unwrap();
-    assert!(
-        stderr.contains(" bytes) in 1 connection(s)")
-            && stderr.contains(&format!(", {bytes} bytes) in")),
-        "{bytes} bytes received: {stderr}"
-    );
 }
 
 #[test]
@@ -495,35 +313,6 @@ fn plaintext_beyond_loopback_is_said_once_at_start() {
 }
 
 #[test]
-fn the_agent_writes_its_stream_to_standard_output_with_dash() {
-    if !Path::new("/proc/stat").exists() {
-        return; // the agent reads Linux's /proc
-    }
-    let out = Command::new(BIN)
-        .args(["agent", "--interval", "5ms", "--intervals", "5", "-o", "-"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(!Path::new("-").exists(), "a file named -");
-    let mut checked = Command::new(BIN)
-        .args(["check", "--json", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(&mut checked.stdin.take().unwrap(), &out.stdout).unwrap();
-    let checked = checked.wait_with_output().unwrap();
-    assert!(checked.status.success());
-    let summary: serde_json::Value = serde_json::from_slice(&checked.stdout).unwrap();
-    assert_eq!(summary["sources"], 3);
-    assert_eq!(summary["rows_skipped"], 0);
-}
-
-#[test]
 fn progress_is_plain_lines_off_a_terminal_and_quiet_with_q() {
     // Not a terminal: no carriage returns, lines at a steady pace.
     let out = Command::new(BIN)
@@ -551,38 +340,232 @@ fn progress_is_plain_lines_off_a_terminal_and_quiet_with_q() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("throughput"));
 }
 
-#[test]
-fn verbosity_follows_v_and_rust_log() {
-    // An agent that cannot connect: its failures are warnings; -v adds the
-    // library's informational lines, and RUST_LOG=error keeps only errors.
-    let addr = closed_port();
-    let run = |args: &[&str], env: Option<&str>| {
-        let mut cmd = Command::new(BIN);
-        cmd.args(args).args([
+/// The agent reads Linux's /proc before it does anything else, so its
+/// tests are built on Linux alone: elsewhere they are not run, rather than
+/// run and passed.
+#[cfg(target_os = "linux")]
+mod agent {
+    use super::*;
+
+    /// The agent's arguments: sampling every `interval`, `intervals` times.
+    /// Where it publishes is the test's to add.
+    fn agent(interval: &str, intervals: u32) -> [String; 5] {
+        [
             "agent",
             "--interval",
-            "10ms",
+            interval,
             "--intervals",
-            "3",
-            "--connect",
-            &addr,
-        ]);
-        match env {
-            Some(filter) => cmd.env("RUST_LOG", filter),
-            None => cmd.env_remove("RUST_LOG"),
+            &intervals.to_string(),
+        ]
+        .map(String::from)
+    }
+
+    fn check_json(path: &Path) -> serde_json::Value {
+        let out = Command::new(BIN)
+            .args(["check", "--json", path.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    /// A loopback port with nothing listening on it.
+    fn closed_port() -> String {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().to_string()
+    }
+
+    #[test]
+    fn the_agent_records_this_machine_to_a_file_that_checks_clean() {
+        let dir = scratch("agent-file");
+        let capture = dir.join("agent.dwr");
+        let out = Command::new(BIN)
+            .args(agent("5ms", 20))
+            .arg("-o")
+            .arg(&capture)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let summary = check_json(&capture);
+        assert_eq!(summary["sources"], 3);
+        assert_eq!(summary["rows_skipped"], 0);
+        assert_eq!(summary["gaps"], 0);
+        // The 20 intervals: 20 Rows frames per source.
+        let rows_frames =
+            summary["frames"].as_u64().unwrap() - 3 - summary["index_entries"].as_u64().unwrap();
+        assert_eq!(rows_frames, 60, "{summary}");
+        assert!(
+            summary["rows_applied"].as_u64().unwrap() >= 20 * 2,
+            "{summary}"
+        );
+
+        let out = Command::new(BIN)
+            .args(["dump"])
+            .arg(&capture)
+            .output()
+            .unwrap();
+        let dump = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            dump.contains("encoder\": \"dendro-wire-agent-1\""),
+            "{dump}"
+        );
+        assert!(dump.contains("first=\"memory/meminfo\""), "{dump}");
+    }
+
+    #[test]
+    fn listen_serves_an_agent_and_records_what_it_sent() {
+        let dir = scratch("listen-agent");
+        let (mut listen, mut lines, addr) =
+            start_listen(&["--record".as_ref(), dir.as_os_str()], Stdio::null());
+
+        let agent = Command::new(BIN)
+            .args(agent("5ms", 10))
+            .args(["--connect", &addr])
+            .output()
+            .unwrap();
+        assert!(
+            agent.status.success(),
+            "{}",
+            String::from_utf8_lossy(&agent.stderr)
+        );
+        let summary = lines.next().unwrap().unwrap();
+        assert!(listen.wait().unwrap().success());
+        assert!(
+            summary.starts_with("connection 0 from 127.0.0.1:"),
+            "{summary}"
+        );
+        assert!(summary.contains("; sources 3, rows "), "{summary}");
+        assert!(summary.contains(" 0 skipped"), "{summary}");
+        assert!(
+            summary.contains("; ended cleanly; captured in "),
+            "{summary}"
+        );
+        assert!(summary.ends_with("connection-0.dwr"), "{summary}");
+
+        let recorded = check_json(&dir.join("connection-0.dwr"));
+        assert_eq!(recorded["sources"], 3);
+        assert_eq!(
+            recorded["rows_applied"].as_u64().unwrap(),
+            number_after(&summary, "rows ")
+        );
+    }
+
+    #[test]
+    fn an_agent_that_delivers_nothing_says_why_and_fails() {
+        let addr = closed_port();
+        let out = Command::new(BIN)
+            .args(agent("10ms", 5))
+            .arg("--connect")
+            .arg(&addr)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains(&format!("cannot connect to {addr}")),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("delivered nothing in 5 interval(s)"),
+            "{stderr}"
+        );
+        assert!(stderr.contains("delivered 0 frames (0 rows"), "{stderr}");
+    }
+
+    #[test]
+    fn an_agent_logs_its_reconnect_and_counts_what_it_delivered() {
+        let addr = closed_port();
+        let agent = Command::new(BIN)
+            .args(agent("20ms", 40))
+            .arg("--connect")
+            .arg(&addr)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The listener appears once the agent has failed for a while.
+        std::thread::sleep(Duration::from_millis(300));
+        let listener = std::net::TcpListener::bind(&addr).unwrap();
+        let received = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut s, &mut bytes).unwrap();
+            bytes.len()
+        });
+        let out = agent.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert!(stderr.contains("cannot connect to"), "{stderr}");
+        assert!(stderr.contains("connected again after"), "{stderr}");
+        let bytes = received.join().unwrap();
+        assert!(
+            stderr.contains(" bytes) in 1 connection(s)")
+                && stderr.contains(&format!(", {bytes} bytes) in")),
+            "{bytes} bytes received: {stderr}"
+        );
+    }
+
+    #[test]
+    fn the_agent_writes_its_stream_to_standard_output_with_dash() {
+        let out = Command::new(BIN)
+            .args(agent("5ms", 5))
+            .args(["-o", "-"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!Path::new("-").exists(), "a file named -");
+        let mut checked = Command::new(BIN)
+            .args(["check", "--json", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(&mut checked.stdin.take().unwrap(), &out.stdout).unwrap();
+        let checked = checked.wait_with_output().unwrap();
+        assert!(checked.status.success());
+        let summary: serde_json::Value = serde_json::from_slice(&checked.stdout).unwrap();
+        assert_eq!(summary["sources"], 3);
+        assert_eq!(summary["rows_skipped"], 0);
+    }
+
+    #[test]
+    fn verbosity_follows_v_and_rust_log() {
+        // An agent that cannot connect: its failures are warnings; -v adds the
+        // library's informational lines, and RUST_LOG=error keeps only errors.
+        let addr = closed_port();
+        let run = |args: &[&str], env: Option<&str>| {
+            let mut cmd = Command::new(BIN);
+            cmd.args(args)
+                .args(agent("10ms", 3))
+                .args(["--connect", &addr]);
+            match env {
+                Some(filter) => cmd.env("RUST_LOG", filter),
+                None => cmd.env_remove("RUST_LOG"),
+            };
+            String::from_utf8(cmd.output().unwrap().stderr).unwrap()
         };
-        String::from_utf8(cmd.output().unwrap().stderr).unwrap()
-    };
-    // The warning says when it tries again; the final error does not.
-    let warned = |stderr: &str| stderr.contains("; trying again in ");
-    let default = run(&[], None);
-    assert!(warned(&default), "{default}");
-    assert!(default.contains("delivered nothing"), "{default}");
-    let errors_only = run(&[], Some("error"));
-    assert!(!warned(&errors_only), "{errors_only}");
-    assert!(errors_only.contains("delivered nothing"), "{errors_only}");
-    let q = run(&["-q"], None);
-    assert!(!warned(&q), "{q}");
-    let verbose = run(&["-vv"], Some(""));
-    assert!(warned(&verbose), "{verbose}");
+        // The warning says when it tries again; the final error does not.
+        let warned = |stderr: &str| stderr.contains("; trying again in ");
+        let default = run(&[], None);
+        assert!(warned(&default), "{default}");
+        assert!(default.contains("delivered nothing"), "{default}");
+        let errors_only = run(&[], Some("error"));
+        assert!(!warned(&errors_only), "{errors_only}");
+        assert!(errors_only.contains("delivered nothing"), "{errors_only}");
+        let q = run(&["-q"], None);
+        assert!(!warned(&q), "{q}");
+        let verbose = run(&["-vv"], Some(""));
+        assert!(warned(&verbose), "{verbose}");
+    }
 }

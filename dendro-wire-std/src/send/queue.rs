@@ -2,7 +2,10 @@
 //! and the thread that writes to the transport.
 
 use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use dendro_wire_core::Rows;
@@ -16,10 +19,21 @@ use dendro_wire_core::Rows;
 /// old one is dropped, and the publisher is asked to start the new one with
 /// handshakes and full state (rule 8).
 ///
+/// A transport waits for frames either way: a thread blocks
+/// ([`pop`](Self::pop)), a task awaits [`ready`](Self::ready); both are woken
+/// when a frame arrives or the queue closes, with no runtime of its own.
+///
 /// Cloning gives another handle to the same queue.
 #[derive(Clone, Debug)]
 pub struct FrameQueue {
-    shared: Arc<(Mutex<Inner>, Condvar)>,
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    inner: Mutex<Inner>,
+    /// Threads waiting in `pop` for a frame or the close.
+    arrived: Condvar,
 }
 
 #[derive(Debug)]
@@ -39,6 +53,17 @@ struct Inner {
     connected: bool,
     closed: bool,
     stats: QueueStats,
+    /// Tasks waiting in `ready` for a frame or the close.
+    wakers: Vec<Waker>,
+}
+
+/// What is waiting in a [`FrameQueue`] for the transport.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueLen {
+    /// Frames waiting.
+    pub frames: usize,
+    /// Their bytes.
+    pub bytes: usize,
 }
 
 /// What a queue has seen.
@@ -75,8 +100,8 @@ impl FrameQueue {
     /// A queue holding at most `max_frames` frames and `max_bytes` bytes.
     pub fn new(max_frames: usize, max_bytes: usize) -> Self {
         FrameQueue {
-            shared: Arc::new((
-                Mutex::new(Inner {
+            shared: Arc::new(Shared {
+                inner: Mutex::new(Inner {
                     frames: VecDeque::new(),
                     bytes: 0,
                     max_frames: max_frames.max(1),
@@ -87,16 +112,26 @@ impl FrameQueue {
                     connected: false,
                     closed: false,
                     stats: QueueStats::default(),
+                    wakers: Vec::new(),
                 }),
-                Condvar::new(),
-            )),
+                arrived: Condvar::new(),
+            }),
         }
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // A panic on the other side must not take this side down with it:
         // the queue's state is a list of byte buffers, valid at every step.
-        self.shared.0.lock().unwrap_or_else(|e| e.into_inner())
+        self.shared.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Tell every waiting transport, thread or task, that a frame arrived or
+    /// the queue closed. Called with the lock released.
+    fn wake(&self, wakers: Vec<Waker>) {
+        self.shared.arrived.notify_all();
+        for waker in wakers {
+            waker.wake();
+        }
     }
 
     /// An empty buffer to encode a frame into, reused when one is spare.
@@ -118,8 +153,9 @@ impl FrameQueue {
     pub fn push_all(&self, frames: impl IntoIterator<Item = Vec<u8>>) -> Pushed {
         let mut q = self.lock();
         let last = q.push_frames(frames, false);
+        let wakers = std::mem::take(&mut q.wakers);
         drop(q);
-        self.shared.1.notify_one();
+        self.wake(wakers);
         last
     }
 
@@ -142,8 +178,9 @@ impl FrameQueue {
         }
         q.resync = false;
         q.push_frames(frames, true);
+        let wakers = std::mem::take(&mut q.wakers);
         drop(q);
-        self.shared.1.notify_one();
+        self.wake(wakers);
         true
     }
 
@@ -154,9 +191,12 @@ impl FrameQueue {
     }
 
     /// Frames and bytes waiting.
-    pub fn len(&self) -> (usize, usize) {
+    pub fn len(&self) -> QueueLen {
         let q = self.lock();
-        (q.frames.len(), q.bytes)
+        QueueLen {
+            frames: q.frames.len(),
+            bytes: q.bytes,
+        }
     }
 
     /// Whether nothing is waiting.
@@ -193,18 +233,37 @@ impl FrameQueue {
     /// Transport side: the next frame, waiting up to `timeout`; `None` on a
     /// timeout or once the queue is closed and empty.
     pub fn pop(&self, timeout: Duration) -> Option<Vec<u8>> {
-        let mut q = self.lock();
-        if q.frames.is_empty() && !q.closed {
-            q = self
-                .shared
-                .1
-                .wait_timeout(q, timeout)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
+        let mut q = self.wait_locked(timeout);
         let frame = q.frames.pop_front()?;
         q.bytes -= frame.len();
         Some(frame)
+    }
+
+    /// Transport side, on a thread: wait up to `timeout` for a frame or the
+    /// close, without taking the frame.
+    pub(crate) fn wait(&self, timeout: Duration) {
+        drop(self.wait_locked(timeout));
+    }
+
+    fn wait_locked(&self, timeout: Duration) -> MutexGuard<'_, Inner> {
+        let q = self.lock();
+        if !q.frames.is_empty() || q.closed || timeout.is_zero() {
+            return q;
+        }
+        let (q, _timed_out) = self
+            .shared
+            .arrived
+            .wait_timeout(q, timeout)
+            .unwrap_or_else(|e| e.into_inner());
+        q
+    }
+
+    /// Transport side, in a task: resolves once a frame is waiting or the
+    /// queue is closed, woken by [`push`](Self::push) or
+    /// [`close`](Self::close) rather than polling. Take the frame with
+    /// `pop(Duration::ZERO)`.
+    pub fn ready(&self) -> Ready<'_> {
+        Ready { queue: self }
     }
 
     /// Transport side: give a written frame's buffer back for reuse.
@@ -218,13 +277,40 @@ impl FrameQueue {
     /// No more frames will be pushed; the transport drains what is queued
     /// and stops.
     pub fn close(&self) {
-        self.lock().closed = true;
-        self.shared.1.notify_all();
+        let mut q = self.lock();
+        q.closed = true;
+        let wakers = std::mem::take(&mut q.wakers);
+        drop(q);
+        self.wake(wakers);
     }
 
     /// Whether [`close`](Self::close) was called.
     pub fn is_closed(&self) -> bool {
         self.lock().closed
+    }
+}
+
+/// The future [`FrameQueue::ready`] returns.
+#[derive(Debug)]
+#[must_use = "a future does nothing unless awaited"]
+pub struct Ready<'a> {
+    queue: &'a FrameQueue,
+}
+
+impl Future for Ready<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut q = self.queue.lock();
+        if !q.frames.is_empty() || q.closed {
+            return Poll::Ready(());
+        }
+        // Registered under the lock that every push takes, so a frame
+        // pushed after the check above wakes this task.
+        if !q.wakers.iter().any(|w| w.will_wake(cx.waker())) {
+            q.wakers.push(cx.waker().clone());
+        }
+        Poll::Pending
     }
 }
 

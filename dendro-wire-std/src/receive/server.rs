@@ -16,10 +16,11 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use super::ServeError;
-use crate::reader::ReadErrorKind;
+use super::serve::ServeError;
+use super::sink::Sink;
+use super::subscriber::{Applied, SinkSubscriber, SubscribeError};
+use crate::reader::{Position, ReadErrorKind};
 use crate::recv::{FrameBuffer, MemoryBudget, Next};
-use crate::subscriber::{Applied, Sink, Subscriber};
 use crate::throttle::Throttle;
 
 /// How a [`Server`] bounds what its connections may cost.
@@ -56,7 +57,7 @@ pub struct ServerConfig {
     pub tls: Option<Arc<rustls::ServerConfig>>,
     /// The label every source a TLS client opens or updates must carry,
     /// with its certificate's identity as the value
-    /// ([`Subscriber::bind_identity`]).
+    /// ([`SinkSubscriber::bind_identity`]).
     #[cfg(feature = "tls")]
     pub bind_identity: Option<String>,
     /// On a Unix socket, the user ids allowed to connect, checked against the
@@ -284,11 +285,10 @@ impl Shared {
 ///
 /// ```
 /// use std::net::TcpListener;
-/// use std::sync::{atomic::AtomicBool, Arc};
 /// use std::time::Duration;
-/// use dendro_wire_std::server::{Server, ServerConfig};
-/// use dendro_wire_std::transport::{publish_tcp, Backoff};
-/// use dendro_wire_std::{CountingSink, Publisher, PublisherConfig, SourceConfig};
+/// use dendro_wire_std::receive::{Server, ServerConfig};
+/// use dendro_wire_std::send::{publish_tcp, DrainOptions};
+/// use dendro_wire_std::{AgentConfig, AgentPublisher, CountingSink, SourceConfig};
 ///
 /// let (tx, rx) = std::sync::mpsc::channel();
 /// let server = Server::start(
@@ -298,12 +298,11 @@ impl Shared {
 ///     move |ended, _sink| tx.send(ended).unwrap(),
 /// )?;
 ///
-/// let mut publisher = Publisher::new(PublisherConfig::default());
+/// let mut publisher = AgentPublisher::new(AgentConfig::default());
 /// let s = publisher.add_source(SourceConfig::new().stream("x"))?;
 /// let queue = publisher.queue();
-/// let stop = Arc::new(AtomicBool::new(false));
 /// let addr = server.local_addr().expect("a TCP server");
-/// let transport = publish_tcp(queue.clone(), addr, Backoff::default(), stop);
+/// let transport = publish_tcp(queue.clone(), addr, DrainOptions::default());
 /// while queue.stats().connections == 0 { std::thread::sleep(Duration::from_millis(1)); }
 /// for ts in 0..10 {
 ///     publisher.observe(s, "x", ts, 0, &[1])?;
@@ -373,7 +372,7 @@ impl Accepting {
 
 impl Server {
     /// Serve `listener` (TCP, or a Unix socket) as `config` bounds it. Every
-    /// connection gets a [`Subscriber`] over `make_sink(&info)`, and
+    /// connection gets a [`SinkSubscriber`] over `make_sink(&info)`, and
     /// `done(ended, sink)` once it has ended and its socket is closed.
     pub fn start<S, M, D>(
         listener: impl Into<Listener>,
@@ -629,9 +628,8 @@ async fn admit(
                 )))
             }
         };
-        let identity = tls
-            .get_ref()
-            .1
+        let (_, session) = tls.get_ref();
+        let identity = session
             .peer_certificates()
             .and_then(|chain| chain.first())
             .and_then(crate::tls::identity);
@@ -666,7 +664,8 @@ async fn connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
         .as_ref()
         .and_then(|c| c.as_ref().ok())
         .map(|(path, _)| path.clone());
-    let mut subscriber = Subscriber::new(make_sink(&info)).with_source_limit(config.max_sources);
+    let mut subscriber =
+        SinkSubscriber::new(make_sink(&info)).with_source_limit(config.max_sources);
     #[cfg(feature = "tls")]
     if let (Some(label), Some(identity)) = (&config.bind_identity, &info.identity) {
         subscriber = subscriber.bind_identity(label.clone(), identity.clone());
@@ -682,16 +681,12 @@ async fn connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
         (_, Err(e)) => Err(ServeError::Capture(e)),
         (Ok((mut stream, _)), Ok(mut capture)) => {
             let file = capture.as_mut().map(|(_, file)| file);
-            serve_async(
-                &mut stream,
-                &mut subscriber,
-                &mut frames,
-                &limits,
-                file,
-                Some(live),
-                Some(stop),
-            )
-            .await
+            let ties = Ties {
+                capture: file,
+                live: Some(live),
+                stop: Some(stop),
+            };
+            serve_async(&mut stream, &mut subscriber, &mut frames, &limits, ties).await
         }
     };
     let (frames_read, bytes) = (frames.frames(), frames.received());
@@ -701,11 +696,11 @@ async fn connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
     let (sink, finished) = subscriber.end();
     let result = match (result, finished) {
         (Ok(()), Err(e)) => Err(ServeError::Subscribe(
-            crate::reader::Position {
+            Position {
                 frame: frames_read,
                 offset: bytes,
             },
-            crate::subscriber::SubscribeError::Sink(e),
+            SubscribeError::Sink(e),
         )),
         (result, Err(e)) => {
             log::warn!("connection {id}: the sink failed to end the connection: {e}");
@@ -765,19 +760,34 @@ enum Event {
     Stop,
 }
 
+/// What a served connection is tied to beyond its subscriber, each part
+/// absent for a lone connection ([`tokio::serve`](crate::tokio::serve)).
+#[derive(Default)]
+pub(crate) struct Ties<'a> {
+    /// Where its bytes are captured as they arrive.
+    pub(crate) capture: Option<&'a mut File>,
+    /// Where its counts are shared after every read.
+    pub(crate) live: Option<&'a Mutex<LiveConnection>>,
+    /// What tells it the server is shutting down.
+    pub(crate) stop: Option<watch::Receiver<bool>>,
+}
+
 /// Serve one connection's stream into `subscriber`: read as bytes arrive,
 /// cut and apply every whole frame, capture the bytes, and share counts,
 /// until a clean end, a broken rule, a timeout, or `stop`, after which what
 /// has already arrived is applied.
 pub(crate) async fn serve_async<IO: AsyncRead + Unpin, S: Sink>(
     io: &mut IO,
-    subscriber: &mut Subscriber<S>,
+    subscriber: &mut SinkSubscriber<S>,
     frames: &mut FrameBuffer,
     limits: &Limits,
-    mut capture: Option<&mut File>,
-    live: Option<&Mutex<LiveConnection>>,
-    mut stop: Option<watch::Receiver<bool>>,
+    ties: Ties<'_>,
 ) -> Result<(), ServeError> {
+    let Ties {
+        mut capture,
+        live,
+        mut stop,
+    } = ties;
     let mut last_frame = Instant::now();
     // When the frame in hand (or the preamble) started arriving.
     let mut frame_started: Option<Instant> = None;
@@ -865,7 +875,7 @@ pub(crate) async fn serve_async<IO: AsyncRead + Unpin, S: Sink>(
 /// next one needs.
 fn apply_whole_frames<S: Sink>(
     frames: &mut FrameBuffer,
-    subscriber: &mut Subscriber<S>,
+    subscriber: &mut SinkSubscriber<S>,
 ) -> Result<usize, ServeError> {
     loop {
         match frames.next().map_err(ServeError::Read)? {
@@ -884,7 +894,7 @@ fn apply_whole_frames<S: Sink>(
 /// whole frames, and end.
 async fn drain<IO: AsyncRead + Unpin, S: Sink>(
     io: &mut IO,
-    subscriber: &mut Subscriber<S>,
+    subscriber: &mut SinkSubscriber<S>,
     frames: &mut FrameBuffer,
     mut needed: usize,
     mut capture: Option<&mut File>,

@@ -1,83 +1,15 @@
-//! [`Subscriber`]: frames applied to a [`Sink`], under the core's subscriber
-//! rules.
+//! [`SinkSubscriber`]: a connection's frames applied to a [`Sink`], under
+//! the core's subscriber rules.
 
 use std::fmt;
 
-use dendro_wire_core::{
-    kind, Admitted, ClockOffset, Frame, Handshake, Index, ProtocolError, Rows, Segment,
-    SourceUpdate, Subscriber as Rules,
-};
+use dendro_wire_core::{kind, Admitted, Frame, Handshake, ProtocolError, Subscriber};
+
+use super::sink::{Sink, SinkError};
 
 /// The most sources one connection may open, unless lowered with
-/// [`Subscriber::with_source_limit`].
+/// [`SinkSubscriber::with_source_limit`].
 pub const MAX_SOURCES_PER_CONNECTION: usize = 1024;
-
-/// What a sink's failure carries.
-pub type SinkError = Box<dyn std::error::Error + Send + Sync>;
-
-/// Where applied frames land: one method per destination table of
-/// [protocol §4](dendro_wire_core::protocol) (and `SourceUpdate`'s), each called only for a frame the rules let
-/// through. `ordinal` is the connection's handshake ordinal; a sink that
-/// outlives connections maps it to its own source at
-/// [`open_source`](Sink::open_source) and forgets the mapping at
-/// [`end_connection`](Sink::end_connection).
-pub trait Sink {
-    /// The encoder this sink stores rows for, if it cares: a handshake whose
-    /// `encoder` metadata names another is refused.
-    fn expected_encoder(&self) -> Option<&str> {
-        None
-    }
-    /// A handshake: the source, bound for `sources`.
-    fn open_source(&mut self, ordinal: u32, handshake: &Handshake<'_>) -> Result<(), SinkError>;
-    /// An index entry, bound for `caller_rows`.
-    fn caller_rows(&mut self, ordinal: u32, index: &Index<'_>) -> Result<(), SinkError>;
-    /// Rows the rules let through, bound for `wal`.
-    fn wal(&mut self, ordinal: u32, rows: &Rows<'_>) -> Result<(), SinkError>;
-    /// A segment, bound for `segments`; `Ok(false)` if already held.
-    fn segment(&mut self, ordinal: u32, segment: &Segment<'_>) -> Result<bool, SinkError>;
-    /// A clock-drift observation, bound for `clock_offsets`.
-    fn clock_offset(&mut self, ordinal: u32, offset: &ClockOffset) -> Result<(), SinkError>;
-    /// New labels and metadata for a source.
-    fn source_update(&mut self, ordinal: u32, update: &SourceUpdate<'_>) -> Result<(), SinkError>;
-    /// The connection ended; its ordinals mean nothing from here on.
-    fn end_connection(&mut self) -> Result<(), SinkError> {
-        Ok(())
-    }
-}
-
-/// Forwards every [`Sink`] method through a pointer to a sink.
-macro_rules! forward_sink {
-    ($($ptr:ty),*) => {$(
-        impl<S: Sink + ?Sized> Sink for $ptr {
-            fn expected_encoder(&self) -> Option<&str> {
-                (**self).expected_encoder()
-            }
-            fn open_source(&mut self, ordinal: u32, h: &Handshake<'_>) -> Result<(), SinkError> {
-                (**self).open_source(ordinal, h)
-            }
-            fn caller_rows(&mut self, ordinal: u32, i: &Index<'_>) -> Result<(), SinkError> {
-                (**self).caller_rows(ordinal, i)
-            }
-            fn wal(&mut self, ordinal: u32, r: &Rows<'_>) -> Result<(), SinkError> {
-                (**self).wal(ordinal, r)
-            }
-            fn segment(&mut self, ordinal: u32, s: &Segment<'_>) -> Result<bool, SinkError> {
-                (**self).segment(ordinal, s)
-            }
-            fn clock_offset(&mut self, ordinal: u32, c: &ClockOffset) -> Result<(), SinkError> {
-                (**self).clock_offset(ordinal, c)
-            }
-            fn source_update(&mut self, ordinal: u32, u: &SourceUpdate<'_>) -> Result<(), SinkError> {
-                (**self).source_update(ordinal, u)
-            }
-            fn end_connection(&mut self) -> Result<(), SinkError> {
-                (**self).end_connection()
-            }
-        }
-    )*};
-}
-
-forward_sink!(&mut S, Box<S>);
 
 /// What applying frames did, summed; the shape of dendro's `Applied`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -145,7 +77,7 @@ pub enum SubscribeError {
     /// The sink failed.
     Sink(SinkError),
     /// A handshake or source update whose label does not name the identity
-    /// the connection is bound to ([`Subscriber::bind_identity`]).
+    /// the connection is bound to ([`SinkSubscriber::bind_identity`]).
     IdentityMismatch {
         /// The ordinal.
         source: u32,
@@ -223,9 +155,9 @@ impl From<ProtocolError> for SubscribeError {
 ///
 /// ```
 /// use dendro_wire_core::{Frame, Handshake, Map, RowList, Rows};
-/// use dendro_wire_std::{CountingSink, Subscriber};
+/// use dendro_wire_std::{CountingSink, SinkSubscriber};
 ///
-/// let mut sub = Subscriber::new(CountingSink::default());
+/// let mut sub = SinkSubscriber::new(CountingSink::default());
 /// let hs = Handshake { source: 0, uuid: None, labels: Map::EMPTY, metadata: Map::EMPTY,
 ///                      clock_anchor_wall_ns: 0, complete: false };
 /// sub.apply(&Frame::Handshake(hs))?;
@@ -234,24 +166,31 @@ impl From<ProtocolError> for SubscribeError {
 /// assert_eq!(sub.applied().sources, 1);
 /// # Ok::<(), dendro_wire_std::SubscribeError>(())
 /// ```
-pub struct Subscriber<S: Sink> {
+pub struct SinkSubscriber<S: Sink> {
     rules: SourceTable,
     /// The most sources the connection may open.
     limit: usize,
-    /// The label every handshake and source update must carry, and the
-    /// value: the identity the connection's transport proved.
-    identity: Option<(String, String)>,
+    /// What the connection's transport proved, if it is bound to it.
+    identity: Option<BoundIdentity>,
     sink: S,
     applied: Applied,
+}
+
+/// The label every handshake and source update must carry, and the value it
+/// must have: the identity the connection's transport proved.
+#[derive(Debug)]
+struct BoundIdentity {
+    label: String,
+    identity: String,
 }
 
 /// The core's rules in a table sized to the sources a connection has
 /// opened: a collector holds thousands of connections, most with a source
 /// or three, and the largest table costs tens of KiB.
 enum SourceTable {
-    Few(Box<Rules<4>>),
-    Dozens(Box<Rules<64>>),
-    Many(Box<Rules<MAX_SOURCES_PER_CONNECTION>>),
+    Few(Box<Subscriber<4>>),
+    Dozens(Box<Subscriber<64>>),
+    Many(Box<Subscriber<MAX_SOURCES_PER_CONNECTION>>),
 }
 
 impl SourceTable {
@@ -274,12 +213,17 @@ impl SourceTable {
     /// The next larger table, holding the same sources and allowing
     /// `limit`; `None` from the largest.
     fn grown(&self, limit: usize) -> Option<SourceTable> {
-        let grown = match self {
-            SourceTable::Few(rules) => SourceTable::Dozens(Box::new(rules.resize()?)),
-            SourceTable::Dozens(rules) => SourceTable::Many(Box::new(rules.resize()?)),
+        // The limit is raised before the table is boxed: one allocation a
+        // growth.
+        Some(match self {
+            SourceTable::Few(rules) => {
+                SourceTable::Dozens(Box::new(rules.resize()?.with_source_limit(limit)))
+            }
+            SourceTable::Dozens(rules) => {
+                SourceTable::Many(Box::new(rules.resize()?.with_source_limit(limit)))
+            }
             SourceTable::Many(_) => return None,
-        };
-        Some(grown.with_source_limit(limit))
+        })
     }
 
     fn with_source_limit(self, limit: usize) -> SourceTable {
@@ -293,19 +237,19 @@ impl SourceTable {
     }
 }
 
-impl<S: Sink> fmt::Debug for Subscriber<S> {
+impl<S: Sink> fmt::Debug for SinkSubscriber<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Subscriber")
+        f.debug_struct("SinkSubscriber")
             .field("sources", &self.rules.source_count())
             .field("applied", &self.applied)
             .finish_non_exhaustive()
     }
 }
 
-impl<S: Sink> Subscriber<S> {
+impl<S: Sink> SinkSubscriber<S> {
     /// A subscriber for one connection into `sink`.
     pub fn new(sink: S) -> Self {
-        Subscriber {
+        SinkSubscriber {
             rules: SourceTable::Few(Box::default()),
             limit: MAX_SOURCES_PER_CONNECTION,
             identity: None,
@@ -323,9 +267,9 @@ impl<S: Sink> Subscriber<S> {
     ///
     /// ```
     /// use dendro_wire_core::{Frame, Handshake, Map};
-    /// use dendro_wire_std::{CountingSink, SubscribeError, Subscriber};
+    /// use dendro_wire_std::{CountingSink, SinkSubscriber, SubscribeError};
     ///
-    /// let mut sub = Subscriber::new(CountingSink::default()).bind_identity("host", "web-01");
+    /// let mut sub = SinkSubscriber::new(CountingSink::default()).bind_identity("host", "web-01");
     /// let labels = [("host", "web-02")];
     /// let hs = Handshake { source: 0, uuid: None, labels: Map::from_pairs(&labels),
     ///                      metadata: Map::EMPTY, clock_anchor_wall_ns: 0, complete: false };
@@ -334,14 +278,17 @@ impl<S: Sink> Subscriber<S> {
     /// assert_eq!(sub.sink().sources, 0);
     /// ```
     pub fn bind_identity(mut self, label: impl Into<String>, identity: impl Into<String>) -> Self {
-        self.identity = Some((label.into(), identity.into()));
+        self.identity = Some(BoundIdentity {
+            label: label.into(),
+            identity: identity.into(),
+        });
         self
     }
 
     /// Whether a frame's labels claim the identity the connection is bound
     /// to (frames without labels claim nothing).
     fn check_identity(&self, frame: &Frame<'_>) -> Result<(), SubscribeError> {
-        let Some((label, identity)) = &self.identity else {
+        let Some(BoundIdentity { label, identity }) = &self.identity else {
             return Ok(());
         };
         let (source, labels) = match frame {
@@ -494,66 +441,5 @@ impl<S: Sink> Subscriber<S> {
             publisher: publisher.to_string(),
             sink: sink.to_string(),
         })
-    }
-}
-
-/// A sink that keeps only counts: rows and bytes per ordinal. For `check`,
-/// the demo, and tests.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct CountingSink {
-    /// The encoder to insist on, if any.
-    pub encoder: Option<String>,
-    /// Rows written.
-    pub rows: u64,
-    /// Row payload bytes written.
-    pub row_bytes: u64,
-    /// Index entries written.
-    pub index_entries: u64,
-    /// Segments written.
-    pub segments: u64,
-    /// Clock offsets written.
-    pub clock_offsets: u64,
-    /// Sources opened, over all connections.
-    pub sources: u64,
-    /// Source updates applied.
-    pub source_updates: u64,
-    /// Connections ended.
-    pub connections: u64,
-}
-
-impl Sink for CountingSink {
-    fn expected_encoder(&self) -> Option<&str> {
-        self.encoder.as_deref()
-    }
-    fn open_source(&mut self, _: u32, _: &Handshake<'_>) -> Result<(), SinkError> {
-        self.sources += 1;
-        Ok(())
-    }
-    fn caller_rows(&mut self, _: u32, _: &Index<'_>) -> Result<(), SinkError> {
-        self.index_entries += 1;
-        Ok(())
-    }
-    fn wal(&mut self, _: u32, rows: &Rows<'_>) -> Result<(), SinkError> {
-        for row in rows.rows {
-            self.rows += 1;
-            self.row_bytes += row.row.len() as u64;
-        }
-        Ok(())
-    }
-    fn segment(&mut self, _: u32, _: &Segment<'_>) -> Result<bool, SinkError> {
-        self.segments += 1;
-        Ok(true)
-    }
-    fn clock_offset(&mut self, _: u32, _: &ClockOffset) -> Result<(), SinkError> {
-        self.clock_offsets += 1;
-        Ok(())
-    }
-    fn source_update(&mut self, _: u32, _: &SourceUpdate<'_>) -> Result<(), SinkError> {
-        self.source_updates += 1;
-        Ok(())
-    }
-    fn end_connection(&mut self) -> Result<(), SinkError> {
-        self.connections += 1;
-        Ok(())
     }
 }

@@ -1,27 +1,15 @@
-//! The receiving end of the network: a connection's stream applied to a
-//! subscriber ([`serve`], blocking), and, with the `tokio` feature, a
-//! [`Server`] for many publishers at once.
-//!
-//! A collector is where bytes from anyone who can reach it arrive, so every
-//! connection is bounded: its buffer grows with the bytes that arrived, never
-//! with what a length prefix claims, against a memory budget shared by all
-//! connections; a connection that sends no whole frame for a while, or
-//! starts a frame and does not finish it, is ended; connections past a cap
-//! are closed as soon as they are accepted. Every connection that ends,
-//! whatever the cause, closes its socket, frees what it held, and is
-//! reported once with why it ended.
+//! [`serve`]: one connection's stream applied to a subscriber, blocking;
+//! [`ServeError`], why a connection's stream stopped being applied (the
+//! [`Server`](super::Server)'s connections end with it too); and
+//! [`bind_unix`], a Unix socket only its owner can reach.
 
 use std::fmt;
 use std::io::Read;
 use std::time::Duration;
 
+use super::sink::Sink;
+use super::subscriber::{SinkSubscriber, SubscribeError};
 use crate::reader::{FrameReader, Position, ReadError};
-use crate::subscriber::{Sink, SubscribeError, Subscriber};
-
-#[cfg(feature = "tokio")]
-pub use self::collector::{
-    ConnectionInfo, Ended, Listener, LiveConnection, Peer, Server, ServerConfig, ServerStats,
-};
 
 /// Why a connection's stream stopped being applied.
 #[derive(Debug)]
@@ -117,8 +105,8 @@ impl std::error::Error for ServeError {
 ///
 /// ```
 /// use dendro_wire_core::{ClockOffset, Frame, Handshake, Map};
-/// use dendro_wire_std::server::serve;
-/// use dendro_wire_std::{CountingSink, FrameWriter, Subscriber};
+/// use dendro_wire_std::receive::serve;
+/// use dendro_wire_std::{CountingSink, FrameWriter, SinkSubscriber};
 ///
 /// let mut w = FrameWriter::new(Vec::new())?;
 /// w.write_frame(&Frame::Handshake(Handshake { source: 0, uuid: None, labels: Map::EMPTY,
@@ -126,14 +114,14 @@ impl std::error::Error for ServeError {
 /// w.write_frame(&Frame::ClockOffset(ClockOffset { source: 0, ts: 1, offset_ns: 2 }))?;
 /// let stream = w.into_inner();
 ///
-/// let mut subscriber = Subscriber::new(CountingSink::default());
+/// let mut subscriber = SinkSubscriber::new(CountingSink::default());
 /// serve(&stream[..], &mut subscriber)?;
 /// assert_eq!(subscriber.applied().clock_offsets, 1);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn serve<R: Read, S: Sink>(
     reader: R,
-    subscriber: &mut Subscriber<S>,
+    subscriber: &mut SinkSubscriber<S>,
 ) -> Result<(), ServeError> {
     let mut frames = FrameReader::new(reader).map_err(ServeError::Read)?;
     while let Some((frame, at)) = frames.next_frame_at().map_err(ServeError::Read)? {
@@ -212,8 +200,3 @@ pub fn bind_unix(
     let _ = std::fs::remove_dir(&private);
     bound
 }
-
-#[cfg(feature = "tokio")]
-mod collector;
-#[cfg(feature = "tokio")]
-pub(crate) use collector::{serve_async, Limits};

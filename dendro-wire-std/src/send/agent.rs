@@ -1,24 +1,26 @@
-//! [`Publisher`]: frames for an agent that has no archive to tail — the
+//! [`AgentPublisher`]: frames for an agent that has no archive to tail — the
 //! core's publisher machine, with storage that grows, feeding a bounded
 //! [`FrameQueue`].
 
 use std::collections::BTreeMap;
 
 use dendro_wire_core::{
-    is_canonical_uuid, kind, write_uuid, ClockOffset, Frame, Map, PublishError as Refusal,
-    Publisher as Machine, PublisherConfig as MachineConfig, Segment, SourceDecl, SourceId,
-    SourceUpdate, StreamId, Transmit, NO_INDEX_STATE,
+    is_canonical_uuid, kind, ClockOffset, Frame, Map, PublishError, Publisher, PublisherConfig,
+    Segment, SourceDecl, SourceId, SourceUpdate, StreamId, Transmit, NO_INDEX_STATE,
 };
 
+use super::queue::{FrameQueue, Pushed};
+use super::source::{mint_uuid, wall_now_ns, SourceConfig};
 use crate::growable::Growable;
-use crate::queue::{FrameQueue, Pushed};
+use crate::owned::pairs;
+use crate::writer::append;
 
 /// The most sources one publisher declares.
 pub const MAX_SOURCES: usize = 1024;
 
-/// How a [`Publisher`] paces full index state and bounds its queue.
+/// How an [`AgentPublisher`] paces full index state and bounds its queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PublisherConfig {
+pub struct AgentConfig {
     /// Re-send an indexed source's `Full` every this many intervals (rule 7),
     /// besides the one every connection opens with (rule 2).
     pub full_every: u64,
@@ -28,9 +30,9 @@ pub struct PublisherConfig {
     pub queue_bytes: usize,
 }
 
-impl Default for PublisherConfig {
+impl Default for AgentConfig {
     fn default() -> Self {
-        PublisherConfig {
+        AgentConfig {
             full_every: 60,
             queue_frames: 4096,
             queue_bytes: 16 << 20,
@@ -38,73 +40,9 @@ impl Default for PublisherConfig {
     }
 }
 
-/// A source to declare: its identity, its streams, and whether it keeps an
-/// index of slots.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SourceConfig {
-    /// The source's identity across connections; minted (a random v4 uuid)
-    /// when `None`.
-    pub uuid: Option<String>,
-    /// The source's name.
-    pub labels: BTreeMap<String, String>,
-    /// Everything else; put the rows' `encoder` here.
-    pub metadata: BTreeMap<String, String>,
-    /// The anchor that pins the source's timeline.
-    pub clock_anchor_wall_ns: i64,
-    /// The streams rows are observed on.
-    pub streams: Vec<String>,
-    /// The `caller_rows` stream index entries land in, for a source that
-    /// keeps an index; `None` for one that does not (its rows declare
-    /// `NO_INDEX_STATE`).
-    pub index_stream: Option<String>,
-}
-
-impl SourceConfig {
-    /// An empty declaration.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Add a label.
-    pub fn label(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.labels.insert(key.into(), value.into());
-        self
-    }
-
-    /// Add a metadata entry.
-    pub fn metadata(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.metadata.insert(key.into(), value.into());
-        self
-    }
-
-    /// Add a stream.
-    pub fn stream(mut self, name: impl Into<String>) -> Self {
-        self.streams.push(name.into());
-        self
-    }
-
-    /// Keep an index, whose entries land in `stream`.
-    pub fn index(mut self, stream: impl Into<String>) -> Self {
-        self.index_stream = Some(stream.into());
-        self
-    }
-
-    /// Set the uuid.
-    pub fn uuid(mut self, uuid: impl Into<String>) -> Self {
-        self.uuid = Some(uuid.into());
-        self
-    }
-
-    /// Set the clock anchor.
-    pub fn clock_anchor(mut self, wall_ns: i64) -> Self {
-        self.clock_anchor_wall_ns = wall_ns;
-        self
-    }
-}
-
 /// What a publisher has done.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PublisherStats {
+pub struct AgentStats {
     /// Intervals ended.
     pub intervals: u64,
     /// Connections opened with handshakes and full state.
@@ -142,7 +80,7 @@ struct Queued {
 /// [`Publisher`](dendro_wire_core::Publisher), which this wraps: per
 /// source, index changes first (a `Delta` whose `state` is the
 /// [`SlotSetHash`](dendro_wire_core::SlotSetHash) of the whole slot set,
-/// or a `Full` every [`full_every`](PublisherConfig::full_every) intervals),
+/// or a `Full` every [`full_every`](AgentConfig::full_every) intervals),
 /// then exactly one `Rows` frame, empty when nothing was observed (rules 4,
 /// 6, 7). A new connection opens with every handshake from ordinal 0, a
 /// `Full` for every indexed source, and a `Rows` frame carrying the latest
@@ -154,9 +92,9 @@ struct Queued {
 /// as a `seq` gap.
 ///
 /// ```
-/// use dendro_wire_std::{FrameQueue, Publisher, PublisherConfig, SourceConfig};
+/// use dendro_wire_std::{AgentConfig, AgentPublisher, FrameQueue, SourceConfig};
 ///
-/// let mut publisher = Publisher::new(PublisherConfig::default());
+/// let mut publisher = AgentPublisher::new(AgentConfig::default());
 /// let cpu = publisher.add_source(
 ///     SourceConfig::new().label("source", "cpu").stream("cpu/usage").index("cpu/slots"),
 /// )?;
@@ -167,22 +105,22 @@ struct Queued {
 /// publisher.observe(cpu, "cpu/usage", 1_000, 0, &[0; 32])?;
 /// publisher.end_interval();
 /// // Handshake, Full, and the first Rows frame.
-/// assert_eq!(queue.len().0, 3);
+/// assert_eq!(queue.len().frames, 3);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub struct Publisher {
+pub struct AgentPublisher {
     queue: FrameQueue,
     /// Boxed: its table holds [`MAX_SOURCES`] sources in place.
-    machine: Box<Machine<Growable, MAX_SOURCES>>,
+    machine: Box<Publisher<Growable, MAX_SOURCES>>,
     /// Where frames the machine builds (index entries, a connection's first
     /// rows) are written before they are copied into a queue buffer.
     scratch: Vec<u8>,
     queued: Queued,
 }
 
-impl std::fmt::Debug for Publisher {
+impl std::fmt::Debug for AgentPublisher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Publisher")
+        f.debug_struct("AgentPublisher")
             .field("sources", &self.machine.source_count())
             .field("stats", &self.stats())
             .finish_non_exhaustive()
@@ -192,7 +130,7 @@ impl std::fmt::Debug for Publisher {
 /// A call the publisher refuses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum PublishError {
+pub enum AgentError {
     /// More sources than [`MAX_SOURCES`].
     TooManySources,
     /// A stream the source did not declare.
@@ -204,51 +142,51 @@ pub enum PublishError {
     Encode(dendro_wire_core::Error),
     /// A call the core's rules refuse: a frame for a source not declared,
     /// a source's streams too many for a frame.
-    Refused(Refusal),
+    Refused(PublishError),
 }
 
-impl std::fmt::Display for PublishError {
+impl std::fmt::Display for AgentError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            PublishError::TooManySources => {
+            AgentError::TooManySources => {
                 write!(f, "a publisher declares at most {MAX_SOURCES} sources")
             }
-            PublishError::UnknownStream(s) => {
+            AgentError::UnknownStream(s) => {
                 write!(f, "the source declared no stream named {s:?}")
             }
-            PublishError::Encode(e) => write!(f, "{e}"),
-            PublishError::NotACanonicalUuid(u) => write!(
+            AgentError::Encode(e) => write!(f, "{e}"),
+            AgentError::NotACanonicalUuid(u) => write!(
                 f,
                 "the uuid {u:?} is not canonical lowercase 8-4-4-4-12 hex, the only form a \
                  handshake carries"
             ),
-            PublishError::Refused(e) => write!(f, "{e}"),
+            AgentError::Refused(e) => write!(f, "{e}"),
         }
     }
 }
 
-impl std::error::Error for PublishError {}
+impl std::error::Error for AgentError {}
 
-impl From<Refusal> for PublishError {
-    fn from(e: Refusal) -> Self {
+impl From<PublishError> for AgentError {
+    fn from(e: PublishError) -> Self {
         match e {
-            Refusal::TooManySources { .. } => PublishError::TooManySources,
-            Refusal::Encode(e) => PublishError::Encode(e),
-            other => PublishError::Refused(other),
+            PublishError::TooManySources { .. } => AgentError::TooManySources,
+            PublishError::Encode(e) => AgentError::Encode(e),
+            other => AgentError::Refused(other),
         }
     }
 }
 
-impl Publisher {
+impl AgentPublisher {
     /// A publisher with no sources and an unconnected queue.
-    pub fn new(config: PublisherConfig) -> Self {
-        let machine = MachineConfig {
+    pub fn new(config: AgentConfig) -> Self {
+        let machine = PublisherConfig {
             full_every: config.full_every,
-            ..MachineConfig::DEFAULT
+            ..PublisherConfig::DEFAULT
         };
-        Publisher {
+        AgentPublisher {
             queue: FrameQueue::new(config.queue_frames, config.queue_bytes),
-            machine: Box::new(Machine::new(machine)),
+            machine: Box::new(Publisher::new(machine)),
             scratch: Vec::new(),
             queued: Queued::default(),
         }
@@ -260,9 +198,9 @@ impl Publisher {
     }
 
     /// What the publisher has done so far.
-    pub fn stats(&self) -> PublisherStats {
+    pub fn stats(&self) -> AgentStats {
         let m = self.machine.stats();
-        PublisherStats {
+        AgentStats {
             intervals: m.intervals,
             connections: m.connections - self.queued.openings_lost,
             rows_queued: self.queued.rows,
@@ -274,10 +212,10 @@ impl Publisher {
 
     /// Declare a source. Its handshake goes out when the next connection
     /// opens, or at the next interval if one is open.
-    pub fn add_source(&mut self, mut config: SourceConfig) -> Result<SourceId, PublishError> {
+    pub fn add_source(&mut self, mut config: SourceConfig) -> Result<SourceId, AgentError> {
         let uuid = config.uuid.get_or_insert_with(mint_uuid);
         if !is_canonical_uuid(uuid.as_bytes()) {
-            return Err(PublishError::NotACanonicalUuid(uuid.clone()));
+            return Err(AgentError::NotACanonicalUuid(uuid.clone()));
         }
         let (labels, metadata) = (pairs(&config.labels), pairs(&config.metadata));
         let streams: Vec<&str> = config.streams.iter().map(String::as_str).collect();
@@ -301,7 +239,7 @@ impl Publisher {
 
     /// Observe one row on a declared stream, for this interval's `Rows`
     /// frame. A row too large for a frame is left out and counted in
-    /// [`rows_dropped`](PublisherStats::rows_dropped).
+    /// [`rows_dropped`](AgentStats::rows_dropped).
     pub fn observe(
         &mut self,
         source: SourceId,
@@ -309,9 +247,9 @@ impl Publisher {
         ts: i64,
         wall_offset: i64,
         row: &[u8],
-    ) -> Result<(), PublishError> {
+    ) -> Result<(), AgentError> {
         let Some(id) = self.machine.stream_id(source, stream) else {
-            return Err(PublishError::UnknownStream(stream.to_string()));
+            return Err(AgentError::UnknownStream(stream.to_string()));
         };
         self.observe_stream(id, ts, wall_offset, row)
     }
@@ -325,10 +263,10 @@ impl Publisher {
         ts: i64,
         wall_offset: i64,
         row: &[u8],
-    ) -> Result<(), PublishError> {
+    ) -> Result<(), AgentError> {
         match self.machine.observe(stream, ts, wall_offset, row) {
             Ok(()) => Ok(()),
-            Err(e @ Refusal::FrameTooLarge { .. }) => {
+            Err(e @ PublishError::FrameTooLarge { .. }) => {
                 // Counted by the machine; the interval's other rows go.
                 log::warn!(
                     "source {}: a row on stream {} left out: {e}",
@@ -344,7 +282,7 @@ impl Publisher {
     /// Set an index slot (add it or change it); sent as a `Delta` at the end
     /// of the interval. A source declared without an index ignores it; a
     /// slot that would take the `Full` past a frame is refused, logged and
-    /// counted in [`index_entries_dropped`](PublisherStats::index_entries_dropped).
+    /// counted in [`index_entries_dropped`](AgentStats::index_entries_dropped).
     pub fn set_slot(&mut self, source: SourceId, key: &[u8], value: &[u8]) {
         let result = self.machine.set_slot(source, key, value);
         self.slot_changed(source, result);
@@ -356,9 +294,9 @@ impl Publisher {
         self.slot_changed(source, result);
     }
 
-    fn slot_changed(&self, source: SourceId, result: Result<(), Refusal>) {
+    fn slot_changed(&self, source: SourceId, result: Result<(), PublishError>) {
         match result {
-            Ok(()) | Err(Refusal::NoIndex { .. }) => {}
+            Ok(()) | Err(PublishError::NoIndex { .. }) => {}
             Err(e) => log::warn!("source {}: a slot change refused: {e}", source.ordinal()),
         }
     }
@@ -374,7 +312,7 @@ impl Publisher {
         source: SourceId,
         ts: i64,
         offset_ns: i64,
-    ) -> Result<Pushed, PublishError> {
+    ) -> Result<Pushed, AgentError> {
         self.send(&Frame::ClockOffset(ClockOffset {
             source: source.ordinal(),
             ts,
@@ -390,7 +328,7 @@ impl Publisher {
         source: SourceId,
         labels: BTreeMap<String, String>,
         metadata: BTreeMap<String, String>,
-    ) -> Result<Pushed, PublishError> {
+    ) -> Result<Pushed, AgentError> {
         let (l, m) = (pairs(&labels), pairs(&metadata));
         let (labels, metadata) = (Map::from_pairs(&l), Map::from_pairs(&m));
         let ts = wall_now_ns();
@@ -400,37 +338,44 @@ impl Publisher {
             labels,
             metadata,
         };
-        let mut buf = self.queue.buffer();
-        buf.resize(update.buffer_len().map_err(PublishError::Encode)?, 0);
-        match self
-            .machine
-            .update_source(source, ts, labels, metadata, &mut buf)?
-        {
-            Some(n) => {
-                buf.truncate(n);
-                Ok(self.queue.push(buf))
-            }
-            None => Ok(Pushed::Disconnected),
-        }
+        let len = update.buffer_len().map_err(AgentError::Encode)?;
+        self.queue_frame(len, |machine, room| {
+            machine.update_source(source, ts, labels, metadata, room)
+        })
     }
 
     /// Pass a sealed segment through, for catch-up.
-    pub fn segment(&mut self, segment: &Segment<'_>) -> Result<Pushed, PublishError> {
+    pub fn segment(&mut self, segment: &Segment<'_>) -> Result<Pushed, AgentError> {
         self.send(&Frame::Segment(*segment))
     }
 
     /// Queue a frame built here now. A frame for a source whose handshake
     /// has not gone out on this connection is dropped (rule 1), and so is
     /// one the queue refuses while a new connection waits for its opening.
-    fn send(&mut self, frame: &Frame<'_>) -> Result<Pushed, PublishError> {
-        let mut buf = self.queue.buffer();
-        buf.resize(frame.buffer_len().map_err(PublishError::Encode)?, 0);
-        match self.machine.send(frame, &mut buf) {
-            Ok(n) => {
-                buf.truncate(n);
-                Ok(self.queue.push(buf))
-            }
-            Err(Refusal::NotHandshaken { .. }) => Ok(Pushed::Disconnected),
+    fn send(&mut self, frame: &Frame<'_>) -> Result<Pushed, AgentError> {
+        let len = frame.buffer_len().map_err(AgentError::Encode)?;
+        self.queue_frame(len, |machine, room| machine.send(frame, room).map(Some))
+    }
+
+    /// Queue the frame of at most `len` bytes that `emit` has the machine
+    /// write now. `None` from it, or its refusal for a source not yet
+    /// handshaken, is a frame with no connection to go on.
+    fn queue_frame(
+        &mut self,
+        len: usize,
+        emit: impl FnOnce(
+            &mut Publisher<Growable, MAX_SOURCES>,
+            &mut [u8],
+        ) -> Result<Option<usize>, PublishError>,
+    ) -> Result<Pushed, AgentError> {
+        let mut frame = self.queue.buffer();
+        // No frame is empty, so 0 bytes written is "nothing to send".
+        let written = append(&mut frame, len, |room| {
+            emit(&mut self.machine, room).map(|n| n.unwrap_or(0))
+        });
+        match written {
+            Ok(0) | Err(PublishError::NotHandshaken { .. }) => Ok(Pushed::Disconnected),
+            Ok(_) => Ok(self.queue.push(frame)),
             Err(e) => Err(e.into()),
         }
     }
@@ -503,38 +448,4 @@ impl Publisher {
             }
         }
     }
-}
-
-fn pairs(m: &BTreeMap<String, String>) -> Vec<(&str, &str)> {
-    m.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
-}
-
-fn wall_now_ns() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i64)
-}
-
-/// A random version-4 uuid, from the randomness std's hash maps are seeded
-/// with, the clock and a counter: unique per process and across processes,
-/// which is all an identity here needs.
-fn mint_uuid() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut words = [0u64; 2];
-    for (i, w) in words.iter_mut().enumerate() {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-        h.write_i64(wall_now_ns());
-        h.write_usize(i);
-        h.write_u32(std::process::id());
-        *w = h.finish();
-    }
-    let mut b = [0u8; 16];
-    b[..8].copy_from_slice(&words[0].to_le_bytes());
-    b[8..].copy_from_slice(&words[1].to_le_bytes());
-    b[6] = (b[6] & 0x0f) | 0x40; // version 4
-    b[8] = (b[8] & 0x3f) | 0x80; // RFC 4122 variant
-    write_uuid(&b, &mut [0; 36]).to_string()
 }

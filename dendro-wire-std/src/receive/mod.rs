@@ -1,0 +1,34 @@
+//! The receiving side: a connection's frames applied to a [`Sink`] under the
+//! subscriber's rules ([`SinkSubscriber`]), served from one stream
+//! ([`serve`], blocking) or, with the `tokio` feature, from many publishers
+//! at once ([`Server`]).
+//!
+//! A collector is where bytes from anyone who can reach it arrive, so every
+//! connection is bounded: its buffer grows with the bytes that arrived, never
+//! with what a length prefix claims, against a memory budget shared by all
+//! connections; a connection that sends no whole frame for a while, or
+//! starts a frame and does not finish it, is ended; connections past a cap
+//! are closed as soon as they are accepted. Every connection that ends,
+//! whatever the cause, closes its socket, frees what it held, and is
+//! reported once with why it ended.
+//!
+//! The sending side is [`send`](crate::send).
+
+mod serve;
+#[cfg(feature = "tokio")]
+mod server;
+mod sink;
+mod subscriber;
+
+#[cfg(unix)]
+pub use serve::bind_unix;
+pub use serve::{serve, ServeError};
+#[cfg(feature = "tokio")]
+pub use server::{
+    ConnectionInfo, Ended, Listener, LiveConnection, Peer, Server, ServerConfig, ServerStats,
+};
+pub use sink::{CountingSink, Sink, SinkError};
+pub use subscriber::{Applied, SinkSubscriber, SubscribeError, MAX_SOURCES_PER_CONNECTION};
+
+#[cfg(feature = "tokio")]
+pub(crate) use server::{serve_async, Limits, Ties};

@@ -1,0 +1,27 @@
+//! The sending side: an agent's observations turned into frames
+//! ([`AgentPublisher`], the core's publisher machine with storage that
+//! grows), handed over through a bounded [`FrameQueue`] that drops and
+//! counts rather than waiting, and drained into a connection by a
+//! publishing transport ([`publish_tcp`], [`publish_unix`],
+//! [`publish_to_writer`], or [`drain_queue`] over any connection), which
+//! reconnects as [`DrainOptions`] say.
+//!
+//! The receiving side is [`receive`](crate::receive).
+
+mod agent;
+mod drain;
+mod queue;
+mod source;
+mod transport;
+
+pub use agent::{AgentConfig, AgentError, AgentPublisher, AgentStats, MAX_SOURCES};
+#[cfg(feature = "tokio")]
+pub(crate) use drain::Drain;
+pub use drain::{Backoff, DrainOptions, Reconnect, TransportStats, STOP_CHECK};
+pub use queue::{FrameQueue, Pushed, QueueLen, QueueStats, Ready};
+pub use source::SourceConfig;
+#[cfg(unix)]
+pub use transport::publish_unix;
+#[cfg(feature = "tokio")]
+pub(crate) use transport::WRITE_BUFFER;
+pub use transport::{drain_queue, publish_tcp, publish_to_writer};

@@ -1,0 +1,136 @@
+//! The blocking publishing transports: a queue drained, on a thread of its
+//! own, into TCP, a Unix socket or a file, reconnecting when one fails. The
+//! protocol is not here, nor when to reconnect or what to log: these loops
+//! only connect, write and wait, and [`Drain`] decides. The receiving end is
+//! [`receive`](crate::receive).
+
+use std::io::{self, BufWriter, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::thread::JoinHandle;
+
+use dendro_wire_core::{PREAMBLE, PREAMBLE_BYTES};
+
+use super::drain::{Drain, DrainOptions, Reconnect, TransportStats, STOP_CHECK};
+use super::queue::FrameQueue;
+
+/// How much a connection buffers before writing: a busy stream goes out in
+/// large writes.
+pub(crate) const WRITE_BUFFER: usize = 256 * 1024;
+
+/// Drain `queue` into connections that `connect` opens, until the queue is
+/// closed and drained, or `options.stop` is set.
+///
+/// Each connection starts with the preamble and tells the queue, which asks
+/// the publisher for handshakes and full state (rule 8); a write error ends
+/// the connection, and `options.reconnect` says whether another is tried.
+/// Failed connects and lost connections are logged, at most once a second.
+pub fn drain_queue<W: Write>(
+    queue: &FrameQueue,
+    mut connect: impl FnMut() -> io::Result<W>,
+    options: DrainOptions,
+) -> io::Result<TransportStats> {
+    let mut drain = Drain::new(queue, options);
+    while !drain.done() {
+        let conn = match connect() {
+            Ok(conn) => conn,
+            Err(e) => {
+                std::thread::sleep(drain.connect_failed(e)?);
+                continue;
+            }
+        };
+        drain.connected();
+        let written = write_connection(&mut drain, conn);
+        if let Some(end) = drain.ended(written) {
+            return end;
+        }
+    }
+    Ok(drain.finish())
+}
+
+/// One connection: the preamble, then frames until the queue is closed and
+/// drained or the transport stopped (`Ok`), or a write fails (`Err`).
+fn write_connection<W: Write>(drain: &mut Drain<'_>, conn: W) -> io::Result<()> {
+    let mut w = BufWriter::with_capacity(WRITE_BUFFER, conn);
+    w.write_all(&PREAMBLE)?;
+    w.flush()?;
+    drain.preamble_written(PREAMBLE_BYTES);
+    loop {
+        match drain.next_frame() {
+            Some(frame) => {
+                w.write_all(&frame)?;
+                drain.written(frame);
+            }
+            // Flush only when nothing is waiting, so a busy stream goes out
+            // in large writes and an idle one without delay.
+            None => {
+                w.flush()?;
+                if drain.idle_done() {
+                    return Ok(());
+                }
+                drain.queue().wait(STOP_CHECK);
+            }
+        }
+    }
+}
+
+/// Start a thread draining `queue` to `addr` over TCP, as `options` say
+/// (see [`drain_queue`]).
+pub fn publish_tcp(
+    queue: FrameQueue,
+    addr: SocketAddr,
+    options: DrainOptions,
+) -> JoinHandle<io::Result<TransportStats>> {
+    std::thread::spawn(move || {
+        let connect = || {
+            let s = TcpStream::connect(addr)
+                .map_err(|e| io::Error::new(e.kind(), format!("cannot connect to {addr}: {e}")))?;
+            s.set_nodelay(true)?;
+            Ok(s)
+        };
+        drain_queue(&queue, connect, options)
+    })
+}
+
+/// Start a thread draining `queue` to the Unix socket at `path`, as
+/// `options` say (see [`drain_queue`]).
+#[cfg(unix)]
+pub fn publish_unix(
+    queue: FrameQueue,
+    path: std::path::PathBuf,
+    options: DrainOptions,
+) -> JoinHandle<io::Result<TransportStats>> {
+    std::thread::spawn(move || {
+        let connect = || {
+            std::os::unix::net::UnixStream::connect(&path).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("cannot connect to {}: {e}", path.display()),
+                )
+            })
+        };
+        drain_queue(&queue, connect, options)
+    })
+}
+
+/// Start a thread draining `queue` into one writer (a capture file, a
+/// pipe). A writer is one connection: its failure ends the transport, and
+/// `options.reconnect` is taken to be [`Reconnect::Never`] whatever it says.
+pub fn publish_to_writer<W: Write + Send + 'static>(
+    queue: FrameQueue,
+    writer: W,
+    options: DrainOptions,
+) -> JoinHandle<io::Result<TransportStats>> {
+    std::thread::spawn(move || {
+        let mut writer = Some(writer);
+        let connect = || {
+            writer
+                .take()
+                .ok_or_else(|| io::Error::other("a capture is written once"))
+        };
+        let options = DrainOptions {
+            reconnect: Reconnect::Never,
+            ..options
+        };
+        drain_queue(&queue, connect, options)
+    })
+}
