@@ -6,7 +6,7 @@ use super::walk::{split_row, tail};
 use super::Row;
 use crate::codec::Items;
 
-/// The rows of a [`Rows`] frame: a checked view over decoded bytes, or a
+/// The rows of a [`Rows`](crate::Rows) frame: a checked view over decoded bytes, or a
 /// slice a caller supplies to encode.
 ///
 /// Iterating a decoded list cannot fail and does not allocate: every row was
