@@ -97,6 +97,22 @@ fn cargo() -> Command {
     cmd
 }
 
+/// `cargo tree` of one package over the given edge kinds, a line per
+/// crate with no indentation.
+fn cargo_tree(package: &str, edges: &str) -> Result<String, String> {
+    let out = cargo()
+        .args(["tree", "-p", package, "-e", edges, "--prefix", "none"])
+        .output()
+        .map_err(|e| format!("cargo tree: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "cargo tree failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// Run a step, saying what it is; a failure names the step.
 fn run(step: &str, cmd: &mut Command) -> Result<(), String> {
     eprintln!("==> {step}");
@@ -217,25 +233,7 @@ fn ci() -> Result<(), String> {
 /// the tool's dependencies in its default build.
 fn lean_library() -> Result<(), String> {
     eprintln!("==> the library's default dependencies");
-    let out = cargo()
-        .args([
-            "tree",
-            "-p",
-            "dendro-wire-std",
-            "-e",
-            "normal",
-            "--prefix",
-            "none",
-        ])
-        .output()
-        .map_err(|e| format!("cargo tree: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "cargo tree failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    let tree = String::from_utf8_lossy(&out.stdout);
+    let tree = cargo_tree("dendro-wire-std", "normal")?;
     let heavy: Vec<&str> = ["clap ", "serde_json ", "tokio ", "rustls ", "dendro "]
         .into_iter()
         .filter(|name| tree.lines().any(|l| l.starts_with(name)))
@@ -357,25 +355,7 @@ fn no_std() -> Result<(), String> {
     // First the clear message: no dependency of the core may have a std or
     // alloc feature turned on.
     eprintln!("==> dependency features of dendro-wire-core");
-    let out = cargo()
-        .args([
-            "tree",
-            "-p",
-            "dendro-wire-core",
-            "-e",
-            "normal,features,no-proc-macro",
-            "--prefix",
-            "none",
-        ])
-        .output()
-        .map_err(|e| format!("cargo tree: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "cargo tree failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    let tree = String::from_utf8_lossy(&out.stdout);
+    let tree = cargo_tree("dendro-wire-core", "normal,features,no-proc-macro")?;
     let offending: Vec<&str> = tree
         .lines()
         .filter(|l| l.contains("feature \"std\"") || l.contains("feature \"alloc\""))

@@ -1,25 +1,36 @@
 //! A global allocator that counts allocations, for the tests that prove a
-//! path allocates nothing. Each such test is the only test in its binary, so
-//! nothing else allocates while it counts. Shared by the core's and the std
-//! crate's tests.
+//! path allocates nothing. It counts each thread's allocations apart, and a
+//! test counts its own thread's: libtest's main thread allocates when it
+//! first waits for a running test, at a moment no test chooses, and that
+//! must not land in a count. Each such test is also the only test in its
+//! binary. Shared by the core's and the std crate's tests.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
 
 struct Counting;
 
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    /// This thread's allocations and reallocations. A const initializer and
+    /// no destructor, so the allocator may touch it at any time.
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn counted() {
+    // `try_with`: a thread being torn down may still allocate.
+    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+}
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        counted();
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        counted();
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 }
@@ -27,9 +38,9 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// Allocations (and reallocations) since the program started.
+/// The allocations (and reallocations) this thread has made.
 pub fn allocations() -> usize {
-    ALLOCATIONS.load(Ordering::SeqCst)
+    ALLOCATIONS.with(Cell::get)
 }
 
 /// Run `f` and return its result with the allocations it made, after
