@@ -248,10 +248,12 @@ fn lean_library() -> Result<(), String> {
 }
 
 /// Remove the copies of this workspace's packages that an earlier `cargo
-/// package` unpacked from its local registry: cargo reuses an unpacked
-/// copy by name and version, so a changed crate would be verified as it
-/// was. (A fresh machine has none.)
+/// package` unpacked from its local registry, and what was built from them:
+/// cargo takes a registry package to be the same by name and version, so
+/// it reuses an unpacked copy and counts its build as fresh, and a changed
+/// crate would be verified as it was. (A fresh machine has neither.)
 fn forget_packaged_copies() {
+    forget_packaged_builds();
     let home = std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
@@ -279,6 +281,37 @@ fn forget_packaged_copies() {
                     let path = package.path();
                     let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
                 }
+            }
+        }
+    }
+}
+
+/// Mark stale every build of one of this workspace's packages from a
+/// local registry (its dep-info names sources under `registry/src/-…`), by
+/// removing its fingerprint, so `cargo package` builds it again from what
+/// it has just packaged.
+fn forget_packaged_builds() {
+    let Ok(profiles) = std::fs::read_dir(root().join("target")) else {
+        return;
+    };
+    for profile in profiles.flatten().map(|e| e.path()) {
+        let Ok(deps) = std::fs::read_dir(profile.join("deps")) else {
+            continue;
+        };
+        for dep_info in deps.flatten().map(|e| e.path()) {
+            let Some(stem) = dep_info
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".d"))
+                .filter(|n| n.starts_with("dendro_wire"))
+            else {
+                continue;
+            };
+            let from_local_registry = std::fs::read(&dep_info)
+                .is_ok_and(|d| d.windows(14).any(|w| w == b"registry/src/-"));
+            if from_local_registry {
+                let fingerprint = profile.join(".fingerprint").join(stem.replace('_', "-"));
+                let _ = std::fs::remove_dir_all(fingerprint);
             }
         }
     }
