@@ -2,13 +2,10 @@
 //! queue that drops, and over loopback TCP with a forced disconnect.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 use std::time::Duration;
 
 use dendro_wire_core::{ClockOffset, Frame, Handshake, Index, Map, Rows, Segment, SourceUpdate};
 use dendro_wire_std::receive::serve;
-use dendro_wire_std::send::Backoff;
 use dendro_wire_std::{
     AgentConfig, AgentPublisher, CountingSink, FrameQueue, FrameReader, Sink, SinkError,
     SinkSubscriber, SourceConfig, SourceId, SubscribeError,
@@ -240,11 +237,12 @@ fn the_source_limit_of_a_connection_is_enforced() {
 #[test]
 fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
     use std::net::{TcpListener, TcpStream};
-    use std::sync::Mutex;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::{Arc, Mutex};
     use std::time::Instant;
 
     use dendro_wire_std::receive::{Server, ServerConfig};
-    use dendro_wire_std::send::{drain_queue, DrainOptions, Reconnect};
+    use dendro_wire_std::send::{drain_queue, Backoff, DrainOptions, Reconnect};
     let sinks: Arc<Mutex<Vec<Recording>>> = Arc::default();
     let server = {
         let sinks = sinks.clone();

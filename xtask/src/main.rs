@@ -369,6 +369,9 @@ fn rust_version() -> Result<(), String> {
             .env_remove("RUSTC")
             .env_remove("RUSTDOC")
             .env_remove("RUSTUP_TOOLCHAIN")
+            // The only step that builds the tests with default features,
+            // so the only one to see what is unused without them.
+            .env("RUSTFLAGS", "-D warnings")
             .arg(format!("+{version}"))
             .args([
                 "test",
