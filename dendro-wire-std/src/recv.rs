@@ -1,7 +1,8 @@
 //! The receiving side's one buffer: a stream's bytes as they arrive, cut into
 //! frames by the core. [`FrameReader`](crate::FrameReader) drives it with
 //! blocking reads and the server with async ones, so the growth policy, the
-//! cut and the accounting are written once.
+//! cut and the accounting are written once. The cut itself ([`Cutter`]) is
+//! shared with the tokio codecs, which cut a `BytesMut` instead.
 //!
 //! Memory follows the bytes that arrived, never what a length prefix claims:
 //! the buffer starts small and doubles only when it is full of received
@@ -76,6 +77,146 @@ impl MemoryBudget {
     }
 }
 
+/// What the bytes at the front of a received stream are, as
+/// [`Cutter::cut`] finds them.
+pub(crate) enum Cut {
+    /// The preamble, or a frame of an unknown kind skipped: consume this
+    /// many bytes and cut again.
+    Skip(usize),
+    /// A whole frame of this many bytes, length prefix included, to consume
+    /// and hand out; where it stood in the stream.
+    Frame(usize, Position),
+    /// At least this many more bytes must arrive.
+    Need(usize),
+}
+
+/// How a received stream is cut into frames, in one place for every
+/// receiver: the preamble first, then frames by their length prefix (checked
+/// against the decoder's limit before anything else), each counted with its
+/// position; unknown kinds skipped and counted unless asked for; a clean
+/// end only at a frame boundary. It reads the bytes in hand and never holds
+/// them, so [`FrameBuffer`] cuts its own buffer with it and the tokio codecs
+/// a `BytesMut`; each consumes what a cut says before cutting again.
+#[derive(Debug, Default)]
+pub(crate) struct Cutter {
+    decoder: FrameDecoder,
+    preamble_read: bool,
+    /// The stream offset of the first byte not yet consumed.
+    offset: u64,
+    frames: u64,
+    unknown: u64,
+    yield_unknown: bool,
+}
+
+impl Cutter {
+    pub(crate) fn new(decoder: FrameDecoder) -> Self {
+        Cutter {
+            decoder,
+            ..Cutter::default()
+        }
+    }
+
+    /// The decoder whose limit the cut enforces.
+    pub(crate) fn decoder(&self) -> &FrameDecoder {
+        &self.decoder
+    }
+
+    pub(crate) fn set_yield_unknown(&mut self, yield_unknown: bool) {
+        self.yield_unknown = yield_unknown;
+    }
+
+    /// What starts `buffered`, the bytes in hand not yet consumed. A
+    /// [`Skip`](Cut::Skip) or a [`Frame`](Cut::Frame) is counted as consumed
+    /// here: the caller must consume exactly that many bytes.
+    pub(crate) fn cut(&mut self, buffered: &[u8]) -> Result<Cut, ReadError> {
+        if !self.preamble_read {
+            return match check_preamble(buffered) {
+                Ok(Status::Complete(n)) => {
+                    self.preamble_read = true;
+                    self.offset += n as u64;
+                    Ok(Cut::Skip(n))
+                }
+                Ok(Status::Incomplete { needed }) => Ok(Cut::Need(needed)),
+                Err(e) => Err(ReadError::new(ReadErrorKind::Preamble(e), 0, 0)),
+            };
+        }
+        let total = match self.decoder.frame_len(buffered) {
+            Ok(Status::Complete(total)) => total,
+            Ok(Status::Incomplete { needed }) => return Ok(Cut::Need(needed)),
+            Err(e) => return Err(self.error(ReadErrorKind::Malformed(e))),
+        };
+        if buffered.len() < total {
+            return Ok(Cut::Need(total - buffered.len()));
+        }
+        let at = self.position();
+        self.frames += 1;
+        self.offset += total as u64;
+        if !kind::is_known(buffered[LENGTH_PREFIX_BYTES]) {
+            self.unknown += 1;
+            if !self.yield_unknown {
+                return Ok(Cut::Skip(total));
+            }
+        }
+        Ok(Cut::Frame(total, at))
+    }
+
+    /// Whether the preamble has been read.
+    pub(crate) fn preamble_read(&self) -> bool {
+        self.preamble_read
+    }
+
+    /// The stream ended with `have` bytes in hand and `needed` more wanted
+    /// (the last [`Cut::Need`]): a clean end at a frame boundary, else the
+    /// frame (or preamble) in hand was truncated.
+    pub(crate) fn end_of_stream(&self, have: usize, needed: usize) -> Result<(), ReadError> {
+        if have == 0 && self.preamble_read {
+            return Ok(());
+        }
+        let (frame, offset) = if self.preamble_read {
+            (self.frames + 1, self.offset)
+        } else {
+            (0, 0)
+        };
+        Err(ReadError::new(
+            ReadErrorKind::Truncated {
+                needed: have + needed,
+                have,
+            },
+            frame,
+            offset,
+        ))
+    }
+
+    /// Frames cut so far, unknown ones included.
+    pub(crate) fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// Frames of an unknown kind met so far.
+    pub(crate) fn unknown(&self) -> u64 {
+        self.unknown
+    }
+
+    /// Stream bytes cut into the preamble and frames so far.
+    pub(crate) fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Where the next frame starts.
+    pub(crate) fn position(&self) -> Position {
+        Position {
+            frame: self.frames + 1,
+            offset: self.offset,
+        }
+    }
+
+    /// An error placed at the next frame.
+    pub(crate) fn error(&self, kind: ReadErrorKind) -> ReadError {
+        let at = self.position();
+        ReadError::new(kind, at.frame, at.offset)
+    }
+}
+
 /// What the buffer holds next.
 pub(crate) enum Next {
     /// A whole frame, consumed: where it lies in the buffer (length prefix
@@ -91,13 +232,8 @@ pub(crate) struct FrameBuffer {
     buf: Vec<u8>,
     start: usize,
     end: usize,
-    decoder: FrameDecoder,
-    preamble_read: bool,
-    /// The stream offset of `buf[start]`.
-    offset: u64,
-    frames: u64,
-    unknown: u64,
-    yield_unknown: bool,
+    /// Its offset is the stream offset of `buf[start]`.
+    cutter: Cutter,
     budget: Option<Arc<MemoryBudget>>,
     /// What this buffer holds of the budget: its capacity.
     charged: usize,
@@ -109,66 +245,47 @@ impl FrameBuffer {
             buf: Vec::new(),
             start: 0,
             end: 0,
-            decoder,
-            preamble_read: false,
-            offset: 0,
-            frames: 0,
-            unknown: 0,
-            yield_unknown: false,
+            cutter: Cutter::new(decoder),
             budget,
             charged: 0,
         }
     }
 
     pub(crate) fn set_yield_unknown(&mut self, yield_unknown: bool) {
-        self.yield_unknown = yield_unknown;
+        self.cutter.set_yield_unknown(yield_unknown);
     }
 
     /// Check the preamble as its bytes arrive: `None` once it is read,
     /// else how many more bytes it needs.
     pub(crate) fn preamble(&mut self) -> Result<Option<usize>, ReadError> {
-        if self.preamble_read {
+        if self.cutter.preamble_read() {
             return Ok(None);
         }
-        match check_preamble(self.buffered()) {
-            Ok(Status::Complete(n)) => {
-                self.consume(n);
-                self.preamble_read = true;
+        match self.cutter.cut(&self.buf[self.start..self.end])? {
+            Cut::Need(needed) => Ok(Some(needed)),
+            // Before the preamble is read, a cut is the preamble or too
+            // little to tell.
+            Cut::Skip(n) | Cut::Frame(n, _) => {
+                self.start += n;
                 Ok(None)
             }
-            Ok(Status::Incomplete { needed }) => Ok(Some(needed)),
-            Err(e) => Err(ReadError::new(ReadErrorKind::Preamble(e), 0, 0)),
         }
     }
 
     /// The next frame whole in the buffer, consumed, or how many more bytes
-    /// it needs. The preamble comes first. Unknown kinds are skipped here,
-    /// and counted, unless asked for.
+    /// it needs: the [`Cutter`]'s cut, with what it skips (the preamble,
+    /// unknown kinds not asked for) consumed.
     pub(crate) fn next(&mut self) -> Result<Next, ReadError> {
-        if let Some(needed) = self.preamble()? {
-            return Ok(Next::Need(needed));
-        }
         loop {
-            let total = match self.decoder.frame_len(self.buffered()) {
-                Ok(Status::Complete(total)) => total,
-                Ok(Status::Incomplete { needed }) => return Ok(Next::Need(needed)),
-                Err(e) => return Err(self.error(ReadErrorKind::Malformed(e))),
-            };
-            let have = self.end - self.start;
-            if have < total {
-                return Ok(Next::Need(total - have));
-            }
-            let start = self.start;
-            let at = self.position();
-            self.frames += 1;
-            self.consume(total);
-            if !kind::is_known(self.buf[start + LENGTH_PREFIX_BYTES]) {
-                self.unknown += 1;
-                if !self.yield_unknown {
-                    continue;
+            match self.cutter.cut(&self.buf[self.start..self.end])? {
+                Cut::Skip(n) => self.start += n,
+                Cut::Need(needed) => return Ok(Next::Need(needed)),
+                Cut::Frame(n, at) => {
+                    let start = self.start;
+                    self.start += n;
+                    return Ok(Next::Frame(start..start + n, at));
                 }
             }
-            return Ok(Next::Frame(start..start + total, at));
         }
     }
 
@@ -176,7 +293,7 @@ impl FrameBuffer {
     /// in place; an error names it `at`.
     pub(crate) fn decode(&self, range: Range<usize>, at: Position) -> Result<Frame<'_>, ReadError> {
         let error = |kind| ReadError::new(kind, at.frame, at.offset);
-        match self.decoder.decode(&self.buf[range]) {
+        match self.cutter.decoder().decode(&self.buf[range]) {
             Ok(Status::Complete((frame, _))) => Ok(frame),
             // A whole frame was cut, so this does not happen; if it did, it
             // would be a truncation, said as one.
@@ -289,23 +406,7 @@ impl FrameBuffer {
     /// The stream ended with `needed` more bytes wanted: a clean end at a
     /// frame boundary, else the frame (or preamble) in hand was truncated.
     pub(crate) fn end_of_stream(&self, needed: usize) -> Result<(), ReadError> {
-        let have = self.end - self.start;
-        if have == 0 && self.preamble_read {
-            return Ok(());
-        }
-        let (frame, offset) = if self.preamble_read {
-            (self.frames + 1, self.offset)
-        } else {
-            (0, 0)
-        };
-        Err(ReadError::new(
-            ReadErrorKind::Truncated {
-                needed: have + needed,
-                have,
-            },
-            frame,
-            offset,
-        ))
+        self.cutter.end_of_stream(self.end - self.start, needed)
     }
 
     /// Bytes received and not yet cut into a frame.
@@ -316,23 +417,23 @@ impl FrameBuffer {
 
     /// Frames cut so far, unknown ones included.
     pub(crate) fn frames(&self) -> u64 {
-        self.frames
+        self.cutter.frames()
     }
 
     /// Frames of an unknown kind met so far.
     pub(crate) fn unknown(&self) -> u64 {
-        self.unknown
+        self.cutter.unknown()
     }
 
     /// Stream bytes received so far, preamble included.
     #[cfg(feature = "tokio")]
     pub(crate) fn received(&self) -> u64 {
-        self.offset + (self.end - self.start) as u64
+        self.cutter.offset() + (self.end - self.start) as u64
     }
 
     /// Stream bytes cut into the preamble and frames so far.
     pub(crate) fn offset(&self) -> u64 {
-        self.offset
+        self.cutter.offset()
     }
 
     /// The buffer's size now.
@@ -341,25 +442,14 @@ impl FrameBuffer {
     }
 
     /// Where the next frame starts.
+    #[cfg(feature = "tokio")]
     pub(crate) fn position(&self) -> Position {
-        Position {
-            frame: self.frames + 1,
-            offset: self.offset,
-        }
+        self.cutter.position()
     }
 
-    fn buffered(&self) -> &[u8] {
-        &self.buf[self.start..self.end]
-    }
-
-    fn consume(&mut self, n: usize) {
-        self.start += n;
-        self.offset += n as u64;
-    }
-
+    /// An error placed at the next frame.
     pub(crate) fn error(&self, kind: ReadErrorKind) -> ReadError {
-        let at = self.position();
-        ReadError::new(kind, at.frame, at.offset)
+        self.cutter.error(kind)
     }
 }
 

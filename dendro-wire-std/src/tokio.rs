@@ -33,8 +33,7 @@ use std::marker::PhantomData;
 
 use bytes::{Buf, Bytes, BytesMut};
 use dendro_wire_core::{
-    check_preamble, kind, Frame, FrameDecoder, Status, LENGTH_PREFIX_BYTES, PREAMBLE,
-    PREAMBLE_BYTES,
+    Frame, FrameDecoder, Status, LENGTH_PREFIX_BYTES, PREAMBLE, PREAMBLE_BYTES,
 };
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_util::codec::{Decoder, Encoder};
@@ -42,7 +41,7 @@ use tokio_util::codec::{Decoder, Encoder};
 use crate::owned::OwnedFrame;
 use crate::reader::{Position, ReadError, ReadErrorKind};
 use crate::receive::{serve_async, Limits, ServeError, ServerConfig, Sink, SinkSubscriber, Ties};
-use crate::recv::FrameBuffer;
+use crate::recv::{Cut, Cutter, FrameBuffer};
 use crate::send::{Drain, DrainOptions, FrameQueue, TransportStats, STOP_CHECK, WRITE_BUFFER};
 use crate::writer::append;
 
@@ -120,95 +119,45 @@ fn one_frame(bytes: &[u8], decoder: &FrameDecoder) -> Result<(), ReadError> {
     }
 }
 
-/// The framing both codecs share: the preamble, then frames cut by their
-/// length, counted, with the position of each.
+/// The framing both codecs share: the receiving side's [`Cutter`] (the
+/// preamble, then frames cut by their length, counted, with the position of
+/// each) and, on the sending side, the preamble before the first frame.
 #[derive(Debug, Default)]
 struct Framing {
-    decoder: FrameDecoder,
-    read_preamble: bool,
+    cutter: Cutter,
     wrote_preamble: bool,
-    yield_unknown: bool,
-    frames: u64,
-    offset: u64,
-    unknown: u64,
 }
 
 impl Framing {
-    /// The next frame cut from `src`, unknown kinds skipped unless asked
-    /// for; `None` until its bytes have all arrived. Nothing is reserved for
-    /// what a length claims: the buffer grows as bytes arrive (`FramedRead`
-    /// doubles a full buffer), so a peer that announces 64 MiB and sends
-    /// nothing costs nothing.
-    fn next(&mut self, src: &mut BytesMut) -> Result<Option<RawFrame>, ReadError> {
-        if !self.read_preamble {
-            match check_preamble(src) {
-                Ok(Status::Complete(n)) => {
-                    src.advance(n);
-                    self.offset += n as u64;
-                    self.read_preamble = true;
-                }
-                Ok(Status::Incomplete { .. }) => return Ok(None),
-                Err(e) => return Err(ReadError::new(ReadErrorKind::Preamble(e), 0, 0)),
-            }
-        }
+    /// The next frame cut from `src`, else how many more bytes it needs.
+    /// Nothing is reserved for what a length claims: the buffer grows as
+    /// bytes arrive (`FramedRead` doubles a full buffer), so a peer that
+    /// announces 64 MiB and sends nothing costs nothing.
+    fn cut(&mut self, src: &mut BytesMut) -> Result<Result<RawFrame, usize>, ReadError> {
         loop {
-            let at = Position {
-                frame: self.frames + 1,
-                offset: self.offset,
-            };
-            let total = match self.decoder.frame_len(src) {
-                Ok(Status::Complete(total)) => total,
-                Ok(Status::Incomplete { .. }) => return Ok(None),
-                Err(e) => {
-                    return Err(ReadError::new(
-                        ReadErrorKind::Malformed(e),
-                        at.frame,
-                        at.offset,
-                    ))
-                }
-            };
-            if src.len() < total {
-                return Ok(None);
-            }
-            let bytes = src.split_to(total).freeze();
-            self.frames += 1;
-            self.offset += total as u64;
-            if !kind::is_known(bytes[LENGTH_PREFIX_BYTES]) {
-                self.unknown += 1;
-                if !self.yield_unknown {
-                    continue;
+            match self.cutter.cut(src)? {
+                Cut::Skip(n) => src.advance(n),
+                Cut::Need(needed) => return Ok(Err(needed)),
+                Cut::Frame(n, at) => {
+                    let bytes = src.split_to(n).freeze();
+                    return Ok(Ok(RawFrame { bytes, at }));
                 }
             }
-            return Ok(Some(RawFrame { bytes, at }));
         }
+    }
+
+    /// The next frame cut from `src`; `None` until its bytes have all
+    /// arrived.
+    fn next(&mut self, src: &mut BytesMut) -> Result<Option<RawFrame>, ReadError> {
+        Ok(self.cut(src)?.ok())
     }
 
     /// At the end of the stream: a clean end only at a frame boundary.
     fn end(&mut self, src: &mut BytesMut) -> Result<Option<RawFrame>, ReadError> {
-        if let Some(frame) = self.next(src)? {
-            return Ok(Some(frame));
+        match self.cut(src)? {
+            Ok(frame) => Ok(Some(frame)),
+            Err(needed) => self.cutter.end_of_stream(src.len(), needed).map(|()| None),
         }
-        if src.is_empty() && self.read_preamble {
-            return Ok(None);
-        }
-        let needed = match (self.read_preamble, self.decoder.frame_len(src)) {
-            (false, _) => PREAMBLE_BYTES,
-            (true, Ok(Status::Complete(total))) => total,
-            (true, _) => LENGTH_PREFIX_BYTES,
-        };
-        let (frame, offset) = if self.read_preamble {
-            (self.frames + 1, self.offset)
-        } else {
-            (0, 0)
-        };
-        Err(ReadError::new(
-            ReadErrorKind::Truncated {
-                needed,
-                have: src.len(),
-            },
-            frame,
-            offset,
-        ))
     }
 
     /// The preamble, before the first frame written.
@@ -231,7 +180,7 @@ impl Framing {
     /// Write one frame's bytes, as an encoder made them, checked to be one
     /// whole frame.
     fn write_bytes(&mut self, bytes: &[u8], dst: &mut BytesMut) -> Result<(), ReadError> {
-        one_frame(bytes, &self.decoder)?;
+        one_frame(bytes, self.cutter.decoder())?;
         self.preamble(dst);
         dst.extend_from_slice(bytes);
         Ok(())
@@ -275,8 +224,8 @@ impl<Item> Codec<Item> {
     pub fn with_decoder(decoder: FrameDecoder) -> Self {
         Codec {
             framing: Framing {
-                decoder,
-                ..Framing::default()
+                cutter: Cutter::new(decoder),
+                wrote_preamble: false,
             },
             items: PhantomData,
         }
@@ -286,13 +235,13 @@ impl<Item> Codec<Item> {
     /// [`OwnedFrame::Unknown`], or a [`RawFrame`] of that kind) instead of
     /// skipping them: what a forwarder needs. Either way they are counted.
     pub fn yield_unknown(mut self, yield_unknown: bool) -> Self {
-        self.framing.yield_unknown = yield_unknown;
+        self.framing.cutter.set_yield_unknown(yield_unknown);
         self
     }
 
     /// Frames of unknown kinds met so far.
     pub fn unknown(&self) -> u64 {
-        self.framing.unknown
+        self.framing.cutter.unknown()
     }
 }
 

@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use bytes::BytesMut;
+use dendro_wire_core::Frame;
 use dendro_wire_std::send::DrainOptions;
 use dendro_wire_std::tokio::{drain_queue, serve, FrameCodec, RawFrame, RawFrameCodec};
 use dendro_wire_std::{
@@ -83,6 +84,41 @@ fn a_cut_stream_is_truncated_at_eof_and_a_bad_length_is_refused_with_its_place()
     assert!(buf.capacity() < 1 << 20, "grew to {}", buf.capacity());
     // The error says where and why, and what caused it.
     assert!(std::error::Error::source(&err).is_some());
+}
+
+/// The stream cut at every offset: the codec ends as `FrameReader` does,
+/// after the same frames, with the same error at the same place (or the
+/// same clean end at a frame boundary).
+#[test]
+fn cut_anywhere_the_codec_ends_as_frame_reader_does() {
+    let bytes = sample();
+    for cut in 0..=bytes.len() {
+        let cut_bytes = &bytes[..cut];
+        let reader = FrameReader::new(cut_bytes).and_then(|mut r| {
+            let mut frames = 0;
+            while let Some(f) = r.next_frame()? {
+                assert!(!matches!(f, Frame::Unknown { .. }));
+                frames += 1;
+            }
+            Ok(frames)
+        });
+        let mut codec = FrameCodec::new();
+        let mut buf = BytesMut::from(cut_bytes);
+        let mut frames = 0;
+        let codec_end = loop {
+            match codec.decode_eof(&mut buf) {
+                Ok(Some(_)) => frames += 1,
+                Ok(None) => break Ok(frames),
+                Err(e) => break Err(e),
+            }
+        };
+        assert_eq!(
+            reader.map_err(|e| e.to_string()),
+            codec_end.map_err(|e| e.to_string()),
+            "cut at {cut} of {}",
+            bytes.len()
+        );
+    }
 }
 
 #[test]
