@@ -62,19 +62,7 @@ pub(crate) fn run() -> Result<(), String> {
             "the {TARGET} target is not installed: `rustup target add {TARGET}` (.ci/run does)"
         ));
     }
-    crate::run(
-        "build dendro-wire (release)",
-        cargo().args([
-            "build",
-            "--release",
-            "--quiet",
-            "-p",
-            "dendro-wire",
-            "--bin",
-            "dendro-wire",
-        ]),
-    )?;
-    let tool = root().join("target/release/dendro-wire");
+    let tool = crate::release_tool()?;
     let source = root().join("xtask/firmware");
     let build = root().join("target/firmware-build");
     crate::run(
@@ -386,19 +374,11 @@ fn check(tool: &Path, stream: &Path) -> Result<BTreeMap<String, u64>, String> {
     if !stream.exists() {
         return Err(format!("{} was not written", stream.display()));
     }
-    let run = Command::new(tool)
-        .args(["check", "--json"])
-        .arg(stream)
-        .output()
-        .map_err(|e| format!("{}: {e}", tool.display()))?;
-    let json = String::from_utf8_lossy(&run.stdout);
-    if !run.status.success() {
-        return Err(format!(
-            "dendro-wire check {}: {}",
-            stream.display(),
-            String::from_utf8_lossy(&run.stderr)
-        ));
-    }
+    let json = crate::output(
+        &format!("dendro-wire check {}", stream.display()),
+        Command::new(tool).args(["check", "--json"]).arg(stream),
+    )?;
+    let json = String::from_utf8_lossy(&json);
     // One flat object of whole numbers.
     let body = json
         .trim()

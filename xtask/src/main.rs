@@ -100,17 +100,11 @@ fn cargo() -> Command {
 /// `cargo tree` of one package over the given edge kinds, a line per
 /// crate with no indentation.
 fn cargo_tree(package: &str, edges: &str) -> Result<String, String> {
-    let out = cargo()
-        .args(["tree", "-p", package, "-e", edges, "--prefix", "none"])
-        .output()
-        .map_err(|e| format!("cargo tree: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "cargo tree failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    let out = output(
+        "cargo tree",
+        cargo().args(["tree", "-p", package, "-e", edges, "--prefix", "none"]),
+    )?;
+    Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// Run a step, saying what it is; a failure names the step.
@@ -124,6 +118,40 @@ fn run(step: &str, cmd: &mut Command) -> Result<(), String> {
     } else {
         Err(format!("{step} failed ({status})"))
     }
+}
+
+/// Run `cmd` for what it prints: its stdout, or an error with its stderr.
+fn output(step: &str, cmd: &mut Command) -> Result<Vec<u8>, String> {
+    let out = cmd
+        .output()
+        .map_err(|e| format!("{step}: could not start: {e}"))?;
+    if out.status.success() {
+        Ok(out.stdout)
+    } else {
+        Err(format!(
+            "{step} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+/// The tool's release build, built first: the firmware check, the bench
+/// report's `check` line and the soak run it as a whole process.
+fn release_tool() -> Result<PathBuf, String> {
+    run(
+        "build dendro-wire (release)",
+        cargo().args([
+            "build",
+            "--release",
+            "--quiet",
+            "-p",
+            "dendro-wire",
+            "--bin",
+            "dendro-wire",
+        ]),
+    )?;
+    Ok(root().join("target/release/dendro-wire"))
 }
 
 fn ci() -> Result<(), String> {
@@ -445,11 +473,7 @@ fn no_std() -> Result<(), String> {
 
 fn bench_report(args: &[String]) -> Result<(), String> {
     // The `check` line times the real tool as a whole process.
-    run(
-        "build dendro-wire (release)",
-        cargo().args(["build", "--release", "--quiet", "--bin", "dendro-wire"]),
-    )?;
-    let binary = root().join("target/release/dendro-wire");
+    let binary = release_tool()?;
     let mut cmd = cargo();
     cmd.args([
         "run",
@@ -467,31 +491,27 @@ fn bench_report(args: &[String]) -> Result<(), String> {
 }
 
 fn soak(args: &[String]) -> Result<(), String> {
+    let tool = release_tool()?;
     run(
-        "build dendro-wire and the soak (release)",
+        "build the soak (release)",
         cargo().args([
             "build",
             "--release",
             "--quiet",
-            "-p",
-            "dendro-wire",
-            "--bin",
-            "dendro-wire",
             "-p",
             "dendro-wire-benches",
             "--bin",
             "soak",
         ]),
     )?;
-    let target = root().join("target/release");
     // Tens of thousands of sockets: as many descriptors as the system
     // allows, for the soak and the listener it starts.
     let mut cmd = Command::new("sh");
     cmd.current_dir(root())
         .args(["-c", "ulimit -n \"$(ulimit -Hn)\" && exec \"$@\"", "sh"])
-        .arg(target.join("soak"))
+        .arg(root().join("target/release/soak"))
         .arg("--bin")
-        .arg(target.join("dendro-wire"))
+        .arg(tool)
         .args(args);
     run("soak", &mut cmd)
 }
@@ -571,28 +591,23 @@ fn filter_example() -> Result<(), String> {
     eprintln!("==> the filter example");
     let sample = std::fs::File::open(root().join("testdata/sample.dwr"))
         .map_err(|e| format!("testdata/sample.dwr: {e}"))?;
-    let filtered = cargo()
-        .args([
-            "run",
-            "--quiet",
-            "-p",
-            "dendro-wire-std",
-            "--example",
-            "filter",
-            "--",
-            "1",
-        ])
-        .stdin(sample)
-        .output()
-        .map_err(|e| format!("the filter example: {e}"))?;
-    if !filtered.status.success() {
-        return Err(format!(
-            "the filter example failed: {}",
-            String::from_utf8_lossy(&filtered.stderr)
-        ));
-    }
+    let filtered = output(
+        "the filter example",
+        cargo()
+            .args([
+                "run",
+                "--quiet",
+                "-p",
+                "dendro-wire-std",
+                "--example",
+                "filter",
+                "--",
+                "1",
+            ])
+            .stdin(sample),
+    )?;
     let path = root().join("target/filter-example.dwr");
-    std::fs::write(&path, &filtered.stdout).map_err(|e| e.to_string())?;
+    std::fs::write(&path, &filtered).map_err(|e| e.to_string())?;
     let check = cargo()
         .args([
             "run",
