@@ -378,9 +378,12 @@ impl FrameBuffer {
         self.charged = held;
     }
 
-    /// `n` bytes arrived in the room [`spare`](Self::spare) gave.
-    pub(crate) fn filled(&mut self, n: usize) {
+    /// `n` bytes arrived in the room [`spare`](Self::spare) gave: they are
+    /// returned, for a caller that records what arrived.
+    pub(crate) fn filled(&mut self, n: usize) -> &[u8] {
+        let at = self.end;
         self.end += n;
+        &self.buf[at..self.end]
     }
 
     /// Whether [`release`](Self::release) would give memory back: nothing

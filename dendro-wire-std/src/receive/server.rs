@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::net::SocketAddr;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -835,22 +836,10 @@ pub(crate) async fn serve_async<IO: AsyncRead + Unpin, S: Sink>(
         };
         match event {
             Event::Quiet => frames.release(),
-            // A TLS peer that closes without a close_notify has ended its
-            // stream as a plaintext one does: cleanly only at a frame
-            // boundary (the protocol has no end marker).
-            Event::Read(Ok(0)) => return frames.end_of_stream(needed).map_err(ServeError::Read),
-            Event::Read(Err(e)) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                return frames.end_of_stream(needed).map_err(ServeError::Read)
-            }
-            Event::Read(Ok(n)) => {
-                if let Some(file) = capture.as_deref_mut() {
-                    file.write_all(&room[..n]).map_err(ServeError::Capture)?;
+            Event::Read(read) => {
+                if took(read, frames, needed, capture.as_deref_mut())?.is_break() {
+                    return Ok(());
                 }
-                frames.filled(n);
-            }
-            Event::Read(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
-            Event::Read(Err(e)) => {
-                return Err(ServeError::Read(frames.error(ReadErrorKind::Io(e))))
             }
             Event::Timeout => {
                 let at = frames.position();
@@ -890,6 +879,37 @@ fn apply_whole_frames<S: Sink>(
     }
 }
 
+/// One read of a connection, live or draining at shutdown: what arrived is
+/// captured and kept (`Continue`, as after an interrupted read); an end
+/// (`Break`) is clean only at a frame boundary. A TLS peer that closes
+/// without a close_notify has ended its stream as a plaintext one does
+/// (the protocol has no end marker).
+fn took(
+    read: io::Result<usize>,
+    frames: &mut FrameBuffer,
+    needed: usize,
+    capture: Option<&mut File>,
+) -> Result<ControlFlow<()>, ServeError> {
+    let ended = match read {
+        Ok(0) => true,
+        Ok(n) => {
+            let arrived = frames.filled(n);
+            if let Some(file) = capture {
+                file.write_all(arrived).map_err(ServeError::Capture)?;
+            }
+            false
+        }
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => true,
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => false,
+        Err(e) => return Err(ServeError::Read(frames.error(ReadErrorKind::Io(e)))),
+    };
+    if !ended {
+        return Ok(ControlFlow::Continue(()));
+    }
+    frames.end_of_stream(needed).map_err(ServeError::Read)?;
+    Ok(ControlFlow::Break(()))
+}
+
 /// At shutdown: read what has already arrived, without waiting, apply its
 /// whole frames, and end.
 async fn drain<IO: AsyncRead + Unpin, S: Sink>(
@@ -904,19 +924,12 @@ async fn drain<IO: AsyncRead + Unpin, S: Sink>(
         // A zero timeout polls the read once: data already here is taken,
         // none is waited for.
         match tokio::time::timeout(Duration::ZERO, io.read(room)).await {
-            Ok(Ok(0)) => return frames.end_of_stream(needed).map_err(ServeError::Read),
-            Ok(Err(e)) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                return frames.end_of_stream(needed).map_err(ServeError::Read)
-            }
-            Ok(Ok(n)) => {
-                if let Some(file) = capture.as_deref_mut() {
-                    file.write_all(&room[..n]).map_err(ServeError::Capture)?;
+            Ok(read) => {
+                if took(read, frames, needed, capture.as_deref_mut())?.is_break() {
+                    return Ok(());
                 }
-                frames.filled(n);
                 needed = apply_whole_frames(frames, subscriber)?;
             }
-            Ok(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
-            Ok(Err(e)) => return Err(ServeError::Read(frames.error(ReadErrorKind::Io(e)))),
             Err(_) => {
                 return Err(ServeError::Shutdown {
                     at: frames.position(),
