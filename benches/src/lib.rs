@@ -110,7 +110,7 @@ impl Stream {
 
 /// The realistic agent stream with `rows_frames` `Rows` frames.
 pub fn realistic(rows_frames: usize) -> Stream {
-    let mut bytes = b"dendro-repl\0\x01\x00".to_vec();
+    let mut bytes = dendro_wire_core::PREAMBLE.to_vec();
     let mut frames = Vec::new();
     let push = |bytes: &mut Vec<u8>, frames: &mut Vec<_>, frame: &Frame<'_>| {
         let start = bytes.len();

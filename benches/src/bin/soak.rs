@@ -17,10 +17,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use dendro_wire_core::PREAMBLE;
 use dendro_wire_std::send::{publish_tcp, DrainOptions};
 use dendro_wire_std::{AgentConfig, AgentPublisher, SourceConfig};
-
-const PREAMBLE: &[u8] = b"dendro-repl\0\x01\x00";
 
 struct Options {
     bin: PathBuf,
@@ -372,7 +371,7 @@ fn main() {
     let mut liars = Vec::new();
     for _ in 0..o.liars {
         let mut c = TcpStream::connect(l.addr).expect("connect");
-        c.write_all(PREAMBLE).unwrap();
+        c.write_all(&PREAMBLE).unwrap();
         c.write_all(&(64u32 << 20).to_le_bytes()).unwrap();
         liars.push(c);
     }
@@ -414,7 +413,7 @@ fn main() {
     for _ in 0..o.idle {
         match TcpStream::connect(l.addr) {
             Ok(mut c) => {
-                let _ = c.write_all(PREAMBLE);
+                let _ = c.write_all(&PREAMBLE);
                 idle.push(c);
             }
             Err(e) => {
