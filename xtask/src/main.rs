@@ -97,6 +97,20 @@ fn cargo() -> Command {
     cmd
 }
 
+/// `cargo` of another toolchain, at the workspace root: rustup's `cargo`
+/// with `+toolchain`, rather than the toolchain's own that runs this, and
+/// none of this one's variables.
+fn rustup_cargo(toolchain: &str) -> Command {
+    let mut cmd = Command::new("cargo");
+    cmd.current_dir(root())
+        .env_remove("CARGO")
+        .env_remove("RUSTC")
+        .env_remove("RUSTDOC")
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .arg(format!("+{toolchain}"));
+    cmd
+}
+
 /// `cargo tree` of one package over the given edge kinds, a line per
 /// crate with no indentation.
 fn cargo_tree(package: &str, edges: &str) -> Result<String, String> {
@@ -352,15 +366,9 @@ fn forget_packaged_builds() {
 fn docs_rs() -> Result<(), String> {
     run(
         "rustdoc as docs.rs builds it (nightly, --cfg docsrs)",
-        Command::new("cargo")
-            .current_dir(root())
-            .env_remove("CARGO")
-            .env_remove("RUSTC")
-            .env_remove("RUSTDOC")
-            .env_remove("RUSTUP_TOOLCHAIN")
+        rustup_cargo("nightly")
             .env("RUSTDOCFLAGS", "--cfg docsrs -D warnings")
             .args([
-                "+nightly",
                 "doc",
                 "--quiet",
                 "--no-deps",
@@ -389,18 +397,10 @@ fn rust_version() -> Result<(), String> {
         .ok_or("Cargo.toml declares no rust-version")?;
     run(
         &format!("the core and the library on Rust {version}, the declared rust-version"),
-        // rustup's `cargo`, which takes a `+toolchain`, rather than the
-        // toolchain's own that runs this.
-        Command::new("cargo")
-            .current_dir(root())
-            .env_remove("CARGO")
-            .env_remove("RUSTC")
-            .env_remove("RUSTDOC")
-            .env_remove("RUSTUP_TOOLCHAIN")
+        rustup_cargo(&version)
             // The only step that builds the tests with default features,
             // so the only one to see what is unused without them.
             .env("RUSTFLAGS", "-D warnings")
-            .arg(format!("+{version}"))
             .args([
                 "test",
                 "-p",
