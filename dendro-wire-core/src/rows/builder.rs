@@ -6,7 +6,6 @@ use core::mem::offset_of;
 use zerocopy::little_endian::{I64, U32, U64};
 use zerocopy::IntoBytes;
 
-use super::walk::NAME_WORD;
 use super::{Row, RowTail, RowsHead, TAIL_BYTES};
 use crate::codec::{copy, copy_short, Out, LEN_BYTES};
 use crate::error::{Error, Field, Rule};
@@ -57,15 +56,12 @@ fn write_row(dst: &mut [u8], row: &Row<'_>) -> Option<usize> {
 }
 
 /// Write a row whose stream name was encoded once, ahead of time: `head` is
-/// the name's length prefix and bytes, as the frame carries them. `word`,
-/// when given, is 16 bytes starting with `head` (a head of at most 16
-/// bytes), copied as one fixed-size move; the bytes past `head` are
-/// overwritten by the row's fixed run. `None` if `dst` is too short.
+/// the name's length prefix and bytes, as the frame carries them. `None` if
+/// `dst` is too short.
 #[inline(always)]
 pub(crate) fn write_prepared_row(
     dst: &mut [u8],
     head: &[u8],
-    word: Option<&[u8; NAME_WORD]>,
     ts: i64,
     wall_offset: i64,
     row: &[u8],
@@ -73,10 +69,7 @@ pub(crate) fn write_prepared_row(
     let n = head.len();
     let len = n + TAIL_BYTES + row.len();
     let dst = dst.get_mut(..len)?;
-    match word {
-        Some(word) if n <= NAME_WORD => *dst.first_chunk_mut::<NAME_WORD>()? = *word,
-        _ => copy_short(dst.get_mut(..n)?, head)?,
-    }
+    copy_short(dst.get_mut(..n)?, head)?;
     write_tail(dst.get_mut(n..)?, ts, wall_offset, row)?;
     Some(len)
 }
