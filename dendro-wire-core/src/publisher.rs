@@ -19,8 +19,8 @@ use crate::index_state::{IndexState, SlotSetHash, NO_INDEX_STATE};
 use crate::kind;
 use crate::map::Map;
 use crate::rows::{
-    write_prepared_row, write_row_tail, write_rows_head, RowsBuilder, RowsHeader, NAME_WORD,
-    ROWS_HEAD_BYTES, TAIL_BYTES,
+    split_row, tail, write_prepared_row, write_row_tail, write_rows_head, RowsBuilder, RowsHeader,
+    NAME_WORD, ROWS_HEAD_BYTES, TAIL_BYTES,
 };
 use crate::source_update::SourceUpdate;
 use crate::storage::Storage;
@@ -1602,14 +1602,14 @@ impl<S: Storage> Source<S> {
                     let Ok(rec) = StreamRec::mut_from_bytes(rec) else {
                         break;
                     };
-                    let (slot, name) = (rec.slot.get() as usize, rec.name());
+                    let slot = rec.slot.get() as usize;
                     if rec.last_at.get() != UNSEEN {
                         // This interval's last row of the stream is its
                         // latest now (rule 3).
                         let from = rec.last_at.get() as usize;
                         rec.last_at = U32::new(UNSEEN);
                         rec.seen = U64::new(interval);
-                        let Some((len, ts)) = row_at(frame, from, name) else {
+                        let Some((len, ts)) = frame.get(from..).and_then(row_at) else {
                             continue;
                         };
                         let src = frame.get(from..from + len);
@@ -1619,7 +1619,7 @@ impl<S: Storage> Source<S> {
                             self.last_ts = self.last_ts.max(ts);
                         }
                     } else if opening && rec.len.get() > 0 {
-                        if let Some((len, ts)) = row_at(slots, slot, name) {
+                        if let Some((len, ts)) = slots.get(slot..).and_then(row_at) {
                             earliest = earliest.min(ts);
                             extra_len += len;
                             extra_rows += 1;
@@ -2027,26 +2027,23 @@ fn le_u32(b: &[u8]) -> u32 {
     u32::from_le_bytes(b.try_into().unwrap_or_default())
 }
 
-/// The encoded size and the `ts` of the row at `at` in `bytes`, on a stream
-/// whose name is `name` bytes long. Out of line: inlined where it is used,
-/// it was 100 bytes more of a device's flash.
+/// The encoded size and the `ts` of the row at the front of `bytes`. Out
+/// of line: inlined where it is used, it was 100 bytes more of a device's
+/// flash.
 #[inline(never)]
-fn row_at(bytes: &[u8], at: usize, name: usize) -> Option<(usize, i64)> {
-    let ts_at = at + LEN_BYTES + name;
-    let ts = i64::from_le_bytes(*bytes.get(ts_at..)?.first_chunk::<8>()?);
-    let row_len = le_u32(bytes.get(ts_at + 16..ts_at + TAIL)?) as usize;
-    Some((LEN_BYTES + name + TAIL + row_len, ts))
+fn row_at(bytes: &[u8]) -> Option<(usize, i64)> {
+    let mut rest = bytes;
+    let (_, fixed, _) = split_row(&mut rest)?;
+    Some((bytes.len() - rest.len(), tail(fixed).ts.get()))
 }
 
 /// The earliest of `earliest` and the `ts` of the `count` rows of the
 /// `Rows` frame `frame`.
 fn earliest_ts(frame: &[u8], count: u32, mut earliest: i64) -> Option<i64> {
-    let mut at = ROWS_HEAD_BYTES;
+    let mut rest = frame.get(ROWS_HEAD_BYTES..)?;
     for _ in 0..count {
-        let name = le_u32(frame.get(at..at + LEN_BYTES)?) as usize;
-        let (len, ts) = row_at(frame, at, name)?;
-        earliest = earliest.min(ts);
-        at += len;
+        let (_, fixed, _) = split_row(&mut rest)?;
+        earliest = earliest.min(tail(fixed).ts.get());
     }
     Some(earliest)
 }

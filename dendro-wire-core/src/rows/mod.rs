@@ -27,7 +27,7 @@ pub(crate) use builder::{write_prepared_row, write_row_tail, write_rows_head, RO
 pub use builder::{RowsBuilder, RowsHeader};
 pub use list::{RowIter, RowList};
 use walk::walk_rows;
-pub(crate) use walk::NAME_WORD;
+pub(crate) use walk::{split_row, tail, NAME_WORD};
 
 /// The frame's fixed run, up to its first row.
 #[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]

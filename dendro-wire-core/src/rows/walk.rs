@@ -1,5 +1,6 @@
 //! Reading rows: the one place a row's layout is read, by the decoder's
-//! fast walk over a frame and by the iterator over a decoded one.
+//! fast walk over a frame, by the iterator over a decoded one, and by the
+//! publisher over the frame it is building.
 
 use super::{RowTail, TAIL_BYTES};
 use crate::codec::LEN_BYTES;
@@ -17,7 +18,7 @@ fn split_head(rest: &[u8]) -> Option<(&[u8], &[u8; TAIL_BYTES], &[u8])> {
 
 /// A row's fixed run by its fields: a view of the same bytes, no copy.
 #[inline(always)]
-pub(super) fn tail(fixed: &[u8; TAIL_BYTES]) -> &RowTail {
+pub(crate) fn tail(fixed: &[u8; TAIL_BYTES]) -> &RowTail {
     zerocopy::transmute_ref!(fixed)
 }
 
@@ -30,7 +31,7 @@ fn row_len(fixed: &[u8; TAIL_BYTES]) -> usize {
 /// One row off the front of `rest`: its stream name's bytes, its fixed run,
 /// and its row bytes; `None` if `rest` does not hold a whole row.
 #[inline(always)]
-pub(super) fn split_row<'a>(
+pub(crate) fn split_row<'a>(
     rest: &mut &'a [u8],
 ) -> Option<(&'a [u8], &'a [u8; TAIL_BYTES], &'a [u8])> {
     let (name, fixed, tail) = split_head(rest)?;
