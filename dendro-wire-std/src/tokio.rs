@@ -323,12 +323,7 @@ pub async fn serve<R: AsyncRead + Unpin, S: Sink>(
     mut reader: R,
     subscriber: &mut SinkSubscriber<S>,
 ) -> Result<(), ServeError> {
-    let config = ServerConfig::default();
-    let limits = Limits {
-        decoder: FrameDecoder::new().with_max_frame_bytes(config.max_frame_bytes),
-        idle_timeout: config.idle_timeout,
-        frame_timeout: config.frame_timeout,
-    };
+    let limits = Limits::from(&ServerConfig::default());
     let mut frames = FrameBuffer::new(limits.decoder, None);
     serve_async(
         &mut reader,

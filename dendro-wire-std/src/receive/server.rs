@@ -671,11 +671,7 @@ async fn connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
     if let (Some(label), Some(identity)) = (&config.bind_identity, &info.identity) {
         subscriber = subscriber.bind_identity(label.clone(), identity.clone());
     }
-    let limits = Limits {
-        decoder: FrameDecoder::new().with_max_frame_bytes(config.max_frame_bytes),
-        idle_timeout: config.idle_timeout,
-        frame_timeout: config.frame_timeout,
-    };
+    let limits = Limits::from(config);
     let mut frames = FrameBuffer::new(limits.decoder, Some(shared.budget.clone()));
     let result = match (admitted, capture.transpose()) {
         (Err(e), _) => Err(e),
@@ -747,6 +743,16 @@ pub(crate) struct Limits {
     pub(crate) decoder: FrameDecoder,
     pub(crate) idle_timeout: Duration,
     pub(crate) frame_timeout: Duration,
+}
+
+impl From<&ServerConfig> for Limits {
+    fn from(config: &ServerConfig) -> Self {
+        Limits {
+            decoder: FrameDecoder::new().with_max_frame_bytes(config.max_frame_bytes),
+            idle_timeout: config.idle_timeout,
+            frame_timeout: config.frame_timeout,
+        }
+    }
 }
 
 /// How long a connection stays quiet before its grown buffer is given back.
