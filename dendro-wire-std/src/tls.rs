@@ -53,7 +53,7 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::ServerName;
 pub use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
-use crate::send::{drain_queue, DrainOptions, FrameQueue, TransportStats};
+use crate::send::{connect_tcp, drain_queue, DrainOptions, FrameQueue, TransportStats};
 
 /// Why TLS could not be set up: a file that could not be read or holds no
 /// usable certificate or key, or a configuration rustls refused.
@@ -319,9 +319,7 @@ impl TlsClient {
         };
         let name = ServerName::try_from(server_name.to_string())
             .map_err(|e| failed("not a server name", &e))?;
-        let mut tcp = TcpStream::connect(addr)
-            .map_err(|e| io::Error::new(e.kind(), format!("cannot connect to {addr}: {e}")))?;
-        tcp.set_nodelay(true)?;
+        let mut tcp = connect_tcp(addr)?;
         let mut tls = ClientConnection::new(self.config.clone(), name)
             .map_err(|e| failed("cannot start", &e))?;
         let tickets_before = self.tickets.count();

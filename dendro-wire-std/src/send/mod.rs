@@ -20,6 +20,8 @@ pub(crate) use drain::Drain;
 pub use drain::{Backoff, DrainOptions, Reconnect, TransportStats, STOP_CHECK};
 pub use queue::{FrameQueue, Pushed, QueueLen, QueueStats, Ready};
 pub use source::SourceConfig;
+#[cfg(feature = "tls")]
+pub(crate) use transport::connect_tcp;
 #[cfg(unix)]
 pub use transport::publish_unix;
 #[cfg(feature = "tokio")]

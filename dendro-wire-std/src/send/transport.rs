@@ -80,15 +80,16 @@ pub fn publish_tcp(
     addr: SocketAddr,
     options: DrainOptions,
 ) -> JoinHandle<io::Result<TransportStats>> {
-    std::thread::spawn(move || {
-        let connect = || {
-            let s = TcpStream::connect(addr)
-                .map_err(|e| io::Error::new(e.kind(), format!("cannot connect to {addr}: {e}")))?;
-            s.set_nodelay(true)?;
-            Ok(s)
-        };
-        drain_queue(&queue, connect, options)
-    })
+    std::thread::spawn(move || drain_queue(&queue, || connect_tcp(addr), options))
+}
+
+/// A TCP connection to a collector, with Nagle off (a publisher writes
+/// whole frames and wants them sent); a failure names the address.
+pub(crate) fn connect_tcp(addr: SocketAddr) -> io::Result<TcpStream> {
+    let s = TcpStream::connect(addr)
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot connect to {addr}: {e}")))?;
+    s.set_nodelay(true)?;
+    Ok(s)
 }
 
 /// Start a thread draining `queue` to the Unix socket at `path`, as
