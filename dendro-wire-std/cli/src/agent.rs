@@ -227,10 +227,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let drain = DrainOptions::default();
     let (transport, wait_for_connection) = match options.target.destination()? {
         Destination::Tcp(connect) => {
-            let addr = std::net::ToSocketAddrs::to_socket_addrs(connect)
-                .map_err(|e| Failure(format!("cannot resolve {connect}: {e}")))?
-                .next()
-                .ok_or_else(|| Failure(format!("{connect} resolves to no address")))?;
+            let addr = crate::resolve(connect)?;
             let transport = match options.tls.client(connect)? {
                 Some((client, server_name)) => dendro_wire_std::tls::publish_tls(
                     queue.clone(),

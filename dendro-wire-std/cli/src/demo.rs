@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use dendro_wire_std::dendro_wire_core::{kind, PREAMBLE_BYTES};
+use dendro_wire_std::dendro_wire_core::{kind, Rows, PREAMBLE_BYTES};
 use dendro_wire_std::receive::{Server, ServerConfig};
 use dendro_wire_std::send::{drain_queue, DrainOptions, TransportStats};
 use dendro_wire_std::tls::PrivateKeyDer;
@@ -196,13 +196,17 @@ impl<W: Write> LossyLink<W> {
         if self.head_len < 5 {
             return 5;
         }
-        let total =
-            4 + u32::from_le_bytes([self.head[0], self.head[1], self.head[2], self.head[3]]);
         if self.head[4] == kind::ROWS {
-            ROWS_HEAD.min(total as usize)
+            ROWS_HEAD.min(self.total())
         } else {
             5
         }
+    }
+
+    /// The size of the frame whose head is in hand, length prefix included.
+    fn total(&self) -> usize {
+        let h = &self.head;
+        4 + u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as usize
     }
 
     fn is_lost(&self) -> bool {
@@ -239,14 +243,14 @@ impl<W: Write> Write for LossyLink<W> {
                     self.inner.write_all(&buf[kept..start])?;
                     return Ok(buf.len());
                 }
-                let h = &self.head;
-                let total = 4 + u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as usize;
+                let total = self.total();
                 let rest = total.saturating_sub(self.head_len);
                 if self.is_lost() {
                     self.inner.write_all(&buf[kept..start])?;
                     kept = at;
                     self.lose = rest;
-                    let count = u32::from_le_bytes([h[33], h[34], h[35], h[36]]);
+                    // `is_lost` saw a whole Rows head, so the count is there.
+                    let count = Rows::count_in_frame(&self.head).unwrap_or(0);
                     self.loss.frames.fetch_add(1, Ordering::Relaxed);
                     self.loss
                         .rows
@@ -374,8 +378,11 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         std::thread::sleep(Duration::from_millis(1));
     }
     let mut n = 0u64;
-    let mut shown = Instant::now();
-    let mut progress = Progress::new(Duration::from_secs(1), crate::quiet());
+    let mut progress = Progress::new(
+        Duration::from_millis(250),
+        Duration::from_secs(1),
+        crate::quiet(),
+    );
     while started.elapsed() < deadline {
         // Measuring throughput, the demo paces itself to the transport
         // rather than letting the queue overflow; a real agent samples on
@@ -385,10 +392,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         }
         agent.interval(&mut publisher, n)?;
         n += 1;
-        if shown.elapsed() > Duration::from_millis(250) {
-            shown = Instant::now();
-            progress.show(|| now(started, &queue, &publisher, &server));
-        }
+        progress.show(|| now(started, &queue, &publisher, &server));
     }
     // A last interval the link does not lose (seq is the interval's
     // number), so every frame lost on purpose has a successor that shows

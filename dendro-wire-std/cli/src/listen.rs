@@ -6,7 +6,7 @@ use std::net::TcpListener;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use dendro_wire_std::receive::{ConnectionInfo, Listener, Server, ServerConfig};
 use dendro_wire_std::{Applied, CountingSink, Sink};
@@ -174,8 +174,11 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         out.flush()?;
     }
 
-    let mut shown = Instant::now();
-    let mut progress = Progress::new(Duration::from_secs(5), crate::quiet());
+    let mut progress = Progress::new(
+        Duration::from_secs(1),
+        Duration::from_secs(5),
+        crate::quiet(),
+    );
     loop {
         std::thread::sleep(Duration::from_millis(50));
         if signalled.load(Ordering::Relaxed) {
@@ -188,10 +191,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         if options.connections.is_some_and(|n| ended >= n) {
             break;
         }
-        if shown.elapsed() >= Duration::from_secs(1) {
-            shown = Instant::now();
-            progress.show(|| live(&server));
-        }
+        progress.show(|| live(&server));
     }
     progress.finish();
     let grace = if signalled.load(Ordering::Relaxed) {
@@ -295,5 +295,41 @@ fn sink_factory(archive: Option<&ArchiveHandle>) -> MakeSink {
         #[cfg(not(feature = "archive"))]
         Some(never) => match *never {},
         None => Box::new(|_| Box::new(CountingSink::default())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use dendro_wire_std::receive::ServerConfig;
+
+    /// The tool's defaults are the library's, written a second time only so
+    /// that `--help` shows them: `listen` given no limits serves as
+    /// `ServerConfig::default()` does.
+    #[test]
+    fn the_limits_default_to_the_librarys() {
+        let cli = crate::Cli::try_parse_from(["dendro-wire", "listen", "--bind", "127.0.0.1:0"])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let crate::Command::Listen(args) = cli.command else {
+            panic!("not listen");
+        };
+        let got = args.server_config().unwrap_or_else(|e| panic!("{}", e.0));
+        let want = ServerConfig::default();
+        assert_eq!(
+            (
+                got.max_sources,
+                got.max_connections,
+                got.max_memory,
+                got.idle_timeout,
+                got.frame_timeout,
+            ),
+            (
+                want.max_sources,
+                want.max_connections,
+                want.max_memory,
+                want.idle_timeout,
+                want.frame_timeout,
+            )
+        );
     }
 }

@@ -97,6 +97,14 @@ pub(crate) fn host_port(s: &str) -> Result<String, String> {
     Ok(s.to_string())
 }
 
+/// The first address a checked `host:port` resolves to.
+pub(crate) fn resolve(connect: &str) -> Result<std::net::SocketAddr, Failure> {
+    std::net::ToSocketAddrs::to_socket_addrs(connect)
+        .map_err(|e| Failure(format!("cannot resolve {connect}: {e}")))?
+        .next()
+        .ok_or_else(|| Failure(format!("{connect} resolves to no address")))
+}
+
 /// A size in bytes, with an optional unit: `1048576`, `64KiB`, `256MiB`,
 /// `1GiB`.
 pub(crate) fn parse_size(s: &str) -> Result<usize, String> {

@@ -7,8 +7,15 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-/// A progress line.
-pub(crate) enum Progress {
+/// A progress line, asked for no more often than every `redraw`: a caller
+/// may offer one as often as it likes.
+pub(crate) struct Progress {
+    line: Line,
+    redraw: Duration,
+    offered: Instant,
+}
+
+enum Line {
     /// Redrawn in place on a terminal.
     Terminal(ProgressBar),
     /// A plain line on stderr every `every`.
@@ -21,11 +28,47 @@ pub(crate) enum Progress {
 }
 
 impl Progress {
-    /// A terminal's line if stderr is one, else a plain line every `every`;
-    /// nothing if `quiet`.
-    pub(crate) fn new(every: Duration, quiet: bool) -> Progress {
+    /// A terminal's line redrawn at most every `redraw` if stderr is one,
+    /// else a plain line every `every`; nothing if `quiet`.
+    pub(crate) fn new(redraw: Duration, every: Duration, quiet: bool) -> Progress {
+        Progress {
+            line: Line::new(every, quiet),
+            redraw,
+            offered: Instant::now(),
+        }
+    }
+
+    /// What is happening now: asked for, and shown, only if `redraw` has
+    /// passed since the last time; a plain line only if `every` has too.
+    pub(crate) fn show(&mut self, message: impl FnOnce() -> String) {
+        if self.offered.elapsed() < self.redraw {
+            return;
+        }
+        self.offered = Instant::now();
+        match &mut self.line {
+            Line::Terminal(bar) => bar.set_message(message()),
+            Line::Lines { every, last } => {
+                if last.is_none_or(|at| at.elapsed() >= *every) {
+                    *last = Some(Instant::now());
+                    eprintln!("  {}", message());
+                }
+            }
+            Line::Quiet => {}
+        }
+    }
+
+    /// Done: the terminal's line is cleared.
+    pub(crate) fn finish(self) {
+        if let Line::Terminal(bar) = self.line {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Line {
+    fn new(every: Duration, quiet: bool) -> Line {
         if quiet {
-            return Progress::Quiet;
+            return Line::Quiet;
         }
         if std::io::stderr().is_terminal() {
             let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
@@ -34,30 +77,8 @@ impl Progress {
                     .unwrap_or_else(|_| ProgressStyle::default_spinner()),
             );
             bar.enable_steady_tick(Duration::from_millis(200));
-            return Progress::Terminal(bar);
+            return Line::Terminal(bar);
         }
-        Progress::Lines { every, last: None }
-    }
-
-    /// What is happening now; a plain line only if `every` has passed since
-    /// the last one.
-    pub(crate) fn show(&mut self, message: impl FnOnce() -> String) {
-        match self {
-            Progress::Terminal(bar) => bar.set_message(message()),
-            Progress::Lines { every, last } => {
-                if last.is_none_or(|at| at.elapsed() >= *every) {
-                    *last = Some(Instant::now());
-                    eprintln!("  {}", message());
-                }
-            }
-            Progress::Quiet => {}
-        }
-    }
-
-    /// Done: the terminal's line is cleared.
-    pub(crate) fn finish(self) {
-        if let Progress::Terminal(bar) = self {
-            bar.finish_and_clear();
-        }
+        Line::Lines { every, last: None }
     }
 }

@@ -1,7 +1,7 @@
 //! `dendro-wire replay`: a capture sent to a subscriber, frame for frame.
 
 use std::io::{BufWriter, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::TcpStream;
 use std::path::PathBuf;
 
 use dendro_wire_core::PREAMBLE;
@@ -33,12 +33,7 @@ pub(crate) fn run(args: Args) -> Result<(), Failure> {
                 .map_err(|e| Failure(format!("cannot connect to {connect}: {e}")))?,
         ),
         Some((client, server_name)) => {
-            let addr = connect
-                .to_socket_addrs()
-                .map_err(|e| Failure(format!("cannot resolve {connect}: {e}")))?
-                .next()
-                .ok_or_else(|| Failure(format!("{connect} resolves to no address")))?;
-            Box::new(client.connect(addr, &server_name)?)
+            Box::new(client.connect(crate::resolve(connect)?, &server_name)?)
         }
     };
     let mut out = BufWriter::with_capacity(256 * 1024, conn);
