@@ -630,7 +630,10 @@ mod tests {
                 // Sent by the machine itself, at the first interval.
                 Frame::Handshake(_) | Frame::Index(_) => {}
                 Frame::Segment(_) => {
-                    let n = machine.publisher.send(&frame, &mut buf).unwrap();
+                    let n = machine
+                        .publisher
+                        .encode_passthrough(&frame, &mut buf)
+                        .unwrap();
                     out.extend_from_slice(&buf[..n]);
                 }
                 Frame::Rows(rows) => {

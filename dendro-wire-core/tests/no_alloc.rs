@@ -117,7 +117,7 @@ fn publish(out: &mut [u8]) -> u64 {
             ts: interval,
             offset_ns: 1,
         });
-        sum += p.send(&offset, out).unwrap() as u64;
+        sum += p.encode_passthrough(&offset, out).unwrap() as u64;
     }
     let labels = Map::from_pairs(&[("host", "b")]);
     sum += p

@@ -314,21 +314,25 @@ fn a_frame_sent_by_hand_follows_rule_1_and_the_machines_own_are_refused() {
         source: 0,
         kind: kind::CLOCK_OFFSET,
     });
-    assert_eq!(p.send(&offset, &mut buf), before);
-    let e = p.send(&offset, &mut buf).unwrap_err();
+    assert_eq!(p.encode_passthrough(&offset, &mut buf), before);
+    let e = p.encode_passthrough(&offset, &mut buf).unwrap_err();
     assert!(e.to_string().contains("rule 1"), "{e}");
     p.connected();
     assert_eq!(
-        p.send(&offset, &mut buf),
+        p.encode_passthrough(&offset, &mut buf),
         before,
         "connected, not handshaken"
     );
     p.end_interval();
-    assert_eq!(p.send(&offset, &mut buf), before, "its handshake is due");
+    assert_eq!(
+        p.encode_passthrough(&offset, &mut buf),
+        before,
+        "its handshake is due"
+    );
     let mut frame = [0u8; 512];
     let t = p.poll_transmit(&mut frame).unwrap().unwrap();
     assert_eq!((t.kind, t.source), (kind::HANDSHAKE, 0));
-    assert_eq!(p.send(&offset, &mut buf), Ok(25));
+    assert_eq!(p.encode_passthrough(&offset, &mut buf), Ok(25));
     assert_eq!(buf[4], kind::CLOCK_OFFSET);
     let unknown_source = Frame::ClockOffset(ClockOffset {
         source: 1,
@@ -336,7 +340,7 @@ fn a_frame_sent_by_hand_follows_rule_1_and_the_machines_own_are_refused() {
         offset_ns: 0,
     });
     assert_eq!(
-        p.send(&unknown_source, &mut buf),
+        p.encode_passthrough(&unknown_source, &mut buf),
         Err(PublishError::UnknownSource { source: 1 })
     );
     // A kind from a newer protocol names no source: forwarded.
@@ -344,7 +348,7 @@ fn a_frame_sent_by_hand_follows_rule_1_and_the_machines_own_are_refused() {
         kind: 42,
         payload: &[1, 2],
     };
-    assert_eq!(p.send(&unknown, &mut buf), Ok(7));
+    assert_eq!(p.encode_passthrough(&unknown, &mut buf), Ok(7));
 
     let own = [
         Frame::Handshake(Handshake {
@@ -373,7 +377,7 @@ fn a_frame_sent_by_hand_follows_rule_1_and_the_machines_own_are_refused() {
         }),
     ];
     for frame in own {
-        let e = p.send(&frame, &mut frame_buf()).unwrap_err();
+        let e = p.encode_passthrough(&frame, &mut frame_buf()).unwrap_err();
         assert_eq!(e, PublishError::NotPassthrough { kind: frame.kind() });
         assert!(e.to_string().contains("publisher's own"), "{e}");
     }

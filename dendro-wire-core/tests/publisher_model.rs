@@ -590,7 +590,7 @@ fn run(seed: u64) -> Seen {
                     ts: clock,
                     offset_ns: 1,
                 });
-                match p.send(&frame, &mut buf) {
+                match p.encode_passthrough(&frame, &mut buf) {
                     Ok(n) => {
                         assert!(m.sources[i].handshaken);
                         m.check_sent(&buf[..n], kind::CLOCK_OFFSET, i);

@@ -354,7 +354,9 @@ impl AgentPublisher {
     /// one the queue refuses while a new connection waits for its opening.
     fn send(&mut self, frame: &Frame<'_>) -> Result<Pushed, AgentError> {
         let len = frame.buffer_len().map_err(AgentError::Encode)?;
-        self.queue_frame(len, |machine, room| machine.send(frame, room).map(Some))
+        self.queue_frame(len, |machine, room| {
+            machine.encode_passthrough(frame, room).map(Some)
+        })
     }
 
     /// Queue the frame of at most `len` bytes that `emit` has the machine

@@ -1,0 +1,113 @@
+//! What the caller hands a [`Publisher`](super::Publisher) and gets back
+//! by value: its configuration, a source's declaration, the ids of sources
+//! and streams, and what a poll wrote.
+
+use crate::map::Map;
+use crate::{LENGTH_PREFIX_BYTES, MAX_FRAME_BYTES};
+
+/// How a [`Publisher`] paces full index state and bounds its frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PublisherConfig {
+    /// Send an indexed source's `Full` again every this many intervals
+    /// (rule 7), besides the one each connection opens with (rule 2).
+    pub full_every: u64,
+    /// The size of the buffer frames are polled into: no frame the
+    /// publisher sends is larger, length prefix included. What would make
+    /// one larger — a row, a slot, a handshake — is refused when it is
+    /// given, so a frame never has to be dropped at the end of an interval.
+    /// At most [`MAX_FRAME_BYTES`] and its length prefix.
+    pub frame_buffer: usize,
+}
+
+impl PublisherConfig {
+    /// `full_every` 60, frames up to the protocol's limit.
+    pub const DEFAULT: PublisherConfig = PublisherConfig {
+        full_every: 60,
+        frame_buffer: MAX_FRAME_BYTES as usize + LENGTH_PREFIX_BYTES,
+    };
+}
+
+impl Default for PublisherConfig {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// A source as it is declared: its identity, its streams, and the stream its
+/// index entries land in, if it keeps an index.
+#[derive(Clone, Copy, Debug)]
+pub struct SourceDecl<'a> {
+    /// Canonical lowercase 8-4-4-4-12, the source's identity across
+    /// connections; `None` lets the subscriber mint one.
+    pub uuid: Option<&'a str>,
+    /// The source's name, in key order.
+    pub labels: Map<'a>,
+    /// Everything else (the rows' `encoder`), in key order.
+    pub metadata: Map<'a>,
+    /// The anchor that pins the source's timeline.
+    pub clock_anchor_wall_ns: i64,
+    /// Whether the source was cleanly finalized.
+    pub complete: bool,
+    /// The streams rows are observed on. Each name is encoded once, here,
+    /// and copied into every row.
+    pub streams: &'a [&'a str],
+    /// The `caller_rows` stream index entries land in, for a source that
+    /// keeps index slots; `None` for one whose rows declare
+    /// [`NO_INDEX_STATE`].
+    pub index_stream: Option<&'a str>,
+}
+
+/// A declared source: also the ordinal its handshake takes on every
+/// connection, since every connection handshakes the sources in the order
+/// they were declared (rule 8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SourceId(pub(super) u32);
+
+impl SourceId {
+    /// The ordinal the source's frames carry.
+    pub const fn ordinal(self) -> u32 {
+        self.0
+    }
+
+    /// The source's stream declared at `index` (its place in
+    /// [`SourceDecl::streams`]); [`Publisher::observe`] refuses one past
+    /// the last.
+    pub const fn stream(self, index: u32) -> StreamId {
+        StreamId {
+            source: self.0,
+            index,
+        }
+    }
+}
+
+/// A declared stream: its source, and its place in the source's streams.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StreamId {
+    pub(super) source: u32,
+    pub(super) index: u32,
+}
+
+impl StreamId {
+    /// The source the stream belongs to.
+    pub const fn source(self) -> SourceId {
+        SourceId(self.source)
+    }
+
+    /// The stream's place in its source's declared streams.
+    pub const fn index(self) -> u32 {
+        self.index
+    }
+}
+
+/// One frame [`Publisher::poll_transmit`] wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transmit {
+    /// Its bytes, length prefix included.
+    pub len: usize,
+    /// Its kind byte ([`kind`](crate::kind)).
+    pub kind: u8,
+    /// The ordinal of its source.
+    pub source: u32,
+    /// The rows it carries: nonzero only for `Rows`.
+    pub rows: u32,
+}

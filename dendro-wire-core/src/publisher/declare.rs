@@ -1,0 +1,235 @@
+//! Declaring a source: its handshake and stream names encoded once into its
+//! storage, every bound checked first; and a later change of its labels
+//! and metadata, which rewrites the stored handshake.
+
+use zerocopy::little_endian::{U32, U64};
+use zerocopy::FromBytes;
+
+use super::config::SourceDecl;
+use super::error::PublishError;
+use super::regions::{write_name, Region, Regions, StreamRec, NEVER, REC, TAIL, UNSEEN, WORD};
+use super::source::{Due, Sent, Source};
+use crate::codec::{copy, LEN_BYTES};
+use crate::frame::{decode, Frame, Status};
+use crate::handshake::Handshake;
+use crate::index::{Index, IndexKind};
+use crate::index_state::{IndexState, SlotSetHash, NO_INDEX_STATE};
+use crate::kind;
+use crate::map::Map;
+use crate::rows::ROWS_HEAD_BYTES;
+use crate::storage::Storage;
+
+impl<S: Storage> Source<S> {
+    /// Source `ordinal` as `decl` declares it: its handshake, index name,
+    /// stream records and slots written into `storage`, and the rest of its
+    /// state, for [`Declared::into_source`] to join with the storage.
+    /// Refused if its handshake or its streams' room in a connection's first
+    /// `Rows` frame would outgrow `limit`, the frame buffer, or the storage
+    /// cannot hold them. The storage is not taken here: moved in and out,
+    /// it was copied once more through the stack.
+    pub(super) fn declare(
+        ordinal: u32,
+        decl: &SourceDecl<'_>,
+        storage: &mut S,
+        limit: usize,
+    ) -> Result<Declared, PublishError> {
+        let too_large = |kind, needed| PublishError::FrameTooLarge {
+            source: ordinal,
+            kind,
+            needed,
+            limit,
+        };
+        let handshake = Handshake {
+            source: ordinal,
+            uuid: decl.uuid,
+            labels: decl.labels,
+            metadata: decl.metadata,
+            clock_anchor_wall_ns: decl.clock_anchor_wall_ns,
+            complete: decl.complete,
+        };
+        let handshake_len = handshake.buffer_len()?;
+        if handshake_len > limit {
+            return Err(too_large(kind::HANDSHAKE, handshake_len));
+        }
+        let index_name = decl.index_stream.unwrap_or_default();
+        let index_overhead = match decl.index_stream {
+            Some(stream) => empty_index(ordinal, stream).buffer_len()?,
+            None => 0,
+        };
+        if index_overhead > limit {
+            return Err(too_large(kind::INDEX, index_overhead));
+        }
+        let mut caps = 0usize;
+        for (i, name) in decl.streams.iter().enumerate() {
+            if decl.streams[..i].contains(name) {
+                return Err(PublishError::DuplicateStream {
+                    source: ordinal,
+                    stream: i as u32,
+                });
+            }
+            caps = caps.saturating_add(LEN_BYTES + name.len() + TAIL);
+        }
+        let rows_len = ROWS_HEAD_BYTES.saturating_add(caps);
+        if rows_len > limit {
+            return Err(too_large(kind::ROWS, rows_len));
+        }
+        let streams = decl.streams.len();
+        let regions = Regions::new(handshake_len, index_name.len(), streams, caps);
+        let needed = regions.end();
+        if !storage.grow(needed) {
+            return Err(PublishError::StorageFull {
+                source: ordinal,
+                needed,
+                have: storage.bytes().len(),
+            });
+        }
+        let shrank = PublishError::StorageShrank { source: ordinal };
+        let parts = regions.declared(storage.bytes_mut()).ok_or(shrank)?;
+        handshake.emit(parts.handshake)?;
+        copy(parts.index_name, index_name.as_bytes()).ok_or(shrank)?;
+        let mut slot = 0;
+        for (name, rec) in decl.streams.iter().zip(parts.table.chunks_exact_mut(REC)) {
+            let cap = LEN_BYTES + name.len() + TAIL;
+            let head = parts.latest.get_mut(slot..).ok_or(shrank)?;
+            let n = write_name(head, name.as_bytes()).ok_or(shrank)?;
+            // Written in place: a record built aside and copied in was a
+            // `memmove` on a Cortex-M.
+            let rec = StreamRec::mut_from_bytes(rec).map_err(|_| shrank)?;
+            rec.word = [0; WORD];
+            let word = n.min(WORD);
+            copy(&mut rec.word[..word], head.get(..word).ok_or(shrank)?).ok_or(shrank)?;
+            rec.set_cap(cap);
+            rec.last_at = U32::new(UNSEEN);
+            rec.slot = U32::new(slot as u32);
+            rec.len = U32::new(0);
+            rec.seen = U64::new(NEVER);
+            slot += cap;
+        }
+        let hash = SlotSetHash::new();
+        Ok(Declared {
+            regions,
+            room: limit - caps,
+            streams: streams as u32,
+            caps,
+            indexed: decl.index_stream.is_some(),
+            index_overhead,
+            hash,
+            state: match decl.index_stream {
+                Some(_) => hash.state(),
+                None => NO_INDEX_STATE,
+            },
+        })
+    }
+
+    /// Rewrite the stored handshake with new `labels` and `metadata`, its
+    /// uuid, anchor and `complete` kept, if it fits `limit` and then
+    /// `before` allows it. Nothing changes on an error.
+    pub(super) fn rewrite_handshake(
+        &mut self,
+        source: u32,
+        labels: Map<'_>,
+        metadata: Map<'_>,
+        limit: usize,
+        before: impl FnOnce() -> Result<(), PublishError>,
+    ) -> Result<(), PublishError> {
+        let shrank = PublishError::StorageShrank { source };
+        let old_range = self.regions.range(Region::Handshake);
+        let stored = self.storage.bytes().get(old_range.clone()).ok_or(shrank)?;
+        let Ok(Status::Complete((Frame::Handshake(old), _))) = decode(stored) else {
+            return Err(shrank);
+        };
+        let mut uuid = [0u8; 36];
+        let uuid_len = old.uuid.map(str::len);
+        if let Some(u) = old.uuid {
+            uuid.get_mut(..u.len())
+                .ok_or(shrank)?
+                .copy_from_slice(u.as_bytes());
+        }
+        let (anchor, complete) = (old.clock_anchor_wall_ns, old.complete);
+        let uuid = match uuid_len {
+            Some(n) => {
+                Some(core::str::from_utf8(uuid.get(..n).ok_or(shrank)?).map_err(|_| shrank)?)
+            }
+            None => None,
+        };
+        let handshake = Handshake {
+            source,
+            uuid,
+            labels,
+            metadata,
+            clock_anchor_wall_ns: anchor,
+            complete,
+        };
+        let len = handshake.buffer_len()?;
+        if len > limit {
+            return Err(PublishError::FrameTooLarge {
+                source,
+                kind: kind::HANDSHAKE,
+                needed: len,
+                limit,
+            });
+        }
+        before()?;
+        self.regions.resize(
+            &mut self.storage,
+            source,
+            Region::Handshake,
+            0,
+            old_range.len(),
+            len,
+        )?;
+        let region = self.regions.range(Region::Handshake);
+        let region = self.storage.bytes_mut().get_mut(region).ok_or(shrank)?;
+        handshake.emit(region)?;
+        Ok(())
+    }
+}
+
+/// A declared source's state but its storage.
+pub(super) struct Declared {
+    regions: Regions,
+    room: usize,
+    streams: u32,
+    caps: usize,
+    indexed: bool,
+    index_overhead: usize,
+    hash: SlotSetHash,
+    state: IndexState,
+}
+
+impl Declared {
+    /// The source, kept in `storage`, which [`Source::declare`] wrote.
+    pub(super) fn into_source<S>(self, storage: S) -> Source<S> {
+        Source {
+            storage,
+            regions: self.regions,
+            rows: 0,
+            room: self.room,
+            last_ts: 0,
+            streams: self.streams,
+            caps: self.caps,
+            seq: 0,
+            indexed: self.indexed,
+            index_overhead: self.index_overhead,
+            hash: self.hash,
+            state: self.state,
+            intervals_since_full: 0,
+            delta_lost: false,
+            sent: Sent::default(),
+            due: Due::default(),
+        }
+    }
+}
+
+/// An `Index` frame with an empty blob: its size is what every entry of the
+/// source costs beyond its blob.
+fn empty_index(source: u32, stream: &str) -> Index<'_> {
+    Index {
+        source,
+        stream,
+        ts: 0,
+        kind: IndexKind::Full,
+        state: NO_INDEX_STATE,
+        blob: &[],
+    }
+}

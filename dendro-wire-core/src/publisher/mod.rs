@@ -1,0 +1,529 @@
+//! The sending side of the protocol ([protocol §5](crate::protocol), rules 1 to 8) as a sans-IO
+//! state machine: the caller says what happened, and pulls the frames the
+//! rules require.
+//!
+//! [`Publisher`] keeps the table of sources and the public methods, each a
+//! thin call into the file that does the work: `config` the caller's
+//! value types, `stats` and `error` what it reports, `source` one source's
+//! state, `regions` the map of its storage (the one file that knows a byte
+//! offset in it), `declare` declaring it, `interval` connections and
+//! intervals, `row_path` and `observer` the rows, `slots` the index slots,
+//! and `outgoing` what is polled next.
+
+use core::fmt;
+
+use heapless::Vec;
+
+use crate::codec::copy;
+use crate::frame::Frame;
+use crate::index_state::IndexState;
+use crate::map::Map;
+use crate::source_update::SourceUpdate;
+use crate::storage::Storage;
+use crate::{LENGTH_PREFIX_BYTES, MAX_FRAME_BYTES};
+
+mod config;
+mod declare;
+mod error;
+mod interval;
+mod observer;
+mod outgoing;
+mod regions;
+mod row_path;
+mod slots;
+mod source;
+mod stats;
+
+pub use config::{PublisherConfig, SourceDecl, SourceId, StreamId, Transmit};
+pub use error::PublishError;
+pub use observer::Observer;
+pub use stats::PublisherStats;
+
+use outgoing::{Place, PollOrder};
+use row_path::put_small;
+use source::Source;
+
+#[cfg(doc)]
+use crate::index_state::{SlotSetHash, NO_INDEX_STATE};
+
+/// The sending rules of [protocol §5](crate::protocol) for up to `SOURCES` sources, each kept in
+/// its own [`Storage`].
+///
+/// The caller declares sources, then tells the publisher what happens —
+/// [`connected`](Self::connected), [`observe`](Self::observe) a row,
+/// [`set_slot`](Self::set_slot), [`end_interval`](Self::end_interval) — and
+/// pulls the frames the rules then require with
+/// [`poll_transmit`](Self::poll_transmit) until it returns `None`. It never
+/// decides what comes next; the publisher does, so a program that only
+/// calls it cannot send a stream that breaks rules 1 to 8:
+///
+/// - every connection starts with a handshake per source, ordinals from 0
+///   in declaration order (rules 1, 8), and a frame for a source whose
+///   handshake has not gone out is refused (rule 1);
+/// - a connection's first `Index` for a source is a `Full` with every slot
+///   (rule 2), and a `Full` goes again every
+///   [`full_every`](PublisherConfig::full_every) intervals (rule 7); in
+///   between, a `Delta` carries what changed, each with the
+///   [`SlotSetHash`] of the whole set;
+/// - a connection's first `Rows` frame for a source carries the latest row
+///   of every stream (rule 3);
+/// - each interval sends a source's index entry before its rows (rule 4),
+///   stamped no later than any row sent after it (rule 5), then exactly one
+///   `Rows` frame, empty when nothing was observed, with the next `seq`
+///   (rule 6) — spent even when the frame is never sent, so a frame lost on
+///   the way is a gap.
+///
+/// Nothing allocates. Each source's bytes live in a [`Storage`] the caller
+/// supplies; what does not fit it, or would make a frame larger than
+/// [`frame_buffer`](PublisherConfig::frame_buffer), is refused when it is
+/// given, with an error naming the bound and a count in
+/// [`stats`](Self::stats), and never later, so every frame due fits the
+/// caller's buffer.
+///
+/// A firmware main loop, with one 4 KiB frame buffer and the source's
+/// storage in a fixed array:
+///
+/// ```
+/// use dendro_wire_core::{Map, Publisher, PublisherConfig, SourceDecl};
+///
+/// # struct Link { up: bool, sent: usize }
+/// # impl Link {
+/// #     fn connect(&mut self) -> bool { self.up = true; true }
+/// #     fn send(&mut self, bytes: &[u8]) -> bool { self.sent += bytes.len(); true }
+/// # }
+/// # let mut link = Link { up: false, sent: 0 };
+/// # fn read_adc(tick: u32) -> [u8; 16] { [tick as u8; 16] }
+/// let mut publisher: Publisher<[u8; 1024], 1> = Publisher::new(PublisherConfig {
+///     full_every: 60,
+///     frame_buffer: 4096,
+/// });
+/// let adc = publisher.add_source(
+///     &SourceDecl {
+///         uuid: Some("6f1c2e3d-4b5a-4697-8877-665544332211"),
+///         labels: Map::from_pairs(&[("device", "sensor-7")]),
+///         metadata: Map::from_pairs(&[("encoder", "adc-4ch-v1")]),
+///         clock_anchor_wall_ns: 1_764_672_000_000_000_000,
+///         complete: false,
+///         streams: &["adc/raw"],
+///         index_stream: Some("adc/channels"),
+///     },
+///     [0; 1024],
+/// )?;
+/// let raw = adc.stream(0);
+/// publisher.set_slot(adc, b"ch0", b"on")?;
+///
+/// let mut frame = [0u8; 4096];
+/// for tick in 0..300u32 {
+///     if !link.up && link.connect() {
+///         // The link wrote the preamble; the next interval opens with
+///         // handshakes, a Full and the latest of every stream.
+///         publisher.connected();
+///     }
+///     // Count what does not fit, and go on sampling.
+///     let _ = publisher.observe(raw, i64::from(tick) * 1_000_000, 0, &read_adc(tick));
+///     if tick % 10 == 9 {
+///         publisher.end_interval();
+///         while let Some(t) = publisher.poll_transmit(&mut frame)? {
+///             if !link.send(&frame[..t.len]) {
+///                 link.up = false;
+///                 publisher.disconnected();
+///                 break;
+///             }
+///         }
+///     }
+/// }
+/// assert_eq!(publisher.stats().rows_sent, 300);
+/// # Ok::<(), dendro_wire_core::PublishError>(())
+/// ```
+pub struct Publisher<S: Storage, const SOURCES: usize> {
+    config: PublisherConfig,
+    sources: Vec<Source<S>, SOURCES>,
+    connected: bool,
+    /// The interval under way, counted from 0.
+    interval: u64,
+    order: PollOrder,
+    stats: PublisherStats,
+}
+
+impl<S: Storage, const SOURCES: usize> fmt::Debug for Publisher<S, SOURCES> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Publisher")
+            .field("sources", &self.sources.len())
+            .field("connected", &self.connected)
+            .field("interval", &self.interval)
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
+    /// A publisher with no sources and no connection.
+    pub const fn new(config: PublisherConfig) -> Self {
+        let most = MAX_FRAME_BYTES as usize + LENGTH_PREFIX_BYTES;
+        let frame_buffer = if config.frame_buffer < most {
+            config.frame_buffer
+        } else {
+            most
+        };
+        Publisher {
+            config: PublisherConfig {
+                frame_buffer,
+                ..config
+            },
+            sources: Vec::new(),
+            connected: false,
+            interval: 0,
+            order: PollOrder::Idle,
+            stats: PublisherStats {
+                intervals: 0,
+                connections: 0,
+                frames_sent: 0,
+                rows_sent: 0,
+                frames_unsent: 0,
+                rows_unsent: 0,
+                rows_refused: 0,
+                slot_changes_refused: 0,
+            },
+        }
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> PublisherConfig {
+        self.config
+    }
+
+    /// What the publisher has done so far.
+    pub fn stats(&self) -> PublisherStats {
+        self.stats
+    }
+
+    /// Whether a connection is open: between [`connected`](Self::connected)
+    /// and [`disconnected`](Self::disconnected).
+    pub fn is_connected(&self) -> bool {
+        self.connected
+    }
+
+    /// The sources declared.
+    pub fn source_count(&self) -> usize {
+        self.sources.len()
+    }
+
+    /// Declare a source, kept in `storage`. Its handshake goes out at the
+    /// end of the interval after each connection opens — this one's too,
+    /// if one is open. Refused if the handshake or the streams' room in a
+    /// connection's first `Rows` frame would not fit the frame buffer, or
+    /// the storage cannot hold them.
+    // Out of line: it runs once a source, and a firmware that declares
+    // sources in more than one place had a copy of it at each.
+    #[inline(never)]
+    pub fn add_source(
+        &mut self,
+        decl: &SourceDecl<'_>,
+        mut storage: S,
+    ) -> Result<SourceId, PublishError> {
+        if self.sources.is_full() {
+            return Err(PublishError::TooManySources { limit: SOURCES });
+        }
+        let ordinal = self.sources.len() as u32;
+        let limit = self.config.frame_buffer;
+        let declared = Source::declare(ordinal, decl, &mut storage, limit)?;
+        if self.sources.push(declared.into_source(storage)).is_err() {
+            return Err(PublishError::TooManySources { limit: SOURCES });
+        }
+        Ok(SourceId(ordinal))
+    }
+
+    fn source_mut(&mut self, source: SourceId) -> Result<&mut Source<S>, PublishError> {
+        self.sources
+            .get_mut(source.0 as usize)
+            .ok_or(PublishError::UnknownSource { source: source.0 })
+    }
+
+    fn source(&self, source: SourceId) -> Result<&Source<S>, PublishError> {
+        self.sources
+            .get(source.0 as usize)
+            .ok_or(PublishError::UnknownSource { source: source.0 })
+    }
+
+    /// The source's stream named `name`, for a caller that holds names
+    /// rather than [`StreamId`]s: a walk over the declared names.
+    pub fn stream_id(&self, source: SourceId, name: &str) -> Option<StreamId> {
+        let s = self.sources.get(source.0 as usize)?;
+        s.find_stream(name.as_bytes()).map(|i| source.stream(i))
+    }
+
+    /// The source's index state now: the [`SlotSetHash`] of its slots, or
+    /// [`NO_INDEX_STATE`] for a source without an index.
+    pub fn index_state(&self, source: SourceId) -> Result<IndexState, PublishError> {
+        Ok(self.source(source)?.state())
+    }
+
+    /// Observe one row on a declared stream, for this interval's `Rows`
+    /// frame. The row is encoded into the frame now, behind the stream's
+    /// name as it was encoded at declaration.
+    ///
+    /// Refused, and counted in [`rows_refused`](PublisherStats::rows_refused),
+    /// if it would make a `Rows` frame larger than the frame buffer (a
+    /// connection's first keeps room for the latest row of every stream,
+    /// rule 3) or the storage cannot hold it; refused if the source still
+    /// has frames of the last interval to send.
+    //
+    // What `Observer::observe` does for one row, written out: going through
+    // an `Observer` costs the firmware agent 144 bytes of flash.
+    #[inline]
+    pub fn observe(
+        &mut self,
+        stream: StreamId,
+        ts: i64,
+        wall_offset: i64,
+        row: &[u8],
+    ) -> Result<(), PublishError> {
+        let limit = self.config.frame_buffer;
+        let Some(src) = self.sources.get_mut(stream.source as usize) else {
+            return Err(PublishError::UnknownSource {
+                source: stream.source,
+            });
+        };
+        let mut cursor = src.cursor();
+        let bytes = src.storage.bytes_mut();
+        if put_small(bytes, &mut cursor, stream.index, ts, wall_offset, row).is_some() {
+            src.set_cursor(&cursor);
+            return Ok(());
+        }
+        let refused = &mut self.stats.rows_refused;
+        src.observe_slow(
+            refused,
+            stream.source,
+            limit,
+            stream,
+            (ts, wall_offset, row),
+        )
+    }
+
+    /// Observe many rows of one source at once: what [`observe`](Self::observe)
+    /// does for each, with the frame's position and bounds held by the
+    /// [`Observer`] rather than read and written back for every row.
+    /// Refused if the source still has frames of the last interval to send.
+    pub fn observer(&mut self, source: SourceId) -> Result<Observer<'_, S>, PublishError> {
+        let limit = self.config.frame_buffer;
+        let src = self
+            .sources
+            .get_mut(source.0 as usize)
+            .ok_or(PublishError::UnknownSource { source: source.0 })?;
+        if src.due.rows {
+            return Err(PublishError::FramesDue { source: source.0 });
+        }
+        Ok(Observer::new(
+            src,
+            &mut self.stats.rows_refused,
+            source.0,
+            limit,
+        ))
+    }
+
+    /// Set an index slot, adding it or changing its value. Sent in the
+    /// interval's `Delta`, or in the next `Full`.
+    ///
+    /// Refused, and counted in
+    /// [`slot_changes_refused`](PublisherStats::slot_changes_refused), if
+    /// every slot would no longer fit one `Full` in the frame buffer (rules 2
+    /// and 7) or the storage cannot hold it.
+    pub fn set_slot(
+        &mut self,
+        source: SourceId,
+        key: &[u8],
+        value: &[u8],
+    ) -> Result<(), PublishError> {
+        let (limit, keep_for_delta) = (self.config.frame_buffer, self.connected);
+        let result = self
+            .source_mut(source)
+            .and_then(|s| s.set_slot(source.0, key, Some(value), limit, keep_for_delta));
+        if let Err(PublishError::FrameTooLarge { .. } | PublishError::StorageFull { .. }) = result {
+            self.stats.slot_changes_refused += 1;
+        }
+        result
+    }
+
+    /// Remove an index slot; a slot that is not there is no change.
+    pub fn remove_slot(&mut self, source: SourceId, key: &[u8]) -> Result<(), PublishError> {
+        let (limit, keep_for_delta) = (self.config.frame_buffer, self.connected);
+        self.source_mut(source)?
+            .set_slot(source.0, key, None, limit, keep_for_delta)
+    }
+
+    /// A new connection is open (its preamble written): anything still due
+    /// for the last one is dropped, and the next interval opens this one
+    /// with every handshake, a `Full` per indexed source and the latest row
+    /// of every stream (rules 2, 3, 8).
+    pub fn connected(&mut self) {
+        self.drop_due();
+        self.connected = true;
+        self.stats.connections += 1;
+        for s in &mut self.sources {
+            s.connection_opened();
+        }
+    }
+
+    /// The connection ended: anything still due is dropped, and until the
+    /// next, intervals send nothing and count their rows as unsent.
+    pub fn disconnected(&mut self) {
+        self.drop_due();
+        self.connected = false;
+        for s in &mut self.sources {
+            s.connection_closed();
+        }
+    }
+
+    /// End the interval. For every source this spends one `seq`, keeps the
+    /// latest row of every stream observed (rule 3), and, on a connection,
+    /// makes due what the rules require: a handshake not yet sent on it, an
+    /// index entry if one is due, and exactly one `Rows` frame (rules 4, 6,
+    /// 7). Poll them until none is left.
+    ///
+    /// Frames of the last interval still due are dropped first and counted
+    /// ([`frames_unsent`](PublisherStats::frames_unsent)): their `seq` stays
+    /// spent, a handshake or a `Full` not sent is due again, and changes a
+    /// `Delta` did not carry go in the next.
+    pub fn end_interval(&mut self) {
+        self.drop_due();
+        let (interval, connected) = (self.interval, self.connected);
+        for (ordinal, s) in self.sources.iter_mut().enumerate() {
+            let rows = s.rows;
+            if !s.end_interval(ordinal as u32, interval, connected, &self.config) {
+                self.stats.rows_unsent += u64::from(rows);
+            }
+        }
+        self.interval += 1;
+        self.stats.intervals += 1;
+        self.order = PollOrder::Handshakes(0);
+    }
+
+    /// Write the next frame the rules require into `buf`: `None` when none
+    /// is left. A buffer too small is refused with the size needed and the
+    /// frame stays due; a buffer of
+    /// [`frame_buffer`](PublisherConfig::frame_buffer) bytes always holds it.
+    pub fn poll_transmit(&mut self, buf: &mut [u8]) -> Result<Option<Transmit>, PublishError> {
+        let Some((i, item, len)) = self.peek() else {
+            return Ok(None);
+        };
+        if buf.len() < len {
+            return Err(PublishError::BufferTooSmall {
+                needed: len,
+                have: buf.len(),
+            });
+        }
+        let (place, t) = self.take(i, item, len, buf)?;
+        if let Place::Stored(range) = place {
+            let stored = self
+                .sources
+                .get(i)
+                .and_then(|s| s.storage.bytes().get(range));
+            let copied = stored.zip(buf.get_mut(..len));
+            if copied.and_then(|(src, dst)| copy(dst, src)).is_none() {
+                return Err(PublishError::StorageShrank { source: i as u32 });
+            }
+        }
+        Ok(Some(t))
+    }
+
+    /// The next frame, as [`poll_transmit`](Self::poll_transmit) gives it,
+    /// without copying one the publisher already holds encoded (a
+    /// handshake, an interval's `Rows` frame): those are lent from the
+    /// source's storage, and only the others are written into `scratch`.
+    /// For a caller that hands the bytes straight to a transport.
+    pub fn poll_frame<'a>(
+        &'a mut self,
+        scratch: &'a mut [u8],
+    ) -> Result<Option<(&'a [u8], Transmit)>, PublishError> {
+        let Some((i, item, len)) = self.peek() else {
+            return Ok(None);
+        };
+        let (place, t) = self.take(i, item, len, scratch)?;
+        let bytes = match place {
+            Place::Buffer(n) => scratch.get(..n),
+            Place::Stored(range) => self
+                .sources
+                .get(i)
+                .and_then(|s| s.storage.bytes().get(range)),
+        };
+        match bytes {
+            Some(bytes) => Ok(Some((bytes, t))),
+            None => Err(PublishError::StorageShrank { source: i as u32 }),
+        }
+    }
+
+    /// The size of the frame the next poll returns, or `None` if none is
+    /// due: for a caller that sizes its buffer to the frame.
+    pub fn next_frame_len(&mut self) -> Option<usize> {
+        self.peek().map(|(_, _, len)| len)
+    }
+
+    /// Encode a frame built elsewhere — a `Segment`, a `ClockOffset`, a
+    /// frame of a kind this crate does not know — into `buf`, after the
+    /// rules: its source must be handshaken on this connection (rule 1).
+    /// Returns its length.
+    pub fn encode_passthrough(
+        &mut self,
+        frame: &Frame<'_>,
+        buf: &mut [u8],
+    ) -> Result<usize, PublishError> {
+        match frame {
+            Frame::Segment(_) | Frame::ClockOffset(_) | Frame::Unknown { .. } => {}
+            other => return Err(PublishError::NotPassthrough { kind: other.kind() }),
+        }
+        if let Some(source) = frame.source() {
+            if !self.source(SourceId(source))?.sent.handshake {
+                return Err(PublishError::NotHandshaken {
+                    source,
+                    kind: frame.kind(),
+                });
+            }
+        }
+        let n = frame.emit(buf)?;
+        self.stats.frames_sent += 1;
+        Ok(n)
+    }
+
+    /// Replace a source's labels and metadata: every later handshake carries
+    /// them, and, if its handshake has gone out on this connection, a
+    /// `SourceUpdate` with both maps whole (stamped `ts`) is written into
+    /// `buf` and its length returned. On an error the source keeps its
+    /// identity.
+    pub fn update_source(
+        &mut self,
+        source: SourceId,
+        ts: i64,
+        labels: Map<'_>,
+        metadata: Map<'_>,
+        buf: &mut [u8],
+    ) -> Result<Option<usize>, PublishError> {
+        let limit = self.config.frame_buffer;
+        let s = self.source_mut(source)?;
+        let update = SourceUpdate {
+            source: source.0,
+            ts,
+            labels,
+            metadata,
+        };
+        let send = s.sent.handshake;
+        // The update's room is checked once the handshake is known to fit,
+        // and before it is rewritten.
+        let room = || match send {
+            true => match update.buffer_len()? {
+                needed if needed > buf.len() => Err(PublishError::BufferTooSmall {
+                    needed,
+                    have: buf.len(),
+                }),
+                _ => Ok(()),
+            },
+            false => Ok(()),
+        };
+        s.rewrite_handshake(source.0, labels, metadata, limit, room)?;
+        if !send {
+            return Ok(None);
+        }
+        let n = update.emit(buf)?;
+        self.stats.frames_sent += 1;
+        Ok(Some(n))
+    }
+}

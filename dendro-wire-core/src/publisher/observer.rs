@@ -1,0 +1,106 @@
+//! [`Observer`]: many rows of one source observed at once, the frame's
+//! position held across them rather than read and written back per row.
+
+use super::config::StreamId;
+use super::error::PublishError;
+use super::regions::RowCursor;
+use super::row_path::put_small;
+use super::source::Source;
+use crate::storage::Storage;
+
+#[cfg(doc)]
+use super::Publisher;
+
+/// One source's rows, observed many at a time: from
+/// [`Publisher::observer`], for an agent that samples a source's streams
+/// together. Each row is refused, kept, and counted exactly as
+/// [`Publisher::observe`] would; the publisher is borrowed until the
+/// observer is dropped, so no interval can end under it.
+///
+/// ```
+/// use dendro_wire_core::{Map, Publisher, PublisherConfig, SourceDecl};
+///
+/// let mut p: Publisher<[u8; 1024], 1> = Publisher::new(PublisherConfig::default());
+/// let decl = SourceDecl {
+///     uuid: None,
+///     labels: Map::EMPTY,
+///     metadata: Map::EMPTY,
+///     clock_anchor_wall_ns: 0,
+///     complete: false,
+///     streams: &["cpu0/usage", "cpu1/usage"],
+///     index_stream: None,
+/// };
+/// let cpu = p.add_source(&decl, [0; 1024])?;
+/// let mut rows = p.observer(cpu)?;
+/// for c in 0..2 {
+///     rows.observe(cpu.stream(c), 1_000, 0, &[c as u8; 8])?;
+/// }
+/// drop(rows);
+/// p.connected();
+/// p.end_interval();
+/// # Ok::<(), dendro_wire_core::PublishError>(())
+/// ```
+pub struct Observer<'a, S: Storage> {
+    src: &'a mut Source<S>,
+    refused: &'a mut u64,
+    source: u32,
+    limit: usize,
+    cursor: RowCursor,
+}
+
+impl<'a, S: Storage> Observer<'a, S> {
+    /// `src`'s rows, source `source`'s, bounded by `limit`, the frame
+    /// buffer; refusals for a bound counted in `refused`.
+    pub(super) fn new(
+        src: &'a mut Source<S>,
+        refused: &'a mut u64,
+        source: u32,
+        limit: usize,
+    ) -> Self {
+        let cursor = src.cursor();
+        Observer {
+            src,
+            refused,
+            source,
+            limit,
+            cursor,
+        }
+    }
+
+    /// Observe one row on one of the source's streams: see
+    /// [`Publisher::observe`].
+    #[inline]
+    pub fn observe(
+        &mut self,
+        stream: StreamId,
+        ts: i64,
+        wall_offset: i64,
+        row: &[u8],
+    ) -> Result<(), PublishError> {
+        if stream.source == self.source {
+            let bytes = self.src.storage.bytes_mut();
+            if put_small(bytes, &mut self.cursor, stream.index, ts, wall_offset, row).is_some() {
+                return Ok(());
+            }
+        }
+        // Out of line, with the position handed over through the source
+        // rather than as a value whose address a call takes: the observer's
+        // position stays in registers across a caller's loop.
+        self.src.set_cursor(&self.cursor);
+        let result = self.src.observe_slow(
+            self.refused,
+            self.source,
+            self.limit,
+            stream,
+            (ts, wall_offset, row),
+        );
+        self.cursor = self.src.cursor();
+        result
+    }
+}
+
+impl<S: Storage> Drop for Observer<'_, S> {
+    fn drop(&mut self) {
+        self.src.set_cursor(&self.cursor);
+    }
+}

@@ -1,0 +1,458 @@
+//! The map of a source's [`Storage`]: where each region lies and how one
+//! grows or shrinks. The only place that knows a byte offset in a storage;
+//! every other part of the publisher asks [`Regions`] for a range.
+//!
+//! A source's storage holds, in this order, each region ending where the
+//! next begins:
+//!
+//! ```text
+//!   handshake    its Handshake frame, sent again on every connection
+//!   index name   the index stream's name
+//!   table        a `StreamRec` per stream
+//!   latest       a slot per stream: its latest row, encoded as a frame
+//!                carries it, which starts with its prepared name
+//!   full         the slots, sorted by key: `u32 len | key | u32 len | value`
+//!                each, the Full blob and the slot bytes SlotSetHash hashes
+//!   delta        the changes since the last entry, sorted by key:
+//!                `u32 len | key | u8 present [| u32 len | value]` each, the
+//!                Delta blob
+//! ```
+//!
+//! and then the interval's Rows frame under way: its head, then its rows.
+//! The regions grow rarely; the frame grows with every row, and comes last
+//! so that growing it moves nothing.
+
+use core::ops::Range;
+
+use zerocopy::little_endian::{U32, U64};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+
+use super::error::PublishError;
+use super::row_path::SMALL_ROW_BYTES;
+use crate::codec::{copy, LEN_BYTES};
+use crate::rows::{NAME_WORD, ROWS_HEAD_BYTES, TAIL_BYTES};
+use crate::storage::Storage;
+
+/// A region of a source's storage, in storage order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Region {
+    Handshake = 0,
+    IndexName,
+    Table,
+    Latest,
+    Full,
+    Delta,
+}
+
+const REGIONS: usize = 6;
+
+/// Where each region of a source's storage ends, and how long the `Rows`
+/// frame under way after them is.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Regions {
+    ends: [usize; REGIONS],
+    /// The bytes of the `Rows` frame under way, its head included.
+    frame_len: usize,
+}
+
+impl Regions {
+    /// The map of a source just declared: a handshake of `handshake` bytes,
+    /// an index stream name of `index_name`, `streams` records, their slots
+    /// taking `latest` bytes, no slots, and an empty frame.
+    pub(super) fn new(handshake: usize, index_name: usize, streams: usize, latest: usize) -> Self {
+        let mut ends = [0; REGIONS];
+        ends[Region::Handshake as usize] = handshake;
+        ends[Region::IndexName as usize] = handshake + index_name;
+        ends[Region::Table as usize] = ends[Region::IndexName as usize] + streams * REC;
+        ends[Region::Latest as usize] = ends[Region::Table as usize] + latest;
+        ends[Region::Full as usize] = ends[Region::Latest as usize];
+        ends[Region::Delta as usize] = ends[Region::Latest as usize];
+        Regions {
+            ends,
+            frame_len: ROWS_HEAD_BYTES,
+        }
+    }
+
+    /// Where region `r` lies.
+    #[inline]
+    pub(super) fn range(&self, r: Region) -> Range<usize> {
+        let r = r as usize;
+        let start = if r == 0 { 0 } else { self.ends[r - 1] };
+        start..self.ends[r]
+    }
+
+    /// Where byte `at` of region `r` is in the storage.
+    #[inline]
+    pub(super) fn offset(&self, r: Region, at: usize) -> usize {
+        self.range(r).start + at
+    }
+
+    /// Region `r`'s size.
+    #[inline]
+    pub(super) fn len(&self, r: Region) -> usize {
+        self.range(r).len()
+    }
+
+    /// Where stream `i`'s record lies; [`Region::Table`] holds it only if
+    /// the source has that many streams.
+    #[inline]
+    fn record_range(&self, i: u32) -> Range<usize> {
+        let at = self.ends[Region::IndexName as usize] + i as usize * REC;
+        at..at + REC
+    }
+
+    /// Stream `i`'s record, if the source has one.
+    pub(super) fn record<'a>(&self, bytes: &'a [u8], i: u32) -> Option<&'a StreamRec> {
+        let range = self.record_range(i);
+        if range.end > self.ends[Region::Table as usize] {
+            return None;
+        }
+        StreamRec::ref_from_bytes(bytes.get(range)?).ok()
+    }
+
+    /// Stream `i`'s record, to change.
+    pub(super) fn record_mut<'a>(&self, bytes: &'a mut [u8], i: u32) -> Option<&'a mut StreamRec> {
+        let range = self.record_range(i);
+        if range.end > self.ends[Region::Table as usize] {
+            return None;
+        }
+        StreamRec::mut_from_bytes(bytes.get_mut(range)?).ok()
+    }
+
+    /// The `len` bytes of a stream's slot that starts `slot` bytes into
+    /// [`Region::Latest`] (its [`StreamRec::slot`]), from `from` on.
+    #[inline]
+    pub(super) fn slot(&self, slot: usize, from: usize, len: usize) -> Range<usize> {
+        let at = self.ends[Region::Table as usize] + slot + from;
+        at..at + len
+    }
+
+    /// The handshake, index name, table and latest regions of a source
+    /// being declared, each to write.
+    pub(super) fn declared<'a>(&self, bytes: &'a mut [u8]) -> Option<Declared<'a>> {
+        let ends = &self.ends;
+        let region = bytes.get_mut(..ends[Region::Latest as usize])?;
+        let (handshake, rest) = region.split_at_mut_checked(ends[Region::Handshake as usize])?;
+        let (index_name, rest) = rest.split_at_mut_checked(self.len(Region::IndexName))?;
+        let (table, latest) = rest.split_at_mut_checked(self.len(Region::Table))?;
+        Some(Declared {
+            handshake,
+            index_name,
+            table,
+            latest,
+        })
+    }
+
+    /// The table, the slots onwards (a stream's slot at its
+    /// [`StreamRec::slot`]) and the frame under way onwards (its byte `at`
+    /// at `at`), apart, for an interval's end to copy each stream's latest
+    /// row into its slot.
+    pub(super) fn latest_and_frame<'a>(
+        &self,
+        bytes: &'a mut [u8],
+    ) -> Option<(&'a mut [u8], &'a mut [u8], &'a [u8])> {
+        let (front, frame) = bytes.split_at_mut_checked(self.frame_at())?;
+        let (front, latest) = front.split_at_mut_checked(self.ends[Region::Table as usize])?;
+        let table = front.get_mut(self.ends[Region::IndexName as usize]..)?;
+        Some((table, latest, frame))
+    }
+
+    /// Where the `Rows` frame under way starts.
+    #[inline]
+    pub(super) fn frame_at(&self) -> usize {
+        self.ends[Region::Delta as usize]
+    }
+
+    /// The `Rows` frame under way, head included.
+    #[inline]
+    pub(super) fn frame(&self) -> Range<usize> {
+        self.frame_at()..self.frame_at() + self.frame_len
+    }
+
+    /// The rows of the frame under way, after its head.
+    #[inline]
+    pub(super) fn frame_rows(&self) -> Range<usize> {
+        self.frame_at() + ROWS_HEAD_BYTES..self.frame_at() + self.frame_len
+    }
+
+    /// The bytes of the frame under way, head included.
+    #[inline]
+    pub(super) fn frame_len(&self) -> usize {
+        self.frame_len
+    }
+
+    /// The frame under way is now `len` bytes.
+    #[inline]
+    pub(super) fn set_frame_len(&mut self, len: usize) {
+        self.frame_len = len;
+    }
+
+    /// The bytes the storage must hold: every region and the frame under
+    /// way.
+    #[inline]
+    pub(super) fn end(&self) -> usize {
+        self.frame_at() + self.frame_len
+    }
+
+    /// The map as the row path holds it across rows: where the records, the
+    /// slots and the frame start, the frame's size and rows, and the most
+    /// it may grow to. `streams` is the streams a row may go on.
+    #[inline]
+    pub(super) fn cursor(&self, streams: u32, rows: u32, room: usize) -> RowCursor {
+        RowCursor {
+            table_at: self.ends[Region::IndexName as usize],
+            slots_at: self.ends[Region::Table as usize],
+            frame_at: self.frame_at(),
+            streams,
+            at: self.frame_len,
+            rows,
+            room,
+        }
+    }
+
+    /// Resize `old` bytes at `at`, inside region `r`, to `new`: what follows
+    /// moves, the frame under way included, and `r` and every region after
+    /// it end that much later or earlier. Nothing changes on an error.
+    pub(super) fn resize<S: Storage>(
+        &mut self,
+        storage: &mut S,
+        source: u32,
+        r: Region,
+        at: usize,
+        old: usize,
+        new: usize,
+    ) -> Result<(), PublishError> {
+        let end = self.end();
+        let new_end = end - old + new;
+        if new > old {
+            ensure(storage, source, new_end)?;
+        }
+        let bytes = storage.bytes_mut();
+        if bytes.len() < end.max(new_end) || at + old > end {
+            return Err(PublishError::StorageShrank { source });
+        }
+        move_bytes(bytes, at + old..end, at + new);
+        for e in &mut self.ends[r as usize..] {
+            *e = *e + new - old;
+        }
+        Ok(())
+    }
+}
+
+/// The regions of a source being declared, apart.
+pub(super) struct Declared<'a> {
+    pub(super) handshake: &'a mut [u8],
+    pub(super) index_name: &'a mut [u8],
+    pub(super) table: &'a mut [u8],
+    pub(super) latest: &'a mut [u8],
+}
+
+/// Make `storage` hold `len` bytes.
+pub(super) fn ensure<S: Storage>(
+    storage: &mut S,
+    source: u32,
+    len: usize,
+) -> Result<(), PublishError> {
+    if storage.grow(len) {
+        Ok(())
+    } else {
+        Err(PublishError::StorageFull {
+            source,
+            needed: len,
+            have: storage.bytes().len(),
+        })
+    }
+}
+
+/// Where a source's frame under way stands, as the row path reads it: the
+/// regions it touches, the frame's size and rows, and the most it may grow
+/// to. Kept in registers by an [`Observer`](super::Observer) across its
+/// rows; made only by [`Regions::cursor`].
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RowCursor {
+    table_at: usize,
+    slots_at: usize,
+    frame_at: usize,
+    /// The streams a row may go on.
+    pub(super) streams: u32,
+    /// The frame under way: its size so far, its rows, and the most it may
+    /// grow to.
+    pub(super) at: usize,
+    pub(super) rows: u32,
+    pub(super) room: usize,
+}
+
+impl RowCursor {
+    /// Where stream `stream`'s record starts in the storage.
+    #[inline(always)]
+    pub(super) fn record_at(&self, stream: u32) -> usize {
+        self.table_at + stream as usize * REC
+    }
+
+    /// Where the frame's byte `at` is in the storage.
+    #[inline(always)]
+    pub(super) fn in_frame(&self, at: usize) -> usize {
+        self.frame_at + at
+    }
+
+    /// The storage split at the frame and at the slots: everything before
+    /// the slots (the records among it, at [`record_at`](Self::record_at)),
+    /// the slots onwards (a stream's slot at its [`StreamRec::slot`]), and
+    /// the frame under way onwards (its byte `at` at `at`).
+    #[inline(always)]
+    pub(super) fn split<'a>(
+        &self,
+        bytes: &'a mut [u8],
+    ) -> Option<(&'a mut [u8], &'a mut [u8], &'a mut [u8])> {
+        let (front, frame) = bytes.split_at_mut_checked(self.frame_at)?;
+        let (table, slots) = front.split_at_mut_checked(self.slots_at)?;
+        Some((table, slots, frame))
+    }
+}
+
+/// One stream's record in its source's table: all a row on it reads, in one
+/// place.
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub(super) struct StreamRec {
+    /// The name as a row carries it — length prefix, then bytes — padded
+    /// with zeros to a word, or its first word if longer: a name of up to
+    /// 12 bytes is copied into a row as this one move. Its first four bytes
+    /// are the name's length.
+    pub(super) word: [u8; WORD],
+    /// Its slot's size: the largest row seen, encoded, and never less than
+    /// the name and an empty row.
+    pub(super) cap: U32,
+    /// How many row lengths from 16 bytes the row path's short path takes
+    /// on this stream: up to 32 bytes that fit its slot, on a name of up to
+    /// 12 bytes; 0 on a longer name or a slot too small for 16.
+    pub(super) small: U32,
+    /// Where this interval's last row of the stream starts in the frame;
+    /// [`UNSEEN`] before its first.
+    pub(super) last_at: U32,
+    /// Where its slot starts in the latest region.
+    pub(super) slot: U32,
+    /// The latest row's encoded size; 0 before the first.
+    pub(super) len: U32,
+    /// The interval it was last observed in, set as the interval ends.
+    pub(super) seen: U64,
+}
+
+impl StreamRec {
+    /// The stream name's length.
+    #[inline]
+    pub(super) fn name(&self) -> usize {
+        le_u32(&self.word[..LEN_BYTES]) as usize
+    }
+
+    pub(super) fn set_cap(&mut self, cap: usize) {
+        let head = LEN_BYTES + self.name();
+        let small = match head <= WORD {
+            true => (cap.saturating_sub(head + TAIL).min(SMALL_ROW_BYTES) + 1).saturating_sub(16),
+            false => 0,
+        };
+        self.cap = U32::new(cap as u32);
+        self.small = U32::new(small as u32);
+    }
+}
+
+/// A record's size.
+pub(super) const REC: usize = core::mem::size_of::<StreamRec>();
+/// Where [`StreamRec::last_at`] is in a record.
+pub(super) const LAST_AT: usize = core::mem::offset_of!(StreamRec, last_at);
+/// `seen` of a stream never observed.
+pub(super) const NEVER: u64 = u64::MAX;
+/// `last_at` of a stream not observed in the interval under way.
+pub(super) const UNSEEN: u32 = u32::MAX;
+/// A row's fixed run: `ts`, `wall_offset`, the row's length.
+pub(super) const TAIL: usize = TAIL_BYTES;
+/// A prepared name copied as one word.
+pub(super) const WORD: usize = NAME_WORD;
+
+/// `bytes.copy_within(from, to)`, through a small buffer so that no piece
+/// overlaps where it goes: `copy_within` is a `memmove`, 1.6 KB of flash on
+/// a Cortex-M built for size, for moves that are rare there (a slot set, a
+/// stream's latest row outgrowing its slot) and short. A move that does
+/// not fit in `bytes` moves nothing.
+fn move_bytes(bytes: &mut [u8], from: Range<usize>, to: usize) {
+    const PIECE: usize = 64;
+    let mut piece = [0u8; PIECE];
+    let len = from.len();
+    if from.end > bytes.len() || to.saturating_add(len) > bytes.len() {
+        return;
+    }
+    let mut done = 0;
+    while done < len {
+        let n = (len - done).min(PIECE);
+        // Upwards from the end, downwards from the start, so that no piece
+        // lands on bytes still to move.
+        let at = if to > from.start {
+            len - done - n
+        } else {
+            done
+        };
+        let (src, dst) = (from.start + at, to + at);
+        let (Some(p), Some(src)) = (piece.get_mut(..n), bytes.get(src..src + n)) else {
+            return;
+        };
+        copy(p, src);
+        let (Some(dst), Some(p)) = (bytes.get_mut(dst..dst + n), piece.get(..n)) else {
+            return;
+        };
+        copy(dst, p);
+        done += n;
+    }
+}
+
+/// `name` as a row carries it — its length, then its bytes — at the front
+/// of `dst`; the bytes it took.
+pub(super) fn write_name(dst: &mut [u8], name: &[u8]) -> Option<usize> {
+    let (len, rest) = dst.split_first_chunk_mut::<LEN_BYTES>()?;
+    *len = (name.len() as u32).to_le_bytes();
+    copy(rest.get_mut(..name.len())?, name)?;
+    Some(LEN_BYTES + name.len())
+}
+
+#[inline]
+pub(super) fn le_u32(b: &[u8]) -> u32 {
+    u32::from_le_bytes(b.try_into().unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use std::vec::Vec;
+
+    use super::*;
+
+    #[test]
+    fn moving_bytes_is_copy_within_up_and_down_near_and_far() {
+        // Distances shorter and longer than the moving piece, regions of
+        // several pieces, and both directions, against `copy_within`.
+        let fresh = || (0..=255u8).cycle().take(600).collect::<Vec<u8>>();
+        for len in [0, 1, 5, 63, 64, 65, 130, 300] {
+            for from in [0, 3, 100] {
+                for to in [0, 1, 2, 40, 64, 99, 101, 163, 290] {
+                    let mut want = fresh();
+                    want.copy_within(from..from + len, to);
+                    let mut got = fresh();
+                    move_bytes(&mut got, from..from + len, to);
+                    assert_eq!(got, want, "{len} bytes from {from} to {to}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn moving_bytes_out_of_range_moves_nothing_past_the_end() {
+        let mut bytes = [1u8, 2, 3, 4];
+        move_bytes(&mut bytes, 1..3, 3);
+        assert_eq!(bytes, [1, 2, 3, 4]);
+        move_bytes(&mut bytes, 2..9, 0);
+        assert_eq!(bytes, [1, 2, 3, 4]);
+        // Pieces that would fit before one that does not.
+        let mut bytes: Vec<u8> = (0..200).collect();
+        move_bytes(&mut bytes, 100..250, 0);
+        assert!(bytes.iter().copied().eq(0..200));
+    }
+}
