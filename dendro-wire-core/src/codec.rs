@@ -392,7 +392,8 @@ pub(crate) fn copy_short(dst: &mut [u8], src: &[u8]) -> Option<()> {
         // `copy_from_slice`, a copy known to be disjoint: on x86-64 the
         // same moves as an array assignment, while on a Cortex-M built for
         // size an assignment of 16 or 32 bytes became a call to `memmove`
-        // (1.5 KiB of flash).
+        // (1.5 KiB of the agent's flash, as `cargo xtask firmware` prints
+        // it).
         dst.first_chunk_mut::<W>()?
             .copy_from_slice(src.first_chunk::<W>()?);
         dst.last_chunk_mut::<W>()?

@@ -130,7 +130,7 @@ impl<S: Storage> Source<S> {
 
 /// The encoded size and the `ts` of the row at the front of `bytes`. Out
 /// of line: inlined where it is used, it was 100 bytes more of a device's
-/// flash.
+/// flash (the agent's flash as `cargo xtask firmware` prints it).
 #[inline(never)]
 fn row_at(bytes: &[u8]) -> Option<(usize, i64)> {
     let mut rest = bytes;

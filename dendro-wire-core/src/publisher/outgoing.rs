@@ -176,8 +176,9 @@ impl<S: Storage> Source<S> {
     /// The interval's entry of `kind`, written field by field as
     /// `Index::emit` writes it: that one takes the stream as a `&str`, and
     /// making one of the stored name is a UTF-8 check whose code and table
-    /// were 600 bytes of a device's flash. The name was a `&str` when it
-    /// was declared; the golden tests hold the bytes to the encoder's.
+    /// were 600 bytes of a device's flash (the agent's, as `cargo xtask
+    /// firmware` prints it). The name was a `&str` when it was declared;
+    /// the golden tests hold the bytes to the encoder's.
     fn emit_index(
         &self,
         source: u32,

@@ -372,8 +372,9 @@ pub(super) const WORD: usize = NAME_WORD;
 /// `bytes.copy_within(from, to)`, through a small buffer so that no piece
 /// overlaps where it goes: `copy_within` is a `memmove`, 1.6 KB of flash on
 /// a Cortex-M built for size, for moves that are rare there (a slot set, a
-/// stream's latest row outgrowing its slot) and short. A move that does
-/// not fit in `bytes` moves nothing.
+/// stream's latest row outgrowing its slot) and short (the 1.6 KB are
+/// `cargo xtask firmware`'s agent's). A move that does not fit in `bytes`
+/// moves nothing.
 fn move_bytes(bytes: &mut [u8], from: Range<usize>, to: usize) {
     const PIECE: usize = 64;
     let mut piece = [0u8; PIECE];

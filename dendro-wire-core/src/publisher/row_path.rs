@@ -107,7 +107,8 @@ fn put_any(
 /// A row of 16 to 32 bytes to the front of `dst`, as two overlapping moves
 /// of 16 bytes. Words rather than `copy_from_slice`, whose copies the
 /// compiler merged into one call to `memcpy` of a variable size, a third
-/// of a row's time; the second move's offset masked into `dst`, so that
+/// of a row's time (the publisher machine's line of `cargo xtask
+/// bench-report`); the second move's offset masked into `dst`, so that
 /// no length needs checking here.
 #[inline(always)]
 fn copy_small(dst: &mut [u8; 2 * WORD - 1 + 16], row: &[u8]) -> Option<()> {

@@ -120,5 +120,6 @@ pub(super) fn walk_rows(bytes: &[u8], count: u32) -> Option<usize> {
 
 /// How far ahead of the row being checked [`walk_rows`] reads: about eight
 /// rows of a typical agent. Nearer, the bytes are not there in time; much
-/// further (2 KiB and more), measured slower than not reading ahead at all.
+/// further (2 KiB and more), measured slower than not reading ahead at all
+/// (the decode lines of `cargo xtask bench-report`).
 const READ_AHEAD: usize = 512;

@@ -70,7 +70,7 @@ impl HostFile {
     /// Create the file named by `name`'s bytes before its last, which must
     /// be a NUL (semihosting wants one) for writing. Bytes and a NUL rather
     /// than a `CStr`, whose making and measuring were two scans of the
-    /// name and 90 bytes of flash.
+    /// name and 90 bytes of flash (as `cargo xtask firmware` prints it).
     pub fn create(name: &[u8]) -> Option<HostFile> {
         let (&0, bytes) = name.split_last()? else {
             return None;

@@ -1,5 +1,5 @@
 //! The agent's publishing: the core's publisher machine, and nothing else
-//! that knows a sending rule of WIRE.md §5. The machine decides every frame
+//! that knows a sending rule of PROTOCOL.md §5. The machine decides every frame
 //! and its order; this file declares the sources, sizes their storage, and
 //! hands each frame the machine writes to the link.
 
