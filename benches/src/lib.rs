@@ -647,8 +647,9 @@ mod tests {
                             .unwrap();
                     }
                     machine.publisher.end_interval();
-                    while let Some(t) = machine.publisher.poll_transmit(&mut buf).unwrap() {
-                        out.extend_from_slice(&buf[..t.len]);
+                    while let Some((bytes, _)) = machine.publisher.poll_transmit(&mut buf).unwrap()
+                    {
+                        out.extend_from_slice(bytes);
                     }
                 }
                 other => panic!("{other:?}"),

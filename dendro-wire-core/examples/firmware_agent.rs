@@ -103,8 +103,8 @@ fn main() {
             publisher.set_slot(adc, b"ch3", b"off").unwrap();
         }
         publisher.end_interval();
-        while let Some(t) = publisher.poll_transmit(&mut frame).unwrap() {
-            if embedded_io::Write::write_all(&mut uart, &frame[..t.len]).is_err() {
+        while let Some((bytes, _)) = publisher.poll_transmit(&mut frame).unwrap() {
+            if embedded_io::Write::write_all(&mut uart, bytes).is_err() {
                 // The rest of the interval is dropped and counted; the next
                 // connection starts over with handshakes and full state.
                 link_up = false;

@@ -104,8 +104,8 @@ fn publish(out: &mut [u8]) -> u64 {
         }
         p.end_interval();
         if interval % 2 == 0 {
-            while let Some(t) = p.poll_transmit(out).unwrap() {
-                sum += t.len as u64;
+            while let Some((bytes, _)) = p.poll_transmit(out).unwrap() {
+                sum += bytes.len() as u64;
             }
         } else {
             while let Some((bytes, t)) = p.poll_frame(&mut scratch).unwrap() {

@@ -26,8 +26,8 @@ type Fixed = Publisher<[u8; 512], 2>;
 fn drain<S: Storage, const N: usize>(p: &mut Publisher<S, N>) -> Vec<Vec<u8>> {
     let mut frames = Vec::new();
     let mut buf = vec![0u8; 4096];
-    while let Some(t) = p.poll_transmit(&mut buf).unwrap() {
-        frames.push(buf[..t.len].to_vec());
+    while let Some((bytes, _)) = p.poll_transmit(&mut buf).unwrap() {
+        frames.push(bytes.to_vec());
     }
     frames
 }
@@ -281,23 +281,162 @@ fn calls_that_name_what_was_not_declared_are_refused() {
         Err(PublishError::NoIndex { source: 0 })
     );
     assert_eq!(p.index_state(s), Ok(NO_INDEX_STATE));
-    assert_eq!(p.stats().rows_refused, 0, "misuse is an error, not a drop");
+    // Each reading is accounted for: both rows were refused, with a reason.
+    assert_eq!(p.stats().rows_refused, 2);
+    assert_eq!(p.stats().rows_observed, 0);
+}
+
+/// The rows of a `Rows` frame, and its `seq`.
+fn seq_and_rows(frame: &[u8]) -> (u64, Vec<(String, i64, Vec<u8>)>) {
+    let Ok(Status::Complete((Frame::Rows(r), _))) = decode(frame) else {
+        panic!("not a Rows frame: {frame:?}");
+    };
+    (r.seq, rows_of(frame))
 }
 
 #[test]
-fn an_interval_not_yet_sent_refuses_the_next_ones_rows_and_slots() {
+fn rows_observed_while_an_interval_waits_to_be_polled_go_in_the_next() {
     let (mut p, s) = steady(PublisherConfig::default(), &["a"]);
     p.observe(s.stream(0), 1, 0, &[1]).unwrap();
     p.end_interval();
-    let due = PublishError::FramesDue { source: 0 };
-    assert_eq!(p.observe(s.stream(0), 2, 0, &[2]), Err(due));
-    assert_eq!(p.set_slot(s, b"k", b"v"), Err(due));
-    assert_eq!(p.remove_slot(s, b"k"), Err(due));
-    assert!(due.to_string().contains("rules 4 and 6"));
-    assert_eq!(drain(&mut p).len(), 1);
+    // The link has not taken the interval yet; sampling goes on.
     p.observe(s.stream(0), 2, 0, &[2]).unwrap();
-    p.set_slot(s, b"k", b"v").unwrap();
-    assert_eq!(p.stats().rows_refused, 0);
+    p.observe(s.stream(0), 3, 0, &[3]).unwrap();
+    assert_eq!(p.waiting().frames, 1);
+    let first = drain(&mut p);
+    p.observe(s.stream(0), 4, 0, &[4]).unwrap();
+    p.end_interval();
+    let second = drain(&mut p);
+    assert_eq!(first.len(), 1);
+    assert_eq!(second.len(), 1);
+    let (seq, rows) = seq_and_rows(&first[0]);
+    assert_eq!(rows, [("a".into(), 1, vec![1])]);
+    assert_eq!(
+        seq_and_rows(&second[0]),
+        (
+            seq + 1,
+            vec![
+                ("a".into(), 2, vec![2]),
+                ("a".into(), 3, vec![3]),
+                ("a".into(), 4, vec![4])
+            ]
+        )
+    );
+    let st = p.stats();
+    assert_eq!((st.rows_refused, st.rows_dropped), (0, 0));
+}
+
+#[test]
+fn a_frame_the_link_did_not_take_before_the_next_interval_ended_is_lost_and_counted() {
+    let mut p: Publisher<Grow, 4> = Publisher::new(PublisherConfig::default());
+    let s = p
+        .add_source(&decl(&["a"], Some("ix")), Grow::new(1 << 16))
+        .unwrap();
+    let mut sub: Subscriber<2> = Subscriber::new();
+    let mut admit = |frames: Vec<Vec<u8>>| -> Vec<Admitted> {
+        let admitted = frames.iter().map(|f| {
+            let (frame, _) = decode(f).unwrap().complete().unwrap();
+            sub.admit(&frame).unwrap()
+        });
+        admitted.collect()
+    };
+    p.connected();
+    p.end_interval();
+    admit(drain(&mut p));
+    for (ts, rows) in [(10, 2), (20, 3), (30, 1)] {
+        for n in 0..rows {
+            p.observe(s.stream(0), ts + n, 0, &[n as u8]).unwrap();
+        }
+        p.end_interval();
+    }
+    // Only the last interval's frame is polled: the two before it were lost
+    // in transit, their seq spent.
+    let waiting = p.waiting();
+    assert_eq!((waiting.frames, waiting.rows), (1, 1));
+    let st = p.stats();
+    assert_eq!((st.frames_dropped, st.rows_dropped), (2, 5));
+    assert_eq!((st.rows_observed, st.rows_sent), (6, 0));
+    let admitted = admit(drain(&mut p));
+    let [Admitted::Rows(v)] = admitted[..] else {
+        panic!("{admitted:?}");
+    };
+    // The subscriber sees the gap the link made: two frames lost.
+    assert_eq!((v.lost, v.skip), (2, None));
+    assert_eq!(p.stats().rows_sent, 1);
+}
+
+#[test]
+fn waiting_says_what_is_due_and_dropping_it_spends_its_seq() {
+    let (mut p, s) = steady(PublisherConfig::default(), &["a", "b"]);
+    p.observe(s.stream(0), 1, 0, &[1; 8]).unwrap();
+    p.observe(s.stream(1), 2, 0, &[2; 8]).unwrap();
+    p.end_interval();
+    let waiting = p.waiting();
+    assert_eq!((waiting.frames, waiting.rows), (1, 2));
+    assert_eq!(Some(waiting.bytes), p.next_frame_len());
+    p.drop_waiting();
+    assert_eq!(p.waiting(), Waiting::default());
+    assert_eq!(p.next_frame_len(), None);
+    let st = p.stats();
+    assert_eq!((st.frames_dropped, st.rows_dropped), (1, 2));
+    p.end_interval();
+    let (seq, _) = seq_and_rows(&drain(&mut p)[0]);
+    p.observe(s.stream(0), 3, 0, &[3]).unwrap();
+    p.end_interval();
+    assert_eq!(seq_and_rows(&drain(&mut p)[0]).0, seq + 1);
+}
+
+#[test]
+fn a_slot_changed_while_its_entry_waits_changes_the_next_entry_not_that_one() {
+    let mut p = Fixed::new(PublisherConfig::default());
+    let s = p.add_source(&decl(&["a"], Some("ix")), [0; 512]).unwrap();
+    p.set_slot(s, b"k1", b"v1").unwrap();
+    p.connected();
+    p.end_interval();
+    let opening = drain(&mut p);
+    p.set_slot(s, b"k2", b"v2").unwrap();
+    p.observe(s.stream(0), 5, 0, &[5]).unwrap();
+    p.end_interval();
+    // The Delta of k2 waits; k3 changes before it is polled.
+    p.set_slot(s, b"k3", b"v3").unwrap();
+    p.remove_slot(s, b"k1").unwrap();
+    let waited = drain(&mut p);
+    p.end_interval();
+    let next = drain(&mut p);
+    let entry = |f: &[u8]| match decode(f).unwrap().complete().unwrap().0 {
+        Frame::Index(i) => (i.kind, i.state, i.blob.to_vec()),
+        other => panic!("{other:?}"),
+    };
+    let k2 = [
+        &2u32.to_le_bytes()[..],
+        b"k2",
+        &[1],
+        &2u32.to_le_bytes(),
+        b"v2",
+    ]
+    .concat();
+    let after_k2 = state_of(&[(b"k1", b"v1"), (b"k2", b"v2")]);
+    assert_eq!(entry(&waited[0]), (IndexKind::Delta, after_k2, k2));
+    let Ok(Status::Complete((Frame::Rows(r), _))) = decode(&waited[1]) else {
+        panic!()
+    };
+    assert_eq!(
+        r.index_state, after_k2,
+        "the rows as the interval left them"
+    );
+    let k1 = [&2u32.to_le_bytes()[..], b"k1", &[0]].concat();
+    let k3 = [
+        &2u32.to_le_bytes()[..],
+        b"k3",
+        &[1],
+        &2u32.to_le_bytes(),
+        b"v3",
+    ]
+    .concat();
+    let now = state_of(&[(b"k2", b"v2"), (b"k3", b"v3")]);
+    assert_eq!(entry(&next[0]), (IndexKind::Delta, now, [k1, k3].concat()));
+    assert_eq!(opening.len(), 3);
+    assert_eq!(p.stats().slot_changes_refused, 0);
 }
 
 #[test]
@@ -330,7 +469,7 @@ fn a_frame_sent_by_hand_follows_rule_1_and_the_machines_own_are_refused() {
         "its handshake is due"
     );
     let mut frame = [0u8; 512];
-    let t = p.poll_transmit(&mut frame).unwrap().unwrap();
+    let (_, t) = p.poll_transmit(&mut frame).unwrap().unwrap();
     assert_eq!((t.kind, t.source), (kind::HANDSHAKE, 0));
     assert_eq!(p.encode_passthrough(&offset, &mut buf), Ok(25));
     assert_eq!(buf[4], kind::CLOCK_OFFSET);
@@ -446,8 +585,8 @@ fn a_row_that_would_outgrow_the_frame_buffer_is_refused_and_counted() {
     p.end_interval();
     let mut buf = [0u8; 107];
     let mut frames = Vec::new();
-    while let Some(t) = p.poll_transmit(&mut buf).unwrap() {
-        frames.push(buf[..t.len].to_vec());
+    while let Some((bytes, _)) = p.poll_transmit(&mut buf).unwrap() {
+        frames.push(bytes.to_vec());
     }
     assert_eq!(frames.len(), 2);
     assert_eq!(rows_of(&frames[1]), [("a".into(), 1, vec![7; 10])]);
@@ -538,8 +677,11 @@ fn a_buffer_too_small_names_the_size_and_loses_nothing() {
     assert!(e.to_string().contains("stays due"), "{e}");
     assert_eq!(p.next_frame_len(), Some(needed));
     let mut buf = vec![0u8; needed];
-    let t = p.poll_transmit(&mut buf).unwrap().unwrap();
-    assert_eq!((t.len, t.kind, t.rows), (needed, kind::ROWS, 2));
+    let (bytes, t) = p.poll_transmit(&mut buf).unwrap().unwrap();
+    assert_eq!(
+        (bytes.len(), t.len, t.kind, t.rows),
+        (needed, needed, kind::ROWS, 2)
+    );
     assert_eq!(
         rows_of(&buf),
         [("b".into(), 1, vec![1; 32]), ("a".into(), 2, vec![2; 32])]
@@ -575,8 +717,8 @@ fn polling_in_place_gives_the_bytes_poll_transmit_writes() {
                     out.push(bytes.to_vec());
                 }
             } else {
-                while let Some(t) = p.poll_transmit(&mut scratch).unwrap() {
-                    out.push(scratch[..t.len].to_vec());
+                while let Some((bytes, _)) = p.poll_transmit(&mut scratch).unwrap() {
+                    out.push(bytes.to_vec());
                 }
             }
         }
@@ -775,7 +917,8 @@ fn an_observer_takes_its_own_sources_rows_and_counts_what_it_refuses() {
     ));
     rows.observe(a.stream(0), 3, 0, &[3]).unwrap();
     drop(rows);
-    assert_eq!(p.stats().rows_refused, 1);
+    // The other source's row, the undeclared stream's and the one too large.
+    assert_eq!(p.stats().rows_refused, 3);
     p.connected();
     p.end_interval();
     let frames = drain(&mut p);
@@ -786,8 +929,12 @@ fn an_observer_takes_its_own_sources_rows_and_counts_what_it_refuses() {
     assert_eq!(rows_of(&frames[3]), []);
     p.observe(a.stream(0), 4, 0, &[4]).unwrap();
     p.end_interval();
-    assert_eq!(
-        p.observer(a).err(),
-        Some(PublishError::FramesDue { source: 0 })
-    );
+    // An interval waits to be polled; an observer takes the next one's rows.
+    p.observer(a)
+        .unwrap()
+        .observe(a.stream(0), 5, 0, &[5])
+        .unwrap();
+    assert_eq!(rows_of(&drain(&mut p)[0]), [("a".into(), 4, vec![4])]);
+    p.end_interval();
+    assert_eq!(rows_of(&drain(&mut p)[0]), [("a".into(), 5, vec![5])]);
 }

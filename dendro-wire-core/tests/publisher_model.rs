@@ -4,6 +4,10 @@
 //! sent by hand, sources declared late — under tight frame and storage
 //! bounds, and every frame checked on arrival by the core `Subscriber` and
 //! by a model of the rules written from the spec, not from the machine.
+//! Frames not polled before the next interval ends are lost in transit,
+//! as on a slow link: rows and slot changes made meanwhile belong to the
+//! next interval, and every reading is counted once, sent, dropped or
+//! unsent.
 
 mod common;
 
@@ -59,6 +63,11 @@ struct Batch {
     index_due: bool,
     index_seen: bool,
     rows_seen: bool,
+    /// The slot set as the interval ended: what its entry and rows carry,
+    /// whatever changes after.
+    state: IndexState,
+    full_blob: Vec<u8>,
+    delta_blob: Vec<u8>,
 }
 
 #[derive(Debug)]
@@ -69,8 +78,11 @@ struct Source {
     latest: Vec<Option<(i64, i64, Vec<u8>)>>,
     interval: Vec<Row>,
     slots: BTreeMap<Vec<u8>, Vec<u8>>,
-    /// Changes since the last entry sent on this connection.
+    /// Changes since the last entry sent on this connection, up to the
+    /// interval that ended last.
     changed: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    /// Changes since the interval that ended last: the next interval's.
+    changing: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
     next_seq: u64,
     // On this connection:
     handshaken: bool,
@@ -131,7 +143,8 @@ impl Source {
             None => self.slots.remove(key),
         };
         if connected {
-            self.changed.insert(key.to_vec(), value.map(<[u8]>::to_vec));
+            self.changing
+                .insert(key.to_vec(), value.map(<[u8]>::to_vec));
         }
     }
 }
@@ -166,26 +179,42 @@ struct Model {
     past_handshakes: bool,
     last_handshake: Option<u32>,
     rows_refused: u64,
+    rows_observed: u64,
     rows_unsent: u64,
+    rows_dropped: u64,
+    frames_dropped: u64,
     slots_refused: u64,
 }
 
 impl Model {
-    /// What a due batch leaves behind when it is dropped.
-    fn drop_batches(&mut self) {
-        for s in &mut self.sources {
-            if let Some(b) = s.batch.take() {
-                if !b.rows_seen {
-                    self.rows_unsent += b.observed as u64;
-                    // A gap shows against the frame before it, if any.
-                    s.unsent_frames += u64::from(s.rows_seen);
+    /// What a due batch leaves behind when it is dropped: `lost` on a
+    /// connection that goes on, else at a change of connection.
+    fn drop_batch(&mut self, i: usize, lost: bool) {
+        let s = &mut self.sources[i];
+        if let Some(b) = s.batch.take() {
+            if !b.rows_seen {
+                match lost {
+                    true => {
+                        self.rows_dropped += b.observed as u64;
+                        self.frames_dropped += u64::from(s.rows_seen);
+                        bump(&mut self.seen, "batches dropped", 1);
+                    }
+                    false => self.rows_unsent += b.observed as u64,
                 }
+                // A gap shows against the frame before it, if any.
+                s.unsent_frames += u64::from(s.rows_seen);
             }
         }
     }
 
+    fn drop_batches(&mut self, lost: bool) {
+        for i in 0..self.sources.len() {
+            self.drop_batch(i, lost);
+        }
+    }
+
     fn connected(&mut self) {
-        self.drop_batches();
+        self.drop_batches(false);
         self.connected = true;
         self.sub.reset();
         for s in &mut self.sources {
@@ -195,28 +224,33 @@ impl Model {
             s.unsent_frames = 0;
             s.entry_ts = None;
             s.changed.clear();
+            s.changing.clear();
         }
     }
 
     fn disconnected(&mut self) {
-        self.drop_batches();
+        self.drop_batches(false);
         self.connected = false;
         for s in &mut self.sources {
             s.changed.clear();
+            s.changing.clear();
         }
     }
 
     fn end_interval(&mut self) {
-        self.drop_batches();
+        self.drop_batches(true);
         self.past_handshakes = false;
         self.last_handshake = None;
         for s in &mut self.sources {
             let seq = s.next_seq;
             s.next_seq += 1;
             let observed: Vec<Row> = std::mem::take(&mut s.interval);
+            self.rows_observed += observed.len() as u64;
             for (stream, ts, wall, row) in &observed {
                 s.latest[*stream] = Some((*ts, *wall, row.clone()));
             }
+            let changing = std::mem::take(&mut s.changing);
+            s.changed.extend(changing);
             if !self.connected {
                 self.rows_unsent += observed.len() as u64;
                 continue;
@@ -247,6 +281,9 @@ impl Model {
                 index_due: full_due || !s.changed.is_empty(),
                 index_seen: false,
                 rows_seen: false,
+                state: s.state(),
+                full_blob: s.full_blob(),
+                delta_blob: s.delta_blob(),
             });
         }
     }
@@ -283,26 +320,25 @@ impl Model {
         assert!(s.handshaken, "rule 1: a frame before the handshake");
         match frame {
             Frame::Index(i) => {
-                let state = s.state();
                 let b = s.batch.as_mut().expect("an entry outside an interval");
                 assert!(b.index_due, "an entry with nothing to say");
                 assert!(!b.index_seen, "two entries in one interval");
                 assert!(!b.rows_seen, "rule 4: an entry after the rows");
                 b.index_seen = true;
                 let first = b.rows.iter().map(|r| r.1).min();
-                assert_eq!(i.state, state);
+                assert_eq!(i.state, b.state);
                 match i.kind {
                     // Rules 2 and 7: every slot.
                     IndexKind::Full => {
                         bump(&mut self.seen, "fulls", 1);
-                        assert_eq!(i.blob, s.full_blob());
+                        assert_eq!(i.blob, b.full_blob);
                         s.full_seen = true;
                         s.intervals_since_full = 0;
                     }
                     IndexKind::Delta => {
                         bump(&mut self.seen, "deltas", 1);
                         assert!(!b.full_due, "rules 2 and 7: a Delta where a Full is due");
-                        assert_eq!(i.blob, s.delta_blob());
+                        assert_eq!(i.blob, b.delta_blob);
                     }
                 }
                 // Rule 5: no later than the rows that follow it.
@@ -317,7 +353,6 @@ impl Model {
                 let Admitted::Rows(v) = verdict else {
                     panic!("{verdict:?}")
                 };
-                let state = s.state();
                 let b = s.batch.as_mut().expect("rows outside an interval");
                 assert!(!b.rows_seen, "rule 6: two Rows frames in one interval");
                 assert!(
@@ -326,7 +361,7 @@ impl Model {
                 );
                 b.rows_seen = true;
                 assert_eq!(r.seq, b.seq, "rule 6: seq");
-                assert_eq!(r.index_state, state);
+                assert_eq!(r.index_state, b.state);
                 let got: Vec<Row> = r
                     .rows
                     .iter()
@@ -405,7 +440,10 @@ fn run(seed: u64) -> Seen {
         past_handshakes: false,
         last_handshake: None,
         rows_refused: 0,
+        rows_observed: 0,
         rows_unsent: 0,
+        rows_dropped: 0,
+        frames_dropped: 0,
         slots_refused: 0,
     };
     let mut ids: Vec<SourceId> = Vec::new();
@@ -444,6 +482,7 @@ fn run(seed: u64) -> Seen {
                     interval: Vec::new(),
                     slots: BTreeMap::new(),
                     changed: BTreeMap::new(),
+                    changing: BTreeMap::new(),
                     next_seq: 0,
                     handshaken: false,
                     full_seen: false,
@@ -501,13 +540,17 @@ fn run(seed: u64) -> Seen {
                 for ((stream, ts, wall, row), got) in rows.into_iter().zip(results) {
                     let s = &mut m.sources[i];
                     match got {
-                        Ok(()) => s.interval.push((stream, ts, wall, row)),
-                        Err(PublishError::UnknownStream { .. }) => {
-                            assert_eq!(stream, s.streams.len())
+                        Ok(()) => {
+                            // Never refused for frames waiting to be polled:
+                            // the row is the next interval's.
+                            if s.batch.as_ref().is_some_and(|b| !b.rows_seen) {
+                                bump(&mut m.seen, "rows while frames wait", 1);
+                            }
+                            s.interval.push((stream, ts, wall, row))
                         }
-                        Err(PublishError::FramesDue { .. }) => {
-                            assert!(s.batch.as_ref().is_some_and(|b| !b.rows_seen));
-                            bump(&mut m.seen, "frames due", 1);
+                        Err(PublishError::UnknownStream { .. }) => {
+                            assert_eq!(stream, s.streams.len());
+                            m.rows_refused += 1;
                         }
                         Err(
                             PublishError::FrameTooLarge { .. } | PublishError::StorageFull { .. },
@@ -521,17 +564,31 @@ fn run(seed: u64) -> Seen {
                 let key = [b'k', rng.below(6) as u8];
                 let max = if rng.chance(5) { 300 } else { 6 };
                 let value = (op < 55).then(|| rng.bytes(max));
+                let waiting = m.sources[i]
+                    .batch
+                    .as_ref()
+                    .is_some_and(|b| b.index_due && !b.index_seen);
+                let dropped = p.stats().rows_dropped + p.stats().frames_unsent;
                 let got = match &value {
                     Some(v) => p.set_slot(ids[i], &key, v),
                     None => p.remove_slot(ids[i], &key),
                 };
+                if p.stats().rows_dropped + p.stats().frames_unsent != dropped {
+                    // The entry due could not be kept as it was before the
+                    // change: it and its rows are lost in transit.
+                    assert!(waiting, "frames dropped with no entry waiting");
+                    m.drop_batch(i, true);
+                    bump(&mut m.seen, "entries dropped for storage", 1);
+                }
                 let s = &mut m.sources[i];
                 match got {
-                    Ok(()) => s.set(&key, value.as_deref(), m.connected),
-                    Err(PublishError::NoIndex { .. }) => assert!(!s.indexed),
-                    Err(PublishError::FramesDue { .. }) => {
-                        assert!(s.batch.as_ref().is_some_and(|b| !b.rows_seen))
+                    Ok(()) => {
+                        if waiting && s.batch.is_some() {
+                            bump(&mut m.seen, "slot changes while an entry waits", 1);
+                        }
+                        s.set(&key, value.as_deref(), m.connected)
                     }
+                    Err(PublishError::NoIndex { .. }) => assert!(!s.indexed),
                     Err(PublishError::FrameTooLarge { .. } | PublishError::StorageFull { .. }) => {
                         assert!(value.is_some(), "a removal always fits");
                         m.slots_refused += 1;
@@ -567,7 +624,7 @@ fn run(seed: u64) -> Seen {
                         }
                     }
                     match p.poll_transmit(&mut buf).unwrap() {
-                        Some(t) => m.check(&buf[..t.len], t),
+                        Some((bytes, t)) => m.check(bytes, t),
                         None => {
                             m.interval_done();
                             break;
@@ -633,8 +690,8 @@ fn run(seed: u64) -> Seen {
             }
             91..=92 => declare(&mut rng, &mut p, &mut m, &mut ids),
             _ => {
-                if let Some(t) = p.poll_transmit(&mut buf).unwrap() {
-                    m.check(&buf[..t.len], t);
+                if let Some((bytes, t)) = p.poll_transmit(&mut buf).unwrap() {
+                    m.check(bytes, t);
                 }
             }
         }
@@ -648,7 +705,19 @@ fn run(seed: u64) -> Seen {
     m.end_interval();
     p.disconnected();
     m.disconnected();
-    assert_eq!(p.stats().rows_unsent, m.rows_unsent);
+    let stats = p.stats();
+    assert_eq!(stats.rows_unsent, m.rows_unsent);
+    assert_eq!(stats.rows_dropped, m.rows_dropped);
+    assert_eq!(stats.frames_dropped, m.frames_dropped);
+    assert_eq!(stats.rows_observed, m.rows_observed);
+    // Every reading counted once: refused, or sent, dropped or unsent.
+    assert_eq!(
+        stats.rows_sent + stats.rows_dropped + stats.rows_unsent,
+        stats.rows_observed,
+        "{stats:?}"
+    );
+    assert_eq!(p.waiting(), Waiting::default());
+    bump(&mut m.seen, "rows dropped", m.rows_dropped);
     m.seen
 }
 
@@ -677,7 +746,11 @@ fn random_programs_send_only_streams_that_keep_rules_1_to_8() {
         "gaps",
         "rows refused",
         "slots refused",
-        "frames due",
+        "rows while frames wait",
+        "slot changes while an entry waits",
+        "batches dropped",
+        "rows dropped",
+        "entries dropped for storage",
         "buffers too small",
         "late sources",
         "not handshaken",

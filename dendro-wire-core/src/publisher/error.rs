@@ -47,12 +47,6 @@ pub enum PublishError {
         /// The source's ordinal.
         source: u32,
     },
-    /// A row or a slot change while the source still has frames of the
-    /// ended interval to send.
-    FramesDue {
-        /// The source's ordinal.
-        source: u32,
-    },
     /// A frame for a source whose handshake has not gone out on this
     /// connection (rule 1).
     NotHandshaken {
@@ -142,12 +136,6 @@ impl fmt::Display for PublishError {
                 "source {source} was declared without an index stream, so it has no slots; its \
                  rows declare NO_INDEX_STATE"
             ),
-            PublishError::FramesDue { source } => write!(
-                f,
-                "source {source} still has frames of the ended interval to send; poll until none \
-                 is left before the next interval's rows or slot changes, which would otherwise \
-                 change frames already made (rules 4 and 6)"
-            ),
             PublishError::NotHandshaken { source, kind } => write!(
                 f,
                 "a {} frame for source {source} before its handshake went out on this \
@@ -202,6 +190,29 @@ impl fmt::Display for PublishError {
                  due"
             ),
             PublishError::Encode(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl PublishError {
+    /// The variant's name, for a device that logs errors without
+    /// `core::fmt` (whose machinery and these messages are kilobytes of
+    /// flash); [`Display`](fmt::Display) says the whole sentence.
+    pub const fn name(&self) -> &'static str {
+        match self {
+            PublishError::TooManySources { .. } => "TooManySources",
+            PublishError::UnknownSource { .. } => "UnknownSource",
+            PublishError::UnknownStream { .. } => "UnknownStream",
+            PublishError::DuplicateStream { .. } => "DuplicateStream",
+            PublishError::OtherSource { .. } => "OtherSource",
+            PublishError::NoIndex { .. } => "NoIndex",
+            PublishError::NotHandshaken { .. } => "NotHandshaken",
+            PublishError::NotPassthrough { .. } => "NotPassthrough",
+            PublishError::FrameTooLarge { .. } => "FrameTooLarge",
+            PublishError::StorageFull { .. } => "StorageFull",
+            PublishError::StorageShrank { .. } => "StorageShrank",
+            PublishError::BufferTooSmall { .. } => "BufferTooSmall",
+            PublishError::Encode(_) => "Encode",
         }
     }
 }

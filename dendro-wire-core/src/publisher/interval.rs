@@ -27,8 +27,8 @@ impl<S: Storage> Source<S> {
         self.clear_delta();
     }
 
-    /// End the interval for this source; `false` if no connection took its
-    /// rows.
+    /// End the interval for this source, whose frames of the last are all
+    /// gone (polled or dropped); `false` if no connection took its rows.
     pub(super) fn end_interval(
         &mut self,
         source: u32,
@@ -36,6 +36,7 @@ impl<S: Storage> Source<S> {
         connected: bool,
         config: &PublisherConfig,
     ) -> bool {
+        self.release_held();
         let seq = self.seq;
         self.seq = seq.wrapping_add(1);
         let opening = connected && !self.sent.rows;
@@ -82,14 +83,17 @@ impl<S: Storage> Source<S> {
         let mut due = Due {
             handshake: !self.sent.handshake,
             index: None,
+            index_encoded: false,
             rows: true,
             opening,
             seq,
             stamp: self.last_ts,
+            state: self.state(),
             // An opening carries the latest rows beside the interval's;
             // for any other frame there are none.
             rows_len: frame_len + extra_len,
             rows_count: self.rows + extra_rows,
+            rows_observed: self.rows,
         };
         if self.indexed {
             self.intervals_since_full += 1;
@@ -124,6 +128,9 @@ impl<S: Storage> Source<S> {
             let _ = head.and_then(|h| write_rows_head(h, source, seq, state, count, frame_len));
         }
         self.due = due;
+        // Held for polling; the next interval's rows go in after it.
+        self.regions.hold_frame();
+        self.rows = 0;
         true
     }
 }

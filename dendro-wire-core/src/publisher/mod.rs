@@ -27,6 +27,7 @@ mod declare;
 mod error;
 mod interval;
 mod observer;
+mod outbox;
 mod outgoing;
 mod regions;
 mod row_path;
@@ -37,9 +38,10 @@ mod stats;
 pub use config::{PublisherConfig, SourceDecl, SourceId, StreamId, Transmit};
 pub use error::PublishError;
 pub use observer::Observer;
-pub use stats::PublisherStats;
+pub use outbox::Outbox;
+pub use stats::{PublisherStats, Waiting};
 
-use outgoing::{Place, PollOrder};
+use outgoing::{Dropped, Place, PollOrder};
 use row_path::put_small;
 use source::Source;
 
@@ -123,8 +125,8 @@ use crate::index_state::{SlotSetHash, NO_INDEX_STATE};
 ///     let _ = publisher.observe(raw, i64::from(tick) * 1_000_000, 0, &read_adc(tick));
 ///     if tick % 10 == 9 {
 ///         publisher.end_interval();
-///         while let Some(t) = publisher.poll_transmit(&mut frame)? {
-///             if !link.send(&frame[..t.len]) {
+///         while let Some((bytes, _)) = publisher.poll_transmit(&mut frame)? {
+///             if !link.send(bytes) {
 ///                 link.up = false;
 ///                 publisher.disconnected();
 ///                 break;
@@ -178,7 +180,11 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
                 intervals: 0,
                 connections: 0,
                 frames_sent: 0,
+                rows_observed: 0,
                 rows_sent: 0,
+                rows_repeated: 0,
+                frames_dropped: 0,
+                rows_dropped: 0,
                 frames_unsent: 0,
                 rows_unsent: 0,
                 rows_refused: 0,
@@ -262,11 +268,14 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     /// frame. The row is encoded into the frame now, behind the stream's
     /// name as it was encoded at declaration.
     ///
-    /// Refused, and counted in [`rows_refused`](PublisherStats::rows_refused),
-    /// if it would make a `Rows` frame larger than the frame buffer (a
+    /// Never refused because frames wait to be polled: a row observed
+    /// after [`end_interval`](Self::end_interval) and before the interval's
+    /// frames are polled goes in the next interval's frame. Refused, and
+    /// counted in [`rows_refused`](PublisherStats::rows_refused), only if
+    /// it would make a `Rows` frame larger than the frame buffer (a
     /// connection's first keeps room for the latest row of every stream,
-    /// rule 3) or the storage cannot hold it; refused if the source still
-    /// has frames of the last interval to send.
+    /// rule 3), the storage cannot hold it, or the stream was never
+    /// declared.
     //
     // What `Observer::observe` does for one row, written out: going through
     // an `Observer` costs the firmware agent 144 bytes of flash (`cargo
@@ -281,6 +290,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     ) -> Result<(), PublishError> {
         let limit = self.config.frame_buffer;
         let Some(src) = self.sources.get_mut(stream.source as usize) else {
+            self.stats.rows_refused += 1;
             return Err(PublishError::UnknownSource {
                 source: stream.source,
             });
@@ -304,16 +314,12 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     /// Observe many rows of one source at once: what [`observe`](Self::observe)
     /// does for each, with the frame's position and bounds held by the
     /// [`Observer`] rather than read and written back for every row.
-    /// Refused if the source still has frames of the last interval to send.
     pub fn observer(&mut self, source: SourceId) -> Result<Observer<'_, S>, PublishError> {
         let limit = self.config.frame_buffer;
         let src = self
             .sources
             .get_mut(source.0 as usize)
             .ok_or(PublishError::UnknownSource { source: source.0 })?;
-        if src.due.rows {
-            return Err(PublishError::FramesDue { source: source.0 });
-        }
         Ok(Observer::new(
             src,
             &mut self.stats.rows_refused,
@@ -325,6 +331,11 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     /// Set an index slot, adding it or changing its value. Sent in the
     /// interval's `Delta`, or in the next `Full`.
     ///
+    /// Never refused because frames wait to be polled: an index entry of
+    /// the interval that ended, not yet polled, is encoded as that interval
+    /// left the slots before the change is made (into the source's storage;
+    /// if the storage cannot hold it, that entry and the interval's rows
+    /// are dropped as lost, [`frames_dropped`](PublisherStats::frames_dropped)).
     /// Refused, and counted in
     /// [`slot_changes_refused`](PublisherStats::slot_changes_refused), if
     /// every slot would no longer fit one `Full` in the frame buffer (rules 2
@@ -335,10 +346,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         key: &[u8],
         value: &[u8],
     ) -> Result<(), PublishError> {
-        let (limit, keep_for_delta) = (self.config.frame_buffer, self.connected);
-        let result = self
-            .source_mut(source)
-            .and_then(|s| s.set_slot(source.0, key, Some(value), limit, keep_for_delta));
+        let result = self.change_slot(source, key, Some(value));
         if let Err(PublishError::FrameTooLarge { .. } | PublishError::StorageFull { .. }) = result {
             self.stats.slot_changes_refused += 1;
         }
@@ -347,17 +355,30 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
 
     /// Remove an index slot; a slot that is not there is no change.
     pub fn remove_slot(&mut self, source: SourceId, key: &[u8]) -> Result<(), PublishError> {
+        self.change_slot(source, key, None)
+    }
+
+    fn change_slot(
+        &mut self,
+        source: SourceId,
+        key: &[u8],
+        value: Option<&[u8]>,
+    ) -> Result<(), PublishError> {
         let (limit, keep_for_delta) = (self.config.frame_buffer, self.connected);
-        self.source_mut(source)?
-            .set_slot(source.0, key, None, limit, keep_for_delta)
+        let s = self
+            .sources
+            .get_mut(source.0 as usize)
+            .ok_or(PublishError::UnknownSource { source: source.0 })?;
+        let stats = &mut self.stats;
+        s.set_slot(source.0, key, value, limit, keep_for_delta, stats)
     }
 
     /// A new connection is open (its preamble written): anything still due
-    /// for the last one is dropped, and the next interval opens this one
-    /// with every handshake, a `Full` per indexed source and the latest row
-    /// of every stream (rules 2, 3, 8).
+    /// for the last one is dropped, counted as unsent, and the next interval
+    /// opens this one with every handshake, a `Full` per indexed source and
+    /// the latest row of every stream (rules 2, 3, 8).
     pub fn connected(&mut self) {
-        self.drop_due();
+        self.drop_due(Dropped::Unsent);
         self.connected = true;
         self.stats.connections += 1;
         for s in &mut self.sources {
@@ -365,10 +386,11 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         }
     }
 
-    /// The connection ended: anything still due is dropped, and until the
-    /// next, intervals send nothing and count their rows as unsent.
+    /// The connection ended: anything still due is dropped, counted as
+    /// unsent, and until the next, intervals send nothing and count their
+    /// rows as unsent.
     pub fn disconnected(&mut self) {
-        self.drop_due();
+        self.drop_due(Dropped::Unsent);
         self.connected = false;
         for s in &mut self.sources {
             s.connection_closed();
@@ -379,19 +401,24 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     /// latest row of every stream observed (rule 3), and, on a connection,
     /// makes due what the rules require: a handshake not yet sent on it, an
     /// index entry if one is due, and exactly one `Rows` frame (rules 4, 6,
-    /// 7). Poll them until none is left.
+    /// 7). Poll them before the next interval ends.
     ///
-    /// Frames of the last interval still due are dropped first and counted
-    /// ([`frames_unsent`](PublisherStats::frames_unsent)): their `seq` stays
-    /// spent, a handshake or a `Full` not sent is due again, and changes a
-    /// `Delta` did not carry go in the next.
+    /// Frames of the last interval still due are dropped first, lost in
+    /// transit, as a link slower than the readings loses them: each `Rows`
+    /// frame's `seq` stays spent, so a subscriber sees the gap, and its rows
+    /// are counted ([`frames_dropped`](PublisherStats::frames_dropped),
+    /// [`rows_dropped`](PublisherStats::rows_dropped)); a handshake or a
+    /// `Full` not sent is due again, and an entry not sent is made good by
+    /// the next (a `Delta` with every change since the last entry sent, or a
+    /// `Full`).
     pub fn end_interval(&mut self) {
-        self.drop_due();
+        self.drop_due(Dropped::Lost);
         let (interval, connected) = (self.interval, self.connected);
         for (ordinal, s) in self.sources.iter_mut().enumerate() {
-            let rows = s.rows;
+            let rows = u64::from(s.rows);
+            self.stats.rows_observed += rows;
             if !s.end_interval(ordinal as u32, interval, connected, &self.config) {
-                self.stats.rows_unsent += u64::from(rows);
+                self.stats.rows_unsent += rows;
             }
         }
         self.interval += 1;
@@ -399,11 +426,32 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         self.order = PollOrder::Handshakes(0);
     }
 
-    /// Write the next frame the rules require into `buf`: `None` when none
-    /// is left. A buffer too small is refused with the size needed and the
-    /// frame stays due; a buffer of
-    /// [`frame_buffer`](PublisherConfig::frame_buffer) bytes always holds it.
-    pub fn poll_transmit(&mut self, buf: &mut [u8]) -> Result<Option<Transmit>, PublishError> {
+    /// What is due and not yet polled: its frames, their bytes and the rows
+    /// observed in them. A caller whose link cannot carry it before the
+    /// next interval ends may [`drop_waiting`](Self::drop_waiting) rather
+    /// than send part of it late.
+    pub fn waiting(&self) -> Waiting {
+        self.waiting_now()
+    }
+
+    /// Drop every frame due, as [`end_interval`](Self::end_interval) drops
+    /// those of the last interval: lost in transit, counted, each `seq`
+    /// spent. For a link that is up but cannot carry them; a link that is
+    /// down is [`disconnected`](Self::disconnected).
+    pub fn drop_waiting(&mut self) {
+        self.drop_due(Dropped::Lost);
+    }
+
+    /// Write the next frame the rules require into `buf`, and return its
+    /// bytes there and what it is: `None` when none is left. A buffer too
+    /// small is refused with the size needed and the frame stays due; a
+    /// buffer of [`frame_buffer`](PublisherConfig::frame_buffer) bytes
+    /// always holds it. An [`Outbox`] holds one frame written this way for
+    /// a link that takes it in pieces.
+    pub fn poll_transmit<'b>(
+        &mut self,
+        buf: &'b mut [u8],
+    ) -> Result<Option<(&'b [u8], Transmit)>, PublishError> {
         let Some((i, item, len)) = self.peek() else {
             return Ok(None);
         };
@@ -414,17 +462,18 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             });
         }
         let (place, t) = self.take(i, item, len, buf)?;
+        let shrank = PublishError::StorageShrank { source: i as u32 };
+        let written = buf.get_mut(..len).ok_or(shrank)?;
         if let Place::Stored(range) = place {
             let stored = self
                 .sources
                 .get(i)
                 .and_then(|s| s.storage.bytes().get(range));
-            let copied = stored.zip(buf.get_mut(..len));
-            if copied.and_then(|(src, dst)| copy(dst, src)).is_none() {
-                return Err(PublishError::StorageShrank { source: i as u32 });
+            if stored.and_then(|src| copy(written, src)).is_none() {
+                return Err(shrank);
             }
         }
-        Ok(Some(t))
+        Ok(Some((written, t)))
     }
 
     /// The next frame, as [`poll_transmit`](Self::poll_transmit) gives it,

@@ -1,15 +1,18 @@
 //! What goes out next: the order frames are polled in (every handshake
 //! first, then each source's index entry before its rows, rules 1 and 4),
-//! taking one and recording that it went out, dropping what is still due,
-//! and building the frames not held encoded (an `Index` entry, and a
-//! connection's first `Rows` frame, rule 3).
+//! taking one and recording that it went out, dropping what is still due
+//! (a frame not polled before the next interval ends is lost in transit:
+//! its `seq` stays spent, rule 6), and building the frames not held
+//! encoded (an `Index` entry, and a connection's first `Rows` frame,
+//! rule 3).
 
 use zerocopy::little_endian::{I64, U32, U64};
 
 use super::error::PublishError;
 use super::regions::Region;
-use super::source::Source;
-use super::{Publisher, Transmit};
+use super::source::{Due, Source};
+use super::stats::PublisherStats;
+use super::{Publisher, Transmit, Waiting};
 use crate::codec::Out;
 use crate::framing::FrameHead;
 use crate::index::{IndexKind, IndexTail};
@@ -42,21 +45,34 @@ pub(super) enum Place {
 }
 
 impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
-    /// Drop every frame still due, counting it.
-    pub(super) fn drop_due(&mut self) {
+    /// Drop every frame still due, counting it as `why` says.
+    pub(super) fn drop_due(&mut self, why: Dropped) {
         for s in &mut self.sources {
-            // The flags alone: what else `Due` holds is read only while
-            // they are set.
-            let due = s.due;
-            (s.due.handshake, s.due.index, s.due.rows) = (false, None, false);
-            let frames = u64::from(due.handshake) + u64::from(due.index.is_some());
-            self.stats.frames_unsent += frames + u64::from(due.rows);
-            if due.rows {
-                self.stats.rows_unsent += u64::from(s.rows);
-                s.reset_rows();
-            }
+            s.drop_due(&mut self.stats, why);
         }
         self.order = PollOrder::Idle;
+    }
+
+    /// What is due and not yet polled, over every source.
+    pub(super) fn waiting_now(&self) -> Waiting {
+        let mut w = Waiting::default();
+        for s in &self.sources {
+            let due = &s.due;
+            if due.handshake {
+                w.frames += 1;
+                w.bytes += s.regions.len(Region::Handshake);
+            }
+            if let Some(kind) = due.index {
+                w.frames += 1;
+                w.bytes += s.index_len(kind);
+            }
+            if due.rows {
+                w.frames += 1;
+                w.bytes += due.rows_len;
+                w.rows += u64::from(due.rows_observed);
+            }
+        }
+        w
     }
 
     /// The next frame due, without taking it: its source, what it is, and
@@ -103,7 +119,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             .ok_or(PublishError::UnknownSource { source })?;
         let built = match item {
             Item::Handshake => false,
-            Item::Index(_) => true,
+            Item::Index(_) => !s.due.index_encoded,
             Item::Rows => s.due.opening,
         };
         if built && buf.len() < len {
@@ -126,28 +142,40 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
                 Place::Stored(s.regions.range(Region::Handshake))
             }
             Item::Index(kind) => {
-                let n = s.emit_index(source, kind, buf)?;
+                let place = if s.due.index_encoded {
+                    // Encoded when a slot changed after the interval ended;
+                    // the changes since are in the Delta region, kept.
+                    s.due.index_encoded = false;
+                    Place::Stored(s.regions.range(Region::Entry))
+                } else {
+                    let n = s.emit_index(source, kind, buf)?;
+                    s.clear_delta();
+                    Place::Buffer(n)
+                };
                 s.due.index = None;
-                s.clear_delta();
+                // What the Delta region lost before this entry was encoded,
+                // the entry carries; `delta_lost` now says only what it
+                // lost after.
                 if kind == IndexKind::Full {
                     s.sent.full = true;
                     s.intervals_since_full = 0;
-                    s.delta_lost = false;
                 }
                 t.kind = kind::INDEX;
-                Place::Buffer(n)
+                place
             }
             Item::Rows => {
                 let place = if s.due.opening {
                     Place::Buffer(s.emit_opening(source, ended, buf)?)
                 } else {
-                    Place::Stored(s.regions.frame())
+                    Place::Stored(s.regions.held())
                 };
-                t.rows = s.due.rows_count;
+                let due = s.due;
+                t.rows = due.rows_count;
                 s.due.rows = false;
                 s.sent.rows = true;
-                s.reset_rows();
-                self.stats.rows_sent += u64::from(t.rows);
+                s.regions.polled_held();
+                self.stats.rows_sent += u64::from(due.rows_observed);
+                self.stats.rows_repeated += u64::from(due.rows_count - due.rows_observed);
                 place
             }
         };
@@ -160,7 +188,49 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     }
 }
 
+/// Why frames still due are dropped, which says how they are counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Dropped {
+    /// On a connection that goes on: the next interval ended before they
+    /// were polled, or the caller dropped them. Each `Rows` frame's `seq`
+    /// is spent, so a subscriber that has had one of its source's frames
+    /// on the connection sees the gap (rule 6).
+    Lost,
+    /// The connection changed: they belong to no connection now.
+    Unsent,
+}
+
 impl<S: Storage> Source<S> {
+    /// Drop what is due, counting it as `why` says.
+    pub(super) fn drop_due(&mut self, stats: &mut PublisherStats, why: Dropped) {
+        let due = self.due;
+        (self.due.handshake, self.due.index, self.due.rows) = (false, None, false);
+        self.due.index_encoded = false;
+        let frames = u64::from(due.handshake) + u64::from(due.index.is_some());
+        let rows = u64::from(due.rows_observed);
+        match (why, due.rows) {
+            (_, false) => stats.frames_unsent += frames,
+            (Dropped::Lost, true) => {
+                // A connection's first Rows frame dropped shows no gap: the
+                // subscriber has had none of this source's on it.
+                let gap = u64::from(!due.opening);
+                stats.frames_dropped += gap;
+                stats.frames_unsent += frames + 1 - gap;
+                stats.rows_dropped += rows;
+            }
+            (Dropped::Unsent, true) => {
+                stats.frames_unsent += frames + 1;
+                stats.rows_unsent += rows;
+            }
+        }
+        if due.index_encoded {
+            // The changes it carried are in no other entry: the next is a
+            // Full.
+            self.delta_lost = true;
+        }
+        self.release_held();
+    }
+
     /// Where the blob of an entry of `kind` is kept.
     fn blob(&self, kind: IndexKind) -> core::ops::Range<usize> {
         match kind {
@@ -169,48 +239,80 @@ impl<S: Storage> Source<S> {
         }
     }
 
+    /// The size of the entry due, of `kind`.
     fn index_len(&self, kind: IndexKind) -> usize {
-        self.index_overhead + self.blob(kind).len()
+        match self.due.index_encoded {
+            true => self.regions.len(Region::Entry),
+            false => self.index_overhead + self.blob(kind).len(),
+        }
     }
 
-    /// The interval's entry of `kind`, written field by field as
-    /// `Index::emit` writes it: that one takes the stream as a `&str`, and
-    /// making one of the stored name is a UTF-8 check whose code and table
-    /// were 600 bytes of a device's flash (the agent's, as `cargo xtask
-    /// firmware` prints it). The name was a `&str` when it was declared;
-    /// the golden tests hold the bytes to the encoder's.
+    /// The interval's entry, due and not yet encoded, into the entry region
+    /// before a slot changes under it; if the storage cannot hold it, the
+    /// entry and the rows after it are dropped, lost in transit.
+    pub(super) fn encode_entry_early(&mut self, source: u32, stats: &mut PublisherStats) {
+        let Some(kind) = self.due.index else {
+            return;
+        };
+        if self.due.index_encoded {
+            return;
+        }
+        let len = self.index_len(kind);
+        let entry = self.regions.range(Region::Entry);
+        let regions = &mut self.regions;
+        if regions
+            .resize(
+                &mut self.storage,
+                source,
+                Region::Entry,
+                entry.start,
+                entry.len(),
+                len,
+            )
+            .is_err()
+        {
+            self.drop_due(stats, Dropped::Lost);
+            return;
+        }
+        let entry = self.regions.range(Region::Entry);
+        let (front, rest) = self.storage.bytes_mut().split_at_mut(entry.start);
+        let written = rest.get_mut(..len).map(|buf| {
+            write_index(
+                front,
+                &self.regions,
+                &self.due,
+                source,
+                kind,
+                self.index_overhead,
+                buf,
+            )
+        });
+        match written {
+            Some(Ok(_)) => {
+                self.due.index_encoded = true;
+                self.clear_delta();
+            }
+            _ => self.drop_due(stats, Dropped::Lost),
+        }
+    }
+
+    /// The interval's entry of `kind` into `buf`.
     fn emit_index(
         &self,
         source: u32,
         kind: IndexKind,
         buf: &mut [u8],
     ) -> Result<usize, PublishError> {
-        let shrank = PublishError::StorageShrank { source };
-        let bytes = self.storage.bytes();
-        let name = bytes
-            .get(self.regions.range(Region::IndexName))
-            .ok_or(shrank)?;
-        let blob = bytes.get(self.blob(kind)).ok_or(shrank)?;
-        let len = self.index_len(kind);
-        let state = self.state();
-        let mut out = Out::new(buf, 0);
-        out.fixed(&FrameHead {
-            len: U32::new((len - LENGTH_PREFIX_BYTES) as u32),
-            kind: kind::INDEX,
-        })?;
-        out.u32(source)?;
-        out.bytes(name)?;
-        out.fixed(&IndexTail {
-            ts: I64::new(self.due.stamp),
-            kind: kind.to_byte(),
-            state_0: U64::new(state.0),
-            state_1: U64::new(state.1),
-        })?;
-        out.bytes(blob)?;
-        match out.at() == len {
-            true => Ok(len),
-            false => Err(shrank),
-        }
+        let (regions, due) = (&self.regions, &self.due);
+        write_index(
+            self.storage.bytes(),
+            regions,
+            due,
+            source,
+            kind,
+            self.index_overhead,
+            buf,
+        )
     }
 
     /// A connection's first `Rows` frame (rule 3): the latest row of every
@@ -224,7 +326,7 @@ impl<S: Storage> Source<S> {
             RowsHeader {
                 source,
                 seq: self.due.seq,
-                index_state: self.state(),
+                index_state: self.due.state,
             },
         )?;
         for i in 0..self.streams {
@@ -235,8 +337,52 @@ impl<S: Storage> Source<S> {
                 b.extend_encoded(bytes.get(slot).ok_or(shrank)?, 1)?;
             }
         }
-        let rows = bytes.get(self.regions.frame_rows()).ok_or(shrank)?;
-        b.extend_encoded(rows, self.rows)?;
+        let rows = bytes.get(self.regions.held_rows()).ok_or(shrank)?;
+        b.extend_encoded(rows, self.due.rows_observed)?;
         Ok(b.finish()?)
+    }
+}
+
+/// The interval's entry of `kind`, `due` says when and against what,
+/// written into `buf` field by field as `Index::emit` writes it, from the
+/// index name and blob in `bytes`: `Index::emit` takes the stream as a
+/// `&str`, and making one of the stored name is a UTF-8 check whose code
+/// and table were 600 bytes of a device's flash (the agent's, as `cargo
+/// xtask firmware` prints it). The name was a `&str` when it was declared;
+/// the golden tests hold the bytes to the encoder's.
+fn write_index(
+    bytes: &[u8],
+    regions: &super::regions::Regions,
+    due: &Due,
+    source: u32,
+    kind: IndexKind,
+    overhead: usize,
+    buf: &mut [u8],
+) -> Result<usize, PublishError> {
+    let shrank = PublishError::StorageShrank { source };
+    let name = bytes.get(regions.range(Region::IndexName)).ok_or(shrank)?;
+    let blob = match kind {
+        IndexKind::Full => regions.range(Region::Full),
+        IndexKind::Delta => regions.range(Region::Delta),
+    };
+    let blob = bytes.get(blob).ok_or(shrank)?;
+    let len = overhead + blob.len();
+    let mut out = Out::new(buf, 0);
+    out.fixed(&FrameHead {
+        len: U32::new((len - LENGTH_PREFIX_BYTES) as u32),
+        kind: kind::INDEX,
+    })?;
+    out.u32(source)?;
+    out.bytes(name)?;
+    out.fixed(&IndexTail {
+        ts: I64::new(due.stamp),
+        kind: kind.to_byte(),
+        state_0: U64::new(due.state.0),
+        state_1: U64::new(due.state.1),
+    })?;
+    out.bytes(blob)?;
+    match out.at() == len {
+        true => Ok(len),
+        false => Err(shrank),
     }
 }

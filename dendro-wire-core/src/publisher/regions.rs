@@ -16,11 +16,18 @@
 //!   delta        the changes since the last entry, sorted by key:
 //!                `u32 len | key | u8 present [| u32 len | value]` each, the
 //!                Delta blob
+//!   entry        an index entry due and encoded early, because a slot
+//!                changed before it was polled; empty otherwise
 //! ```
 //!
-//! and then the interval's Rows frame under way: its head, then its rows.
-//! The regions grow rarely; the frame grows with every row, and comes last
-//! so that growing it moves nothing.
+//! and then the frame area: the `Rows` frame of the interval that ended,
+//! held until it is polled or dropped (the held frame), then the `Rows`
+//! frame under way, its head and then its rows. The regions grow rarely;
+//! the frame under way grows with every row, and comes last so that growing
+//! it moves nothing. On a link that keeps up, the held frame is polled
+//! before the next row arrives and the frame under way starts where it
+//! started; only rows observed while a frame waits are written after it,
+//! and moved down once it is gone.
 
 use core::ops::Range;
 
@@ -42,15 +49,18 @@ pub(super) enum Region {
     Latest,
     Full,
     Delta,
+    Entry,
 }
 
-const REGIONS: usize = 6;
+const REGIONS: usize = 7;
 
-/// Where each region of a source's storage ends, and how long the `Rows`
-/// frame under way after them is.
+/// Where each region of a source's storage ends, and how long the held
+/// `Rows` frame and the one under way after them are.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Regions {
     ends: [usize; REGIONS],
+    /// The bytes of the held `Rows` frame, head included; 0 for none.
+    held: usize,
     /// The bytes of the `Rows` frame under way, its head included.
     frame_len: usize,
 }
@@ -67,8 +77,10 @@ impl Regions {
         ends[Region::Latest as usize] = ends[Region::Table as usize] + latest;
         ends[Region::Full as usize] = ends[Region::Latest as usize];
         ends[Region::Delta as usize] = ends[Region::Latest as usize];
+        ends[Region::Entry as usize] = ends[Region::Latest as usize];
         Regions {
             ends,
+            held: 0,
             frame_len: ROWS_HEAD_BYTES,
         }
     }
@@ -157,22 +169,35 @@ impl Regions {
         Some((table, latest, frame))
     }
 
+    /// Where the frame area starts: the held frame, if any, then the frame
+    /// under way.
+    #[inline]
+    fn area_at(&self) -> usize {
+        self.ends[Region::Entry as usize]
+    }
+
+    /// The held `Rows` frame, head included; empty for none.
+    #[inline]
+    pub(super) fn held(&self) -> Range<usize> {
+        self.area_at()..self.area_at() + self.held
+    }
+
+    /// The rows of the held frame, after its head.
+    #[inline]
+    pub(super) fn held_rows(&self) -> Range<usize> {
+        self.area_at() + ROWS_HEAD_BYTES.min(self.held)..self.area_at() + self.held
+    }
+
     /// Where the `Rows` frame under way starts.
     #[inline]
     pub(super) fn frame_at(&self) -> usize {
-        self.ends[Region::Delta as usize]
+        self.area_at() + self.held
     }
 
     /// The `Rows` frame under way, head included.
     #[inline]
     pub(super) fn frame(&self) -> Range<usize> {
         self.frame_at()..self.frame_at() + self.frame_len
-    }
-
-    /// The rows of the frame under way, after its head.
-    #[inline]
-    pub(super) fn frame_rows(&self) -> Range<usize> {
-        self.frame_at() + ROWS_HEAD_BYTES..self.frame_at() + self.frame_len
     }
 
     /// The bytes of the frame under way, head included.
@@ -187,11 +212,47 @@ impl Regions {
         self.frame_len = len;
     }
 
-    /// The bytes the storage must hold: every region and the frame under
-    /// way.
+    /// The bytes the storage holds for the source: every region, the held
+    /// frame, and the frame under way, whose head is left out while it is
+    /// empty behind a held frame (the storage need not hold it until a row
+    /// arrives or the held frame goes).
     #[inline]
     pub(super) fn end(&self) -> usize {
-        self.frame_at() + self.frame_len
+        match self.held > 0 && self.frame_len == ROWS_HEAD_BYTES {
+            true => self.frame_at(),
+            false => self.frame_at() + self.frame_len,
+        }
+    }
+
+    /// The interval ended: the frame under way is held for polling, and an
+    /// empty one starts after it. Nothing may be held already.
+    pub(super) fn hold_frame(&mut self) {
+        self.held = self.frame_len;
+        self.frame_len = ROWS_HEAD_BYTES;
+    }
+
+    /// The held frame was polled: if nothing has gone in after it, the frame
+    /// under way starts at the front again; else it stays until
+    /// [`release_held`](Self::release_held).
+    #[inline]
+    pub(super) fn polled_held(&mut self) {
+        if self.frame_len == ROWS_HEAD_BYTES {
+            self.held = 0;
+        }
+    }
+
+    /// The held frame is gone (polled or dropped): the rows of the frame
+    /// under way move down over it, so the frame under way starts at the
+    /// front again.
+    pub(super) fn release_held(&mut self, bytes: &mut [u8]) {
+        if self.held == 0 {
+            return;
+        }
+        if self.frame_len > ROWS_HEAD_BYTES {
+            let rows = self.frame_at() + ROWS_HEAD_BYTES..self.frame_at() + self.frame_len;
+            move_bytes(bytes, rows, self.area_at() + ROWS_HEAD_BYTES);
+        }
+        self.held = 0;
     }
 
     /// The map as the row path holds it across rows: where the records, the

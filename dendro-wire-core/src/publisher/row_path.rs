@@ -131,9 +131,9 @@ impl<S: Storage> Source<S> {
 
     /// A row [`put_small`] did not take, for source `source`'s rows (an
     /// [`Observer`](super::Observer)'s, or the one the stream names):
-    /// written by [`put_any`], or refused with the reason (a refusal for a
-    /// bound counted in `refused`), or written once the stream's slot or
-    /// the storage has grown.
+    /// written by [`put_any`], or refused with the reason (and counted in
+    /// `refused`), or written once the stream's slot or the storage has
+    /// grown.
     #[cold]
     #[inline(never)]
     pub(super) fn observe_slow(
@@ -144,16 +144,14 @@ impl<S: Storage> Source<S> {
         stream: StreamId,
         (ts, wall_offset, row): (i64, i64, &[u8]),
     ) -> Result<(), PublishError> {
-        if stream.source != source {
-            return Err(PublishError::OtherSource {
+        let result = match stream.source == source {
+            true => self.grow_for_row(source, limit, stream.index, (ts, wall_offset, row)),
+            false => Err(PublishError::OtherSource {
                 source,
                 stream_source: stream.source,
-            });
-        }
-        let result = self.grow_for_row(source, limit, stream.index, (ts, wall_offset, row));
-        if let Err(PublishError::FrameTooLarge { .. } | PublishError::StorageFull { .. }) = result {
-            *refused += 1;
-        }
+            }),
+        };
+        *refused += u64::from(result.is_err());
         result
     }
 
@@ -166,9 +164,6 @@ impl<S: Storage> Source<S> {
     ) -> Result<(), PublishError> {
         if self.write_row(stream, ts, wall_offset, row).is_some() {
             return Ok(());
-        }
-        if self.due.rows {
-            return Err(PublishError::FramesDue { source });
         }
         if stream >= self.streams {
             return Err(PublishError::UnknownStream { source, stream });
@@ -210,7 +205,7 @@ impl<S: Storage> Source<S> {
             self.caps += grown;
             self.room = limit - self.caps;
         }
-        ensure(&mut self.storage, source, self.regions.end() + len)?;
+        ensure(&mut self.storage, source, self.regions.frame().end + len)?;
         self.write_row(stream, ts, wall_offset, row).ok_or(shrank)
     }
 }
@@ -281,10 +276,10 @@ mod tests {
                     };
                     each(&mut p);
                     p.end_interval();
-                    let t = p.poll_transmit(&mut buf).unwrap().unwrap();
+                    let (got, t) = p.poll_transmit(&mut buf).unwrap().unwrap();
                     assert_eq!((t.kind, t.rows), (kind::ROWS, rows.len() as u32));
-                    let got = &buf[..t.len];
-                    let Ok(Status::Complete((Frame::Rows(frame), _))) = decode(got) else {
+                    let got = got.to_vec();
+                    let Ok(Status::Complete((Frame::Rows(frame), _))) = decode(&got) else {
                         panic!("{name}: a Rows frame");
                     };
                     let mut want = [0u8; 4096];

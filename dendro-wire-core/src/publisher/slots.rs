@@ -6,6 +6,7 @@
 use super::error::PublishError;
 use super::regions::{ensure, le_u32, Region};
 use super::source::Source;
+use super::stats::PublisherStats;
 use crate::codec::{copy, LEN_BYTES};
 use crate::kind;
 use crate::storage::Storage;
@@ -13,6 +14,9 @@ use crate::storage::Storage;
 impl<S: Storage> Source<S> {
     /// Set (`Some`) or remove (`None`) a slot; `keep_for_delta` keeps the
     /// change for the next `Delta` (a connection is open).
+    ///
+    /// An index entry due and not yet polled is encoded first, as the
+    /// interval that ended left the slots ([`Source::encode_entry_early`]).
     pub(super) fn set_slot(
         &mut self,
         source: u32,
@@ -20,12 +24,10 @@ impl<S: Storage> Source<S> {
         value: Option<&[u8]>,
         limit: usize,
         keep_for_delta: bool,
+        stats: &mut PublisherStats,
     ) -> Result<(), PublishError> {
         if !self.indexed {
             return Err(PublishError::NoIndex { source });
-        }
-        if self.due.rows || self.due.index.is_some() {
-            return Err(PublishError::FramesDue { source });
         }
         let shrank = PublishError::StorageShrank { source };
         let full = self.regions.range(Region::Full);
@@ -51,6 +53,7 @@ impl<S: Storage> Source<S> {
                 limit,
             });
         }
+        self.encode_entry_early(source, stats);
         // The change for the next Delta: kept if the storage holds it, else
         // the next entry is a Full.
         let delta = self.regions.range(Region::Delta);

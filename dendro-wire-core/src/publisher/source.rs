@@ -12,6 +12,9 @@ use crate::storage::Storage;
 pub(super) struct Due {
     pub(super) handshake: bool,
     pub(super) index: Option<IndexKind>,
+    /// The index entry is held encoded in [`Region::Entry`]: a slot
+    /// changed after the interval ended and before it was polled.
+    pub(super) index_encoded: bool,
     pub(super) rows: bool,
     /// The `Rows` frame is the connection's first (rule 3), built when
     /// polled.
@@ -19,9 +22,15 @@ pub(super) struct Due {
     pub(super) seq: u64,
     /// The index entry's `ts` (rule 5).
     pub(super) stamp: i64,
+    /// The slot set's state as the interval ended: the entry's, and the
+    /// rows'.
+    pub(super) state: IndexState,
     /// The `Rows` frame's size, and its rows.
     pub(super) rows_len: usize,
     pub(super) rows_count: u32,
+    /// The rows of those observed in the interval, not carried again by
+    /// rule 3.
+    pub(super) rows_observed: u32,
 }
 
 /// What has gone out for a source on this connection.
@@ -107,12 +116,10 @@ impl<S: Storage> Source<S> {
         self.rows = 0;
     }
 
-    /// Where the frame under way stands, for the row path: no stream takes
-    /// a row while the last interval's rows are due.
+    /// Where the frame under way stands, for the row path.
     #[inline]
     pub(super) fn cursor(&self) -> RowCursor {
-        let streams = if self.due.rows { 0 } else { self.streams };
-        self.regions.cursor(streams, self.rows, self.room)
+        self.regions.cursor(self.streams, self.rows, self.room)
     }
 
     /// The row path's cursor, written back.
@@ -120,6 +127,23 @@ impl<S: Storage> Source<S> {
     pub(super) fn set_cursor(&mut self, cursor: &RowCursor) {
         self.regions.set_frame_len(cursor.at);
         self.rows = cursor.rows;
+    }
+
+    /// The held frame and an early entry are gone: the frame area moves
+    /// down over them.
+    pub(super) fn release_held(&mut self) {
+        self.regions.release_held(self.storage.bytes_mut());
+        let entry = self.regions.range(Region::Entry);
+        // Shrinking moves bytes down and cannot fail on storage that held
+        // them.
+        let _ = self.regions.resize(
+            &mut self.storage,
+            0,
+            Region::Entry,
+            entry.start,
+            entry.len(),
+            0,
+        );
     }
 
     /// Forget the changes kept for the next `Delta`.

@@ -204,7 +204,10 @@ impl AgentPublisher {
             intervals: m.intervals,
             connections: m.connections - self.queued.openings_lost,
             rows_queued: self.queued.rows,
-            rows_dropped: m.rows_unsent + m.rows_refused + self.queued.rows_dropped,
+            rows_dropped: m.rows_unsent
+                + m.rows_dropped
+                + m.rows_refused
+                + self.queued.rows_dropped,
             rows_frames_dropped: self.queued.rows_frames_dropped,
             index_entries_dropped: m.slot_changes_refused,
         }

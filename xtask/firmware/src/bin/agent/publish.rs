@@ -74,10 +74,7 @@ pub fn end_interval(p: &mut Publishing, buf: &mut [u8], link: &mut impl Link) ->
     p.end_interval();
     loop {
         match p.poll_transmit(buf) {
-            Ok(Some(t)) => match buf.get(..t.len) {
-                Some(frame) => link.transmit(frame, &t),
-                None => return false,
-            },
+            Ok(Some((frame, t))) => link.transmit(frame, &t),
             Ok(None) => return true,
             Err(_) => return false,
         }
