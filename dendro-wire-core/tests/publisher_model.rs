@@ -5,12 +5,10 @@
 //! bounds, and every frame checked on arrival by the core `Subscriber` and
 //! by a model of the rules written from the spec, not from the machine.
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use common::grow::Grow;
 use dendro_wire_core::*;
+use dendro_wire_test_support::grow::Grow;
 
 /// A small deterministic generator, so a failure is the same every run.
 struct Rng(u64);

@@ -1,15 +1,16 @@
 //! Resource bounds under hostile input, with a counting allocator: the only
 //! test in this binary, so nothing else allocates while it counts.
 
-#[path = "../../dendro-wire-core/tests/common/counting.rs"]
-mod counting;
-
 use std::io::Read;
 
 use dendro_wire_core::{Frame, Handshake, Map, ProtocolError, RowList, Rows, Rule};
 use dendro_wire_std::{
     write_frame_to, CountingSink, FrameReader, ReadErrorKind, SinkSubscriber, SubscribeError,
 };
+use dendro_wire_test_support::counting::{self, Counting};
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
 
 const PREAMBLE: &[u8] = b"dendro-repl\0\x01\x00";
 

@@ -2,11 +2,12 @@
 //! largest frame: proven with a counting global allocator. The only test in
 //! this binary, so nothing else allocates while it counts.
 
-#[path = "../../dendro-wire-core/tests/common/counting.rs"]
-mod counting;
-
 use dendro_wire_core::{Frame, Row, RowsHeader, Subscriber, NO_INDEX_STATE};
 use dendro_wire_std::{FrameReader, FrameWriter, OwnedFrame};
+use dendro_wire_test_support::counting::{self, Counting};
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
 
 #[test]
 fn reading_frames_in_steady_state_allocates_nothing() {

@@ -1,17 +1,11 @@
 //! The `dendro-wire` tool itself, run as a process.
 
-#[path = "../../../dendro-wire-core/tests/common/gen.rs"]
-mod gen;
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use dendro::replicate::wire::{encode_frame, write_preamble, FrameReader as DReader};
-
-#[path = "../../tests/common/scratch.rs"]
-mod scratch;
-use scratch::scratch;
+use dendro_wire_test_support::{gen, scratch};
 
 const BIN: &str = env!("CARGO_BIN_EXE_dendro-wire");
 
@@ -178,7 +172,7 @@ fn check_refuses_a_malformed_stream() {
 
 #[test]
 fn encode_names_the_bad_line_and_leaves_no_file_behind() {
-    let dir = scratch("encode-bad");
+    let dir = scratch!("encode-bad");
     let cases = [
         ("{not json", "line 2"),
         (
@@ -275,7 +269,7 @@ fn generated_frames_encode_as_dendro_does_and_dump_back_identically() {
 #[test]
 fn encode_output_replaces_files_whole_follows_links_and_writes_devices_in_place() {
     use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
-    let dir = scratch("encode-output");
+    let dir = scratch!("encode-output");
     let input = dir.join("in.jsonl");
     std::fs::write(&input, format!("{HANDSHAKE_0}\n")).unwrap();
     let bad = dir.join("bad.jsonl");

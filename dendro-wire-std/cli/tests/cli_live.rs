@@ -5,12 +5,7 @@ use std::path::Path;
 use std::process::{ChildStdout, Command, Stdio};
 use std::time::Duration;
 
-#[path = "../../tests/common/scratch.rs"]
-mod scratch;
-use scratch::scratch;
-
-#[path = "../../tests/common/certs.rs"]
-mod certs;
+use dendro_wire_test_support::{certs, scratch};
 
 const BIN: &str = env!("CARGO_BIN_EXE_dendro-wire");
 
@@ -138,7 +133,7 @@ fn a_replayed_capture_is_applied_as_check_reads_it() {
 
 #[test]
 fn listen_stops_on_sigterm_applying_and_recording_what_arrived() {
-    let dir = scratch("listen-sigterm");
+    let dir = scratch!("listen-sigterm");
     let mut listen = Command::new(BIN)
         .args(["listen", "--bind", "127.0.0.1:0", "--record"])
         .arg(&dir)
@@ -205,7 +200,7 @@ fn pem_files(dir: &Path, agent: &str) {
 
 #[test]
 fn over_tls_a_certified_agent_lands_its_rows_and_a_wrong_name_is_refused_on_both_sides() {
-    let dir = scratch("cli-tls");
+    let dir = scratch!("cli-tls");
     // The sample's sources are labelled host=web-01.
     pem_files(&dir, "web-01");
     let file = |name: &str| dir.join(name).into_os_string();
@@ -381,7 +376,7 @@ mod agent {
 
     #[test]
     fn the_agent_records_this_machine_to_a_file_that_checks_clean() {
-        let dir = scratch("agent-file");
+        let dir = scratch!("agent-file");
         let capture = dir.join("agent.dwr");
         let out = Command::new(BIN)
             .args(agent("5ms", 20))
@@ -422,7 +417,7 @@ mod agent {
 
     #[test]
     fn listen_serves_an_agent_and_records_what_it_sent() {
-        let dir = scratch("listen-agent");
+        let dir = scratch!("listen-agent");
         let (mut listen, mut lines, addr) =
             start_listen(&["--record".as_ref(), dir.as_os_str()], Stdio::null());
 

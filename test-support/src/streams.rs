@@ -1,4 +1,5 @@
-//! Streams the collector tests send: built with the library's own writer.
+//! Streams the std crate's collector tests send: built with the library's
+//! own writer.
 
 use dendro_wire_core::{Frame, Handshake, Map, Row, RowsHeader, NO_INDEX_STATE};
 use dendro_wire_std::FrameWriter;
