@@ -1,6 +1,6 @@
 //! A small generator of dendro 0.6.1 frames, its choices drawn either from a
-//! seeded xorshift (deterministic, so a failure reproduces from its seed) or
-//! from a fuzzer's bytes (so the fuzzer steers it). Used by the core's, the
+//! seeded [`XorShift`] (deterministic, so a failure reproduces from its
+//! seed) or from a fuzzer's bytes (so the fuzzer steers it). Used by the core's, the
 //! std crate's and the tool's differential tests, and the fuzz targets.
 
 use std::collections::BTreeMap;
@@ -9,13 +9,15 @@ use dendro::archive::{SegmentMeta, WalRow};
 use dendro::replicate::Frame as DFrame;
 use dendro::replicate::IndexKind as DKind;
 
+use crate::xorshift::XorShift;
+
 pub struct Gen<'a> {
     choices: Choices<'a>,
 }
 
 /// Where a generator's choices come from.
 enum Choices<'a> {
-    XorShift(u64),
+    XorShift(XorShift),
     /// Eight bytes a choice, little-endian; zeros once they run out, so a
     /// short input makes small frames rather than no test.
     Bytes(&'a [u8]),
@@ -25,7 +27,7 @@ impl Gen<'static> {
     /// Choices from a xorshift seeded with `seed` (not zero).
     pub fn new(seed: u64) -> Self {
         Gen {
-            choices: Choices::XorShift(seed),
+            choices: Choices::XorShift(XorShift::new(seed)),
         }
     }
 }
@@ -40,12 +42,7 @@ impl<'a> Gen<'a> {
 
     pub fn next_u64(&mut self) -> u64 {
         match &mut self.choices {
-            Choices::XorShift(x) => {
-                *x ^= *x << 13;
-                *x ^= *x >> 7;
-                *x ^= *x << 17;
-                *x
-            }
+            Choices::XorShift(x) => x.next_u64(),
             Choices::Bytes(bytes) => {
                 let (word, rest) = bytes.split_at(bytes.len().min(8));
                 *bytes = rest;

@@ -13,6 +13,7 @@
 pub mod counting;
 pub mod grow;
 pub mod scratch;
+pub mod xorshift;
 
 #[cfg(feature = "certs")]
 pub mod certs;
