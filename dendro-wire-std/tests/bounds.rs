@@ -3,11 +3,12 @@
 
 use std::io::Read;
 
-use dendro_wire_core::{Frame, Handshake, Map, ProtocolError, RowList, Rows, Rule};
+use dendro_wire_core::{Frame, ProtocolError, RowList, Rows, Rule};
 use dendro_wire_std::{
     write_frame_to, CountingSink, FrameReader, ReadErrorKind, SinkSubscriber, SubscribeError,
 };
 use dendro_wire_test_support::counting::{self, Counting};
+use dendro_wire_test_support::fixtures::handshake;
 
 #[global_allocator]
 static COUNTING: Counting = Counting;
@@ -64,17 +65,6 @@ impl<F: FnMut(u64) -> Frame<'static>> Read for Generated<F> {
         self.at += n;
         Ok(n)
     }
-}
-
-fn handshake(source: u32) -> Frame<'static> {
-    Frame::Handshake(Handshake {
-        source,
-        uuid: None,
-        labels: Map::EMPTY,
-        metadata: Map::EMPTY,
-        clock_anchor_wall_ns: 0,
-        complete: false,
-    })
 }
 
 fn keepalive(seq: u64) -> Frame<'static> {

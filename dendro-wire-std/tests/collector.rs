@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 use dendro_wire_core::{Frame, RowsHeader, Segment, NO_INDEX_STATE, PREAMBLE_BYTES};
 use dendro_wire_std::receive::{Ended, ServeError, Server, ServerConfig};
 use dendro_wire_std::{CountingSink, FrameWriter, ReadErrorKind};
+use dendro_wire_test_support::fixtures::handshake;
 use dendro_wire_test_support::scratch;
-use dendro_wire_test_support::streams::{handshake, honest_stream, ROWS_PER_FRAME};
+use dendro_wire_test_support::streams::{honest_stream, ROWS_PER_FRAME};
 
 const PREAMBLE: &[u8] = b"dendro-repl\0\x01\x00";
 
@@ -148,7 +149,7 @@ fn a_frame_past_the_memory_budget_ends_only_its_connection() {
     // A segment of 1 MiB: a frame the budget cannot hold.
     let parquet = vec![0x50; 1 << 20];
     let mut w = FrameWriter::new(Vec::new()).unwrap();
-    w.write_frame(&handshake()).unwrap();
+    w.write_frame(&handshake(0)).unwrap();
     w.write_frame(&Frame::Segment(Segment {
         source: 0,
         stream: "cpu/usage",

@@ -15,6 +15,7 @@ use dendro_wire_std::receive::{Ended, ServeError, Server, ServerConfig};
 use dendro_wire_std::tls::{self, rustls, TlsClient};
 use dendro_wire_std::{CountingSink, FrameWriter, SubscribeError};
 use dendro_wire_test_support::certs::Ca;
+use dendro_wire_test_support::fixtures::bare_handshake;
 
 /// A TLS collector whose clients must be signed by `clients`, binding the
 /// `host` label to their identity.
@@ -51,12 +52,8 @@ fn stream(host: &str, rows: u64, update_to: Option<&str>) -> Vec<u8> {
     let labels = [("host", host)];
     let mut w = FrameWriter::new(Vec::new()).unwrap();
     w.write_frame(&Frame::Handshake(Handshake {
-        source: 0,
-        uuid: None,
         labels: Map::from_pairs(&labels),
-        metadata: Map::EMPTY,
-        clock_anchor_wall_ns: 0,
-        complete: false,
+        ..bare_handshake(0)
     }))
     .unwrap();
     let mut seq = 0;

@@ -11,6 +11,7 @@
 //! second copy of its crate, whose types are not this crate's.
 
 pub mod counting;
+pub mod fixtures;
 pub mod grow;
 pub mod scratch;
 pub mod xorshift;
