@@ -1,6 +1,15 @@
 //! Fixtures that many tests would otherwise build by hand.
 
+use std::path::{Path, PathBuf};
+
 use dendro_wire_core::{Frame, Handshake, Map};
+
+/// `name` in the repository's `testdata/`.
+pub fn testdata(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata")
+        .join(name)
+}
 
 /// The handshake of `source` with nothing else in it: no uuid, labels or
 /// metadata, anchor 0, not complete. A test that needs one field more sets

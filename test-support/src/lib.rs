@@ -13,6 +13,7 @@
 pub mod counting;
 pub mod fixtures;
 pub mod grow;
+pub mod process;
 pub mod scratch;
 pub mod xorshift;
 
