@@ -3,11 +3,9 @@
 //! writes and our decoder reads back what dendro meant.
 
 mod common;
-#[path = "common/dendro_map.rs"]
-mod dendro_map;
 
-use common::gen::Gen;
-use dendro_map::{to_dendro, with_view};
+use dendro_wire_test_support::dendro_map::{to_dendro, with_view};
+use dendro_wire_test_support::gen::Gen;
 
 use dendro::replicate::wire::{decode_payload, encode};
 use dendro_wire_core::*;

@@ -5,10 +5,11 @@
 
 mod common;
 
-#[path = "common/counting.rs"]
-mod counting;
-
 use dendro_wire_core::*;
+use dendro_wire_test_support::counting::{self, Counting};
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
 
 /// Everything the core does on a stream, over `stream`, with `out` as the
 /// encoder's buffer. Returns a checksum so nothing is optimized away.

@@ -3,8 +3,8 @@
 
 mod common;
 
-use common::grow::Grow;
 use dendro_wire_core::*;
+use dendro_wire_test_support::grow::Grow;
 
 use common::UUID;
 

@@ -9,34 +9,12 @@
 //! next interval, and every reading is counted once, sent, dropped or
 //! unsent.
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use common::grow::Grow;
 use dendro_wire_core::*;
-
-/// A small deterministic generator, so a failure is the same every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-    fn bytes(&mut self, max: usize) -> Vec<u8> {
-        let n = self.below(max + 1);
-        (0..n).map(|_| self.next() as u8).collect()
-    }
-}
+use dendro_wire_test_support::grow::Grow;
+// Deterministic, so a failure is the same every run.
+use dendro_wire_test_support::xorshift::XorShift;
 
 const NAMES: [&str; 6] = [
     "a",
@@ -424,7 +402,7 @@ impl Model {
 }
 
 fn run(seed: u64) -> Seen {
-    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut rng = XorShift::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let config = PublisherConfig {
         full_every: [1, 2, 3, 5, 60][rng.below(5)],
         frame_buffer: [180, 400, 1000, 64 << 10][rng.below(4)],
@@ -449,7 +427,7 @@ fn run(seed: u64) -> Seen {
     let mut ids: Vec<SourceId> = Vec::new();
     let mut clock = 0i64;
     let mut buf = vec![0u8; config.frame_buffer];
-    let declare = |rng: &mut Rng,
+    let declare = |rng: &mut XorShift,
                    p: &mut Publisher<Grow, SOURCES>,
                    m: &mut Model,
                    ids: &mut Vec<SourceId>| {
@@ -503,7 +481,7 @@ fn run(seed: u64) -> Seen {
     }
     for _ in 0..250 {
         let op = rng.below(100);
-        let pick = |rng: &mut Rng| (!ids.is_empty()).then(|| rng.below(ids.len()));
+        let pick = |rng: &mut XorShift| (!ids.is_empty()).then(|| rng.below(ids.len()));
         match op {
             0..=39 => {
                 let Some(i) = pick(&mut rng) else { continue };

@@ -4,6 +4,7 @@ mod common;
 
 use common::*;
 use dendro_wire_core::*;
+use dendro_wire_test_support::grow::Grow;
 
 /// Decode bytes that must be refused, returning the error.
 fn refused(bytes: &[u8]) -> Error {
@@ -422,7 +423,7 @@ fn a_frame_above_the_limit_is_not_encoded() {
 
     // Over storage that grows, a builder grows it for each row, up to the
     // storage's own bound, and still refuses a frame past the limit.
-    let mut storage = common::grow::Grow::new(4096);
+    let mut storage = Grow::new(4096);
     let header = RowsHeader {
         source: 0,
         seq: 0,
@@ -449,7 +450,7 @@ fn a_frame_above_the_limit_is_not_encoded() {
         panic!("the grown frame does not decode")
     };
     assert_eq!(r.rows.len(), pushed);
-    let mut unbounded = common::grow::Grow::new(usize::MAX);
+    let mut unbounded = Grow::new(usize::MAX);
     let mut b = RowsBuilder::new(&mut unbounded, header).unwrap();
     let e = b
         .push(&Row {

@@ -2,17 +2,7 @@
 //! enforce them.
 
 use dendro_wire_core::*;
-
-fn handshake(source: u32) -> Frame<'static> {
-    Frame::Handshake(Handshake {
-        source,
-        uuid: None,
-        labels: Map::EMPTY,
-        metadata: Map::EMPTY,
-        clock_anchor_wall_ns: 0,
-        complete: false,
-    })
-}
+use dendro_wire_test_support::fixtures::handshake;
 
 fn index(source: u32, kind: IndexKind, state: IndexState) -> Frame<'static> {
     Frame::Index(Index {

@@ -20,10 +20,7 @@ use dendro_wire_std::receive::serve;
 use dendro_wire_std::{
     AgentConfig, AgentPublisher, CountingSink, FrameReader, SinkSubscriber, SourceConfig,
 };
-
-#[path = "common/scratch.rs"]
-mod scratch;
-use scratch::scratch;
+use dendro_wire_test_support::scratch;
 
 const ENCODER: &str = "test-raw-1";
 
@@ -102,7 +99,7 @@ fn archived(path: &Path) -> Rowset {
 #[test]
 fn our_stream_applied_by_dendros_subscriber_lands_every_row() {
     let (bytes, rows) = published();
-    let path = scratch("ours-into-dendro").join("copy.dendro");
+    let path = scratch!("ours-into-dendro").join("copy.dendro");
     let writer = Writer::create(&path, Box::new(RawRowsEncoder::new(ENCODER))).unwrap();
     let mut sub = DSubscriber::new(writer);
     let mut reader = DReader::new(&bytes[..]).unwrap();
@@ -122,7 +119,7 @@ fn our_stream_applied_by_dendros_subscriber_lands_every_row() {
 #[test]
 fn our_archive_sink_writes_an_archive_dendro_reads() {
     let (bytes, rows) = published();
-    let path = scratch("ours-into-ours").join("copy.dendro");
+    let path = scratch!("ours-into-ours").join("copy.dendro");
     let archive = SharedArchive::create(&path, ENCODER).unwrap();
     let mut sub = SinkSubscriber::new(archive.connection());
     serve(&bytes[..], &mut sub).unwrap();
@@ -191,7 +188,7 @@ fn build_origin(path: &Path) {
 
 #[test]
 fn dendros_archive_publisher_stream_is_applied_here_as_dendro_applies_it() {
-    let dir = scratch("dendro-into-ours");
+    let dir = scratch!("dendro-into-ours");
     let origin = dir.join("origin.dendro");
     build_origin(&origin);
     let db = Archive::open(&origin).unwrap();
@@ -245,7 +242,7 @@ fn dendros_archive_publisher_stream_is_applied_here_as_dendro_applies_it() {
 
 #[test]
 fn dendros_tailing_publisher_stream_is_applied_here_with_nothing_skipped() {
-    let dir = scratch("dendro-tail-into-ours");
+    let dir = scratch!("dendro-tail-into-ours");
     let origin = dir.join("origin.dendro");
     let mut w = Writer::create(&origin, Box::new(RawRowsEncoder::new(ENCODER))).unwrap();
     let mut s = w
@@ -335,7 +332,7 @@ fn firmware_streams_applied_by_dendros_subscriber_land_every_row() {
         streams.len()
     );
     // One archive, as one subscriber sees an agent that reconnects.
-    let copy = scratch("firmware-into-dendro").join("copy.dendro");
+    let copy = scratch!("firmware-into-dendro").join("copy.dendro");
     let mut theirs = None;
     let (mut rows, mut carried) = (BTreeSet::new(), 0);
     for path in &streams {
@@ -404,18 +401,17 @@ fn the_same_frames_over_plaintext_and_tls_reach_dendros_subscriber_whole() {
     use std::io::Write;
 
     use dendro_wire_std::receive::{Server, ServerConfig};
-
-    #[path = "common/certs.rs"]
-    mod certs;
+    use dendro_wire_std::tls;
+    use dendro_wire_test_support::certs::Ca;
 
     let (bytes, rows) = published();
-    let (servers, clients) = (certs::Ca::new("servers"), certs::Ca::new("clients"));
+    let (servers, clients) = (Ca::new("servers"), Ca::new("clients"));
     for tls in [false, true] {
-        let dir = scratch(if tls { "interop-tls" } else { "interop-plain" });
+        let dir = scratch!(if tls { "interop-tls" } else { "interop-plain" });
         let mut config = ServerConfig::default();
         config.record = Some(dir.join("record"));
         if tls {
-            config.tls = Some(servers.server(&clients));
+            config.tls = Some(servers.server(tls::server_config, &clients));
         }
         let (tx, rx) = std::sync::mpsc::channel();
         let server = Server::start(
@@ -427,7 +423,7 @@ fn the_same_frames_over_plaintext_and_tls_reach_dendros_subscriber_whole() {
         .unwrap();
         let addr = server.local_addr().unwrap();
         if tls {
-            let agent = clients.client(&servers, "agent", false);
+            let agent = clients.client(tls::client_config, &servers, "agent", false);
             agent
                 .connect(addr, "localhost")
                 .unwrap()

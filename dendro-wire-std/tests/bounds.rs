@@ -1,15 +1,17 @@
 //! Resource bounds under hostile input, with a counting allocator: the only
 //! test in this binary, so nothing else allocates while it counts.
 
-#[path = "../../dendro-wire-core/tests/common/counting.rs"]
-mod counting;
-
 use std::io::Read;
 
-use dendro_wire_core::{Frame, Handshake, Map, ProtocolError, RowList, Rows, Rule};
+use dendro_wire_core::{Frame, ProtocolError, RowList, Rows, Rule};
 use dendro_wire_std::{
     write_frame_to, CountingSink, FrameReader, ReadErrorKind, SinkSubscriber, SubscribeError,
 };
+use dendro_wire_test_support::counting::{self, Counting};
+use dendro_wire_test_support::fixtures::handshake;
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
 
 const PREAMBLE: &[u8] = b"dendro-repl\0\x01\x00";
 
@@ -63,17 +65,6 @@ impl<F: FnMut(u64) -> Frame<'static>> Read for Generated<F> {
         self.at += n;
         Ok(n)
     }
-}
-
-fn handshake(source: u32) -> Frame<'static> {
-    Frame::Handshake(Handshake {
-        source,
-        uuid: None,
-        labels: Map::EMPTY,
-        metadata: Map::EMPTY,
-        clock_anchor_wall_ns: 0,
-        complete: false,
-    })
 }
 
 fn keepalive(seq: u64) -> Frame<'static> {

@@ -13,15 +13,9 @@ use std::time::{Duration, Instant};
 use dendro_wire_core::{Frame, RowsHeader, Segment, NO_INDEX_STATE, PREAMBLE_BYTES};
 use dendro_wire_std::receive::{Ended, ServeError, Server, ServerConfig};
 use dendro_wire_std::{CountingSink, FrameWriter, ReadErrorKind};
-
-#[path = "common/streams.rs"]
-mod streams;
-
-use streams::{handshake, honest_stream, ROWS_PER_FRAME};
-
-#[path = "common/scratch.rs"]
-mod scratch;
-use scratch::scratch;
+use dendro_wire_test_support::fixtures::handshake;
+use dendro_wire_test_support::scratch;
+use dendro_wire_test_support::streams::{honest_stream, ROWS_PER_FRAME};
 
 const PREAMBLE: &[u8] = b"dendro-repl\0\x01\x00";
 
@@ -155,7 +149,7 @@ fn a_frame_past_the_memory_budget_ends_only_its_connection() {
     // A segment of 1 MiB: a frame the budget cannot hold.
     let parquet = vec![0x50; 1 << 20];
     let mut w = FrameWriter::new(Vec::new()).unwrap();
-    w.write_frame(&handshake()).unwrap();
+    w.write_frame(&handshake(0)).unwrap();
     w.write_frame(&Frame::Segment(Segment {
         source: 0,
         stream: "cpu/usage",
@@ -393,7 +387,7 @@ fn shutdown_applies_what_has_arrived_and_closes_every_connection() {
 #[cfg(unix)]
 #[test]
 fn captures_are_new_files_written_as_bytes_arrive_never_through_a_link() {
-    let dir = scratch("collector-captures");
+    let dir = scratch!("collector-captures");
     let record = dir.join("record");
     std::fs::create_dir_all(&record).unwrap();
     // A capture from an earlier run, and a link planted where the next

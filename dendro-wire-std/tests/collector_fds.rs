@@ -11,9 +11,7 @@ use std::time::Duration;
 
 use dendro_wire_std::receive::{Server, ServerConfig};
 use dendro_wire_std::CountingSink;
-
-#[path = "common/streams.rs"]
-mod streams;
+use dendro_wire_test_support::streams;
 
 #[test]
 fn every_ended_connection_gives_back_its_file_descriptor() {

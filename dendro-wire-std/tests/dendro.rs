@@ -2,17 +2,12 @@
 //! the same on both sides, and damaged streams are refused by both or read
 //! the same by both, except where docs/PROTOCOL.md §8 says this project is stricter.
 
-#[path = "../../dendro-wire-core/tests/common/dendro_map.rs"]
-mod dendro_map;
-#[path = "../../dendro-wire-core/tests/common/gen.rs"]
-mod gen;
-
 use dendro::replicate::wire::{encode_frame, write_preamble, FrameReader as DReader};
 use dendro::replicate::Frame as DFrame;
-use dendro_map::with_view;
 use dendro_wire_core::Rule;
 use dendro_wire_std::{FrameReader, FrameWriter, OwnedFrame, ReadErrorKind};
-use gen::Gen;
+use dendro_wire_test_support::dendro_map::with_view;
+use dendro_wire_test_support::gen::Gen;
 
 /// dendro's frame as ours: through the one mapping to a view, then the
 /// library's own.
@@ -155,7 +150,7 @@ fn damage(g: &mut Gen, bytes: &mut Vec<u8>) -> String {
                 0 => len.wrapping_add(1 + g.below(8) as u32),
                 1 => len.saturating_sub(1 + g.below(8) as u32),
                 2 => 0,
-                _ => g.next() as u32,
+                _ => g.next_u64() as u32,
             };
             bytes[start..start + 4].copy_from_slice(&new.to_le_bytes());
             format!("length at {start} changed from {len} to {new}")

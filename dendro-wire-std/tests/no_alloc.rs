@@ -2,26 +2,20 @@
 //! largest frame: proven with a counting global allocator. The only test in
 //! this binary, so nothing else allocates while it counts.
 
-#[path = "../../dendro-wire-core/tests/common/counting.rs"]
-mod counting;
-
 use dendro_wire_core::{Frame, Row, RowsHeader, Subscriber, NO_INDEX_STATE};
 use dendro_wire_std::{FrameReader, FrameWriter, OwnedFrame};
+use dendro_wire_test_support::counting::{self, Counting};
+use dendro_wire_test_support::fixtures::handshake;
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
 
 #[test]
 fn reading_frames_in_steady_state_allocates_nothing() {
     let row = [5u8; 32];
     let big = vec![1u8; 200_000];
     let mut w = FrameWriter::new(Vec::new()).unwrap();
-    w.write_owned(&OwnedFrame::Handshake {
-        source: 0,
-        uuid: None,
-        labels: Default::default(),
-        metadata: Default::default(),
-        clock_anchor_wall_ns: 0,
-        complete: false,
-    })
-    .unwrap();
+    w.write_owned(&OwnedFrame::from(&handshake(0))).unwrap();
     for seq in 0..2000u64 {
         // The largest frame comes first, so the buffer is grown after it.
         let len = if seq == 0 { big.len() } else { 32 };

@@ -12,13 +12,10 @@ use std::time::Duration;
 
 use dendro_wire_core::{Frame, Handshake, Map, Row, RowsHeader, SourceUpdate, NO_INDEX_STATE};
 use dendro_wire_std::receive::{Ended, ServeError, Server, ServerConfig};
-use dendro_wire_std::tls::{rustls, TlsClient};
+use dendro_wire_std::tls::{self, rustls, TlsClient};
 use dendro_wire_std::{CountingSink, FrameWriter, SubscribeError};
-
-#[path = "common/certs.rs"]
-mod certs;
-
-use certs::Ca;
+use dendro_wire_test_support::certs::Ca;
+use dendro_wire_test_support::fixtures::bare_handshake;
 
 /// A TLS collector whose clients must be signed by `clients`, binding the
 /// `host` label to their identity.
@@ -27,7 +24,7 @@ fn collector(
     clients: &Ca,
 ) -> (Server, SocketAddr, mpsc::Receiver<(Ended, CountingSink)>) {
     let mut config = ServerConfig::default();
-    config.tls = Some(servers.server(clients));
+    config.tls = Some(servers.server(tls::server_config, clients));
     config.bind_identity = Some("host".into());
     config.idle_timeout = Duration::from_secs(5);
     let (tx, rx) = mpsc::channel();
@@ -55,12 +52,8 @@ fn stream(host: &str, rows: u64, update_to: Option<&str>) -> Vec<u8> {
     let labels = [("host", host)];
     let mut w = FrameWriter::new(Vec::new()).unwrap();
     w.write_frame(&Frame::Handshake(Handshake {
-        source: 0,
-        uuid: None,
         labels: Map::from_pairs(&labels),
-        metadata: Map::EMPTY,
-        clock_anchor_wall_ns: 0,
-        complete: false,
+        ..bare_handshake(0)
     }))
     .unwrap();
     let mut seq = 0;
@@ -101,7 +94,7 @@ fn stream(host: &str, rows: u64, update_to: Option<&str>) -> Vec<u8> {
 fn a_client_with_a_good_certificate_lands_its_rows() {
     let (servers, clients) = (Ca::new("servers"), Ca::new("clients"));
     let (server, addr, rx) = collector(&servers, &clients);
-    let agent = clients.client(&servers, "agent-1", false);
+    let agent = clients.client(tls::client_config, &servers, "agent-1", false);
     let mut s = agent.connect(addr, "localhost").unwrap();
     s.write_all(&stream("agent-1", 10, None)).unwrap();
     drop(s);
@@ -149,19 +142,19 @@ fn clients_without_a_good_certificate_are_refused_at_the_handshake() {
     let (server, addr, rx) = collector(&servers, &clients);
 
     // A certificate from another CA.
-    let stranger = Ca::new("strangers").client(&servers, "agent-1", false);
+    let stranger = Ca::new("strangers").client(tls::client_config, &servers, "agent-1", false);
     let (client, server_said) = refused(&stranger, "localhost", &rx, addr);
     assert!(client.contains("refused by the collector"), "{client}");
     assert!(server_said.contains("UnknownIssuer"), "{server_said}");
 
     // An expired one.
-    let expired = clients.client(&servers, "agent-1", true);
+    let expired = clients.client(tls::client_config, &servers, "agent-1", true);
     let (client, server_said) = refused(&expired, "localhost", &rx, addr);
     assert!(client.contains("refused by the collector"), "{client}");
     assert!(server_said.contains("expired"), "{server_said}");
 
     // A server whose name does not match: the client refuses it.
-    let agent = clients.client(&servers, "agent-1", false);
+    let agent = clients.client(tls::client_config, &servers, "agent-1", false);
     let (client, server_said) = refused(&agent, "collector.example", &rx, addr);
     assert!(client.contains("not valid for name"), "{client}");
     assert!(
@@ -202,7 +195,7 @@ fn clients_without_a_good_certificate_are_refused_at_the_handshake() {
 fn a_client_writing_as_another_host_is_refused_and_nothing_after_is_applied() {
     let (servers, clients) = (Ca::new("servers"), Ca::new("clients"));
     let (server, addr, rx) = collector(&servers, &clients);
-    let agent = clients.client(&servers, "agent-1", false);
+    let agent = clients.client(tls::client_config, &servers, "agent-1", false);
 
     // A handshake that claims another host: nothing of it lands.
     let mut s = agent.connect(addr, "localhost").unwrap();

@@ -3,8 +3,6 @@
 
 #![cfg(feature = "tokio")]
 
-use std::path::Path;
-
 use bytes::BytesMut;
 use dendro_wire_core::Frame;
 use dendro_wire_std::send::DrainOptions;
@@ -13,10 +11,11 @@ use dendro_wire_std::{
     write_frame_to, AgentConfig, AgentPublisher, CountingSink, FrameReader, FrameWriter,
     OwnedFrame, Position, ReadErrorKind, SinkSubscriber, SourceConfig,
 };
+use dendro_wire_test_support::fixtures::testdata;
 use tokio_util::codec::{Decoder, Encoder};
 
 fn sample() -> Vec<u8> {
-    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/sample.dwr")).unwrap()
+    std::fs::read(testdata("sample.dwr")).unwrap()
 }
 
 fn read_all(bytes: &[u8]) -> Vec<OwnedFrame> {

@@ -11,17 +11,11 @@ use std::time::Duration;
 
 use dendro_wire_std::receive::{bind_unix, Peer, ServeError, Server, ServerConfig};
 use dendro_wire_std::CountingSink;
-
-#[path = "common/scratch.rs"]
-mod scratch;
-use scratch::scratch;
-
-#[path = "common/streams.rs"]
-mod streams;
+use dendro_wire_test_support::{scratch, streams};
 
 #[test]
 fn the_socket_is_owner_only_and_never_replaces_what_is_there() {
-    let dir = scratch("unix-bind");
+    let dir = scratch!("unix-bind");
     let path = dir.join("collector.sock");
     let listener = bind_unix(&path, 0o600).unwrap();
     let meta = std::fs::symlink_metadata(&path).unwrap();
@@ -61,7 +55,7 @@ fn the_socket_is_owner_only_and_never_replaces_what_is_there() {
 
 #[test]
 fn only_the_user_ids_allowed_are_served() {
-    let dir = scratch("unix-uids");
+    let dir = scratch!("unix-uids");
     let path = dir.join("collector.sock");
     let me = std::fs::metadata(&dir).unwrap().uid();
     for (allowed, served) in [(vec![me], true), (vec![me + 1], false)] {

@@ -1,23 +1,19 @@
 //! The fuzz targets. Each holds for every input, or bolero reports the
 //! input that broke it.
 
-#[path = "../../dendro-wire-core/tests/common/dendro_map.rs"]
-mod dendro_map;
-#[path = "../../dendro-wire-core/tests/common/gen.rs"]
-mod gen;
-
 use std::collections::HashMap;
 use std::io::Read;
 
 use bolero::check;
 use bolero::generator::TypeGenerator;
-use dendro_map::with_view;
 use dendro_wire_core::{
-    ClockOffset, Error, Frame, FrameDecoder, Handshake, Index, IndexKind, Map, ProtocolError, Row,
-    RowList, Rows, RowsBuilder, RowsHeader, Rule, Status, Subscriber, NO_INDEX_STATE,
+    ClockOffset, Error, Frame, FrameDecoder, Index, IndexKind, ProtocolError, Row, RowList, Rows,
+    RowsBuilder, RowsHeader, Rule, Status, Subscriber, NO_INDEX_STATE,
 };
 use dendro_wire_std::{FrameReader, OwnedFrame};
-use gen::Gen;
+use dendro_wire_test_support::dendro_map::with_view;
+use dendro_wire_test_support::fixtures::handshake;
+use dendro_wire_test_support::gen::Gen;
 
 /// How many inputs a target tries under plain `cargo test`.
 const ITERATIONS: usize = 1_000;
@@ -333,14 +329,7 @@ fn subscriber_model() {
             let mut model = Model::default();
             for step in steps {
                 let frame = match *step {
-                    Step::Handshake(s) => Frame::Handshake(Handshake {
-                        source: u32::from(s % 6),
-                        uuid: None,
-                        labels: Map::EMPTY,
-                        metadata: Map::EMPTY,
-                        clock_anchor_wall_ns: 0,
-                        complete: false,
-                    }),
+                    Step::Handshake(s) => handshake(u32::from(s % 6)),
                     Step::Index(s, full, st) => Frame::Index(Index {
                         source: u32::from(s % 6),
                         stream: "x",

@@ -8,9 +8,6 @@
 
 #![allow(dead_code)]
 
-pub mod gen;
-pub mod grow;
-
 use dendro_wire_core::*;
 
 pub fn cat(parts: &[&[u8]]) -> Vec<u8> {

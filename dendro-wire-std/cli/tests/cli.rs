@@ -1,57 +1,19 @@
 //! The `dendro-wire` tool itself, run as a process.
 
-#[path = "../../../dendro-wire-core/tests/common/gen.rs"]
-mod gen;
-
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::Command;
 
 use dendro::replicate::wire::{encode_frame, write_preamble, FrameReader as DReader};
+use dendro_wire_test_support::fixtures::testdata;
+use dendro_wire_test_support::process::{stderr, stdout, Tool};
+use dendro_wire_test_support::{gen, scratch};
 
-#[path = "../../tests/common/scratch.rs"]
-mod scratch;
-use scratch::scratch;
-
-const BIN: &str = env!("CARGO_BIN_EXE_dendro-wire");
-
-fn testdata(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../testdata")
-        .join(name)
-}
-
-/// Run the tool with `args`, `stdin` on its standard input.
-fn run(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let stdin = stdin.to_vec();
-    let feeder = std::thread::spawn(move || {
-        let _ = input.write_all(&stdin);
-    });
-    let out = child.wait_with_output().unwrap();
-    feeder.join().unwrap();
-    out
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).unwrap()
-}
+const TOOL: Tool = Tool::new(env!("CARGO_BIN_EXE_dendro-wire"));
 
 #[test]
 fn encode_writes_the_committed_sample_and_dendro_reads_it() {
     let jsonl = std::fs::read(testdata("sample.jsonl")).unwrap();
-    let out = run(&["encode"], &jsonl);
+    let out = TOOL.run(["encode"], &jsonl);
     assert!(out.status.success(), "{}", stderr(&out));
     let sample = std::fs::read(testdata("sample.dwr")).unwrap();
     assert_eq!(out.stdout, sample);
@@ -67,7 +29,7 @@ fn encode_writes_the_committed_sample_and_dendro_reads_it() {
 #[test]
 fn dump_json_gives_back_the_lines_encode_took() {
     let path = testdata("sample.dwr");
-    let out = run(&["dump", "--json", path.to_str().unwrap()], b"");
+    let out = TOOL.run(["dump", "--json", path.to_str().unwrap()], b"");
     assert!(out.status.success(), "{}", stderr(&out));
     let jsonl = std::fs::read_to_string(testdata("sample.jsonl")).unwrap();
     assert_eq!(stdout(&out), jsonl);
@@ -76,7 +38,7 @@ fn dump_json_gives_back_the_lines_encode_took() {
 #[test]
 fn dump_prints_one_line_per_frame() {
     let sample = std::fs::read(testdata("sample.dwr")).unwrap();
-    let out = run(&["dump", "-"], &sample);
+    let out = TOOL.run(["dump", "-"], &sample);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().collect();
@@ -99,7 +61,7 @@ fn dump_prints_one_line_per_frame() {
 #[test]
 fn dump_of_a_cut_stream_prints_the_frames_before_then_fails() {
     let sample = std::fs::read(testdata("sample.dwr")).unwrap();
-    let out = run(&["dump", "--json"], &sample[..sample.len() - 5]);
+    let out = TOOL.run(["dump", "--json"], &sample[..sample.len() - 5]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(stdout(&out).lines().count(), 12);
     let err = stderr(&out);
@@ -113,7 +75,7 @@ fn dump_of_a_cut_stream_prints_the_frames_before_then_fails() {
 #[test]
 fn check_summarizes_with_exactly_the_documented_keys() {
     let path = testdata("sample.dwr");
-    let out = run(&["check", "--json", path.to_str().unwrap()], b"");
+    let out = TOOL.run(["check", "--json", path.to_str().unwrap()], b"");
     assert!(out.status.success(), "{}", stderr(&out));
     let got: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     // Counted by hand from testdata/sample.jsonl: source 0's last Rows frame
@@ -126,7 +88,7 @@ fn check_summarizes_with_exactly_the_documented_keys() {
     });
     assert_eq!(got, want);
 
-    let out = run(&["check", path.to_str().unwrap()], b"");
+    let out = TOOL.run(["check", path.to_str().unwrap()], b"");
     assert!(
         stdout(&out).contains("rows_skipped     1"),
         "{}",
@@ -136,7 +98,7 @@ fn check_summarizes_with_exactly_the_documented_keys() {
 
 /// A stream of the given JSON Lines, through the tool's own encoder.
 fn encoded(jsonl: &str) -> Vec<u8> {
-    let out = run(&["encode"], jsonl.as_bytes());
+    let out = TOOL.run(["encode"], jsonl.as_bytes());
     assert!(out.status.success(), "{}", stderr(&out));
     out.stdout
 }
@@ -149,7 +111,7 @@ fn check_refuses_a_frame_for_an_unknown_source_and_a_second_handshake() {
         "{HANDSHAKE_0}\n{}\n",
         r#"{"frame":"clock_offset","source":5,"ts":0,"offset_ns":0}"#
     ));
-    let out = run(&["check"], &stream);
+    let out = TOOL.run(["check"], &stream);
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(err.contains("frame 2 (stream byte"), "{err}");
@@ -157,28 +119,28 @@ fn check_refuses_a_frame_for_an_unknown_source_and_a_second_handshake() {
     assert!(err.contains("rule 1"), "{err}");
 
     let stream = encoded(&format!("{HANDSHAKE_0}\n{HANDSHAKE_0}\n"));
-    let out = run(&["check"], &stream);
+    let out = TOOL.run(["check"], &stream);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("second handshake for source 0"));
 }
 
 #[test]
 fn check_refuses_a_malformed_stream() {
-    let out = run(&["check"], b"dendro-repl\0\x01\x00\x00\x00\x00\x00");
+    let out = TOOL.run(["check"], b"dendro-repl\0\x01\x00\x00\x00\x00\x00");
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains("a frame length of 0"),
         "{}",
         stderr(&out)
     );
-    let out = run(&["check"], b"not a stream at all");
+    let out = TOOL.run(["check"], b"not a stream at all");
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("not a dendro replication stream"));
 }
 
 #[test]
 fn encode_names_the_bad_line_and_leaves_no_file_behind() {
-    let dir = scratch("encode-bad");
+    let dir = scratch!("encode-bad");
     let cases = [
         ("{not json", "line 2"),
         (
@@ -212,7 +174,7 @@ fn encode_names_the_bad_line_and_leaves_no_file_behind() {
             "-o",
             target.to_str().unwrap(),
         ];
-        run(&args, b"")
+        TOOL.run(args, b"")
     };
     for (bad, want) in cases {
         std::fs::write(&input, format!("{HANDSHAKE_0}\n{bad}\n{HANDSHAKE_0}\n")).unwrap();
@@ -240,15 +202,15 @@ fn usage_errors_exit_2_and_every_command_has_help() {
         &["dump", "--frob"],
         &["check", "a", "b"],
     ] {
-        let out = run(args, b"");
+        let out = TOOL.run(args, b"");
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }
     for cmd in ["dump", "encode", "check"] {
-        let out = run(&[cmd, "--help"], b"");
+        let out = TOOL.run([cmd, "--help"], b"");
         assert!(out.status.success());
         assert!(stdout(&out).contains("Usage: dendro-wire"), "{cmd}");
     }
-    let out = run(&["dump", "/nonexistent/stream"], b"");
+    let out = TOOL.run(["dump", "/nonexistent/stream"], b"");
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("cannot open /nonexistent/stream"));
 }
@@ -262,11 +224,11 @@ fn generated_frames_encode_as_dendro_does_and_dump_back_identically() {
         encode_frame(&g.frame(), &mut dendro_bytes).unwrap();
     }
     // dendro's bytes to JSON, and that JSON back to bytes: both dendro's.
-    let out = run(&["dump", "--json"], &dendro_bytes);
+    let out = TOOL.run(["dump", "--json"], &dendro_bytes);
     assert!(out.status.success(), "{}", stderr(&out));
     let jsonl = stdout(&out);
     assert_eq!(jsonl.lines().count(), 300);
-    let out = run(&["encode"], jsonl.as_bytes());
+    let out = TOOL.run(["encode"], jsonl.as_bytes());
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(out.stdout, dendro_bytes, "encode writes dendro's bytes");
 }
@@ -275,15 +237,15 @@ fn generated_frames_encode_as_dendro_does_and_dump_back_identically() {
 #[test]
 fn encode_output_replaces_files_whole_follows_links_and_writes_devices_in_place() {
     use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
-    let dir = scratch("encode-output");
+    let dir = scratch!("encode-output");
     let input = dir.join("in.jsonl");
     std::fs::write(&input, format!("{HANDSHAKE_0}\n")).unwrap();
     let bad = dir.join("bad.jsonl");
     std::fs::write(&bad, format!("{HANDSHAKE_0}\n{{not json\n")).unwrap();
     let want = encoded(HANDSHAKE_0);
     let encode_to = |input: &Path, out: &Path| {
-        run(
-            &[
+        TOOL.run(
+            [
                 "encode",
                 input.to_str().unwrap(),
                 "-o",
@@ -367,7 +329,7 @@ fn encode_output_replaces_files_whole_follows_links_and_writes_devices_in_place(
         .is_char_device());
 
     // `-` is standard output.
-    let out = run(&["encode", input.to_str().unwrap(), "-o", "-"], b"");
+    let out = TOOL.run(["encode", input.to_str().unwrap(), "-o", "-"], b"");
     assert_eq!(out.stdout, want);
     assert!(!Path::new("-").exists());
 }
@@ -380,7 +342,7 @@ fn addresses_are_checked_as_usage() {
         &["listen", "--bind", ":7070"],
         &["agent", "--connect", "::1:7070"],
     ] {
-        let out = run(args, b"");
+        let out = TOOL.run(args, b"");
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert!(
             stderr(&out).contains("is not host:port"),
@@ -394,7 +356,7 @@ fn addresses_are_checked_as_usage() {
 fn check_json_reports_a_broken_stream_as_json() {
     let mut stream = encoded(HANDSHAKE_0);
     stream.extend_from_slice(&[1, 0]); // two bytes of a length prefix
-    let out = run(&["check", "--json"], &stream);
+    let out = TOOL.run(["check", "--json"], &stream);
     assert_eq!(out.status.code(), Some(1));
     let report: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     assert_eq!(report["frame"], 2);
@@ -411,14 +373,14 @@ fn check_json_reports_a_broken_stream_as_json() {
 
 #[test]
 fn completions_and_one_line_summaries() {
-    let out = run(&["completions", "bash"], b"");
+    let out = TOOL.run(["completions", "bash"], b"");
     assert!(out.status.success());
     let script = stdout(&out);
     assert!(
         script.contains("dendro-wire") && script.contains("listen"),
         "{script}"
     );
-    let help = stdout(&run(&["--help"], b""));
+    let help = stdout(&TOOL.run(["--help"], b""));
     let commands: Vec<&str> = help
         .lines()
         .skip_while(|l| !l.starts_with("Commands:"))

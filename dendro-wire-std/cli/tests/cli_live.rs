@@ -1,18 +1,14 @@
 //! `dendro-wire demo`, `agent` and `listen`, run as processes.
 
-use std::io::{BufRead, BufReader, Lines};
 use std::path::Path;
-use std::process::{ChildStdout, Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
-#[path = "../../tests/common/scratch.rs"]
-mod scratch;
-use scratch::scratch;
+use dendro_wire_test_support::fixtures::testdata;
+use dendro_wire_test_support::process::{output, Tool};
+use dendro_wire_test_support::{certs, scratch};
 
-#[path = "../../tests/common/certs.rs"]
-mod certs;
-
-const BIN: &str = env!("CARGO_BIN_EXE_dendro-wire");
+const TOOL: Tool = Tool::new(env!("CARGO_BIN_EXE_dendro-wire"));
 
 /// The number after `label` in `text`.
 fn number_after(text: &str, label: &str) -> u64 {
@@ -29,35 +25,9 @@ fn number_after(text: &str, label: &str) -> u64 {
         .unwrap()
 }
 
-/// `dendro-wire listen` on a free loopback port for one connection, with
-/// `extra` arguments: the process, its stdout lines, and the address it
-/// said it listens on.
-fn start_listen(
-    extra: &[&std::ffi::OsStr],
-    stderr: Stdio,
-) -> (std::process::Child, Lines<BufReader<ChildStdout>>, String) {
-    let mut listen = Command::new(BIN)
-        .args(["listen", "--bind", "127.0.0.1:0", "--connections", "1"])
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(stderr)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(listen.stdout.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    let addr = first
-        .strip_prefix("listening on ")
-        .expect(&first)
-        .to_string();
-    (listen, lines, addr)
-}
-
 #[test]
 fn the_demo_streams_and_accounts_for_every_row() {
-    let out = Command::new(BIN)
-        .args(["demo", "--seconds", "1.5"])
-        .output()
-        .unwrap();
+    let out = TOOL.run(["demo", "--seconds", "1.5"], b"");
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(
         out.status.success(),
@@ -80,7 +50,7 @@ fn the_demo_streams_and_accounts_for_every_row() {
 
 #[test]
 fn the_agent_needs_a_target_and_a_valid_interval() {
-    let out = Command::new(BIN).args(["agent"]).output().unwrap();
+    let out = TOOL.run(["agent"], b"");
     assert_eq!(out.status.code(), Some(2));
     let usage = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -88,31 +58,29 @@ fn the_agent_needs_a_target_and_a_valid_interval() {
         "{usage}"
     );
     for bad in ["10", "0s", "x1s", "1 fortnight"] {
-        let out = Command::new(BIN)
-            .args(["agent", "-o", "/dev/null", "--interval", bad])
-            .output()
-            .unwrap();
+        let out = TOOL.run(["agent", "-o", "/dev/null", "--interval", bad], b"");
         assert_eq!(out.status.code(), Some(2), "{bad}");
     }
 }
 
 #[test]
 fn a_replayed_capture_is_applied_as_check_reads_it() {
-    let (listen, mut lines, addr) = start_listen(&[], Stdio::piped());
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/sample.dwr");
-    let replay = Command::new(BIN)
-        .args(["replay", "--connect", &addr])
-        .arg(&sample)
-        .output()
-        .unwrap();
+    let sample = testdata("sample.dwr");
+    let served = TOOL.serve_one(&[], |addr| {
+        output(
+            TOOL.command()
+                .args(["replay", "--connect", addr])
+                .arg(&sample),
+            b"",
+        )
+    });
+    let replay = served.client;
     assert!(
         replay.status.success(),
         "{}",
         String::from_utf8_lossy(&replay.stderr)
     );
-    let summary = lines.next().unwrap().unwrap();
-    let out = listen.wait_with_output().unwrap();
-    assert!(out.status.success());
+    let summary = served.line;
     // testdata/sample.jsonl: 13 frames, 4 rows applied, 1 skipped, one gap
     // of 2.
     let size = std::fs::metadata(&sample).unwrap().len();
@@ -132,26 +100,21 @@ fn a_replayed_capture_is_applied_as_check_reads_it() {
         "{summary}"
     );
     // The gap is logged, once, where an operator sees it.
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = served.stderr;
     assert_eq!(stderr.matches("frame(s) lost").count(), 1, "{stderr}");
 }
 
 #[test]
 fn listen_stops_on_sigterm_applying_and_recording_what_arrived() {
-    let dir = scratch("listen-sigterm");
-    let mut listen = Command::new(BIN)
-        .args(["listen", "--bind", "127.0.0.1:0", "--record"])
-        .arg(&dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(listen.stdout.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    let addr = first.strip_prefix("listening on ").expect(&first);
-    let sample =
-        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/sample.dwr"))
-            .unwrap();
+    let dir = scratch!("listen-sigterm");
+    let listen = TOOL.listen(&[
+        "--bind".as_ref(),
+        "127.0.0.1:0".as_ref(),
+        "--record".as_ref(),
+        dir.as_os_str(),
+    ]);
+    let addr = listen.addr();
+    let sample = std::fs::read(testdata("sample.dwr")).unwrap();
     // The whole sample and the first bytes of a next frame; then the peer
     // stays, saying nothing.
     let mut peer = std::net::TcpStream::connect(addr).unwrap();
@@ -163,14 +126,11 @@ fn listen_stops_on_sigterm_applying_and_recording_what_arrived() {
         assert!(std::time::Instant::now() < deadline, "not captured");
         std::thread::sleep(Duration::from_millis(10));
     }
-    let killed = Command::new("kill")
-        .args(["-TERM", &listen.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let status = listen.wait().unwrap();
+    assert!(listen.terminate());
+    let listened = listen.finish();
+    let status = listened.status;
     assert!(status.success(), "{status}");
-    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    let rest = listened.lines;
     assert_eq!(rest.len(), 2, "{rest:?}");
     assert!(
         rest[0].starts_with("connection 0 from 127.0.0.1:"),
@@ -205,7 +165,7 @@ fn pem_files(dir: &Path, agent: &str) {
 
 #[test]
 fn over_tls_a_certified_agent_lands_its_rows_and_a_wrong_name_is_refused_on_both_sides() {
-    let dir = scratch("cli-tls");
+    let dir = scratch!("cli-tls");
     // The sample's sources are labelled host=web-01.
     pem_files(&dir, "web-01");
     let file = |name: &str| dir.join(name).into_os_string();
@@ -220,37 +180,37 @@ fn over_tls_a_certified_agent_lands_its_rows_and_a_wrong_name_is_refused_on_both
         "host".into(),
     ];
     let tls_args: Vec<&std::ffi::OsStr> = tls_listen.iter().map(|s| s.as_os_str()).collect();
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/sample.dwr");
+    let sample = testdata("sample.dwr");
     let replay = |addr: &str, server_name: &str| {
-        Command::new(BIN)
-            .args(["replay", "--connect", addr, "--tls-ca"])
-            .arg(file("collectors-ca.pem"))
-            .arg("--tls-cert")
-            .arg(file("agent.pem"))
-            .arg("--tls-key")
-            .arg(file("agent.key"))
-            .args(["--server-name", server_name])
-            .arg(&sample)
-            .output()
-            .unwrap()
+        output(
+            TOOL.command()
+                .args(["replay", "--connect", addr, "--tls-ca"])
+                .arg(file("collectors-ca.pem"))
+                .arg("--tls-cert")
+                .arg(file("agent.pem"))
+                .arg("--tls-key")
+                .arg(file("agent.key"))
+                .args(["--server-name", server_name])
+                .arg(&sample),
+            b"",
+        )
     };
 
-    let (listen, mut lines, addr) = start_listen(&tls_args, Stdio::null());
-    let out = replay(&addr, "localhost");
+    let served = TOOL.serve_one(&tls_args, |addr| replay(addr, "localhost"));
+    let out = served.client;
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let line = lines.next().unwrap().unwrap();
-    assert!(listen.wait_with_output().unwrap().status.success());
+    let line = served.line;
     assert!(line.contains(" (web-01): 13 frames"), "{line}");
     assert!(line.contains("rows 4 applied 1 skipped"), "{line}");
     assert!(line.ends_with("ended cleanly"), "{line}");
 
     // A name the collector's certificate does not carry: one line each.
-    let (listen, mut lines, addr) = start_listen(&tls_args, Stdio::null());
-    let out = replay(&addr, "collector.example");
+    let served = TOOL.serve_one(&tls_args, |addr| replay(addr, "collector.example"));
+    let out = served.client;
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -258,8 +218,7 @@ fn over_tls_a_certified_agent_lands_its_rows_and_a_wrong_name_is_refused_on_both
         stderr.contains("certificate not valid for name \"collector.example\""),
         "{stderr}"
     );
-    let line = lines.next().unwrap().unwrap();
-    assert!(listen.wait_with_output().unwrap().status.success());
+    let line = served.line;
     assert!(
         line.contains("refused at the TLS handshake: received fatal alert: BadCertificate"),
         "{line}"
@@ -269,10 +228,7 @@ fn over_tls_a_certified_agent_lands_its_rows_and_a_wrong_name_is_refused_on_both
 
 #[test]
 fn the_demo_runs_over_tls() {
-    let out = Command::new(BIN)
-        .args(["demo", "--tls", "--seconds", "1"])
-        .output()
-        .unwrap();
+    let out = TOOL.run(["demo", "--tls", "--seconds", "1"], b"");
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(
         out.status.success(),
@@ -285,24 +241,12 @@ fn the_demo_runs_over_tls() {
 
 #[test]
 fn plaintext_beyond_loopback_is_said_once_at_start() {
-    let mut listen = Command::new(BIN)
-        .args(["listen", "--bind", "0.0.0.0:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(listen.stdout.take().unwrap()).lines();
-    assert!(lines
-        .next()
-        .unwrap()
-        .unwrap()
-        .starts_with("listening on 0.0.0.0:"));
-    let _ = Command::new("kill")
-        .args(["-TERM", &listen.id().to_string()])
-        .status();
-    let out = listen.wait_with_output().unwrap();
+    let listen = TOOL.listen(&["--bind".as_ref(), "0.0.0.0:0".as_ref()]);
+    assert!(listen.addr().starts_with("0.0.0.0:"));
+    let _ = listen.terminate();
+    let out = listen.finish();
     assert!(out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = out.stderr;
     assert_eq!(
         stderr
             .matches("any host that can reach it may write into the archive")
@@ -315,10 +259,7 @@ fn plaintext_beyond_loopback_is_said_once_at_start() {
 #[test]
 fn progress_is_plain_lines_off_a_terminal_and_quiet_with_q() {
     // Not a terminal: no carriage returns, lines at a steady pace.
-    let out = Command::new(BIN)
-        .args(["demo", "--seconds", "2.5"])
-        .output()
-        .unwrap();
+    let out = TOOL.run(["demo", "--seconds", "2.5"], b"");
     assert!(out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains('\r'), "{stderr:?}");
@@ -331,10 +272,7 @@ fn progress_is_plain_lines_off_a_terminal_and_quiet_with_q() {
         "{stderr}"
     );
     // -q: no progress, no warnings; the summary still on stdout.
-    let out = Command::new(BIN)
-        .args(["-q", "demo", "--seconds", "1"])
-        .output()
-        .unwrap();
+    let out = TOOL.run(["-q", "demo", "--seconds", "1"], b"");
     assert!(out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
     assert!(String::from_utf8_lossy(&out.stdout).contains("throughput"));
@@ -361,10 +299,7 @@ mod agent {
     }
 
     fn check_json(path: &Path) -> serde_json::Value {
-        let out = Command::new(BIN)
-            .args(["check", "--json", path.to_str().unwrap()])
-            .output()
-            .unwrap();
+        let out = TOOL.run(["check", "--json", path.to_str().unwrap()], b"");
         assert!(
             out.status.success(),
             "{}",
@@ -381,14 +316,15 @@ mod agent {
 
     #[test]
     fn the_agent_records_this_machine_to_a_file_that_checks_clean() {
-        let dir = scratch("agent-file");
+        let dir = scratch!("agent-file");
         let capture = dir.join("agent.dwr");
-        let out = Command::new(BIN)
-            .args(agent("5ms", 20))
-            .arg("-o")
-            .arg(&capture)
-            .output()
-            .unwrap();
+        let out = output(
+            TOOL.command()
+                .args(agent("5ms", 20))
+                .arg("-o")
+                .arg(&capture),
+            b"",
+        );
         assert!(
             out.status.success(),
             "{}",
@@ -407,11 +343,7 @@ mod agent {
             "{summary}"
         );
 
-        let out = Command::new(BIN)
-            .args(["dump"])
-            .arg(&capture)
-            .output()
-            .unwrap();
+        let out = output(TOOL.command().arg("dump").arg(&capture), b"");
         let dump = String::from_utf8(out.stdout).unwrap();
         assert!(
             dump.contains("encoder\": \"dendro-wire-agent-1\""),
@@ -422,22 +354,22 @@ mod agent {
 
     #[test]
     fn listen_serves_an_agent_and_records_what_it_sent() {
-        let dir = scratch("listen-agent");
-        let (mut listen, mut lines, addr) =
-            start_listen(&["--record".as_ref(), dir.as_os_str()], Stdio::null());
-
-        let agent = Command::new(BIN)
-            .args(agent("5ms", 10))
-            .args(["--connect", &addr])
-            .output()
-            .unwrap();
+        let dir = scratch!("listen-agent");
+        let served = TOOL.serve_one(&["--record".as_ref(), dir.as_os_str()], |addr| {
+            output(
+                TOOL.command()
+                    .args(agent("5ms", 10))
+                    .args(["--connect", addr]),
+                b"",
+            )
+        });
+        let agent = served.client;
         assert!(
             agent.status.success(),
             "{}",
             String::from_utf8_lossy(&agent.stderr)
         );
-        let summary = lines.next().unwrap().unwrap();
-        assert!(listen.wait().unwrap().success());
+        let summary = served.line;
         assert!(
             summary.starts_with("connection 0 from 127.0.0.1:"),
             "{summary}"
@@ -461,12 +393,12 @@ mod agent {
     #[test]
     fn an_agent_that_delivers_nothing_says_why_and_fails() {
         let addr = closed_port();
-        let out = Command::new(BIN)
-            .args(agent("10ms", 5))
-            .arg("--connect")
-            .arg(&addr)
-            .output()
-            .unwrap();
+        let out = output(
+            TOOL.command()
+                .args(agent("10ms", 5))
+                .args(["--connect", &addr]),
+            b"",
+        );
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stderr}");
         assert!(
@@ -483,7 +415,8 @@ mod agent {
     #[test]
     fn an_agent_logs_its_reconnect_and_counts_what_it_delivered() {
         let addr = closed_port();
-        let agent = Command::new(BIN)
+        let agent = TOOL
+            .command()
             .args(agent("20ms", 40))
             .arg("--connect")
             .arg(&addr)
@@ -514,25 +447,14 @@ mod agent {
 
     #[test]
     fn the_agent_writes_its_stream_to_standard_output_with_dash() {
-        let out = Command::new(BIN)
-            .args(agent("5ms", 5))
-            .args(["-o", "-"])
-            .output()
-            .unwrap();
+        let out = output(TOOL.command().args(agent("5ms", 5)).args(["-o", "-"]), b"");
         assert!(
             out.status.success(),
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
         assert!(!Path::new("-").exists(), "a file named -");
-        let mut checked = Command::new(BIN)
-            .args(["check", "--json", "-"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        std::io::Write::write_all(&mut checked.stdin.take().unwrap(), &out.stdout).unwrap();
-        let checked = checked.wait_with_output().unwrap();
+        let checked = TOOL.run(["check", "--json", "-"], &out.stdout);
         assert!(checked.status.success());
         let summary: serde_json::Value = serde_json::from_slice(&checked.stdout).unwrap();
         assert_eq!(summary["sources"], 3);
@@ -545,7 +467,7 @@ mod agent {
         // library's informational lines, and RUST_LOG=error keeps only errors.
         let addr = closed_port();
         let run = |args: &[&str], env: Option<&str>| {
-            let mut cmd = Command::new(BIN);
+            let mut cmd = TOOL.command();
             cmd.args(args)
                 .args(agent("10ms", 3))
                 .args(["--connect", &addr]);
@@ -553,7 +475,7 @@ mod agent {
                 Some(filter) => cmd.env("RUST_LOG", filter),
                 None => cmd.env_remove("RUST_LOG"),
             };
-            String::from_utf8(cmd.output().unwrap().stderr).unwrap()
+            String::from_utf8(output(&mut cmd, b"").stderr).unwrap()
         };
         // The warning says when it tries again; the final error does not.
         let warned = |stderr: &str| stderr.contains("; trying again in ");

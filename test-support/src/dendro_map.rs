@@ -1,11 +1,8 @@
 //! The one mapping between this project's frames and dendro 0.6.1's: a
 //! view as dendro's owned frame, and dendro's frame lent as a view (the
-//! encoder's input shape). Shared by the core's and the std crate's
+//! encoder's input shape). Used by the core's and the std crate's
 //! differential tests and the fuzz targets; the std crate's `OwnedFrame` is
 //! reached through its own `From<&Frame>` and `with_view`.
-
-// Each test crate that includes this uses part of it.
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 

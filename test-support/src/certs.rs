@@ -1,14 +1,18 @@
 //! Certificate authorities and certificates made for a test run, so nothing
 //! checked in can expire.
+//!
+//! This crate does not depend on the std crate's `tls` feature (it would
+//! turn it on in every build of the std crate's tests), so [`Ca::client`]
+//! and [`Ca::server`] are handed the std crate's `tls::client_config` and
+//! `tls::server_config` to build with.
 
-#![allow(dead_code)] // each test binary uses what it needs
-
+use std::fmt::Debug;
 use std::path::Path;
 
-use dendro_wire_std::tls::{self, CertificateDer, PrivateKeyDer, TlsClient};
 use rcgen::{
     date_time_ymd, BasicConstraints, Certificate, CertificateParams, DnType, IsCa, Issuer, KeyPair,
 };
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
 /// A certificate authority made for the test.
 pub struct Ca {
@@ -23,7 +27,7 @@ pub struct Leaf {
 }
 
 impl Leaf {
-    pub fn chain(&self) -> Vec<CertificateDer<'static>> {
+    pub fn chain(&self) -> Certs {
         vec![self.cert.der().clone()]
     }
 
@@ -37,6 +41,9 @@ impl Leaf {
         std::fs::write(dir.join(format!("{name}.key")), self.key.serialize_pem()).unwrap();
     }
 }
+
+/// Certificates as the std crate's TLS configurations take them.
+pub type Certs = Vec<CertificateDer<'static>>;
 
 impl Ca {
     pub fn new(name: &str) -> Ca {
@@ -74,16 +81,28 @@ impl Ca {
     }
 
     /// An agent's TLS: a certificate for `name` from this CA, trusting
-    /// collectors signed by `servers`.
-    pub fn client(&self, servers: &Ca, name: &str, expired: bool) -> TlsClient {
+    /// collectors signed by `servers`, built by `client_config` (the std
+    /// crate's `tls::client_config`).
+    pub fn client<T, E: Debug>(
+        &self,
+        client_config: impl FnOnce(Certs, Certs, PrivateKeyDer<'static>) -> Result<T, E>,
+        servers: &Ca,
+        name: &str,
+        expired: bool,
+    ) -> T {
         let leaf = self.leaf(name, expired);
-        tls::client_config(vec![servers.der()], leaf.chain(), leaf.key()).unwrap()
+        client_config(vec![servers.der()], leaf.chain(), leaf.key()).unwrap()
     }
 
     /// A collector's TLS: a certificate for `localhost` from this CA,
-    /// accepting clients signed by `clients`.
-    pub fn server(&self, clients: &Ca) -> std::sync::Arc<tls::ServerConfig> {
+    /// accepting clients signed by `clients`, built by `server_config` (the
+    /// std crate's `tls::server_config`).
+    pub fn server<T, E: Debug>(
+        &self,
+        server_config: impl FnOnce(Certs, PrivateKeyDer<'static>, Certs) -> Result<T, E>,
+        clients: &Ca,
+    ) -> T {
         let leaf = self.leaf("localhost", false);
-        tls::server_config(leaf.chain(), leaf.key(), vec![clients.der()]).unwrap()
+        server_config(leaf.chain(), leaf.key(), vec![clients.der()]).unwrap()
     }
 }

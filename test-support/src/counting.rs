@@ -3,12 +3,17 @@
 //! test counts its own thread's: libtest's main thread allocates when it
 //! first waits for a running test, at a moment no test chooses, and that
 //! must not land in a count. Each such test is also the only test in its
-//! binary. Shared by the core's and the std crate's tests.
+//! binary. Used by the core's and the std crate's tests.
+//!
+//! A binary chooses its global allocator, so each such test declares it:
+//! `#[global_allocator] static COUNTING: Counting = Counting;`. [`count`]
+//! fails if it is not the allocator in use.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-struct Counting;
+/// The counting allocator: the system's, counting.
+pub struct Counting;
 
 thread_local! {
     /// This thread's allocations and reallocations. A const initializer and
@@ -34,9 +39,6 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 }
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 /// The allocations (and reallocations) this thread has made.
 pub fn allocations() -> usize {

@@ -1,28 +1,19 @@
-//! Streams the collector tests send: built with the library's own writer.
+//! Streams the std crate's collector tests send: built with the library's
+//! own writer.
 
-use dendro_wire_core::{Frame, Handshake, Map, Row, RowsHeader, NO_INDEX_STATE};
+use dendro_wire_core::{Row, RowsHeader, NO_INDEX_STATE};
 use dendro_wire_std::FrameWriter;
+
+use crate::fixtures::handshake;
 
 /// Rows in each of [`honest_stream`]'s Rows frames.
 pub const ROWS_PER_FRAME: u64 = 4;
 
-/// The handshake of source 0, with no uuid, labels or metadata.
-pub fn handshake() -> Frame<'static> {
-    Frame::Handshake(Handshake {
-        source: 0,
-        uuid: None,
-        labels: Map::EMPTY,
-        metadata: Map::EMPTY,
-        clock_anchor_wall_ns: 0,
-        complete: false,
-    })
-}
-
-/// An honest publisher's stream: the preamble, a handshake, then `frames`
-/// Rows frames of [`ROWS_PER_FRAME`] rows each.
+/// An honest publisher's stream: the preamble, source 0's bare handshake,
+/// then `frames` Rows frames of [`ROWS_PER_FRAME`] rows each.
 pub fn honest_stream(frames: u64) -> Vec<u8> {
     let mut w = FrameWriter::new(Vec::new()).unwrap();
-    w.write_frame(&handshake()).unwrap();
+    w.write_frame(&handshake(0)).unwrap();
     let row = [7u8; 32];
     for seq in 0..frames {
         let rows = (0..ROWS_PER_FRAME).map(|i| Row {

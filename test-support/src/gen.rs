@@ -1,10 +1,7 @@
 //! A small generator of dendro 0.6.1 frames, its choices drawn either from a
-//! seeded xorshift (deterministic, so a failure reproduces from its seed) or
-//! from a fuzzer's bytes (so the fuzzer steers it). Shared by the core's,
-//! the std crate's and the tool's differential tests, and the fuzz targets.
-
-// Each test crate that includes this uses part of it.
-#![allow(dead_code)]
+//! seeded [`XorShift`] (deterministic, so a failure reproduces from its
+//! seed) or from a fuzzer's bytes (so the fuzzer steers it). Used by the core's, the
+//! std crate's and the tool's differential tests, and the fuzz targets.
 
 use std::collections::BTreeMap;
 
@@ -12,13 +9,15 @@ use dendro::archive::{SegmentMeta, WalRow};
 use dendro::replicate::Frame as DFrame;
 use dendro::replicate::IndexKind as DKind;
 
+use crate::xorshift::XorShift;
+
 pub struct Gen<'a> {
     choices: Choices<'a>,
 }
 
 /// Where a generator's choices come from.
 enum Choices<'a> {
-    XorShift(u64),
+    XorShift(XorShift),
     /// Eight bytes a choice, little-endian; zeros once they run out, so a
     /// short input makes small frames rather than no test.
     Bytes(&'a [u8]),
@@ -28,7 +27,7 @@ impl Gen<'static> {
     /// Choices from a xorshift seeded with `seed` (not zero).
     pub fn new(seed: u64) -> Self {
         Gen {
-            choices: Choices::XorShift(seed),
+            choices: Choices::XorShift(XorShift::new(seed)),
         }
     }
 }
@@ -41,14 +40,9 @@ impl<'a> Gen<'a> {
         }
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         match &mut self.choices {
-            Choices::XorShift(x) => {
-                *x ^= *x << 13;
-                *x ^= *x >> 7;
-                *x ^= *x << 17;
-                *x
-            }
+            Choices::XorShift(x) => x.next_u64(),
             Choices::Bytes(bytes) => {
                 let (word, rest) = bytes.split_at(bytes.len().min(8));
                 *bytes = rest;
@@ -59,14 +53,14 @@ impl<'a> Gen<'a> {
         }
     }
     pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+        self.next_u64() % n
     }
     pub fn int(&mut self) -> i64 {
         match self.below(4) {
             0 => i64::MIN,
             1 => i64::MAX,
             2 => 0,
-            _ => self.next() as i64,
+            _ => self.next_u64() as i64,
         }
     }
     /// Names made of parts that stress a reader (multi-byte UTF-8, a NUL,
@@ -79,13 +73,13 @@ impl<'a> Gen<'a> {
         for _ in 0..self.below(4) {
             match PARTS.get(self.below(PARTS.len() as u64 + 1) as usize) {
                 Some(part) => s.push_str(part),
-                None => s.extend(char::from_u32(self.next() as u32 % 0x11_0000)),
+                None => s.extend(char::from_u32(self.next_u64() as u32 % 0x11_0000)),
             }
         }
         s
     }
     pub fn bytes(&mut self) -> Vec<u8> {
-        (0..self.below(40)).map(|_| self.next() as u8).collect()
+        (0..self.below(40)).map(|_| self.next_u64() as u8).collect()
     }
     pub fn map(&mut self) -> BTreeMap<String, String> {
         (0..self.below(5))
@@ -94,7 +88,8 @@ impl<'a> Gen<'a> {
     }
     pub fn uuid(&mut self) -> Option<String> {
         (self.below(3) > 0).then(|| {
-            let bytes = (u128::from(self.next()) << 64 | u128::from(self.next())).to_be_bytes();
+            let bytes =
+                (u128::from(self.next_u64()) << 64 | u128::from(self.next_u64())).to_be_bytes();
             dendro_wire_core::write_uuid(&bytes, &mut [0; 36]).to_string()
         })
     }
@@ -104,7 +99,7 @@ impl<'a> Gen<'a> {
         (7 + self.below(249) as u8, self.bytes())
     }
     pub fn frame(&mut self) -> DFrame {
-        let source = self.next() as u32;
+        let source = self.next_u64() as u32;
         match self.below(6) {
             0 => DFrame::Handshake {
                 source,
@@ -123,13 +118,13 @@ impl<'a> Gen<'a> {
                 } else {
                     DKind::Delta
                 },
-                state: (self.next(), self.next()),
+                state: (self.next_u64(), self.next_u64()),
                 blob: self.bytes(),
             },
             2 => DFrame::Rows {
                 source,
-                seq: self.next(),
-                index_state: (self.next(), self.next()),
+                seq: self.next_u64(),
+                index_state: (self.next_u64(), self.next_u64()),
                 rows: (0..self.below(6))
                     .map(|_| WalRow {
                         stream: self.string(),
@@ -143,7 +138,7 @@ impl<'a> Gen<'a> {
                 source,
                 stream: self.string(),
                 meta: SegmentMeta {
-                    rows: self.next(),
+                    rows: self.next_u64(),
                     first_ts: self.int(),
                     last_ts: self.int(),
                 },

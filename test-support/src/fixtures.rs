@@ -1,0 +1,31 @@
+//! Fixtures that many tests would otherwise build by hand.
+
+use std::path::{Path, PathBuf};
+
+use dendro_wire_core::{Frame, Handshake, Map};
+
+/// `name` in the repository's `testdata/`.
+pub fn testdata(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata")
+        .join(name)
+}
+
+/// The handshake of `source` with nothing else in it: no uuid, labels or
+/// metadata, anchor 0, not complete. A test that needs one field more sets
+/// it and takes the rest from here (`..bare_handshake(0)`).
+pub fn bare_handshake(source: u32) -> Handshake<'static> {
+    Handshake {
+        source,
+        uuid: None,
+        labels: Map::EMPTY,
+        metadata: Map::EMPTY,
+        clock_anchor_wall_ns: 0,
+        complete: false,
+    }
+}
+
+/// [`bare_handshake`] as a frame.
+pub fn handshake(source: u32) -> Frame<'static> {
+    Frame::Handshake(bare_handshake(source))
+}
