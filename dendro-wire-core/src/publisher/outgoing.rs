@@ -275,9 +275,10 @@ impl<S: Storage> Source<S> {
             return;
         }
         let entry = self.regions.range(Region::Entry);
-        let (front, rest) = self.storage.bytes_mut().split_at_mut(entry.start);
-        let written = rest.get_mut(..len).map(|buf| {
-            write_index(
+        let split = self.storage.bytes_mut().split_at_mut_checked(entry.start);
+        let written = split.and_then(|(front, rest)| {
+            let buf = rest.get_mut(..len)?;
+            Some(write_index(
                 front,
                 &self.regions,
                 &self.due,
@@ -285,7 +286,7 @@ impl<S: Storage> Source<S> {
                 kind,
                 self.index_overhead,
                 buf,
-            )
+            ))
         });
         match written {
             Some(Ok(_)) => {
