@@ -10,7 +10,9 @@
 //!   `xtask/firmware`, run them under QEMU, check what they wrote and
 //!   counted with `dendro-wire check`, and print their footprint (see
 //!   `firmware.rs`).
+//! - `cargo xtask c`: the C API proved from C (see `c.rs`).
 
+mod c;
 mod firmware;
 
 use std::path::{Path, PathBuf};
@@ -22,6 +24,7 @@ fn main() -> ExitCode {
         Some("ci") => ci(),
         Some("no-std") => no_std(),
         Some("firmware") => firmware::run(),
+        Some("c") => c::run(&args[1..]),
         Some("bench-report") => bench_report(&args[1..]),
         Some("soak") => soak(&args[1..]),
         Some("fuzz") => fuzz(&args[1..]),
@@ -49,13 +52,18 @@ usage: cargo xtask <command>
 
 commands:
   ci       formatting, clippy (-D warnings), all tests (the archive feature's too),
-           no-std, firmware, rustdoc (-D warnings)
+           no-std, firmware, c, rustdoc (-D warnings)
   no-std   build a no_std, no_main program over dendro-wire-core with no allocator
   firmware build the Cortex-M3 agent and decoder (xtask/firmware), run them under
            qemu-system-arm (lm3s6965evb), check the agent's streams (written to
            target/firmware/connection-N.dwr) and the decoder's counts with
            dendro-wire check, apply the streams with dendro's Subscriber, and
            print each program's flash, static RAM and peak stack
+  c [--update-header]
+           the C API (dendro-wire-core/ffi): the header regenerated with cbindgen and
+           compared with the committed one (or written), dump.c built with ASan and
+           UBSan and compared with dendro-wire dump --json over testdata/ and
+           generated and damaged streams, and decode.py (ctypes) over the sample
   fuzz --target NAME [--seconds N]
            run one fuzz target coverage-guided (bolero's libFuzzer engine, nightly)
            for N seconds (default 60); targets: decode_arbitrary, reader_chunks,
@@ -242,6 +250,7 @@ fn ci() -> Result<(), String> {
     )?;
     no_std()?;
     firmware::run()?;
+    c::run(&[])?;
     // Every feature documented, as docs.rs builds it (the archive feature's
     // dependencies were built by its clippy step).
     run(
