@@ -40,9 +40,9 @@
 pub mod archive;
 mod growable;
 mod owned;
+mod read_error;
 mod reader;
 pub mod receive;
-mod recv;
 pub mod send;
 #[cfg(feature = "serde")]
 mod serde_form;
@@ -62,13 +62,13 @@ pub use dendro_wire_core::{
 };
 pub use dendro_wire_core::{SourceId, StreamId};
 pub use owned::{OwnedFrame, OwnedRow};
-pub use reader::{FrameReader, Position, ReadError, ReadErrorKind};
+pub use read_error::{Position, ReadError, ReadErrorKind};
+pub use reader::FrameReader;
 /// The receiving side's everyday types.
 pub use receive::{
-    Applied, CountingSink, Sink, SinkError, SinkSubscriber, SubscribeError,
+    Applied, CountingSink, MemoryBudget, Sink, SinkError, SinkSubscriber, SubscribeError,
     MAX_SOURCES_PER_CONNECTION,
 };
-pub use recv::MemoryBudget;
 /// The sending side's everyday types.
 pub use send::{
     AgentConfig, AgentError, AgentPublisher, AgentStats, FrameQueue, Pushed, QueueStats,

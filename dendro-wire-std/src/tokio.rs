@@ -39,9 +39,10 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio_util::codec::{Decoder, Encoder};
 
 use crate::owned::OwnedFrame;
-use crate::reader::{Position, ReadError, ReadErrorKind};
+use crate::read_error::{Position, ReadError, ReadErrorKind};
+use crate::receive::buffer::FrameBuffer;
+use crate::receive::cut::{Cut, Cutter};
 use crate::receive::{serve_async, Limits, ServeError, ServerConfig, Sink, SinkSubscriber, Ties};
-use crate::recv::{Cut, Cutter, FrameBuffer};
 use crate::send::{Drain, DrainOptions, FrameQueue, TransportStats, STOP_CHECK, WRITE_BUFFER};
 use crate::writer::append;
 

@@ -14,15 +14,20 @@
 //!
 //! The sending side is [`send`](crate::send).
 
+pub(crate) mod buffer;
+pub(crate) mod cut;
+mod error;
 mod serve;
 #[cfg(feature = "tokio")]
 mod server;
 mod sink;
 mod subscriber;
 
+pub use buffer::MemoryBudget;
+pub use error::ServeError;
 #[cfg(unix)]
 pub use serve::bind_unix;
-pub use serve::{serve, ServeError};
+pub use serve::serve;
 #[cfg(feature = "tokio")]
 pub use server::{
     ConnectionInfo, Ended, Listener, LiveConnection, Peer, Server, ServerConfig, ServerStats,

@@ -17,11 +17,11 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use super::serve::ServeError;
+use super::buffer::{FrameBuffer, MemoryBudget, Next};
+use super::error::ServeError;
 use super::sink::Sink;
 use super::subscriber::{Applied, SinkSubscriber, SubscribeError};
-use crate::reader::{Position, ReadErrorKind};
-use crate::recv::{FrameBuffer, MemoryBudget, Next};
+use crate::read_error::{Position, ReadErrorKind};
 use crate::throttle::Throttle;
 
 /// How a [`Server`] bounds what its connections may cost.
@@ -806,7 +806,7 @@ pub(crate) async fn serve_async<IO: AsyncRead + Unpin, S: Sink>(
             last_frame = now;
             frame_started = None;
         }
-        if frames.pending() == 0 {
+        if frames.uncut() == 0 {
             frame_started = None;
         } else {
             frame_started.get_or_insert(now);
@@ -853,7 +853,7 @@ pub(crate) async fn serve_async<IO: AsyncRead + Unpin, S: Sink>(
                     Some(_) => ServeError::FrameTimeout {
                         after: limits.frame_timeout,
                         at,
-                        have: frames.pending(),
+                        have: frames.uncut(),
                     },
                     None => ServeError::IdleTimeout {
                         after: limits.idle_timeout,
@@ -939,7 +939,7 @@ async fn drain<IO: AsyncRead + Unpin, S: Sink>(
             Err(_) => {
                 return Err(ServeError::Shutdown {
                     at: frames.position(),
-                    cut: frames.pending(),
+                    cut: frames.uncut(),
                 })
             }
         }
