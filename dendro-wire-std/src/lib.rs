@@ -25,7 +25,7 @@
 //! | feature | what it adds |
 //! |---|---|
 //! | `serde` | `Serialize`/`Deserialize` for [`OwnedFrame`] in the JSON Lines form of [protocol §10](dendro_wire_core::protocol) |
-//! | `tokio` | [`receive::Server`] (many publishers at once, every connection bounded in memory, time and count), and the [`tokio`] module: codecs for `tokio_util::codec`, async `serve` and `drain_queue` |
+//! | `tokio` | [`receive::Server`] (many publishers at once, every connection bounded in memory, time and count), [`receive::serve_async`] and [`send::drain_queue_async`], and the [`codec`] module: codecs for `tokio_util::codec` |
 //! | `tls` | the `tls` module: TLS 1.3 with client certificates (rustls) for the server and the publishing transports, and identities bound to sources (implies `tokio`) |
 //! | `archive` | the `archive` module: a sink that writes a dendro 0.6.1 archive through dendro's own writer (builds SQLite, arrow and parquet) |
 //!
@@ -38,6 +38,8 @@
 
 #[cfg(feature = "archive")]
 pub mod archive;
+#[cfg(feature = "tokio")]
+pub mod codec;
 mod growable;
 mod owned;
 mod read_error;
@@ -49,8 +51,6 @@ mod serde_form;
 mod throttle;
 #[cfg(feature = "tls")]
 pub mod tls;
-#[cfg(feature = "tokio")]
-pub mod tokio;
 mod writer;
 
 pub use dendro_wire_core;

@@ -7,8 +7,9 @@ use std::path::Path;
 
 use bytes::BytesMut;
 use dendro_wire_core::Frame;
-use dendro_wire_std::send::DrainOptions;
-use dendro_wire_std::tokio::{drain_queue, serve, FrameCodec, RawFrame, RawFrameCodec};
+use dendro_wire_std::codec::{FrameCodec, RawFrame, RawFrameCodec};
+use dendro_wire_std::receive::serve_async;
+use dendro_wire_std::send::{drain_queue_async, DrainOptions};
 use dendro_wire_std::{
     write_frame_to, AgentConfig, AgentPublisher, CountingSink, FrameReader, FrameWriter,
     OwnedFrame, Position, ReadErrorKind, SinkSubscriber, SourceConfig,
@@ -202,7 +203,7 @@ async fn a_publisher_streams_to_a_tokio_subscriber() {
     let server = tokio::spawn(async move {
         let (stream, _) = listener.accept().await.unwrap();
         let mut sub = SinkSubscriber::new(CountingSink::default());
-        serve(stream, &mut sub).await.unwrap();
+        serve_async(stream, &mut sub).await.unwrap();
         sub.applied()
     });
 
@@ -211,7 +212,7 @@ async fn a_publisher_streams_to_a_tokio_subscriber() {
         .add_source(SourceConfig::new().label("source", "x").stream("x/y"))
         .unwrap();
     let queue = p.queue();
-    let transport = tokio::spawn(drain_queue(
+    let transport = tokio::spawn(drain_queue_async(
         queue.clone(),
         move || tokio::net::TcpStream::connect(addr),
         DrainOptions::default(),
@@ -280,7 +281,7 @@ async fn the_async_transport_retries_as_told_and_stops_when_told() {
         }),
         stop: Some(stop.clone()),
     };
-    let transport = tokio::spawn(drain_queue(
+    let transport = tokio::spawn(drain_queue_async(
         queue.clone(),
         {
             let attempts = attempts.clone();

@@ -29,11 +29,10 @@ pub use error::ServeError;
 pub use serve::bind_unix;
 pub use serve::serve;
 #[cfg(feature = "tokio")]
+pub use serve::serve_async;
+#[cfg(feature = "tokio")]
 pub use server::{
     ConnectionInfo, Ended, Listener, LiveConnection, Peer, Server, ServerConfig, ServerStats,
 };
 pub use sink::{CountingSink, Sink, SinkError};
 pub use subscriber::{Applied, SinkSubscriber, SubscribeError, MAX_SOURCES_PER_CONNECTION};
-
-#[cfg(feature = "tokio")]
-pub(crate) use server::{serve_async, Limits, Ties};

@@ -1,5 +1,6 @@
-//! [`serve`]: one connection's stream applied to a subscriber, blocking;
-//! and [`bind_unix`], a Unix socket only its owner can reach.
+//! [`serve`] and (feature `tokio`) [`serve_async`]: one connection's stream
+//! applied to a subscriber, blocking or on tokio; and [`bind_unix`], a Unix
+//! socket only its owner can reach.
 
 use std::io::Read;
 
@@ -40,6 +41,28 @@ pub fn serve<R: Read, S: Sink>(
             .map_err(|e| ServeError::Subscribe(at, e))?;
     }
     Ok(())
+}
+
+/// Read one connection's stream and apply it to `subscriber`, until a clean
+/// end or an error, on tokio: the same session a [`Server`](super::Server)
+/// runs for each connection, with its default bounds (the buffer grows with
+/// the bytes that arrived; a minute with no whole frame, or a minute for one
+/// frame to finish, ends the connection).
+#[cfg(feature = "tokio")]
+pub async fn serve_async<R: tokio::io::AsyncRead + Unpin, S: Sink>(
+    mut reader: R,
+    subscriber: &mut SinkSubscriber<S>,
+) -> Result<(), ServeError> {
+    let limits = super::server::Limits::from(&super::ServerConfig::default());
+    let mut frames = super::buffer::FrameBuffer::new(limits.decoder, None);
+    super::server::serve_async(
+        &mut reader,
+        subscriber,
+        &mut frames,
+        &limits,
+        super::server::Ties::default(),
+    )
+    .await
 }
 
 /// A Unix socket listener at `path` with permissions `mode` (`0o600`: only

@@ -768,7 +768,7 @@ enum Event {
 }
 
 /// What a served connection is tied to beyond its subscriber, each part
-/// absent for a lone connection ([`tokio::serve`](crate::tokio::serve)).
+/// absent for a lone connection ([`serve_async`](super::serve_async)).
 #[derive(Default)]
 pub(crate) struct Ties<'a> {
     /// Where its bytes are captured as they arrive.
