@@ -20,6 +20,8 @@ mod error;
 mod serve;
 #[cfg(feature = "tokio")]
 mod server;
+#[cfg(feature = "tokio")]
+mod session;
 mod sink;
 mod subscriber;
 

@@ -53,16 +53,11 @@ pub async fn serve_async<R: tokio::io::AsyncRead + Unpin, S: Sink>(
     mut reader: R,
     subscriber: &mut SinkSubscriber<S>,
 ) -> Result<(), ServeError> {
-    let limits = super::server::Limits::from(&super::ServerConfig::default());
-    let mut frames = super::buffer::FrameBuffer::new(limits.decoder, None);
-    super::server::serve_async(
-        &mut reader,
-        subscriber,
-        &mut frames,
-        &limits,
-        super::server::Ties::default(),
-    )
-    .await
+    let limits = super::session::Limits::default();
+    let (result, _) = super::session::Session::new(&mut reader, subscriber, limits, None)
+        .run()
+        .await;
+    result
 }
 
 /// A Unix socket listener at `path` with permissions `mode` (`0o600`: only
