@@ -35,7 +35,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             connections.push(tokio::spawn(async move {
                 let mut sub = SinkSubscriber::new(CountingSink::default()).with_source_limit(8);
                 let result = serve_async(stream, &mut sub).await;
-                (peer, sub.applied(), result.map_err(|e| e.to_string()))
+                (peer, sub.tally(), result.map_err(|e| e.to_string()))
             }));
         }
         let mut done = Vec::new();
@@ -85,12 +85,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             stats.rows_queued, sent.frames, sent.bytes
         );
     }
-    for (peer, applied, result) in server.await?? {
+    for (peer, tally, result) in server.await?? {
         println!(
             "connection from {peer}: {} source(s), {} rows applied, {} skipped, {}",
-            applied.sources,
-            applied.rows,
-            applied.rows_skipped,
+            tally.sources,
+            tally.rows_applied,
+            tally.rows_skipped,
             match result {
                 Ok(()) => "ended cleanly".to_string(),
                 Err(e) => e,

@@ -58,7 +58,7 @@ pub use dendro_wire_core;
 /// second import path for a frame or a row.
 pub use dendro_wire_core::{
     ClockOffset, Frame, FrameDecoder, Handshake, Index, IndexKind, IndexState, Map, Row, RowList,
-    Rows, Segment, SourceUpdate, Status, NO_INDEX_STATE,
+    Rows, Segment, SourceUpdate, Status, Tally, NO_INDEX_STATE,
 };
 pub use dendro_wire_core::{SourceId, StreamId};
 pub use owned::{OwnedFrame, OwnedRow};
@@ -66,7 +66,7 @@ pub use read_error::{Position, ReadError, ReadErrorKind};
 pub use reader::FrameReader;
 /// The receiving side's everyday types.
 pub use receive::{
-    Applied, CountingSink, MemoryBudget, Sink, SinkError, SinkSubscriber, SubscribeError,
+    CountingSink, MemoryBudget, Sink, SinkError, SinkSubscriber, SubscribeError,
     MAX_SOURCES_PER_CONNECTION,
 };
 /// The sending side's everyday types.

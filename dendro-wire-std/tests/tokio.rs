@@ -204,7 +204,7 @@ async fn a_publisher_streams_to_a_tokio_subscriber() {
         let (stream, _) = listener.accept().await.unwrap();
         let mut sub = SinkSubscriber::new(CountingSink::default());
         serve_async(stream, &mut sub).await.unwrap();
-        sub.applied()
+        sub.tally()
     });
 
     let mut p = AgentPublisher::new(AgentConfig::default());
@@ -229,7 +229,7 @@ async fn a_publisher_streams_to_a_tokio_subscriber() {
     let applied = server.await.unwrap();
     assert_eq!(sent.connections, 1);
     assert_eq!(
-        (applied.sources, applied.rows, applied.rows_skipped),
+        (applied.sources, applied.rows_applied, applied.rows_skipped),
         (1, 100, 0)
     );
 }

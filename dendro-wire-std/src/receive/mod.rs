@@ -37,4 +37,4 @@ pub use server::{
     ConnectionInfo, Ended, Listener, LiveConnection, Peer, Server, ServerConfig, ServerStats,
 };
 pub use sink::{CountingSink, Sink, SinkError};
-pub use subscriber::{Applied, SinkSubscriber, SubscribeError, MAX_SOURCES_PER_CONNECTION};
+pub use subscriber::{SinkSubscriber, SubscribeError, MAX_SOURCES_PER_CONNECTION};

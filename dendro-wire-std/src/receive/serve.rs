@@ -27,7 +27,7 @@ use crate::reader::FrameReader;
 ///
 /// let mut subscriber = SinkSubscriber::new(CountingSink::default());
 /// serve(&stream[..], &mut subscriber)?;
-/// assert_eq!(subscriber.applied().clock_offsets, 1);
+/// assert_eq!(subscriber.tally().clock_offsets, 1);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn serve<R: Read, S: Sink>(

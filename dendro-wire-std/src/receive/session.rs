@@ -8,14 +8,14 @@ use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use dendro_wire_core::FrameDecoder;
+use dendro_wire_core::{FrameDecoder, Tally};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::watch;
 
 use super::buffer::{FrameBuffer, MemoryBudget, Next};
 use super::error::ServeError;
 use super::sink::Sink;
-use super::subscriber::{Applied, SinkSubscriber};
+use super::subscriber::SinkSubscriber;
 use crate::read_error::ReadErrorKind;
 
 /// How long a session may stay quiet, and how large its frames may be.
@@ -43,12 +43,10 @@ impl Default for Limits {
 /// with whoever watches it, and handed back when it ends.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Progress {
-    /// Frames read, unknown kinds included.
-    pub(crate) frames: u64,
     /// Stream bytes received.
     pub(crate) bytes: u64,
-    /// What its frames did.
-    pub(crate) applied: Applied,
+    /// What its frames did, every frame cut counted.
+    pub(crate) tally: Tally,
 }
 
 /// How long a session stays quiet before its grown buffer is given back.
@@ -128,10 +126,14 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
 
     /// What the session has done so far.
     fn so_far(&self) -> Progress {
+        let mut tally = self.subscriber.tally();
+        // The cut skips unknown kinds before the subscriber sees them, and
+        // counts every frame.
+        tally.frames = self.buffer.frames();
+        tally.unknown_skipped = self.buffer.unknown();
         Progress {
-            frames: self.buffer.frames(),
             bytes: self.buffer.received(),
-            applied: self.subscriber.applied(),
+            tally,
         }
     }
 

@@ -119,17 +119,14 @@ pub(super) async fn serve_connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
     };
     // The session's buffer is given back by now, before the sink hears of
     // the end.
-    let Progress {
-        frames: frames_read,
-        bytes,
-        applied,
-    } = so_far;
+    let Progress { bytes, tally } = so_far;
+    let segments_held = subscriber.segments_held();
     let id = info.id;
     let (sink, finished) = subscriber.end();
     let result = match (result, finished) {
         (Ok(()), Err(e)) => Err(ServeError::Subscribe(
             Position {
-                frame: frames_read,
+                frame: tally.frames,
                 offset: bytes,
             },
             SubscribeError::Sink(e),
@@ -142,9 +139,9 @@ pub(super) async fn serve_connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
     };
     let ended = Ended {
         info,
-        frames: frames_read,
         bytes,
-        applied,
+        tally,
+        segments_held,
         duration: started.elapsed(),
         result,
     };

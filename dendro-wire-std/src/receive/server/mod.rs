@@ -98,7 +98,7 @@ impl Shared {
 /// queue.close();
 /// transport.join().unwrap()?;
 /// let ended = rx.recv()?;
-/// assert_eq!(ended.applied.rows, 10);
+/// assert_eq!(ended.tally.rows_applied, 10);
 /// assert!(ended.result.is_ok(), "{ended}");
 /// server.shutdown(Duration::from_secs(5));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -187,9 +187,8 @@ impl Server {
                 LiveConnection {
                     id,
                     peer: live.peer.clone(),
-                    frames: so_far.frames,
                     bytes: so_far.bytes,
-                    applied: so_far.applied,
+                    tally: so_far.tally,
                 }
             })
             .collect()

@@ -7,8 +7,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use dendro_wire_core::Tally;
+
 use crate::receive::error::ServeError;
-use crate::receive::subscriber::Applied;
 
 /// Who a connection is, as its sink is made and its end reported.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,12 +67,11 @@ pub struct LiveConnection {
     pub id: u64,
     /// Who connected.
     pub peer: Peer,
-    /// Frames read, unknown kinds included.
-    pub frames: u64,
     /// Stream bytes received.
     pub bytes: u64,
-    /// What its frames did.
-    pub applied: Applied,
+    /// What its frames did, every frame read counted (unknown kinds
+    /// included).
+    pub tally: Tally,
 }
 
 /// A connection that ended: what it did, and why it ended.
@@ -80,12 +80,13 @@ pub struct LiveConnection {
 pub struct Ended {
     /// Who it was.
     pub info: ConnectionInfo,
-    /// Frames read, unknown kinds included.
-    pub frames: u64,
     /// Stream bytes received.
     pub bytes: u64,
-    /// What its frames did.
-    pub applied: Applied,
+    /// What its frames did, every frame read counted (unknown kinds
+    /// included).
+    pub tally: Tally,
+    /// Of the tally's segments, those its sink already held.
+    pub segments_held: u64,
     /// How long it was served.
     pub duration: Duration,
     /// `Ok` for a clean end at a frame boundary; else why it ended.
@@ -96,7 +97,7 @@ impl std::fmt::Display for Ended {
     /// One line: the peer, frames, rows applied and skipped, gaps, and why
     /// it ended.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let a = &self.applied;
+        let t = &self.tally;
         write!(
             f,
             "connection {} from {}{}: {} frames, {} bytes in {:.1} s; sources {}, rows {} applied \
@@ -107,16 +108,17 @@ impl std::fmt::Display for Ended {
                 Some(identity) => format!(" ({identity})"),
                 None => String::new(),
             },
-            self.frames,
+            t.frames,
             self.bytes,
             self.duration.as_secs_f64(),
-            a.sources,
-            a.rows,
-            a.rows_skipped,
-            a.index_entries,
-            a.segments,
-            a.gaps,
-            a.frames_lost,
+            t.sources,
+            t.rows_applied,
+            t.rows_skipped,
+            t.index_entries,
+            // The segments it inserted, as this line has always said.
+            t.segments - self.segments_held,
+            t.gaps,
+            t.frames_lost,
         )?;
         match &self.result {
             Ok(()) => f.write_str("ended cleanly")?,
