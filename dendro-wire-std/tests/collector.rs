@@ -390,6 +390,36 @@ fn shutdown_applies_what_has_arrived_and_closes_every_connection() {
     assert!(closed_by_server(&mut s, Duration::from_secs(2)));
 }
 
+#[test]
+fn a_shutdown_grace_ends_when_the_last_connection_does() {
+    let mut config = quick();
+    config.idle_timeout = Duration::from_secs(30);
+    let (server, ended) = start(config);
+    let addr = server.local_addr().unwrap();
+    let stream = honest_stream(5);
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(&stream).unwrap();
+    wait_until("the connection is live", Duration::from_secs(5), || {
+        server.stats().live == 1
+    });
+    let publisher = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        drop(s);
+    });
+    let started = Instant::now();
+    let stats = server.shutdown(Duration::from_secs(60));
+    // Woken as the connection ends, not at the end of the grace.
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!((stats.live, stats.ended), (0, 1));
+    let e = recv(&ended);
+    assert!(e.result.is_ok(), "ended on its own within the grace: {e}");
+    publisher.join().unwrap();
+}
+
 #[cfg(unix)]
 #[test]
 fn captures_are_new_files_written_as_bytes_arrive_never_through_a_link() {

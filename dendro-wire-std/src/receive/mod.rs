@@ -1,7 +1,15 @@
 //! The receiving side: a connection's frames applied to a [`Sink`] under the
 //! subscriber's rules ([`SinkSubscriber`]), served from one stream
-//! ([`serve`], blocking) or, with the `tokio` feature, from many publishers
-//! at once ([`Server`]).
+//! ([`serve`], blocking, or with the `tokio` feature `serve_async`) or, with
+//! the `tokio` feature, from many publishers at once (`Server`).
+//!
+//! In the order a byte meets them: `cut.rs` cuts a stream into the preamble
+//! and frames; `buffer.rs` holds a stream's bytes as they arrive, against a
+//! [`MemoryBudget`]; `session.rs` serves one stream on tokio, for
+//! `serve_async` and each of a `Server`'s connections (`server/`: its
+//! bounds, accepting, one connection, its reports); `subscriber.rs` applies
+//! each frame under the rules to a `sink.rs` [`Sink`]; `error.rs` says why a
+//! served stream ended ([`ServeError`]).
 //!
 //! A collector is where bytes from anyone who can reach it arrive, so every
 //! connection is bounded: its buffer grows with the bytes that arrived, never
