@@ -161,60 +161,6 @@ impl serde::Serialize for Tally {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ClockOffset, Handshake, Map, RowList, Rows, Subscriber};
-
-    fn handshake(source: u32) -> Frame<'static> {
-        Frame::Handshake(Handshake {
-            source,
-            uuid: None,
-            labels: Map::EMPTY,
-            metadata: Map::EMPTY,
-            clock_anchor_wall_ns: 0,
-            complete: false,
-        })
-    }
-
-    fn rows(seq: u64) -> Frame<'static> {
-        Frame::Rows(Rows {
-            source: 0,
-            seq,
-            index_state: (0, 0),
-            rows: RowList::EMPTY,
-        })
-    }
-
-    #[test]
-    fn counts_each_verdict_under_its_name() {
-        let mut rules = Subscriber::<4>::new();
-        let mut tally = Tally::default();
-        let offset = Frame::ClockOffset(ClockOffset {
-            source: 0,
-            ts: 1,
-            offset_ns: 2,
-        });
-        let unknown = Frame::Unknown {
-            kind: 200,
-            payload: &[],
-        };
-        // seq 0, then 3 (two lost), then 1 (a regression).
-        for frame in [handshake(0), rows(0), rows(3), rows(1), offset, unknown] {
-            tally.count(&frame, rules.admit(&frame).unwrap());
-        }
-        let expected = Tally {
-            frames: 6,
-            sources: 1,
-            clock_offsets: 1,
-            unknown_skipped: 1,
-            gaps: 1,
-            frames_lost: 2,
-            seq_regressions: 1,
-            ..Tally::default()
-        };
-        assert_eq!(tally, expected);
-        let mut twice = tally;
-        twice += tally;
-        assert_eq!((twice.frames, twice.frames_lost), (12, 4));
-    }
 
     #[test]
     fn names_and_counts_line_up() {
