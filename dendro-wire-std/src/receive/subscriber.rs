@@ -359,9 +359,8 @@ impl<S: Sink> SinkSubscriber<S> {
                 }
             }
             (Admitted::Apply { source }, Frame::Segment(s)) => {
-                if !self.sink.segment(source, s).map_err(sink)? {
-                    self.segments_held += 1;
-                }
+                let inserted = self.sink.segment(source, s).map_err(sink)?;
+                self.segments_held += u64::from(!inserted);
             }
             (Admitted::Apply { source }, Frame::ClockOffset(c)) => {
                 self.sink.clock_offset(source, c).map_err(sink)?;
