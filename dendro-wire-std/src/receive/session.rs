@@ -74,7 +74,8 @@ pub(crate) struct Session<'a, IO, S: Sink> {
     buffer: FrameBuffer,
     limits: Limits,
     capture: Option<&'a mut File>,
-    progress: Option<&'a Mutex<Progress>>,
+    /// Where its progress is shared after every read, if anywhere.
+    shared: Option<&'a Mutex<Progress>>,
     stop: Option<watch::Receiver<bool>>,
 }
 
@@ -93,20 +94,20 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
             buffer: FrameBuffer::new(limits.decoder, budget),
             limits,
             capture: None,
-            progress: None,
+            shared: None,
             stop: None,
         }
     }
 
-    /// Write every byte to `file` as it arrives.
+    /// Write every byte to `file`, if given, as it arrives.
     pub(crate) fn capture(mut self, file: Option<&'a mut File>) -> Self {
         self.capture = file;
         self
     }
 
-    /// Share what the session has done in `progress` after every read.
-    pub(crate) fn share_progress(mut self, progress: &'a Mutex<Progress>) -> Self {
-        self.progress = Some(progress);
+    /// Share what the session has done `to` a watcher after every read.
+    pub(crate) fn share_progress(mut self, to: &'a Mutex<Progress>) -> Self {
+        self.shared = Some(to);
         self
     }
 
@@ -121,11 +122,11 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
     /// buffer is given back before this returns.
     pub(crate) async fn run(mut self) -> (Result<(), ServeError>, Progress) {
         let result = self.serve().await;
-        (result, self.so_far())
+        (result, self.progress())
     }
 
     /// What the session has done so far.
-    fn so_far(&self) -> Progress {
+    fn progress(&self) -> Progress {
         let mut tally = self.subscriber.tally();
         // The cut skips unknown kinds before the subscriber sees them, and
         // counts every frame.
@@ -154,8 +155,8 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
             } else {
                 frame_started.get_or_insert(now);
             }
-            if let Some(progress) = self.progress {
-                *progress.lock().unwrap_or_else(|e| e.into_inner()) = self.so_far();
+            if let Some(shared) = self.shared {
+                *shared.lock().unwrap_or_else(|e| e.into_inner()) = self.progress();
             }
             let deadline = match frame_started {
                 Some(started) => after(started, self.limits.frame_timeout),

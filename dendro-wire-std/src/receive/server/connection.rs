@@ -85,12 +85,12 @@ pub(super) async fn serve_connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
 ) -> (Ended, S) {
     let started = Instant::now();
     let config = &shared.config;
-    let admitted = check_peer(stream, &info, config).await;
-    if let Ok((_, identity)) = &admitted {
+    let checked = check_peer(stream, &info, config).await;
+    if let Ok((_, identity)) = &checked {
         info.identity = identity.clone();
     }
     // A capture only for a connection that got in.
-    let capture = match (&admitted, config.record.as_deref()) {
+    let capture = match (&checked, config.record.as_deref()) {
         (Ok(_), Some(dir)) => Some(create_capture(dir, &shared.capture_number)),
         _ => None,
     };
@@ -104,7 +104,7 @@ pub(super) async fn serve_connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
     if let (Some(label), Some(identity)) = (&config.bind_identity, &info.identity) {
         subscriber = subscriber.bind_identity(label.clone(), identity.clone());
     }
-    let (result, so_far) = match (admitted, capture.transpose()) {
+    let (result, Progress { bytes, tally }) = match (checked, capture.transpose()) {
         (Err(e), _) => (Err(e), Progress::default()),
         (_, Err(e)) => (Err(ServeError::Capture(e)), Progress::default()),
         (Ok((mut stream, _)), Ok(mut capture)) => {
@@ -119,7 +119,6 @@ pub(super) async fn serve_connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
     };
     // The session's buffer is given back by now, before the sink hears of
     // the end.
-    let Progress { bytes, tally } = so_far;
     let segments_held = subscriber.segments_held();
     let id = info.id;
     let (sink, finished) = subscriber.end();

@@ -183,12 +183,12 @@ impl Server {
             .live()
             .iter()
             .map(|(&id, live)| {
-                let so_far = *live.progress.lock().unwrap_or_else(|e| e.into_inner());
+                let progress = *live.progress.lock().unwrap_or_else(|e| e.into_inner());
                 LiveConnection {
                     id,
                     peer: live.peer.clone(),
-                    bytes: so_far.bytes,
-                    tally: so_far.tally,
+                    bytes: progress.bytes,
+                    tally: progress.tally,
                 }
             })
             .collect()
