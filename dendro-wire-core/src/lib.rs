@@ -70,7 +70,7 @@
 //! |---|---|
 //! | `embedded-io` | [`io`]: the preamble and frames read from and written to `embedded_io::Read`/`Write`, into buffers the caller owns |
 //! | `embedded-io-async` | the same in `io::asynch`, over `embedded_io_async` |
-//! | `defmt` | `defmt::Format` for errors, statuses, the subscriber's verdicts and frames (a line each), for logging on a device without `core::fmt` |
+//! | `defmt` | `defmt::Format` for errors, statuses, the subscriber's verdicts, a [`Tally`] and frames (a line each), for logging on a device without `core::fmt` |
 //! | `serde` | `serde::Serialize` for [`Frame`] and every view: the kind as `"frame"`, fields by the protocol's names, bytes as serde bytes, maps as maps, rows as a sequence; nothing allocated; and for [`Tally`], one object keyed by its counts' names |
 
 #![no_std]
