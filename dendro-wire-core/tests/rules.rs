@@ -182,6 +182,71 @@ fn unknown_kinds_are_skipped_and_other_frames_applied() {
     assert_eq!(sub.admit(&seg), Ok(Admitted::Apply { source: 0 }));
 }
 
+/// A `Rows` frame of two rows against index state (1, 1), built in `buf`.
+fn two_rows(buf: &mut [u8], seq: u64) -> Frame<'_> {
+    let header = RowsHeader {
+        source: 0,
+        seq,
+        index_state: (1, 1),
+    };
+    let mut b = RowsBuilder::new(buf, header).unwrap();
+    for ts in 0..2 {
+        let row = Row {
+            stream: "cpu",
+            ts,
+            wall_offset: 0,
+            row: &[1],
+        };
+        b.push(&row).unwrap();
+    }
+    let len = b.finish().unwrap();
+    let Status::Complete((frame, _)) = decode(&buf[..len]).unwrap() else {
+        panic!("a whole frame")
+    };
+    frame
+}
+
+#[test]
+fn a_tally_counts_each_verdict_under_its_name() {
+    let (mut early, mut late) = ([0u8; 128], [0u8; 128]);
+    let frames = [
+        handshake(0),
+        // Before the first Full: skipped.
+        two_rows(&mut early, 0),
+        index(0, IndexKind::Full, (1, 1)),
+        two_rows(&mut late, 1),
+        // Two frames lost, then a regression.
+        rows(0, 4, (1, 1)),
+        rows(0, 2, (1, 1)),
+        Frame::ClockOffset(ClockOffset {
+            source: 0,
+            ts: 1,
+            offset_ns: 2,
+        }),
+        Frame::Unknown {
+            kind: 9,
+            payload: &[1],
+        },
+    ];
+    let mut sub = Subscriber::<4>::new();
+    let mut tally = Tally::default();
+    for frame in &frames {
+        tally.count(frame, sub.admit(frame).unwrap());
+    }
+    assert_eq!(
+        tally.counts(),
+        [8, 1, 1, 2, 2, 0, 1, 0, 1, 1, 2, 1],
+        "{:?}",
+        Tally::NAMES
+    );
+    let mut twice = tally;
+    twice += tally;
+    assert_eq!(
+        (twice.frames, twice.rows_applied, twice.frames_lost),
+        (16, 4, 4)
+    );
+}
+
 #[test]
 fn the_slot_set_hash_is_order_free_incremental_and_never_no_index() {
     let slots: Vec<Vec<u8>> = (0..100).map(|i| format!("cpu{i}").into_bytes()).collect();
