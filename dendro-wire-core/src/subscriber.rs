@@ -61,6 +61,17 @@ impl fmt::Display for ProtocolError {
     }
 }
 
+impl ProtocolError {
+    /// The variant's name, for a device that logs without `core::fmt`.
+    pub const fn name(&self) -> &'static str {
+        match self {
+            ProtocolError::UnknownSource { .. } => "UnknownSource",
+            ProtocolError::DuplicateHandshake { .. } => "DuplicateHandshake",
+            ProtocolError::TooManySources { .. } => "TooManySources",
+        }
+    }
+}
+
 impl core::error::Error for ProtocolError {}
 
 /// Why a subscriber skips the rows of a `Rows` frame (rule 9).
@@ -314,5 +325,18 @@ impl SourceState {
             first_gap,
             regression,
         }
+    }
+}
+
+#[cfg(feature = "defmt")]
+impl<const N: usize> defmt::Format for Subscriber<N> {
+    /// How many sources it holds, and of how many.
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(
+            f,
+            "Subscriber sources={=usize} of {=usize}",
+            self.sources.len(),
+            N
+        );
     }
 }

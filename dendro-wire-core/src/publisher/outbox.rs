@@ -52,6 +52,7 @@ use crate::storage::Storage;
 /// # Ok::<(), dendro_wire_core::PublishError>(())
 /// ```
 #[derive(Debug)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Outbox<'a> {
     buf: &'a mut [u8],
     /// The frame in the buffer: its bytes, and those taken.

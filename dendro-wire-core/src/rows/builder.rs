@@ -163,6 +163,7 @@ pub struct RowsBuilder<'b, S: Storage + ?Sized = [u8]> {
 /// What opens a `Rows` frame: its source, its `seq` and the index state its
 /// rows were built against ([protocol §4.3](crate::protocol)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct RowsHeader {
     /// The source's ordinal.
     pub source: u32,
@@ -312,5 +313,18 @@ impl<'b, S: Storage + ?Sized> RowsBuilder<'b, S> {
         )?;
         out.patch(count_at, &self.count.to_le_bytes())?;
         Ok(len)
+    }
+}
+
+#[cfg(feature = "defmt")]
+impl<S: Storage + ?Sized> defmt::Format for RowsBuilder<'_, S> {
+    /// The frame so far: its size and its rows.
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(
+            f,
+            "RowsBuilder len={=usize} rows={=u32}",
+            self.len,
+            self.count
+        );
     }
 }
