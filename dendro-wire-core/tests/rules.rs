@@ -298,7 +298,10 @@ fn any_size<const N: usize>() {
         .take(N)
         .collect();
     for (i, &source) in ordinals.iter().enumerate() {
-        assert_eq!(sub.admit(&handshake(source)), Ok(Admitted::Opened { source }));
+        assert_eq!(
+            sub.admit(&handshake(source)),
+            Ok(Admitted::Opened { source })
+        );
         assert_eq!(sub.source_count(), i + 1);
         // Each source's own state: the Full it was sent, told apart.
         let state = (u64::from(source), i as u64 + 1);
