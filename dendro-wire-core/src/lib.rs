@@ -70,8 +70,8 @@
 //! |---|---|
 //! | `embedded-io` | [`io`]: the preamble and frames read from and written to `embedded_io::Read`/`Write`, into buffers the caller owns |
 //! | `embedded-io-async` | the same in `io::asynch`, over `embedded_io_async` |
-//! | `defmt` | `defmt::Format` for errors, statuses, the subscriber's verdicts and frames (a line each), for logging on a device without `core::fmt` |
-//! | `serde` | `serde::Serialize` for [`Frame`] and every view: the kind as `"frame"`, fields by the protocol's names, bytes as serde bytes, maps as maps, rows as a sequence; nothing allocated |
+//! | `defmt` | `defmt::Format` for errors, statuses, the subscriber's verdicts, a [`Tally`] and frames (a line each), for logging on a device without `core::fmt` |
+//! | `serde` | `serde::Serialize` for [`Frame`] and every view: the kind as `"frame"`, fields by the protocol's names, bytes as serde bytes, maps as maps, rows as a sequence; nothing allocated; and for [`Tally`], one object keyed by its counts' names |
 
 #![no_std]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -98,6 +98,7 @@ mod segment;
 mod source_update;
 mod storage;
 mod subscriber;
+mod tally;
 
 pub use clock_offset::ClockOffset;
 pub use codec::{is_canonical_uuid, write_uuid};
@@ -111,14 +112,15 @@ pub use preamble::{
     check_preamble, emit_preamble, MAGIC, PREAMBLE, PREAMBLE_BYTES, PROTOCOL_VERSION,
 };
 pub use publisher::{
-    Observer, Outbox, PublishError, Publisher, PublisherConfig, PublisherStats, SourceDecl,
-    SourceId, StreamId, Transmit, Waiting,
+    Budget, Observer, Outbox, PublishError, Publisher, PublisherConfig, PublisherStats, Sizing,
+    SourceDecl, SourceId, StreamId, Transmit, Waiting,
 };
 pub use rows::{Row, RowIter, RowList, Rows, RowsBuilder, RowsHeader};
 pub use segment::Segment;
 pub use source_update::SourceUpdate;
 pub use storage::Storage;
 pub use subscriber::{Admitted, ProtocolError, RowsVerdict, SkipReason, Subscriber};
+pub use tally::Tally;
 
 /// The largest frame this crate reads or writes by default: 64 MiB, counted
 /// as [protocol §2](crate::protocol) counts `len` (the kind byte and the payload).

@@ -182,6 +182,71 @@ fn unknown_kinds_are_skipped_and_other_frames_applied() {
     assert_eq!(sub.admit(&seg), Ok(Admitted::Apply { source: 0 }));
 }
 
+/// A `Rows` frame of two rows against index state (1, 1), built in `buf`.
+fn two_rows(buf: &mut [u8], seq: u64) -> Frame<'_> {
+    let header = RowsHeader {
+        source: 0,
+        seq,
+        index_state: (1, 1),
+    };
+    let mut b = RowsBuilder::new(buf, header).unwrap();
+    for ts in 0..2 {
+        let row = Row {
+            stream: "cpu",
+            ts,
+            wall_offset: 0,
+            row: &[1],
+        };
+        b.push(&row).unwrap();
+    }
+    let len = b.finish().unwrap();
+    let Status::Complete((frame, _)) = decode(&buf[..len]).unwrap() else {
+        panic!("a whole frame")
+    };
+    frame
+}
+
+#[test]
+fn a_tally_counts_each_verdict_under_its_name() {
+    let (mut early, mut late) = ([0u8; 128], [0u8; 128]);
+    let frames = [
+        handshake(0),
+        // Before the first Full: skipped.
+        two_rows(&mut early, 0),
+        index(0, IndexKind::Full, (1, 1)),
+        two_rows(&mut late, 1),
+        // Two frames lost, then a regression.
+        rows(0, 4, (1, 1)),
+        rows(0, 2, (1, 1)),
+        Frame::ClockOffset(ClockOffset {
+            source: 0,
+            ts: 1,
+            offset_ns: 2,
+        }),
+        Frame::Unknown {
+            kind: 9,
+            payload: &[1],
+        },
+    ];
+    let mut sub = Subscriber::<4>::new();
+    let mut tally = Tally::default();
+    for frame in &frames {
+        tally.count(frame, sub.admit(frame).unwrap());
+    }
+    assert_eq!(
+        tally.counts(),
+        [8, 1, 1, 2, 2, 0, 1, 0, 1, 1, 2, 1],
+        "{:?}",
+        Tally::NAMES
+    );
+    let mut twice = tally;
+    twice += tally;
+    assert_eq!(
+        (twice.frames, twice.rows_applied, twice.frames_lost),
+        (16, 4, 4)
+    );
+}
+
 #[test]
 fn the_slot_set_hash_is_order_free_incremental_and_never_no_index() {
     let slots: Vec<Vec<u8>> = (0..100).map(|i| format!("cpu{i}").into_bytes()).collect();
@@ -221,4 +286,50 @@ fn the_slot_set_hash_is_order_free_incremental_and_never_no_index() {
     emptied.insert(b"x");
     emptied.remove(b"x");
     assert_eq!(emptied.state(), SlotSetHash::new().state());
+}
+
+/// A table of any size, sources in any order of ordinals: each source's
+/// state stays its own, found again, and the table holds exactly `N`.
+fn any_size<const N: usize>() {
+    let mut sub = Subscriber::<N>::new();
+    // Ordinals out of order and far apart, as another publisher may use.
+    let ordinals: Vec<u32> = [7, 0, u32::MAX, 3, 1000, 2, 1, 5, 4]
+        .into_iter()
+        .take(N)
+        .collect();
+    for (i, &source) in ordinals.iter().enumerate() {
+        assert_eq!(
+            sub.admit(&handshake(source)),
+            Ok(Admitted::Opened { source })
+        );
+        assert_eq!(sub.source_count(), i + 1);
+        // Each source's own state: the Full it was sent, told apart.
+        let state = (u64::from(source), i as u64 + 1);
+        sub.admit(&index(source, IndexKind::Full, state)).unwrap();
+    }
+    for (i, &source) in ordinals.iter().enumerate() {
+        let state = (u64::from(source), i as u64 + 1);
+        assert_eq!(sub.index_state(source), Some(state), "{N}: {source}");
+        assert_eq!(verdict(&mut sub, rows(source, 9, state)).skip, None);
+        assert_eq!(
+            sub.admit(&handshake(source)),
+            Err(ProtocolError::DuplicateHandshake { source })
+        );
+    }
+    assert_eq!(
+        sub.admit(&handshake(6)),
+        Err(ProtocolError::TooManySources { limit: N })
+    );
+    assert_eq!(sub.index_state(6), None);
+}
+
+#[test]
+fn a_subscriber_holds_any_number_of_sources_from_one() {
+    // One source is a device's natural table; no size needs to be a power
+    // of two.
+    any_size::<1>();
+    any_size::<2>();
+    any_size::<3>();
+    any_size::<5>();
+    any_size::<9>();
 }

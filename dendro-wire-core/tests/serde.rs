@@ -79,3 +79,15 @@ fn every_kind_serializes_by_its_fields() {
         serde_json::json!({"frame": "unknown", "kind": 42, "payload": [9]})
     );
 }
+
+#[test]
+fn a_tally_serializes_as_check_prints_it() {
+    // `dendro-wire check --json`'s keys, in its order.
+    let tally = dendro_wire_core::Tally::default();
+    assert_eq!(
+        serde_json::to_string(&tally).unwrap(),
+        "{\"frames\":0,\"sources\":0,\"index_entries\":0,\"rows_applied\":0,\"rows_skipped\":0,\
+         \"segments\":0,\"clock_offsets\":0,\"source_updates\":0,\"unknown_skipped\":0,\"gaps\":0,\
+         \"frames_lost\":0,\"seq_regressions\":0}"
+    );
+}

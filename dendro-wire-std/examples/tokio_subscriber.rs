@@ -1,8 +1,9 @@
 //! A tokio subscriber serving many publishers at once.
 //!
 //! A listener on loopback spawns a task per connection, each applying its
-//! stream (zero-copy, through [`RawFrameCodec`](dendro_wire_std::tokio::RawFrameCodec))
-//! to a sink under the subscriber's rules. To be self-contained, the example
+//! stream (decoded in place, through
+//! [`serve_async`](dendro_wire_std::receive::serve_async)) to a sink under
+//! the subscriber's rules. To be self-contained, the example
 //! also starts four publishers, each a task draining its own publisher's
 //! queue over its own connection, and prints what every connection applied.
 //!
@@ -12,8 +13,8 @@
 
 use std::time::Duration;
 
-use dendro_wire_std::send::DrainOptions;
-use dendro_wire_std::tokio::{drain_queue, serve};
+use dendro_wire_std::receive::serve_async;
+use dendro_wire_std::send::{drain_queue_async, DrainOptions};
 use dendro_wire_std::{AgentConfig, AgentPublisher, CountingSink, SinkSubscriber, SourceConfig};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -33,8 +34,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let (stream, peer) = listener.accept().await?;
             connections.push(tokio::spawn(async move {
                 let mut sub = SinkSubscriber::new(CountingSink::default()).with_source_limit(8);
-                let result = serve(stream, &mut sub).await;
-                (peer, sub.applied(), result.map_err(|e| e.to_string()))
+                let result = serve_async(stream, &mut sub).await;
+                (peer, sub.tally(), result.map_err(|e| e.to_string()))
             }));
         }
         let mut done = Vec::new();
@@ -56,7 +57,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .stream("mem/used"),
         )?;
         let queue = p.queue();
-        let transport = tokio::spawn(drain_queue(
+        let transport = tokio::spawn(drain_queue_async(
             queue.clone(),
             move || TcpStream::connect(addr),
             DrainOptions::default(),
@@ -84,12 +85,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             stats.rows_queued, sent.frames, sent.bytes
         );
     }
-    for (peer, applied, result) in server.await?? {
+    for (peer, tally, result) in server.await?? {
         println!(
             "connection from {peer}: {} source(s), {} rows applied, {} skipped, {}",
-            applied.sources,
-            applied.rows,
-            applied.rows_skipped,
+            tally.sources,
+            tally.rows_applied,
+            tally.rows_skipped,
             match result {
                 Ok(()) => "ended cleanly".to_string(),
                 Err(e) => e,

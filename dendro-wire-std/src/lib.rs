@@ -25,7 +25,7 @@
 //! | feature | what it adds |
 //! |---|---|
 //! | `serde` | `Serialize`/`Deserialize` for [`OwnedFrame`] in the JSON Lines form of [protocol §10](dendro_wire_core::protocol) |
-//! | `tokio` | [`receive::Server`] (many publishers at once, every connection bounded in memory, time and count), and the [`tokio`] module: codecs for `tokio_util::codec`, async `serve` and `drain_queue` |
+//! | `tokio` | [`receive::Server`] (many publishers at once, every connection bounded in memory, time and count), [`receive::serve_async`] and [`send::drain_queue_async`], and the [`codec`] module: codecs for `tokio_util::codec` |
 //! | `tls` | the `tls` module: TLS 1.3 with client certificates (rustls) for the server and the publishing transports, and identities bound to sources (implies `tokio`) |
 //! | `archive` | the `archive` module: a sink that writes a dendro 0.6.1 archive through dendro's own writer (builds SQLite, arrow and parquet) |
 //!
@@ -38,19 +38,19 @@
 
 #[cfg(feature = "archive")]
 pub mod archive;
+#[cfg(feature = "tokio")]
+pub mod codec;
 mod growable;
 mod owned;
+mod read_error;
 mod reader;
 pub mod receive;
-mod recv;
 pub mod send;
 #[cfg(feature = "serde")]
 mod serde_form;
 mod throttle;
 #[cfg(feature = "tls")]
 pub mod tls;
-#[cfg(feature = "tokio")]
-pub mod tokio;
 mod writer;
 
 pub use dendro_wire_core;
@@ -58,17 +58,17 @@ pub use dendro_wire_core;
 /// second import path for a frame or a row.
 pub use dendro_wire_core::{
     ClockOffset, Frame, FrameDecoder, Handshake, Index, IndexKind, IndexState, Map, Row, RowList,
-    Rows, Segment, SourceUpdate, Status, NO_INDEX_STATE,
+    Rows, Segment, SourceUpdate, Status, Tally, NO_INDEX_STATE,
 };
 pub use dendro_wire_core::{SourceId, StreamId};
 pub use owned::{OwnedFrame, OwnedRow};
-pub use reader::{FrameReader, Position, ReadError, ReadErrorKind};
+pub use read_error::{Position, ReadError, ReadErrorKind};
+pub use reader::FrameReader;
 /// The receiving side's everyday types.
 pub use receive::{
-    Applied, CountingSink, Sink, SinkError, SinkSubscriber, SubscribeError,
+    CountingSink, MemoryBudget, Sink, SinkError, SinkSubscriber, SubscribeError,
     MAX_SOURCES_PER_CONNECTION,
 };
-pub use recv::MemoryBudget;
 /// The sending side's everyday types.
 pub use send::{
     AgentConfig, AgentError, AgentPublisher, AgentStats, FrameQueue, Pushed, QueueStats,

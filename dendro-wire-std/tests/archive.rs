@@ -123,8 +123,11 @@ fn our_archive_sink_writes_an_archive_dendro_reads() {
     let archive = SharedArchive::create(&path, ENCODER).unwrap();
     let mut sub = SinkSubscriber::new(archive.connection());
     serve(&bytes[..], &mut sub).unwrap();
-    let applied = sub.applied();
-    assert_eq!((applied.rows, applied.rows_skipped), (rows.len() as u64, 0));
+    let applied = sub.tally();
+    assert_eq!(
+        (applied.rows_applied, applied.rows_skipped),
+        (rows.len() as u64, 0)
+    );
     sub.finish().unwrap();
     archive.finish().unwrap();
     assert_eq!(archived(&path), rows);
@@ -214,12 +217,15 @@ fn dendros_archive_publisher_stream_is_applied_here_as_dendro_applies_it() {
     // Ours applies the bytes.
     let mut ours = SinkSubscriber::new(CountingSink::default());
     serve(&bytes[..], &mut ours).unwrap();
-    let o = ours.applied();
+    let o = ours.tally();
     assert_eq!(o.rows_skipped, 0, "nothing skipped");
-    assert!(o.rows > 0 && o.segments > 0 && o.index_entries > 0, "{o:?}");
+    assert!(
+        o.rows_applied > 0 && o.segments > 0 && o.index_entries > 0,
+        "{o:?}"
+    );
     assert_eq!(
         (
-            o.rows as usize,
+            o.rows_applied as usize,
             o.rows_skipped as usize,
             o.segments as usize,
             o.index_entries as usize,
@@ -237,7 +243,7 @@ fn dendros_archive_publisher_stream_is_applied_here_as_dendro_applies_it() {
             t.source_updates,
         )
     );
-    assert_eq!(ours.sink().rows, o.rows);
+    assert_eq!(ours.sink().rows, o.rows_applied);
 }
 
 #[test]
@@ -295,12 +301,15 @@ fn dendros_tailing_publisher_stream_is_applied_here_with_nothing_skipped() {
 
     let mut ours = SinkSubscriber::new(CountingSink::default());
     serve(&bytes[..], &mut ours).unwrap();
-    let o = ours.applied();
-    assert_eq!(o.rows, 60, "the rows that arrived after it attached: {o:?}");
+    let o = ours.tally();
+    assert_eq!(
+        o.rows_applied, 60,
+        "the rows that arrived after it attached: {o:?}"
+    );
     assert_eq!(o.rows_skipped, 0);
     assert_eq!(
         (
-            o.rows as usize,
+            o.rows_applied as usize,
             o.index_entries as usize,
             o.clock_offsets as usize,
             o.sources as usize
@@ -360,8 +369,8 @@ fn firmware_streams_applied_by_dendros_subscriber_land_every_row() {
             }
             ours.apply(&frame).unwrap();
         }
-        let o = ours.applied();
-        assert!(o.rows > 0 && o.index_entries > 0, "{at}: {o:?}");
+        let o = ours.tally();
+        assert!(o.rows_applied > 0 && o.index_entries > 0, "{at}: {o:?}");
 
         // dendro applies the same bytes.
         let theirs = theirs.get_or_insert_with(|| {
@@ -381,7 +390,7 @@ fn firmware_streams_applied_by_dendros_subscriber_land_every_row() {
         assert_eq!(skipped, 0, "{at}: no row skipped");
         assert_eq!(
             (applied, entries, gaps),
-            (o.rows, o.index_entries, o.gaps),
+            (o.rows_applied, o.index_entries, o.gaps),
             "{at}: dendro applies the stream as this crate does"
         );
     }

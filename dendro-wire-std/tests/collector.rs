@@ -117,7 +117,7 @@ fn a_lying_length_costs_only_the_bytes_that_arrived_and_honest_peers_go_on() {
     let rows = publish_honestly(addr, 5_000).join().unwrap();
     let honest = recv(&ended);
     assert!(honest.result.is_ok(), "{honest}");
-    assert_eq!(honest.applied.rows, rows);
+    assert_eq!(honest.tally.rows_applied, rows);
 
     // The liars end at the frame timeout, each with its reason, each socket
     // closed.
@@ -180,7 +180,7 @@ fn a_frame_past_the_memory_budget_ends_only_its_connection() {
     let rows = publish_honestly(addr, 2_000).join().unwrap();
     let honest = recv(&ended);
     assert!(honest.result.is_ok(), "{honest}");
-    assert_eq!(honest.applied.rows, rows);
+    assert_eq!(honest.tally.rows_applied, rows);
     assert_eq!(server.stats().memory_in_use, 0);
     server.shutdown(Duration::ZERO);
 }
@@ -280,7 +280,7 @@ fn idle_peers_and_unfinished_frames_are_timed_out() {
     drop(slow);
     let e = recv(&ended);
     assert!(e.result.is_ok(), "{e}");
-    assert_eq!(e.applied.rows, 10 * ROWS_PER_FRAME);
+    assert_eq!(e.tally.rows_applied, 10 * ROWS_PER_FRAME);
     server.shutdown(Duration::ZERO);
 }
 
@@ -308,7 +308,7 @@ fn connections_past_the_cap_are_closed_at_once() {
         "{e}"
     );
     let rows = publish_honestly(addr, 100).join().unwrap();
-    assert_eq!(recv(&ended).applied.rows, rows);
+    assert_eq!(recv(&ended).tally.rows_applied, rows);
     let stats = server.shutdown(Duration::ZERO);
     assert_eq!((stats.accepted, stats.refused, stats.live), (3, 1, 0));
 }
@@ -339,7 +339,7 @@ fn many_idle_connections_are_held_cheaply_beside_an_honest_one() {
     let rows = publish_honestly(addr, 20_000).join().unwrap();
     let honest = recv(&ended);
     assert!(honest.result.is_ok(), "{honest}");
-    assert_eq!(honest.applied.rows, rows);
+    assert_eq!(honest.tally.rows_applied, rows);
     drop(idle);
     wait_until("every idle peer ended", Duration::from_secs(20), || {
         server.stats().live == 0
@@ -376,12 +376,33 @@ fn shutdown_applies_what_has_arrived_and_closes_every_connection() {
     let stats = server.shutdown(Duration::ZERO);
     assert_eq!(stats.live, 0);
     let e = recv(&ended);
-    assert_eq!(e.applied.rows, 49 * ROWS_PER_FRAME, "{e}");
+    assert_eq!(e.tally.rows_applied, 49 * ROWS_PER_FRAME, "{e}");
     assert!(
         matches!(e.result, Err(ServeError::Shutdown { cut, .. }) if cut > 0),
         "{e}"
     );
     assert!(closed_by_server(&mut s, Duration::from_secs(2)));
+}
+
+#[test]
+fn a_shutdown_grace_ends_when_the_last_connection_does() {
+    // Its one connection sends nothing, and is timed out in half a second.
+    let (server, ended) = start(quick());
+    let _silent = TcpStream::connect(server.local_addr().unwrap()).unwrap();
+    wait_until("the connection is live", Duration::from_secs(5), || {
+        server.stats().live == 1
+    });
+    let started = Instant::now();
+    let stats = server.shutdown(Duration::from_secs(60));
+    // Woken as the connection ended, not at the end of the grace.
+    let waited = started.elapsed();
+    assert!(waited < Duration::from_secs(20), "{waited:?}");
+    assert_eq!((stats.live, stats.ended), (0, 1));
+    let e = recv(&ended);
+    assert!(
+        matches!(e.result, Err(ServeError::IdleTimeout { .. })),
+        "ended on its own within the grace: {e}"
+    );
 }
 
 #[cfg(unix)]

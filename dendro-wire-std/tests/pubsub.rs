@@ -118,15 +118,15 @@ fn every_row_published_is_applied_and_none_skipped() {
     let bytes = drain(&queue);
     let mut sub = SinkSubscriber::new(Recording::default());
     serve(&bytes[..], &mut sub).unwrap();
-    let applied = sub.applied();
-    assert_eq!(applied.rows, 300);
+    let applied = sub.tally();
+    assert_eq!(applied.rows_applied, 300);
     assert_eq!(applied.rows_skipped, 0);
     assert_eq!((applied.gaps, applied.frames_lost), (0, 0));
     assert_eq!(applied.sources, 2);
     // The first is observed before the first interval opens the
     // connection, and no frame may precede the handshakes.
     assert_eq!(applied.clock_offsets, 9);
-    assert_eq!(sub.applied().rows, p.stats().rows_queued);
+    assert_eq!(sub.tally().rows_applied, p.stats().rows_queued);
     let sink = sub.sink();
     assert_eq!(sink.sources, ["cpu", "mem"]);
     // A Full first (rule 2), then Deltas and a Full every 10 intervals.
@@ -161,10 +161,13 @@ fn a_frame_that_cannot_be_queued_is_dropped_counted_and_seen_as_a_gap() {
     assert!(stats.rows_frames_dropped > 0);
     let mut sub = SinkSubscriber::new(CountingSink::default());
     serve(&bytes[..], &mut sub).unwrap();
-    let applied = sub.applied();
+    let applied = sub.tally();
     // Every Rows frame dropped shows up as a lost frame, and nothing else does.
     assert_eq!(applied.frames_lost, stats.rows_frames_dropped);
-    assert_eq!(applied.rows + applied.rows_skipped, stats.rows_queued);
+    assert_eq!(
+        applied.rows_applied + applied.rows_skipped,
+        stats.rows_queued
+    );
     assert!(queue.stats().dropped_full >= stats.rows_frames_dropped);
 }
 
@@ -386,7 +389,7 @@ fn over_a_unix_socket_every_row_arrives() {
         let (stream, _) = listener.accept().unwrap();
         let mut sub = SinkSubscriber::new(CountingSink::default());
         serve(stream, &mut sub).unwrap();
-        sub.applied()
+        sub.tally()
     });
     let (mut p, cpu, mem) = agent(AgentConfig::default());
     let queue = p.queue();
@@ -401,8 +404,8 @@ fn over_a_unix_socket_every_row_arrives() {
     let sent = transport.join().unwrap().unwrap();
     let applied = server.join().unwrap();
     assert_eq!(sent.connections, 1);
-    assert_eq!(applied.rows, 150);
-    assert_eq!(applied.rows, p.stats().rows_queued);
+    assert_eq!(applied.rows_applied, 150);
+    assert_eq!(applied.rows_applied, p.stats().rows_queued);
 }
 
 #[test]
@@ -503,10 +506,10 @@ fn what_cannot_fit_a_frame_is_refused_or_counted_never_a_panic() {
     let bytes = drain(&queue);
     let mut sub = SinkSubscriber::new(Recording::default());
     serve(&bytes[..], &mut sub).unwrap();
-    assert_eq!(sub.applied().rows, p.stats().rows_queued);
+    assert_eq!(sub.tally().rows_applied, p.stats().rows_queued);
     // The refused update reached no one: the subscriber holds mem's labels
     // as its handshake gave them.
-    assert_eq!(sub.applied().source_updates, 0);
+    assert_eq!(sub.tally().source_updates, 0);
     assert_eq!(sub.sink().labels.get(&1), Some(&mem_labels));
     // And the publisher kept them whole: a new connection's handshake
     // carries them, not the refused ones nor any half of them.

@@ -5,8 +5,9 @@
 
 use bytes::BytesMut;
 use dendro_wire_core::Frame;
-use dendro_wire_std::send::DrainOptions;
-use dendro_wire_std::tokio::{drain_queue, serve, FrameCodec, RawFrame, RawFrameCodec};
+use dendro_wire_std::codec::{FrameCodec, RawFrame, RawFrameCodec};
+use dendro_wire_std::receive::serve_async;
+use dendro_wire_std::send::{drain_queue_async, DrainOptions};
 use dendro_wire_std::{
     write_frame_to, AgentConfig, AgentPublisher, CountingSink, FrameReader, FrameWriter,
     OwnedFrame, Position, ReadErrorKind, SinkSubscriber, SourceConfig,
@@ -201,8 +202,8 @@ async fn a_publisher_streams_to_a_tokio_subscriber() {
     let server = tokio::spawn(async move {
         let (stream, _) = listener.accept().await.unwrap();
         let mut sub = SinkSubscriber::new(CountingSink::default());
-        serve(stream, &mut sub).await.unwrap();
-        sub.applied()
+        serve_async(stream, &mut sub).await.unwrap();
+        sub.tally()
     });
 
     let mut p = AgentPublisher::new(AgentConfig::default());
@@ -210,7 +211,7 @@ async fn a_publisher_streams_to_a_tokio_subscriber() {
         .add_source(SourceConfig::new().label("source", "x").stream("x/y"))
         .unwrap();
     let queue = p.queue();
-    let transport = tokio::spawn(drain_queue(
+    let transport = tokio::spawn(drain_queue_async(
         queue.clone(),
         move || tokio::net::TcpStream::connect(addr),
         DrainOptions::default(),
@@ -227,7 +228,7 @@ async fn a_publisher_streams_to_a_tokio_subscriber() {
     let applied = server.await.unwrap();
     assert_eq!(sent.connections, 1);
     assert_eq!(
-        (applied.sources, applied.rows, applied.rows_skipped),
+        (applied.sources, applied.rows_applied, applied.rows_skipped),
         (1, 100, 0)
     );
 }
@@ -279,7 +280,7 @@ async fn the_async_transport_retries_as_told_and_stops_when_told() {
         }),
         stop: Some(stop.clone()),
     };
-    let transport = tokio::spawn(drain_queue(
+    let transport = tokio::spawn(drain_queue_async(
         queue.clone(),
         {
             let attempts = attempts.clone();

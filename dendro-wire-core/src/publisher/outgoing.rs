@@ -275,13 +275,14 @@ impl<S: Storage> Source<S> {
             return;
         }
         let entry = self.regions.range(Region::Entry);
-        let split = self.storage.bytes_mut().split_at_mut_checked(entry.start);
-        let written = split.and_then(|(front, rest)| {
+        let bytes = self.storage.bytes_mut().split_at_mut_checked(entry.start);
+        let written = bytes.and_then(|(front, rest)| {
             let buf = rest.get_mut(..len)?;
+            let (regions, due) = (&self.regions, &self.due);
             Some(write_index(
                 front,
-                &self.regions,
-                &self.due,
+                regions,
+                due,
                 source,
                 kind,
                 self.index_overhead,

@@ -14,7 +14,7 @@ use dendro_wire_std::send::{drain_queue, DrainOptions, TransportStats};
 use dendro_wire_std::tls::PrivateKeyDer;
 use dendro_wire_std::tls::TlsClient;
 use dendro_wire_std::{
-    AgentConfig, AgentPublisher, Applied, CountingSink, Sink, SourceConfig, SourceId, StreamId,
+    AgentConfig, AgentPublisher, CountingSink, Sink, SourceConfig, SourceId, StreamId, Tally,
 };
 
 use crate::progress::Progress;
@@ -290,7 +290,7 @@ fn publish_lossy<W: Write + 'static>(
 
 pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let tls = if options.tls { Some(demo_tls()?) } else { None };
-    let done: Arc<Mutex<Vec<Applied>>> = Arc::default();
+    let done: Arc<Mutex<Vec<Tally>>> = Arc::default();
     #[cfg(feature = "archive")]
     let archive = match &options.archive {
         Some(path) => Some(crate::archive::open(path, ENCODER)?),
@@ -323,7 +323,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
                 }
                 done.lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .push(ended.applied);
+                    .push(ended.tally);
             },
         )?
     };
@@ -413,9 +413,9 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     progress.finish();
 
     let done = done.lock().unwrap_or_else(|e| e.into_inner());
-    let mut applied = Applied::default();
-    for a in done.iter() {
-        applied += *a;
+    let mut tally = Tally::default();
+    for connection in done.iter() {
+        tally += *connection;
     }
     let stats = publisher.stats();
     let lost_frames = loss.frames.load(Ordering::Relaxed);
@@ -437,14 +437,14 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         out,
         "  rows        {} published, {} applied, {} skipped",
         stats.rows_queued + stats.rows_dropped,
-        applied.rows,
-        applied.rows_skipped,
+        tally.rows_applied,
+        tally.rows_skipped,
     )?;
     writeln!(
         out,
         "  gaps        {} ({} frame(s) lost: the {} Rows frame(s) dropped on purpose, {} rows{})",
-        applied.gaps,
-        applied.frames_lost,
+        tally.gaps,
+        tally.frames_lost,
         lost_frames,
         lost_rows,
         match stats.rows_frames_dropped {
@@ -455,13 +455,13 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     writeln!(
         out,
         "  index       {} entries applied; clock offsets {}",
-        applied.index_entries, applied.clock_offsets
+        tally.index_entries, tally.clock_offsets
     )?;
     writeln!(
         out,
         "  throughput  {:.1} MB/s, {:.2} M rows/s",
         (sent.bytes - lost_bytes) as f64 / elapsed / 1e6,
-        applied.rows as f64 / elapsed / 1e6
+        tally.rows_applied as f64 / elapsed / 1e6
     )?;
     #[cfg(feature = "archive")]
     if let Some(archive) = archive {
@@ -470,19 +470,19 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     // What the demo shows must also be true: every row queued arrived but
     // those the link lost, and every frame dropped was seen as lost, and
     // nothing else was.
-    if applied.rows + applied.rows_skipped + lost_rows != stats.rows_queued {
+    if tally.rows_applied + tally.rows_skipped + lost_rows != stats.rows_queued {
         return Err(Failure(format!(
             "{} rows were queued, {} lost on the link, and {} arrived",
             stats.rows_queued,
             lost_rows,
-            applied.rows + applied.rows_skipped
+            tally.rows_applied + tally.rows_skipped
         )));
     }
     let dropped = lost_frames + stats.rows_frames_dropped;
-    if applied.frames_lost != dropped {
+    if tally.frames_lost != dropped {
         return Err(Failure(format!(
             "{dropped} frames were dropped and {} seen as lost",
-            applied.frames_lost
+            tally.frames_lost
         )));
     }
     Ok(())
@@ -526,7 +526,7 @@ fn now(
 ) -> String {
     let elapsed = started.elapsed().as_secs_f64();
     let live = server.live();
-    let applied: u64 = live.iter().map(|c| c.applied.rows).sum();
+    let applied: u64 = live.iter().map(|c| c.tally.rows_applied).sum();
     let bytes: u64 = live.iter().map(|c| c.bytes).sum();
     format!(
         "intervals {:>9}  frames {:>10}  rows applied {:>11}  {:7.1} MB/s",

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dendro_wire_std::receive::{ConnectionInfo, Listener, Server, ServerConfig};
-use dendro_wire_std::{Applied, CountingSink, Sink};
+use dendro_wire_std::{CountingSink, Sink, Tally};
 
 use crate::progress::Progress;
 use crate::tls_args::ServerTls;
@@ -112,7 +112,7 @@ impl Args {
 struct Totals {
     connections: u64,
     clean: u64,
-    applied: Applied,
+    tally: Tally,
 }
 
 pub(crate) fn run(options: Args) -> Result<(), Failure> {
@@ -164,7 +164,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
             let mut t = totals.lock().unwrap_or_else(|e| e.into_inner());
             t.connections += 1;
             t.clean += u64::from(ended.result.is_ok());
-            t.applied += ended.applied;
+            t.tally += ended.tally;
         })
         .map_err(|e| Failure(format!("cannot serve {listening}: {e}")))?
     };
@@ -212,7 +212,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         crate::archive::finish(archive, &mut out)?;
     }
     let t = totals.lock().unwrap_or_else(|e| e.into_inner());
-    let a = t.applied;
+    let a = t.tally;
     writeln!(
         out,
         "listener: {} connection(s) served ({} ended cleanly), {} refused over the cap of {}; \
@@ -221,7 +221,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         t.clean,
         stats.refused,
         max_connections,
-        a.rows,
+        a.rows_applied,
         a.rows_skipped,
         a.gaps,
         a.frames_lost,
@@ -251,27 +251,32 @@ fn live(server: &Server) -> String {
             .map(|c| {
                 format!(
                     "connection {} from {}: {} frames, rows {} applied {} skipped, {} gap(s)",
-                    c.id, c.peer, c.frames, c.applied.rows, c.applied.rows_skipped, c.applied.gaps
+                    c.id,
+                    c.peer,
+                    c.tally.frames,
+                    c.tally.rows_applied,
+                    c.tally.rows_skipped,
+                    c.tally.gaps
                 )
             })
             .collect();
         return each.join("; ");
     }
-    let mut applied = Applied::default();
-    let (mut frames, mut bytes) = (0, 0);
+    let mut tally = Tally::default();
+    let mut bytes = 0;
     for c in &live {
-        applied += c.applied;
-        frames += c.frames;
+        tally += c.tally;
         bytes += c.bytes;
     }
     let stats = server.stats();
     format!(
-        "{} live connections: {frames} frames, {bytes} bytes, rows {} applied {} skipped, {} \
-         gap(s); {} bytes of buffers; {} refused over the cap",
+        "{} live connections: {} frames, {bytes} bytes, rows {} applied {} skipped, {} gap(s); \
+         {} bytes of buffers; {} refused over the cap",
         live.len(),
-        applied.rows,
-        applied.rows_skipped,
-        applied.gaps,
+        tally.frames,
+        tally.rows_applied,
+        tally.rows_skipped,
+        tally.gaps,
         stats.memory_in_use,
         stats.refused
     )

@@ -1,7 +1,15 @@
 //! The receiving side: a connection's frames applied to a [`Sink`] under the
 //! subscriber's rules ([`SinkSubscriber`]), served from one stream
-//! ([`serve`], blocking) or, with the `tokio` feature, from many publishers
-//! at once ([`Server`]).
+//! ([`serve`], blocking, or with the `tokio` feature `serve_async`) or, with
+//! the `tokio` feature, from many publishers at once (`Server`).
+//!
+//! In the order a byte meets them: `cut.rs` cuts a stream into the preamble
+//! and frames; `buffer.rs` holds a stream's bytes as they arrive, against a
+//! [`MemoryBudget`]; `session.rs` serves one stream on tokio, for
+//! `serve_async` and each of a `Server`'s connections (`server/`: its
+//! bounds, accepting, one connection, its reports); `subscriber.rs` applies
+//! each frame under the rules to a `sink.rs` [`Sink`]; `error.rs` says why a
+//! served stream ended ([`ServeError`]).
 //!
 //! A collector is where bytes from anyone who can reach it arrive, so every
 //! connection is bounded: its buffer grows with the bytes that arrived, never
@@ -14,21 +22,27 @@
 //!
 //! The sending side is [`send`](crate::send).
 
+pub(crate) mod buffer;
+pub(crate) mod cut;
+mod error;
 mod serve;
 #[cfg(feature = "tokio")]
 mod server;
+#[cfg(feature = "tokio")]
+mod session;
 mod sink;
 mod subscriber;
 
+pub use buffer::MemoryBudget;
+pub use error::ServeError;
 #[cfg(unix)]
 pub use serve::bind_unix;
-pub use serve::{serve, ServeError};
+pub use serve::serve;
+#[cfg(feature = "tokio")]
+pub use serve::serve_async;
 #[cfg(feature = "tokio")]
 pub use server::{
     ConnectionInfo, Ended, Listener, LiveConnection, Peer, Server, ServerConfig, ServerStats,
 };
 pub use sink::{CountingSink, Sink, SinkError};
-pub use subscriber::{Applied, SinkSubscriber, SubscribeError, MAX_SOURCES_PER_CONNECTION};
-
-#[cfg(feature = "tokio")]
-pub(crate) use server::{serve_async, Limits, Ties};
+pub use subscriber::{SinkSubscriber, SubscribeError, MAX_SOURCES_PER_CONNECTION};

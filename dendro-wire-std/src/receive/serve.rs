@@ -1,102 +1,13 @@
-//! [`serve`]: one connection's stream applied to a subscriber, blocking;
-//! [`ServeError`], why a connection's stream stopped being applied (the
-//! [`Server`](super::Server)'s connections end with it too); and
-//! [`bind_unix`], a Unix socket only its owner can reach.
+//! [`serve`] and (feature `tokio`) [`serve_async`]: one connection's stream
+//! applied to a subscriber, blocking or on tokio; and [`bind_unix`], a Unix
+//! socket only its owner can reach.
 
-use std::fmt;
 use std::io::Read;
-use std::time::Duration;
 
+use super::error::ServeError;
 use super::sink::Sink;
-use super::subscriber::{SinkSubscriber, SubscribeError};
-use crate::reader::{FrameReader, Position, ReadError};
-
-/// Why a connection's stream stopped being applied.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum ServeError {
-    /// The stream could not be read: the transport failed, the bytes broke a
-    /// rule of the spec, the stream ended inside a frame, or the memory
-    /// budget could not hold the next frame.
-    Read(ReadError),
-    /// A frame broke a protocol rule, or the sink failed.
-    Subscribe(Position, SubscribeError),
-    /// No whole frame arrived for this long.
-    IdleTimeout {
-        /// The time allowed.
-        after: Duration,
-        /// Where the next frame would have started.
-        at: Position,
-    },
-    /// A frame started arriving and did not finish in time.
-    FrameTimeout {
-        /// The time allowed for one frame.
-        after: Duration,
-        /// Where the frame started.
-        at: Position,
-        /// Its bytes that arrived.
-        have: usize,
-    },
-    /// The server shut down; what had arrived of the stream was applied.
-    Shutdown {
-        /// Where the next frame would have started.
-        at: Position,
-        /// Bytes of a frame that had started to arrive and was cut off.
-        cut: usize,
-    },
-    /// The capture file could not be created or written.
-    Capture(std::io::Error),
-    /// The peer may not connect: a Unix peer whose user id is not allowed.
-    NotAllowed(String),
-    /// The TLS handshake failed: no client certificate, one that does not
-    /// chain to the client CA or has expired, or a client that refused the
-    /// server's.
-    Tls(std::io::Error),
-}
-
-impl fmt::Display for ServeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ServeError::Read(e) => write!(f, "{e}"),
-            ServeError::Subscribe(at, e) => write!(f, "{at}: {e}"),
-            ServeError::IdleTimeout { after, at } => write!(
-                f,
-                "{at}: no whole frame arrived for {after:?}, the idle timeout; a publisher sends \
-                 a frame every interval, even an empty one (rule 6)"
-            ),
-            ServeError::FrameTimeout { after, at, have } => write!(
-                f,
-                "{at}: the frame started arriving and was not whole within {after:?}, the frame \
-                 timeout ({have} byte(s) of it arrived)"
-            ),
-            ServeError::Shutdown { at, cut: 0 } => {
-                write!(
-                    f,
-                    "{at}: the server shut down; everything that arrived was applied"
-                )
-            }
-            ServeError::Shutdown { at, cut } => write!(
-                f,
-                "{at}: the server shut down with {cut} byte(s) of this frame arrived and the \
-                 rest not; everything before it was applied"
-            ),
-            ServeError::Capture(e) => write!(f, "the capture failed: {e}"),
-            ServeError::NotAllowed(why) => write!(f, "not allowed to connect: {why}"),
-            ServeError::Tls(e) => write!(f, "refused at the TLS handshake: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for ServeError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            ServeError::Read(e) => Some(e),
-            ServeError::Subscribe(_, e) => Some(e),
-            ServeError::Capture(e) | ServeError::Tls(e) => Some(e),
-            _ => None,
-        }
-    }
-}
+use super::subscriber::SinkSubscriber;
+use crate::reader::FrameReader;
 
 /// Read one connection's stream and apply it to `subscriber` until a clean
 /// end or an error, blocking. Bounds on time are the reader's own (a
@@ -116,7 +27,7 @@ impl std::error::Error for ServeError {
 ///
 /// let mut subscriber = SinkSubscriber::new(CountingSink::default());
 /// serve(&stream[..], &mut subscriber)?;
-/// assert_eq!(subscriber.applied().clock_offsets, 1);
+/// assert_eq!(subscriber.tally().clock_offsets, 1);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn serve<R: Read, S: Sink>(
@@ -130,6 +41,23 @@ pub fn serve<R: Read, S: Sink>(
             .map_err(|e| ServeError::Subscribe(at, e))?;
     }
     Ok(())
+}
+
+/// Read one connection's stream and apply it to `subscriber`, until a clean
+/// end or an error, on tokio: the same session a [`Server`](super::Server)
+/// runs for each connection, with its default bounds (the buffer grows with
+/// the bytes that arrived; a minute with no whole frame, or a minute for one
+/// frame to finish, ends the connection).
+#[cfg(feature = "tokio")]
+pub async fn serve_async<R: tokio::io::AsyncRead + Unpin, S: Sink>(
+    mut reader: R,
+    subscriber: &mut SinkSubscriber<S>,
+) -> Result<(), ServeError> {
+    let limits = super::session::Limits::default();
+    let (result, _) = super::session::Session::new(&mut reader, subscriber, limits, None)
+        .run()
+        .await;
+    result
 }
 
 /// A Unix socket listener at `path` with permissions `mode` (`0o600`: only

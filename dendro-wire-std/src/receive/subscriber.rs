@@ -3,60 +3,13 @@
 
 use std::fmt;
 
-use dendro_wire_core::{kind, Admitted, Frame, Handshake, ProtocolError, Subscriber};
+use dendro_wire_core::{kind, Admitted, Frame, Handshake, ProtocolError, Subscriber, Tally};
 
 use super::sink::{Sink, SinkError};
 
 /// The most sources one connection may open, unless lowered with
 /// [`SinkSubscriber::with_source_limit`].
 pub const MAX_SOURCES_PER_CONNECTION: usize = 1024;
-
-/// What applying frames did, summed; the shape of dendro's `Applied`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Applied {
-    /// Rows written to the sink.
-    pub rows: u64,
-    /// Rows not written: before the source's first `Full`, or built against
-    /// another index state (rule 9).
-    pub rows_skipped: u64,
-    /// Segments inserted.
-    pub segments: u64,
-    /// Segments the sink already held.
-    pub segments_held: u64,
-    /// Index entries written.
-    pub index_entries: u64,
-    /// Clock-drift observations recorded.
-    pub clock_offsets: u64,
-    /// Sources opened.
-    pub sources: u64,
-    /// `SourceUpdate` frames applied.
-    pub source_updates: u64,
-    /// `seq` jumps.
-    pub gaps: u64,
-    /// Frames lost in those jumps.
-    pub frames_lost: u64,
-    /// `seq` regressions.
-    pub seq_regressions: u64,
-    /// Frames of unknown kinds, skipped.
-    pub unknown: u64,
-}
-
-impl std::ops::AddAssign for Applied {
-    fn add_assign(&mut self, o: Applied) {
-        self.rows += o.rows;
-        self.rows_skipped += o.rows_skipped;
-        self.segments += o.segments;
-        self.segments_held += o.segments_held;
-        self.index_entries += o.index_entries;
-        self.clock_offsets += o.clock_offsets;
-        self.sources += o.sources;
-        self.source_updates += o.source_updates;
-        self.gaps += o.gaps;
-        self.frames_lost += o.frames_lost;
-        self.seq_regressions += o.seq_regressions;
-        self.unknown += o.unknown;
-    }
-}
 
 /// Why a frame could not be applied. The connection cannot go on after
 /// any of these.
@@ -163,7 +116,7 @@ impl From<ProtocolError> for SubscribeError {
 /// sub.apply(&Frame::Handshake(hs))?;
 /// let keepalive = Rows { source: 0, seq: 0, index_state: (0, 0), rows: RowList::EMPTY };
 /// sub.apply(&Frame::Rows(keepalive))?;
-/// assert_eq!(sub.applied().sources, 1);
+/// assert_eq!(sub.tally().sources, 1);
 /// # Ok::<(), dendro_wire_std::SubscribeError>(())
 /// ```
 pub struct SinkSubscriber<S: Sink> {
@@ -173,7 +126,9 @@ pub struct SinkSubscriber<S: Sink> {
     /// What the connection's transport proved, if it is bound to it.
     identity: Option<BoundIdentity>,
     sink: S,
-    applied: Applied,
+    tally: Tally,
+    /// Segments the sink already held, counted in the tally too.
+    segments_held: u64,
 }
 
 /// The label every handshake and source update must carry, and the value it
@@ -241,7 +196,7 @@ impl<S: Sink> fmt::Debug for SinkSubscriber<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SinkSubscriber")
             .field("sources", &self.rules.source_count())
-            .field("applied", &self.applied)
+            .field("tally", &self.tally)
             .finish_non_exhaustive()
     }
 }
@@ -254,7 +209,8 @@ impl<S: Sink> SinkSubscriber<S> {
             limit: MAX_SOURCES_PER_CONNECTION,
             identity: None,
             sink,
-            applied: Applied::default(),
+            tally: Tally::default(),
+            segments_held: 0,
         }
     }
 
@@ -335,9 +291,19 @@ impl<S: Sink> SinkSubscriber<S> {
         }
     }
 
-    /// Everything applied so far.
-    pub fn applied(&self) -> Applied {
-        self.applied
+    /// What the frames it was given did, counted as every receiver counts
+    /// them. Its `frames` are those it was given: a receiver that skips
+    /// unknown kinds before they reach it (every one in this crate, unless
+    /// asked to yield them) counts the frames it cut itself.
+    pub fn tally(&self) -> Tally {
+        self.tally
+    }
+
+    /// Segments the sink already held ([`Sink::segment`] said so): counted
+    /// in the tally's `segments` as every receiver counts them, and only a
+    /// sink can tell these apart.
+    pub fn segments_held(&self) -> u64 {
+        self.segments_held
     }
 
     /// The sink.
@@ -363,67 +329,50 @@ impl<S: Sink> SinkSubscriber<S> {
         (self.sink, ended)
     }
 
-    /// Apply one frame; returns what it did.
-    pub fn apply(&mut self, frame: &Frame<'_>) -> Result<Applied, SubscribeError> {
+    /// Apply one frame; returns what it did, as a tally of that frame.
+    pub fn apply(&mut self, frame: &Frame<'_>) -> Result<Tally, SubscribeError> {
         self.check_identity(frame)?;
         if let Frame::Handshake(h) = frame {
             self.check_encoder(h)?;
         }
-        let mut did = Applied::default();
+        let admitted = self.admit(frame)?;
         let sink = |e| SubscribeError::Sink(e);
-        match (self.admit(frame)?, frame) {
+        match (admitted, frame) {
             (Admitted::Opened { source }, Frame::Handshake(h)) => {
                 self.sink.open_source(source, h).map_err(sink)?;
-                did.sources = 1;
             }
             (Admitted::Index { source, .. }, Frame::Index(i)) => {
                 self.sink.caller_rows(source, i).map_err(sink)?;
-                did.index_entries = 1;
             }
             (Admitted::Rows(v), Frame::Rows(rows)) => {
-                let n = rows.rows.len() as u64;
-                match v.skip {
-                    None => {
-                        if n > 0 {
-                            self.sink.wal(v.source, rows).map_err(sink)?;
-                        }
-                        did.rows = n;
-                    }
-                    Some(_) => did.rows_skipped = n,
+                if v.skip.is_none() && !rows.rows.is_empty() {
+                    self.sink.wal(v.source, rows).map_err(sink)?;
                 }
-                if v.lost > 0 {
-                    did.gaps = 1;
-                    did.frames_lost = v.lost;
-                    if v.first_gap {
-                        log::warn!(
-                            "source {}: {} frame(s) lost before seq {}; the rows that arrived \
-                             are still good, and this is logged once per source",
-                            v.source,
-                            v.lost,
-                            rows.seq
-                        );
-                    }
+                if v.lost > 0 && v.first_gap {
+                    log::warn!(
+                        "source {}: {} frame(s) lost before seq {}; the rows that arrived are \
+                         still good, and this is logged once per source",
+                        v.source,
+                        v.lost,
+                        rows.seq
+                    );
                 }
-                did.seq_regressions = u64::from(v.regression);
             }
             (Admitted::Apply { source }, Frame::Segment(s)) => {
-                if self.sink.segment(source, s).map_err(sink)? {
-                    did.segments = 1;
-                } else {
-                    did.segments_held = 1;
-                }
+                let inserted = self.sink.segment(source, s).map_err(sink)?;
+                self.segments_held += u64::from(!inserted);
             }
             (Admitted::Apply { source }, Frame::ClockOffset(c)) => {
                 self.sink.clock_offset(source, c).map_err(sink)?;
-                did.clock_offsets = 1;
             }
             (Admitted::Apply { source }, Frame::SourceUpdate(u)) => {
                 self.sink.source_update(source, u).map_err(sink)?;
-                did.source_updates = 1;
             }
-            _ => did.unknown = 1,
+            _ => {}
         }
-        self.applied += did;
+        let mut did = Tally::default();
+        did.count(frame, admitted);
+        self.tally += did;
         Ok(did)
     }
 

@@ -1,7 +1,7 @@
 //! Draining a publisher's queue into connections: when to connect again and
 //! after how long, what to log and count, when to stop. Written once here,
 //! as [`Drain`], for the blocking transports ([`drain_queue`](super::drain_queue))
-//! and the async one ([`tokio::drain_queue`](crate::tokio::drain_queue)); the
+//! and the async one ([`drain_queue_async`](super::drain_queue_async)); the
 //! loops that drive it only connect, write, flush, sleep and wait, each in
 //! its own way.
 

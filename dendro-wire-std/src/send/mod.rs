@@ -3,8 +3,9 @@
 //! grows), handed over through a bounded [`FrameQueue`] that drops and
 //! counts rather than waiting, and drained into a connection by a
 //! publishing transport ([`publish_tcp`], [`publish_unix`],
-//! [`publish_to_writer`], or [`drain_queue`] over any connection), which
-//! reconnects as [`DrainOptions`] say.
+//! [`publish_to_writer`], or [`drain_queue`] over any connection, and with
+//! the `tokio` feature `drain_queue_async`), which reconnects as
+//! [`DrainOptions`] say.
 //!
 //! The receiving side is [`receive`](crate::receive).
 
@@ -13,10 +14,10 @@ mod drain;
 mod queue;
 mod source;
 mod transport;
+#[cfg(feature = "tokio")]
+mod transport_async;
 
 pub use agent::{AgentConfig, AgentError, AgentPublisher, AgentStats, MAX_SOURCES};
-#[cfg(feature = "tokio")]
-pub(crate) use drain::Drain;
 pub use drain::{Backoff, DrainOptions, Reconnect, TransportStats, STOP_CHECK};
 pub use queue::{FrameQueue, Pushed, QueueLen, QueueStats, Ready};
 pub use source::SourceConfig;
@@ -24,6 +25,6 @@ pub use source::SourceConfig;
 pub(crate) use transport::connect_tcp;
 #[cfg(unix)]
 pub use transport::publish_unix;
-#[cfg(feature = "tokio")]
-pub(crate) use transport::WRITE_BUFFER;
 pub use transport::{drain_queue, publish_tcp, publish_to_writer};
+#[cfg(feature = "tokio")]
+pub use transport_async::drain_queue_async;

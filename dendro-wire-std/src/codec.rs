@@ -1,5 +1,7 @@
-//! tokio (feature `tokio`): codecs for `tokio_util::codec` (frames owned,
-//! or zero-copy over `bytes::Bytes`), and async transports.
+//! Codecs for `tokio_util::codec` (feature `tokio`): frames owned, or
+//! zero-copy over `bytes::Bytes`. The async transports are
+//! [`receive::serve_async`](crate::receive::serve_async) and
+//! [`send::drain_queue_async`](crate::send::drain_queue_async).
 //!
 //! The protocol is still the core's: the codecs ask it for the preamble, the
 //! frame length (checked against the limit before anything else) and the
@@ -11,7 +13,7 @@
 //! use bytes::BytesMut;
 //! use tokio_util::codec::{Decoder, Encoder};
 //! use dendro_wire_core::{ClockOffset, Frame};
-//! use dendro_wire_std::tokio::FrameCodec;
+//! use dendro_wire_std::codec::FrameCodec;
 //! use dendro_wire_std::OwnedFrame;
 //!
 //! // Borrowed frames encode without an allocation per frame.
@@ -28,21 +30,15 @@
 //! # Ok::<(), dendro_wire_std::ReadError>(())
 //! ```
 
-use std::io;
 use std::marker::PhantomData;
 
 use bytes::{Buf, Bytes, BytesMut};
-use dendro_wire_core::{
-    Frame, FrameDecoder, Status, LENGTH_PREFIX_BYTES, PREAMBLE, PREAMBLE_BYTES,
-};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use dendro_wire_core::{Frame, FrameDecoder, Status, LENGTH_PREFIX_BYTES, PREAMBLE};
 use tokio_util::codec::{Decoder, Encoder};
 
 use crate::owned::OwnedFrame;
-use crate::reader::{Position, ReadError, ReadErrorKind};
-use crate::receive::{serve_async, Limits, ServeError, ServerConfig, Sink, SinkSubscriber, Ties};
-use crate::recv::{Cut, Cutter, FrameBuffer};
-use crate::send::{Drain, DrainOptions, FrameQueue, TransportStats, STOP_CHECK, WRITE_BUFFER};
+use crate::read_error::{Position, ReadError, ReadErrorKind};
+use crate::receive::cut::{Cut, Cutter};
 use crate::writer::append;
 
 /// A frame's bytes, framed but not yet decoded: its length checked against
@@ -311,87 +307,5 @@ impl Encoder<RawFrame> for RawFrameCodec {
         self.framing.preamble(dst);
         dst.extend_from_slice(&frame.bytes);
         Ok(())
-    }
-}
-
-/// Read one connection's stream and apply it to `subscriber`, until a clean
-/// end or an error: the same loop a [`Server`](crate::receive::Server) runs
-/// for each connection, with its default bounds (the buffer grows with the
-/// bytes that arrived; a minute with no whole frame, or a minute for one
-/// frame to finish, ends the connection).
-pub async fn serve<R: AsyncRead + Unpin, S: Sink>(
-    mut reader: R,
-    subscriber: &mut SinkSubscriber<S>,
-) -> Result<(), ServeError> {
-    let limits = Limits::from(&ServerConfig::default());
-    let mut frames = FrameBuffer::new(limits.decoder, None);
-    serve_async(
-        &mut reader,
-        subscriber,
-        &mut frames,
-        &limits,
-        Ties::default(),
-    )
-    .await
-}
-
-/// Drain a publisher's queue into connections that `connect` opens, as
-/// [`send::drain_queue`](crate::send::drain_queue) does, on tokio: the same
-/// reconnecting, logging, counting and stopping (it is the same code), with
-/// the wait for frames a task woken by the queue rather than a thread
-/// blocked on it. Returns once the queue is closed and drained, or
-/// `options.stop` is set.
-pub async fn drain_queue<W, C, F>(
-    queue: FrameQueue,
-    mut connect: C,
-    options: DrainOptions,
-) -> io::Result<TransportStats>
-where
-    W: AsyncWrite + Unpin,
-    C: FnMut() -> F,
-    F: std::future::Future<Output = io::Result<W>>,
-{
-    let mut drain = Drain::new(&queue, options);
-    while !drain.done() {
-        let conn = match connect().await {
-            Ok(conn) => conn,
-            Err(e) => {
-                tokio::time::sleep(drain.connect_failed(e)?).await;
-                continue;
-            }
-        };
-        drain.connected();
-        let written = write_connection(&mut drain, conn).await;
-        if let Some(end) = drain.ended(written) {
-            return end;
-        }
-    }
-    Ok(drain.finish())
-}
-
-/// One connection, as the blocking transport writes it: the preamble, then
-/// frames until the queue is closed and drained or the transport stopped
-/// (`Ok`), or a write fails (`Err`).
-async fn write_connection<W: AsyncWrite + Unpin>(drain: &mut Drain<'_>, conn: W) -> io::Result<()> {
-    let mut w = tokio::io::BufWriter::with_capacity(WRITE_BUFFER, conn);
-    w.write_all(&PREAMBLE).await?;
-    w.flush().await?;
-    drain.preamble_written(PREAMBLE_BYTES);
-    loop {
-        match drain.next_frame() {
-            Some(frame) => {
-                w.write_all(&frame).await?;
-                drain.written(frame);
-            }
-            None => {
-                w.flush().await?;
-                if drain.idle_done() {
-                    return Ok(());
-                }
-                // Woken by the next frame or the close; the stop flag is
-                // looked at again after at most STOP_CHECK.
-                let _ = tokio::time::timeout(STOP_CHECK, drain.queue().ready()).await;
-            }
-        }
     }
 }

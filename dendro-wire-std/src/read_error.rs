@@ -1,0 +1,183 @@
+//! [`ReadError`]: why a received stream could not be read, and where
+//! ([`Position`]); every receiver's error, blocking, async or a codec's, so
+//! the reader and the receive buffer each use it and neither the other.
+
+use std::fmt;
+use std::io;
+
+use dendro_wire_core::Error;
+
+/// Where a frame stood in a stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Position {
+    /// The frame's number, from 1, unknown frames included.
+    pub frame: u64,
+    /// The stream offset at which the frame starts.
+    pub offset: u64,
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "frame {} (stream byte {})", self.frame, self.offset)
+    }
+}
+
+/// Why a stream could not be read, and where: the frame's number (from 1)
+/// and the stream offset at which it starts.
+#[derive(Debug)]
+pub struct ReadError {
+    kind: ReadErrorKind,
+    /// Where: frame 0 is the preamble; `None` for a transport that failed
+    /// where no frame was being read (a codec's reader, say).
+    at: Option<Position>,
+}
+
+/// What went wrong in a [`ReadError`].
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ReadErrorKind {
+    /// The transport failed.
+    Io(io::Error),
+    /// The preamble is wrong: not a dendro stream, or another version.
+    Preamble(Error),
+    /// A frame broke a rule of the spec.
+    Malformed(Error),
+    /// The stream ended inside the preamble or a frame, length prefix
+    /// included.
+    Truncated {
+        /// The bytes the preamble or frame needed at least.
+        needed: usize,
+        /// The bytes of it that arrived.
+        have: usize,
+    },
+    /// Bytes given as one encoded frame that are not exactly one: the length
+    /// prefix claims another size.
+    NotOneFrame {
+        /// The bytes given.
+        have: usize,
+        /// The frame's size by its length prefix, prefix included.
+        frame: usize,
+    },
+    /// Holding more of the frame would take a [`MemoryBudget`] shared by
+    /// many connections past its limit.
+    ///
+    /// [`MemoryBudget`]: crate::MemoryBudget
+    MemoryBudget {
+        /// The buffer size the frame needed next.
+        needed: usize,
+        /// The bytes of the budget in use by every connection.
+        in_use: usize,
+        /// The budget.
+        limit: usize,
+    },
+}
+
+impl ReadError {
+    /// An error at no place in a stream: a frame refused before it was
+    /// written, say.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn unplaced(kind: ReadErrorKind) -> Self {
+        ReadError { kind, at: None }
+    }
+
+    pub(crate) fn new(kind: ReadErrorKind, frame: u64, offset: u64) -> Self {
+        ReadError {
+            kind,
+            at: Some(Position { frame, offset }),
+        }
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &ReadErrorKind {
+        &self.kind
+    }
+
+    /// The number of the frame being read, from 1; 0 for the preamble (or
+    /// a failure of the transport at no known place).
+    pub fn frame(&self) -> u64 {
+        self.at.map_or(0, |at| at.frame)
+    }
+
+    /// The stream offset at which that frame (or the preamble) starts.
+    pub fn offset(&self) -> u64 {
+        self.at.map_or(0, |at| at.offset)
+    }
+
+    /// Where in the stream: the frame (0 for the preamble) and the offset it
+    /// starts at; `None` for a transport that failed at no known place.
+    pub fn position(&self) -> Option<Position> {
+        self.at
+    }
+
+    /// The spec's error, for a malformed frame or preamble.
+    pub fn wire_error(&self) -> Option<&Error> {
+        match &self.kind {
+            ReadErrorKind::Preamble(e) | ReadErrorKind::Malformed(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    fn is_preamble(&self) -> bool {
+        self.at.is_some_and(|at| at.frame == 0)
+    }
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.at {
+            Some(at) if at.frame == 0 => f.write_str("preamble: ")?,
+            Some(at) => write!(f, "{at}: ")?,
+            None => {}
+        }
+        match &self.kind {
+            ReadErrorKind::Io(e) => write!(f, "the transport failed: {e}"),
+            ReadErrorKind::Preamble(e) | ReadErrorKind::Malformed(e) => write!(f, "{e}"),
+            ReadErrorKind::Truncated { needed, have } => write!(
+                f,
+                "the stream ends inside {}: {have} of at least {needed} byte(s) arrived",
+                if self.is_preamble() {
+                    "the preamble"
+                } else {
+                    "this frame"
+                }
+            ),
+            ReadErrorKind::NotOneFrame { have, frame } => write!(
+                f,
+                "{have} bytes given as one frame, and its length prefix says {frame}"
+            ),
+            ReadErrorKind::MemoryBudget {
+                needed,
+                in_use,
+                limit,
+            } => write!(
+                f,
+                "holding this frame needs a buffer of {needed} bytes, which would take the \
+                 memory budget past its {limit} bytes ({in_use} in use by every connection); \
+                 the connection is ended and the others go on"
+            ),
+        }
+    }
+}
+
+/// A transport that failed at no known place in the stream: what a tokio
+/// codec's reader reports through it.
+impl From<io::Error> for ReadError {
+    fn from(e: io::Error) -> Self {
+        ReadError {
+            kind: ReadErrorKind::Io(e),
+            at: None,
+        }
+    }
+}
+
+impl std::error::Error for ReadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            ReadErrorKind::Io(e) => Some(e),
+            ReadErrorKind::Preamble(e) | ReadErrorKind::Malformed(e) => Some(e),
+            ReadErrorKind::Truncated { .. }
+            | ReadErrorKind::NotOneFrame { .. }
+            | ReadErrorKind::MemoryBudget { .. } => None,
+        }
+    }
+}

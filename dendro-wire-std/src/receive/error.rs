@@ -1,0 +1,96 @@
+//! [`ServeError`]: why a connection's stream stopped being applied, whoever
+//! served it: [`serve`](super::serve), [`serve_async`](super::serve_async) or
+//! a [`Server`](super::Server)'s connection.
+
+use std::fmt;
+use std::time::Duration;
+
+use super::subscriber::SubscribeError;
+use crate::read_error::{Position, ReadError};
+
+/// Why a connection's stream stopped being applied.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The stream could not be read: the transport failed, the bytes broke a
+    /// rule of the spec, the stream ended inside a frame, or the memory
+    /// budget could not hold the next frame.
+    Read(ReadError),
+    /// A frame broke a protocol rule, or the sink failed.
+    Subscribe(Position, SubscribeError),
+    /// No whole frame arrived for this long.
+    IdleTimeout {
+        /// The time allowed.
+        after: Duration,
+        /// Where the next frame would have started.
+        at: Position,
+    },
+    /// A frame started arriving and did not finish in time.
+    FrameTimeout {
+        /// The time allowed for one frame.
+        after: Duration,
+        /// Where the frame started.
+        at: Position,
+        /// Its bytes that arrived.
+        have: usize,
+    },
+    /// The server shut down; what had arrived of the stream was applied.
+    Shutdown {
+        /// Where the next frame would have started.
+        at: Position,
+        /// Bytes of a frame that had started to arrive and was cut off.
+        cut: usize,
+    },
+    /// The capture file could not be created or written.
+    Capture(std::io::Error),
+    /// The peer may not connect: a Unix peer whose user id is not allowed.
+    NotAllowed(String),
+    /// The TLS handshake failed: no client certificate, one that does not
+    /// chain to the client CA or has expired, or a client that refused the
+    /// server's.
+    Tls(std::io::Error),
+}
+
+impl fmt::Display for ServeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ServeError::Read(e) => write!(f, "{e}"),
+            ServeError::Subscribe(at, e) => write!(f, "{at}: {e}"),
+            ServeError::IdleTimeout { after, at } => write!(
+                f,
+                "{at}: no whole frame arrived for {after:?}, the idle timeout; a publisher sends \
+                 a frame every interval, even an empty one (rule 6)"
+            ),
+            ServeError::FrameTimeout { after, at, have } => write!(
+                f,
+                "{at}: the frame started arriving and was not whole within {after:?}, the frame \
+                 timeout ({have} byte(s) of it arrived)"
+            ),
+            ServeError::Shutdown { at, cut: 0 } => {
+                write!(
+                    f,
+                    "{at}: the server shut down; everything that arrived was applied"
+                )
+            }
+            ServeError::Shutdown { at, cut } => write!(
+                f,
+                "{at}: the server shut down with {cut} byte(s) of this frame arrived and the \
+                 rest not; everything before it was applied"
+            ),
+            ServeError::Capture(e) => write!(f, "the capture failed: {e}"),
+            ServeError::NotAllowed(why) => write!(f, "not allowed to connect: {why}"),
+            ServeError::Tls(e) => write!(f, "refused at the TLS handshake: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ServeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ServeError::Read(e) => Some(e),
+            ServeError::Subscribe(_, e) => Some(e),
+            ServeError::Capture(e) | ServeError::Tls(e) => Some(e),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! Accepting: what a server listens on ([`Listener`]), the loop that
+//! accepts, caps the live connections and says so at most once a second,
+//! and the guard that takes a connection off the live list.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::runtime::Runtime;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use super::connection::{serve_connection, Io};
+use super::report::{ConnectionInfo, Ended, Peer};
+use super::{Live, Shared};
+use crate::receive::session::stopped;
+use crate::receive::sink::Sink;
+use crate::throttle::Throttle;
+
+/// What a [`Server`](super::Server) listens on.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Listener {
+    /// A TCP listener.
+    Tcp(std::net::TcpListener),
+    /// A Unix socket listener ([`bind_unix`](crate::receive::bind_unix) makes one
+    /// only its owner can reach).
+    #[cfg(unix)]
+    Unix(std::os::unix::net::UnixListener),
+}
+
+impl From<std::net::TcpListener> for Listener {
+    fn from(listener: std::net::TcpListener) -> Self {
+        Listener::Tcp(listener)
+    }
+}
+
+#[cfg(unix)]
+impl From<std::os::unix::net::UnixListener> for Listener {
+    fn from(listener: std::os::unix::net::UnixListener) -> Self {
+        Listener::Unix(listener)
+    }
+}
+
+/// How many connections may wait to be accepted: a fleet reconnecting at
+/// once should queue, not be refused by the kernel.
+const BACKLOG: i32 = 4096;
+
+impl Listener {
+    /// Ready to accept on a runtime: room for a fleet reconnecting at once
+    /// (a listener made with std's default backlog of 128 is given more),
+    /// and non-blocking. The TCP address it listens on.
+    pub(super) fn prepare(&self) -> io::Result<Option<SocketAddr>> {
+        match self {
+            Listener::Tcp(tcp) => {
+                socket2::SockRef::from(tcp).listen(BACKLOG)?;
+                tcp.set_nonblocking(true)?;
+                Ok(Some(tcp.local_addr()?))
+            }
+            #[cfg(unix)]
+            Listener::Unix(unix) => {
+                socket2::SockRef::from(unix).listen(BACKLOG)?;
+                unix.set_nonblocking(true)?;
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// The listener, on the runtime.
+pub(super) enum Accepting {
+    Tcp(tokio::net::TcpListener),
+    #[cfg(unix)]
+    Unix(tokio::net::UnixListener),
+}
+
+impl Accepting {
+    /// `listener`, [prepared](Listener::prepare), moved onto `runtime`.
+    pub(super) fn new(listener: Listener, runtime: &Runtime) -> io::Result<Accepting> {
+        let _entered = runtime.enter();
+        Ok(match listener {
+            Listener::Tcp(tcp) => Accepting::Tcp(tokio::net::TcpListener::from_std(tcp)?),
+            #[cfg(unix)]
+            Listener::Unix(unix) => Accepting::Unix(tokio::net::UnixListener::from_std(unix)?),
+        })
+    }
+
+    async fn accept(&self) -> io::Result<(Box<dyn Io>, Peer)> {
+        match self {
+            Accepting::Tcp(listener) => {
+                let (stream, addr) = listener.accept().await?;
+                let _ = stream.set_nodelay(true);
+                Ok((Box::new(stream), Peer::Tcp(addr)))
+            }
+            #[cfg(unix)]
+            Accepting::Unix(listener) => {
+                let (stream, _) = listener.accept().await?;
+                let cred = stream.peer_cred().ok();
+                let peer = Peer::Unix {
+                    uid: cred.map(|c| c.uid()),
+                    pid: cred.and_then(|c| c.pid()),
+                };
+                Ok((Box::new(stream), peer))
+            }
+        }
+    }
+}
+
+/// Accept connections until `stop`, each served on a task of its own, and
+/// close those past the cap at once; then wait for every connection to end.
+pub(super) async fn accept_loop<S, M, D>(
+    listener: Accepting,
+    shared: Arc<Shared>,
+    handlers: Arc<(M, D)>,
+    mut stop: watch::Receiver<bool>,
+) where
+    S: Sink + Send + 'static,
+    M: Fn(&ConnectionInfo) -> S + Send + Sync + 'static,
+    D: Fn(Ended, S) + Send + Sync + 'static,
+{
+    let mut connections = JoinSet::new();
+    let mut next_id = 0u64;
+    let mut refusals = Throttle::new(Duration::from_secs(1));
+    let mut accept_errors = Throttle::new(Duration::from_secs(1));
+    loop {
+        while connections.try_join_next().is_some() {}
+        let accepted = tokio::select! {
+            biased;
+            _ = stopped(&mut stop) => break,
+            accepted = listener.accept() => accepted,
+        };
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                shared.accept_errors.fetch_add(1, Ordering::Relaxed);
+                if let Some(held) = accept_errors.hit() {
+                    log::warn!("accepting a connection failed: {e} ({held} more since last said)");
+                }
+                // Out of file descriptors, say: give connections time to end
+                // rather than spin.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        if shared.live_count() >= shared.config.max_connections {
+            shared.refused.fetch_add(1, Ordering::Relaxed);
+            drop(stream);
+            if let Some(held) = refusals.hit() {
+                log::warn!(
+                    "closed a connection from {peer} at once: {} connections are live, the most \
+                     allowed ({held} more refused since last said)",
+                    shared.config.max_connections
+                );
+            }
+            continue;
+        }
+        let id = next_id;
+        next_id += 1;
+        shared.accepted.fetch_add(1, Ordering::Relaxed);
+        let live = Arc::new(Live {
+            peer: peer.clone(),
+            progress: Mutex::default(),
+        });
+        shared.live().insert(id, live.clone());
+        let guard = LiveGuard {
+            shared: shared.clone(),
+            id,
+        };
+        let (handlers, stop) = (handlers.clone(), stop.clone());
+        connections.spawn(async move {
+            let (make_sink, done) = &*handlers;
+            let info = ConnectionInfo {
+                id,
+                peer,
+                identity: None,
+                capture: None,
+            };
+            let (ended, sink) =
+                serve_connection(stream, info, &guard.shared, &live.progress, make_sink, stop)
+                    .await;
+            // Gone from the live connections before `done` hears of it.
+            drop(guard);
+            done(ended, sink);
+        });
+    }
+    drop(listener);
+    while connections.join_next().await.is_some() {}
+}
+
+/// Takes a connection off the live list when its task ends, however it
+/// ends.
+struct LiveGuard {
+    shared: Arc<Shared>,
+    id: u64,
+}
+
+impl Drop for LiveGuard {
+    fn drop(&mut self) {
+        self.shared.live().remove(&self.id);
+        self.shared.ended.fetch_add(1, Ordering::Relaxed);
+        self.shared.left.notify_all();
+    }
+}

@@ -1,0 +1,90 @@
+//! [`ServerConfig`]: what a [`Server`](super::Server)'s connections may
+//! cost, and the [`Limits`] each connection's session runs within.
+
+use std::path::PathBuf;
+#[cfg(feature = "tls")]
+use std::sync::Arc;
+use std::time::Duration;
+
+use dendro_wire_core::FrameDecoder;
+
+use crate::receive::session::Limits;
+
+/// How a [`Server`](super::Server) bounds what its connections may cost.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ServerConfig {
+    /// Connections served at once; one more is closed as soon as it is
+    /// accepted, and counted.
+    pub max_connections: usize,
+    /// Bytes that every connection's receive buffer may hold together. A
+    /// frame that would take them past it ends its connection; the others go
+    /// on.
+    pub max_memory: usize,
+    /// End a connection that has sent no whole frame for this long. A
+    /// publisher sends one every interval, even an empty one (rule 6), so
+    /// set it well above the slowest publisher's interval.
+    pub idle_timeout: Duration,
+    /// End a connection whose frame has started arriving and is not whole
+    /// this long after.
+    pub frame_timeout: Duration,
+    /// The largest frame accepted (at most the protocol's 64 MiB).
+    pub max_frame_bytes: u32,
+    /// The most sources one connection may open.
+    pub max_sources: usize,
+    /// Capture each connection's bytes, as they arrive, in this directory:
+    /// `connection-N.dwr`, `N` the first number whose name is free.
+    pub record: Option<PathBuf>,
+    /// Worker threads serving connections (at least 1).
+    pub threads: usize,
+    /// TLS for every TCP connection: a connection whose client certificate
+    /// does not chain to the configured CA is ended at the handshake
+    /// ([`tls::server_config`](crate::tls::server_config)).
+    #[cfg(feature = "tls")]
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// The label every source a TLS client opens or updates must carry,
+    /// with its certificate's identity as the value
+    /// ([`SinkSubscriber::bind_identity`](crate::SinkSubscriber::bind_identity)).
+    #[cfg(feature = "tls")]
+    pub bind_identity: Option<String>,
+    /// On a Unix socket, the user ids allowed to connect, checked against the
+    /// peer's credentials; `None` allows whoever the socket's permissions
+    /// let in.
+    #[cfg(unix)]
+    pub allow_uids: Option<Vec<u32>>,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        // A connection's bounds are a lone session's unless configured.
+        let session = Limits::default();
+        ServerConfig {
+            max_connections: 10_000,
+            max_memory: 256 << 20,
+            idle_timeout: session.idle_timeout,
+            frame_timeout: session.frame_timeout,
+            max_frame_bytes: session.decoder.max_frame_bytes(),
+            max_sources: 256,
+            record: None,
+            threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            #[cfg(feature = "tls")]
+            tls: None,
+            #[cfg(feature = "tls")]
+            bind_identity: None,
+            #[cfg(unix)]
+            allow_uids: None,
+        }
+    }
+}
+
+/// One connection's session runs within the configured frame limit and
+/// timeouts.
+impl From<&ServerConfig> for Limits {
+    fn from(config: &ServerConfig) -> Self {
+        Limits {
+            decoder: FrameDecoder::new().with_max_frame_bytes(config.max_frame_bytes),
+            idle_timeout: config.idle_timeout,
+            frame_timeout: config.frame_timeout,
+        }
+    }
+}

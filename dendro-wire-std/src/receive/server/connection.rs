@@ -1,0 +1,169 @@
+//! One connection, from the peer's check to its session's end: a Unix
+//! peer's user id, the TLS handshake and the identity it proves, the
+//! capture, then the [`Session`] and the [`Ended`] that says how it went.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::watch;
+
+use super::config::ServerConfig;
+use super::report::{ConnectionInfo, Ended, Peer};
+use super::Shared;
+use crate::read_error::Position;
+use crate::receive::error::ServeError;
+use crate::receive::session::{Limits, Progress, Session};
+use crate::receive::sink::Sink;
+use crate::receive::subscriber::{SinkSubscriber, SubscribeError};
+
+/// A stream a connection is served over: TCP, a Unix socket, or TLS over
+/// TCP.
+pub(super) trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+
+/// Whether the peer may be served at all, before a byte of its stream is
+/// read: a Unix peer's user id, and a TLS client's certificate (the
+/// handshake, bounded by the idle timeout). The stream to read, and the
+/// identity the certificate proves.
+async fn check_peer(
+    stream: Box<dyn Io>,
+    info: &ConnectionInfo,
+    config: &ServerConfig,
+) -> Result<(Box<dyn Io>, Option<String>), ServeError> {
+    #[cfg(unix)]
+    if let (Peer::Unix { uid, .. }, Some(allowed)) = (&info.peer, &config.allow_uids) {
+        if !uid.is_some_and(|uid| allowed.contains(&uid)) {
+            return Err(ServeError::NotAllowed(match uid {
+                Some(uid) => format!("user id {uid} is not one of those allowed {allowed:?}"),
+                None => "the peer's user id is unknown".into(),
+            }));
+        }
+    }
+    #[cfg(feature = "tls")]
+    if let (Peer::Tcp(_), Some(tls)) = (&info.peer, &config.tls) {
+        let acceptor = tokio_rustls::TlsAcceptor::from(tls.clone());
+        let handshake = tokio::time::timeout(config.idle_timeout, acceptor.accept(stream));
+        let tls = match handshake.await {
+            Ok(Ok(tls)) => tls,
+            Ok(Err(e)) => return Err(ServeError::Tls(e)),
+            Err(_) => {
+                return Err(ServeError::Tls(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "not finished within {:?}, the idle timeout",
+                        config.idle_timeout
+                    ),
+                )))
+            }
+        };
+        let (_, session) = tls.get_ref();
+        let identity = session
+            .peer_certificates()
+            .and_then(|chain| chain.first())
+            .and_then(crate::tls::identity);
+        return Ok((Box::new(tls), identity));
+    }
+    let _ = (info, config);
+    Ok((stream, None))
+}
+
+/// Serve one accepted connection to its end: the peer checked, then its
+/// session, sharing what it has done in `progress`; the socket is closed
+/// when this returns.
+pub(super) async fn serve_connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
+    stream: Box<dyn Io>,
+    mut info: ConnectionInfo,
+    shared: &Shared,
+    progress: &Mutex<Progress>,
+    make_sink: &M,
+    stop: watch::Receiver<bool>,
+) -> (Ended, S) {
+    let started = Instant::now();
+    let config = &shared.config;
+    let checked = check_peer(stream, &info, config).await;
+    if let Ok((_, identity)) = &checked {
+        info.identity = identity.clone();
+    }
+    // A capture only for a connection that got in.
+    let capture = match (&checked, config.record.as_deref()) {
+        (Ok(_), Some(dir)) => Some(create_capture(dir, &shared.capture_number)),
+        _ => None,
+    };
+    info.capture = capture
+        .as_ref()
+        .and_then(|c| c.as_ref().ok())
+        .map(|(path, _)| path.clone());
+    let mut subscriber =
+        SinkSubscriber::new(make_sink(&info)).with_source_limit(config.max_sources);
+    #[cfg(feature = "tls")]
+    if let (Some(label), Some(identity)) = (&config.bind_identity, &info.identity) {
+        subscriber = subscriber.bind_identity(label.clone(), identity.clone());
+    }
+    let (result, Progress { bytes, tally }) = match (checked, capture.transpose()) {
+        (Err(e), _) => (Err(e), Progress::default()),
+        (_, Err(e)) => (Err(ServeError::Capture(e)), Progress::default()),
+        (Ok((mut stream, _)), Ok(mut capture)) => {
+            let budget = Some(shared.budget.clone());
+            Session::new(&mut stream, &mut subscriber, Limits::from(config), budget)
+                .capture(capture.as_mut().map(|(_, file)| file))
+                .share_progress(progress)
+                .stop_on(stop)
+                .run()
+                .await
+        }
+    };
+    // The session's buffer is given back by now, before the sink hears of
+    // the end.
+    let segments_held = subscriber.segments_held();
+    let id = info.id;
+    let (sink, finished) = subscriber.end();
+    let result = match (result, finished) {
+        (Ok(()), Err(e)) => Err(ServeError::Subscribe(
+            Position {
+                frame: tally.frames,
+                offset: bytes,
+            },
+            SubscribeError::Sink(e),
+        )),
+        (result, Err(e)) => {
+            log::warn!("connection {id}: the sink failed to end the connection: {e}");
+            result
+        }
+        (result, Ok(())) => result,
+    };
+    let ended = Ended {
+        info,
+        bytes,
+        tally,
+        segments_held,
+        duration: started.elapsed(),
+        result,
+    };
+    (ended, sink)
+}
+
+/// A new capture file in `dir`: created, never opened if anything (a file, a
+/// planted link) has the name; a taken name gets the next number.
+fn create_capture(dir: &Path, next: &AtomicU64) -> io::Result<(PathBuf, File)> {
+    loop {
+        let n = next.fetch_add(1, Ordering::Relaxed);
+        let path = dir.join(format!("connection-{n}.dwr"));
+        // `create_new` is O_CREAT | O_EXCL: it fails on any existing name,
+        // a symbolic link included, and so never follows one.
+        match OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(file) => return Ok((path, file)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!("cannot create {}: {e}", path.display()),
+                ))
+            }
+        }
+    }
+}

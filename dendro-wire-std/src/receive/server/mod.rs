@@ -1,0 +1,250 @@
+//! [`Server`]: many publishers at once on tokio, each connection bounded in
+//! memory, time and count. This is the handle (start, what it has done,
+//! shutdown); the bounds are [`config`], the reports [`report`], accepting
+//! [`accept`] and one connection, from its peer check to its session's end,
+//! [`connection`].
+
+mod accept;
+mod config;
+mod connection;
+mod report;
+
+use std::collections::BTreeMap;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use super::buffer::MemoryBudget;
+use super::session::Progress;
+use super::sink::Sink;
+pub use accept::Listener;
+use accept::{accept_loop, Accepting};
+pub use config::ServerConfig;
+pub use report::{ConnectionInfo, Ended, LiveConnection, Peer, ServerStats};
+
+/// Everything the accept loop, the connections and the handle share.
+struct Shared {
+    config: ServerConfig,
+    budget: Arc<MemoryBudget>,
+    live: Mutex<BTreeMap<u64, Arc<Live>>>,
+    /// Notified each time a connection leaves `live`: what a shutdown's
+    /// grace waits on.
+    left: Condvar,
+    accepted: AtomicU64,
+    refused: AtomicU64,
+    accept_errors: AtomicU64,
+    ended: AtomicU64,
+    /// The next capture number to try.
+    capture_number: AtomicU64,
+}
+
+/// A live connection, as the server holds it: who connected, and where its
+/// session shares what it has done.
+struct Live {
+    peer: Peer,
+    progress: Mutex<Progress>,
+}
+
+impl Shared {
+    fn live(&self) -> MutexGuard<'_, BTreeMap<u64, Arc<Live>>> {
+        self.live.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn live_count(&self) -> usize {
+        self.live().len()
+    }
+}
+
+/// A TCP listener serving many publishers at once: each connection's stream
+/// applied to its own sink under the subscriber's rules, on a tokio runtime
+/// of its own (so callers need not be async).
+///
+/// Every connection is bounded ([`ServerConfig`]): its buffer grows with
+/// the bytes that arrived against a memory budget shared by all; an idle
+/// connection and an unfinished frame are ended by timeouts; connections
+/// past the cap are closed at once. Each that ends closes its socket, frees
+/// its buffer and task, and is handed to `done` with why it ended.
+///
+/// ```
+/// use std::net::TcpListener;
+/// use std::time::Duration;
+/// use dendro_wire_std::receive::{Server, ServerConfig};
+/// use dendro_wire_std::send::{publish_tcp, DrainOptions};
+/// use dendro_wire_std::{AgentConfig, AgentPublisher, CountingSink, SourceConfig};
+///
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// let server = Server::start(
+///     TcpListener::bind("127.0.0.1:0")?,
+///     ServerConfig::default(),
+///     |_| CountingSink::default(),
+///     move |ended, _sink| tx.send(ended).unwrap(),
+/// )?;
+///
+/// let mut publisher = AgentPublisher::new(AgentConfig::default());
+/// let s = publisher.add_source(SourceConfig::new().stream("x"))?;
+/// let queue = publisher.queue();
+/// let addr = server.local_addr().expect("a TCP server");
+/// let transport = publish_tcp(queue.clone(), addr, DrainOptions::default());
+/// while queue.stats().connections == 0 { std::thread::sleep(Duration::from_millis(1)); }
+/// for ts in 0..10 {
+///     publisher.observe(s, "x", ts, 0, &[1])?;
+///     publisher.end_interval();
+/// }
+/// queue.close();
+/// transport.join().unwrap()?;
+/// let ended = rx.recv()?;
+/// assert_eq!(ended.tally.rows_applied, 10);
+/// assert!(ended.result.is_ok(), "{ended}");
+/// server.shutdown(Duration::from_secs(5));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Server {
+    addr: Option<SocketAddr>,
+    shared: Arc<Shared>,
+    shutdown: watch::Sender<bool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("addr", &self.addr)
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// Serve `listener` (TCP, or a Unix socket) as `config` bounds it. Every
+    /// connection gets a [`SinkSubscriber`](super::SinkSubscriber) over `make_sink(&info)`, and
+    /// `done(ended, sink)` once it has ended and its socket is closed.
+    pub fn start<S, M, D>(
+        listener: impl Into<Listener>,
+        config: ServerConfig,
+        make_sink: M,
+        done: D,
+    ) -> io::Result<Server>
+    where
+        S: Sink + Send + 'static,
+        M: Fn(&ConnectionInfo) -> S + Send + Sync + 'static,
+        D: Fn(Ended, S) + Send + Sync + 'static,
+    {
+        let listener = listener.into();
+        let addr = listener.prepare()?;
+        if let Some(dir) = &config.record {
+            std::fs::create_dir_all(dir)?;
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(config.threads.max(1))
+            .thread_name("dendro-wire-server")
+            .enable_all()
+            .build()?;
+        let accepting = Accepting::new(listener, &runtime)?;
+        let shared = Arc::new(Shared {
+            budget: Arc::new(MemoryBudget::new(config.max_memory)),
+            config,
+            live: Mutex::default(),
+            left: Condvar::new(),
+            accepted: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+            accept_errors: AtomicU64::new(0),
+            ended: AtomicU64::new(0),
+            capture_number: AtomicU64::new(0),
+        });
+        let (shutdown, stop) = watch::channel(false);
+        let thread = {
+            let shared = shared.clone();
+            let handlers = Arc::new((make_sink, done));
+            std::thread::Builder::new()
+                .name("dendro-wire-accept".into())
+                .spawn(move || runtime.block_on(accept_loop(accepting, shared, handlers, stop)))?
+        };
+        Ok(Server {
+            addr,
+            shared,
+            shutdown,
+            thread: Some(thread),
+        })
+    }
+
+    /// The address it listens on; `None` on a Unix socket.
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.addr
+    }
+
+    /// The connections live now, in the order they were accepted.
+    pub fn live(&self) -> Vec<LiveConnection> {
+        self.shared
+            .live()
+            .iter()
+            .map(|(&id, live)| {
+                let progress = *live.progress.lock().unwrap_or_else(|e| e.into_inner());
+                LiveConnection {
+                    id,
+                    peer: live.peer.clone(),
+                    bytes: progress.bytes,
+                    tally: progress.tally,
+                }
+            })
+            .collect()
+    }
+
+    /// What the server has done so far.
+    pub fn stats(&self) -> ServerStats {
+        let s = &self.shared;
+        ServerStats {
+            accepted: s.accepted.load(Ordering::Relaxed),
+            refused: s.refused.load(Ordering::Relaxed),
+            accept_errors: s.accept_errors.load(Ordering::Relaxed),
+            live: s.live_count() as u64,
+            ended: s.ended.load(Ordering::Relaxed),
+            memory_in_use: s.budget.in_use(),
+        }
+    }
+
+    /// Stop accepting; give live connections up to `grace` to end on their
+    /// own; then end each after applying what has arrived of its stream;
+    /// return once every connection's `done` has run.
+    pub fn shutdown(mut self, grace: Duration) -> ServerStats {
+        let started = Instant::now();
+        let mut live = self.shared.live();
+        while !live.is_empty() {
+            let Some(left) = grace
+                .checked_sub(started.elapsed())
+                .filter(|d| !d.is_zero())
+            else {
+                break;
+            };
+            // Woken as each connection leaves the live list.
+            let (woken, _) = self
+                .shared
+                .left
+                .wait_timeout(live, left)
+                .unwrap_or_else(|e| e.into_inner());
+            live = woken;
+        }
+        drop(live);
+        self.stop();
+        self.stats()
+    }
+
+    fn stop(&mut self) {
+        self.shutdown.send_replace(true);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Server {
+    /// A server dropped without [`shutdown`](Server::shutdown) shuts down
+    /// with no grace.
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

@@ -1,0 +1,150 @@
+//! What a [`Server`](super::Server) says about its connections: who each
+//! is ([`ConnectionInfo`], [`Peer`]), what a live one has done so far
+//! ([`LiveConnection`]), how one ended ([`Ended`]), and what the server has
+//! done ([`ServerStats`]).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use dendro_wire_core::Tally;
+
+use crate::receive::error::ServeError;
+
+/// Who a connection is, as its sink is made and its end reported.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ConnectionInfo {
+    /// The connection's number, from 0, in the order they were accepted.
+    pub id: u64,
+    /// Who connected.
+    pub peer: Peer,
+    /// The identity its TLS client certificate proves, if it has one.
+    pub identity: Option<String>,
+    /// Where its bytes are captured.
+    pub capture: Option<PathBuf>,
+}
+
+/// Who is at the other end of a connection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Peer {
+    /// A TCP peer's address.
+    Tcp(SocketAddr),
+    /// A peer on a Unix socket, with the credentials the system gives for it.
+    Unix {
+        /// Its user id.
+        uid: Option<u32>,
+        /// Its process id.
+        pid: Option<i32>,
+    },
+}
+
+impl std::fmt::Display for Peer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Peer::Tcp(addr) => write!(f, "{addr}"),
+            Peer::Unix { uid, pid } => {
+                f.write_str("a Unix socket")?;
+                if let Some(uid) = uid {
+                    write!(f, " (uid {uid}")?;
+                    if let Some(pid) = pid {
+                        write!(f, ", pid {pid}")?;
+                    }
+                    f.write_str(")")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A live connection's counts, as of its last read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LiveConnection {
+    /// The connection's number.
+    pub id: u64,
+    /// Who connected.
+    pub peer: Peer,
+    /// Stream bytes received.
+    pub bytes: u64,
+    /// What its frames did, every frame read counted (unknown kinds
+    /// included).
+    pub tally: Tally,
+}
+
+/// A connection that ended: what it did, and why it ended.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Ended {
+    /// Who it was.
+    pub info: ConnectionInfo,
+    /// Stream bytes received.
+    pub bytes: u64,
+    /// What its frames did, every frame read counted (unknown kinds
+    /// included).
+    pub tally: Tally,
+    /// Of the tally's segments, those its sink already held.
+    pub segments_held: u64,
+    /// How long it was served.
+    pub duration: Duration,
+    /// `Ok` for a clean end at a frame boundary; else why it ended.
+    pub result: Result<(), ServeError>,
+}
+
+impl std::fmt::Display for Ended {
+    /// One line: the peer, frames, rows applied and skipped, gaps, and why
+    /// it ended.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let t = &self.tally;
+        write!(
+            f,
+            "connection {} from {}{}: {} frames, {} bytes in {:.1} s; sources {}, rows {} applied \
+             {} skipped, index entries {}, segments {}, gaps {} ({} frames lost); ",
+            self.info.id,
+            self.info.peer,
+            match &self.info.identity {
+                Some(identity) => format!(" ({identity})"),
+                None => String::new(),
+            },
+            t.frames,
+            self.bytes,
+            self.duration.as_secs_f64(),
+            t.sources,
+            t.rows_applied,
+            t.rows_skipped,
+            t.index_entries,
+            // The segments it inserted, as this line has always said.
+            t.segments - self.segments_held,
+            t.gaps,
+            t.frames_lost,
+        )?;
+        match &self.result {
+            Ok(()) => f.write_str("ended cleanly")?,
+            Err(e) => write!(f, "ended: {e}")?,
+        }
+        if let Some(capture) = &self.info.capture {
+            write!(f, "; captured in {}", capture.display())?;
+        }
+        Ok(())
+    }
+}
+
+/// What a server has done: [`Server::stats`](super::Server::stats).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServerStats {
+    /// Connections accepted and served.
+    pub accepted: u64,
+    /// Connections closed at once because `max_connections` were live.
+    pub refused: u64,
+    /// Accepts that failed (out of file descriptors, say).
+    pub accept_errors: u64,
+    /// Connections live now.
+    pub live: u64,
+    /// Connections that ended.
+    pub ended: u64,
+    /// Bytes the connections' buffers hold now.
+    pub memory_in_use: usize,
+}

@@ -1,0 +1,303 @@
+//! [`Session`]: one stream served into its subscriber on tokio, the loop
+//! every async receiver runs: a [`Server`](super::Server)'s connections and
+//! [`serve_async`](super::serve_async) alike.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::ops::ControlFlow;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use dendro_wire_core::{FrameDecoder, Tally};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::watch;
+
+use super::buffer::{FrameBuffer, MemoryBudget, Next};
+use super::error::ServeError;
+use super::sink::Sink;
+use super::subscriber::SinkSubscriber;
+use crate::read_error::ReadErrorKind;
+
+/// How long a session may stay quiet, and how large its frames may be.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    pub(crate) decoder: FrameDecoder,
+    pub(crate) idle_timeout: Duration,
+    pub(crate) frame_timeout: Duration,
+}
+
+impl Default for Limits {
+    /// The protocol's frame limit, and a minute both to go without a whole
+    /// frame and to finish one: a lone connection's bounds, and the ones a
+    /// server's configuration starts from.
+    fn default() -> Self {
+        Limits {
+            decoder: FrameDecoder::new(),
+            idle_timeout: Duration::from_secs(60),
+            frame_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// What a session has read and applied so far: shared after every read
+/// with whoever watches it, and handed back when it ends.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Progress {
+    /// Stream bytes received.
+    pub(crate) bytes: u64,
+    /// What its frames did, every frame cut counted.
+    pub(crate) tally: Tally,
+}
+
+/// How long a session stays quiet before its grown buffer is given back.
+const QUIET: Duration = Duration::from_secs(1);
+
+/// What woke a session.
+enum Event {
+    Read(io::Result<usize>),
+    /// Nothing arrived for [`QUIET`].
+    Quiet,
+    Timeout,
+    Stop,
+}
+
+/// One stream served into its subscriber: read as bytes arrive, cut and
+/// apply every whole frame, until a clean end, a broken rule, a timeout or
+/// a stop, after which what has already arrived is applied.
+///
+/// What a server ties a session to beyond its subscriber is each optional:
+/// a [capture](Self::capture) of its bytes, [progress](Self::share_progress)
+/// shared after every read, and a [stop](Self::stop_on) at shutdown.
+pub(crate) struct Session<'a, IO, S: Sink> {
+    io: &'a mut IO,
+    subscriber: &'a mut SinkSubscriber<S>,
+    buffer: FrameBuffer,
+    limits: Limits,
+    capture: Option<&'a mut File>,
+    /// Where its progress is shared after every read, if anywhere.
+    shared: Option<&'a Mutex<Progress>>,
+    stop: Option<watch::Receiver<bool>>,
+}
+
+impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
+    /// A session reading `io` into `subscriber` within `limits`, its buffer
+    /// charged to `budget` if given.
+    pub(crate) fn new(
+        io: &'a mut IO,
+        subscriber: &'a mut SinkSubscriber<S>,
+        limits: Limits,
+        budget: Option<Arc<MemoryBudget>>,
+    ) -> Self {
+        Session {
+            io,
+            subscriber,
+            buffer: FrameBuffer::new(limits.decoder, budget),
+            limits,
+            capture: None,
+            shared: None,
+            stop: None,
+        }
+    }
+
+    /// Write every byte to `file`, if given, as it arrives.
+    pub(crate) fn capture(mut self, file: Option<&'a mut File>) -> Self {
+        self.capture = file;
+        self
+    }
+
+    /// Share what the session has done `to` a watcher after every read.
+    pub(crate) fn share_progress(mut self, to: &'a Mutex<Progress>) -> Self {
+        self.shared = Some(to);
+        self
+    }
+
+    /// End, once what has arrived is applied, when `stop` turns true (or its
+    /// sender is gone).
+    pub(crate) fn stop_on(mut self, stop: watch::Receiver<bool>) -> Self {
+        self.stop = Some(stop);
+        self
+    }
+
+    /// Serve the stream to its end; why it ended, and what it did. The
+    /// buffer is given back before this returns.
+    pub(crate) async fn run(mut self) -> (Result<(), ServeError>, Progress) {
+        let result = self.serve().await;
+        (result, self.progress())
+    }
+
+    /// What the session has done so far.
+    fn progress(&self) -> Progress {
+        let mut tally = self.subscriber.tally();
+        // The cut skips unknown kinds before the subscriber sees them, and
+        // counts every frame.
+        tally.frames = self.buffer.frames();
+        tally.unknown_skipped = self.buffer.unknown();
+        Progress {
+            bytes: self.buffer.received(),
+            tally,
+        }
+    }
+
+    async fn serve(&mut self) -> Result<(), ServeError> {
+        let mut last_frame = Instant::now();
+        // When the frame in hand (or the preamble) started arriving.
+        let mut frame_started: Option<Instant> = None;
+        loop {
+            let before = self.buffer.frames();
+            let needed = self.apply_whole_frames()?;
+            let now = Instant::now();
+            if self.buffer.frames() > before {
+                last_frame = now;
+                frame_started = None;
+            }
+            if self.buffer.uncut() == 0 {
+                frame_started = None;
+            } else {
+                frame_started.get_or_insert(now);
+            }
+            if let Some(shared) = self.shared {
+                *shared.lock().unwrap_or_else(|e| e.into_inner()) = self.progress();
+            }
+            let deadline = match frame_started {
+                Some(started) => after(started, self.limits.frame_timeout),
+                None => after(last_frame, self.limits.idle_timeout),
+            };
+            // A buffer that grew for a busy spell is given back once the
+            // connection has been quiet for a while, not at every frame
+            // boundary: a fast stream would otherwise shrink and regrow it.
+            let quiet = self
+                .buffer
+                .can_release()
+                .then(|| (now + QUIET).min(deadline))
+                .filter(|&quiet| quiet < deadline);
+            let room = self.buffer.spare(needed).map_err(ServeError::Read)?;
+            let event = tokio::select! {
+                biased;
+                _ = stopped_if_asked(&mut self.stop) => Event::Stop,
+                read = tokio::time::timeout_at(
+                    quiet.unwrap_or(deadline).into(),
+                    self.io.read(room),
+                ) => match read {
+                    Ok(read) => Event::Read(read),
+                    Err(_) if quiet.is_some() => Event::Quiet,
+                    Err(_) => Event::Timeout,
+                }
+            };
+            match event {
+                Event::Quiet => self.buffer.release(),
+                Event::Read(read) => {
+                    if self.keep_read(read, needed)?.is_break() {
+                        return Ok(());
+                    }
+                }
+                Event::Timeout => {
+                    let at = self.buffer.position();
+                    return Err(match frame_started {
+                        Some(_) => ServeError::FrameTimeout {
+                            after: self.limits.frame_timeout,
+                            at,
+                            have: self.buffer.uncut(),
+                        },
+                        None => ServeError::IdleTimeout {
+                            after: self.limits.idle_timeout,
+                            at,
+                        },
+                    });
+                }
+                Event::Stop => return self.apply_what_arrived(needed).await,
+            }
+        }
+    }
+
+    /// Cut and apply every whole frame in hand; then how many more bytes the
+    /// next one needs.
+    fn apply_whole_frames(&mut self) -> Result<usize, ServeError> {
+        loop {
+            match self.buffer.next().map_err(ServeError::Read)? {
+                Next::Frame(range, at) => {
+                    let frame = self.buffer.decode(range, at).map_err(ServeError::Read)?;
+                    self.subscriber
+                        .apply(&frame)
+                        .map_err(|e| ServeError::Subscribe(at, e))?;
+                }
+                Next::Need(needed) => return Ok(needed),
+            }
+        }
+    }
+
+    /// What one read came to, live or at shutdown: what arrived is captured
+    /// and kept (`Continue`, as after an interrupted read); an end (`Break`)
+    /// is clean only at a frame boundary. A TLS peer that closes without a
+    /// close_notify has ended its stream as a plaintext one does (the
+    /// protocol has no end marker).
+    fn keep_read(
+        &mut self,
+        read: io::Result<usize>,
+        needed: usize,
+    ) -> Result<ControlFlow<()>, ServeError> {
+        let ended = match read {
+            Ok(0) => true,
+            Ok(n) => {
+                let arrived = self.buffer.filled(n);
+                if let Some(file) = self.capture.as_deref_mut() {
+                    file.write_all(arrived).map_err(ServeError::Capture)?;
+                }
+                false
+            }
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => true,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => false,
+            Err(e) => return Err(ServeError::Read(self.buffer.error(ReadErrorKind::Io(e)))),
+        };
+        if !ended {
+            return Ok(ControlFlow::Continue(()));
+        }
+        self.buffer
+            .end_of_stream(needed)
+            .map_err(ServeError::Read)?;
+        Ok(ControlFlow::Break(()))
+    }
+
+    /// At shutdown: read what has already arrived, without waiting, apply
+    /// its whole frames, and end.
+    async fn apply_what_arrived(&mut self, mut needed: usize) -> Result<(), ServeError> {
+        loop {
+            let room = self.buffer.spare(needed).map_err(ServeError::Read)?;
+            // A zero timeout polls the read once: data already here is
+            // taken, none is waited for.
+            match tokio::time::timeout(Duration::ZERO, self.io.read(room)).await {
+                Ok(read) => {
+                    if self.keep_read(read, needed)?.is_break() {
+                        return Ok(());
+                    }
+                    needed = self.apply_whole_frames()?;
+                }
+                Err(_) => {
+                    return Err(ServeError::Shutdown {
+                        at: self.buffer.position(),
+                        cut: self.buffer.uncut(),
+                    })
+                }
+            }
+        }
+    }
+}
+
+/// `from + wait`, or a time too far off to matter if that is past what an
+/// `Instant` holds (`Duration::MAX` means no timeout).
+fn after(from: Instant, wait: Duration) -> Instant {
+    from.checked_add(wait)
+        .unwrap_or_else(|| from + Duration::from_secs(100 * 365 * 86_400))
+}
+
+/// Resolves once the server is told to stop (or is gone).
+pub(crate) async fn stopped(stop: &mut watch::Receiver<bool>) {
+    let _ = stop.wait_for(|&stopped| stopped).await;
+}
+
+/// [`stopped`], for a session that may have nothing to stop it: then never.
+async fn stopped_if_asked(stop: &mut Option<watch::Receiver<bool>>) {
+    match stop {
+        Some(stop) => stopped(stop).await,
+        None => std::future::pending().await,
+    }
+}
