@@ -67,7 +67,8 @@ commands:
   fuzz --target NAME [--seconds N]
            run one fuzz target coverage-guided (bolero's libFuzzer engine, nightly)
            for N seconds (default 60); targets: decode_arbitrary, reader_chunks,
-           encode_decode, json_identity, differential_dendro, subscriber_model
+           encode_decode, json_identity, differential_dendro, subscriber_model,
+           c_entry_points
   bench-report [--quick]
            measure ours, dendro 0.6.1 and memcpy on the same bytes; print one table
   soak [--quick] [--seconds S]
@@ -533,6 +534,7 @@ const FUZZ_TARGETS: &[&str] = &[
     "json_identity",
     "differential_dendro",
     "subscriber_model",
+    "c_entry_points",
 ];
 
 fn fuzz(args: &[String]) -> Result<(), String> {

@@ -229,7 +229,7 @@ fn a_misaligned_or_impossible_argument_is_refused() {
 fn a_cursor_over_changed_bytes_is_refused_not_overread() {
     // A Rows frame with rows, found by seed.
     let mut g = Gen::new(7);
-    let mut bytes = loop {
+    let bytes = loop {
         let b = with_view(&g.frame(), encoded);
         if let Ok(Status::Complete((Frame::Rows(r), _))) = core_decode(&b) {
             if r.rows.len() > 1 {
@@ -240,9 +240,13 @@ fn a_cursor_over_changed_bytes_is_refused_not_overread() {
     let got = decode(&bytes);
     // SAFETY: the frame is a Rows frame.
     let mut cursor = unsafe { got.frame().body.rows.rows };
-    // The caller overwrites the first row's stream length with a lie.
+    // The bytes under the cursor changed: the first row's stream length
+    // is a lie. (A copy, changed, and the cursor moved onto it: changing
+    // the decoded buffer itself would void the pointers Rust lent.)
     let at = cursor.rest as usize - bytes.as_ptr() as usize;
-    bytes[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    let mut changed = bytes.clone();
+    changed[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    cursor.rest = changed[at..].as_ptr();
     let mut row = MaybeUninit::uninit();
     // SAFETY: the cursor points into `bytes`, still held.
     let r = unsafe { dw_rows_next(&mut cursor, row.as_mut_ptr()) };
