@@ -304,23 +304,30 @@ const NO_BYTES: dw_bytes = dw_bytes {
     len: 0,
 };
 
-/// The entries of a decoded map, as the bytes from its first key's length
-/// to its last value's end: where the core's own view found them.
-fn map_of(map: &Map<'_>) -> dw_map {
-    let mut entries = map.iter();
-    let (Some((first, _)), Some((_, last))) = (entries.next(), map.iter().last()) else {
-        return dw_map {
-            entries: core::ptr::null(),
-            len: 0,
-            count: 0,
-        };
+/// The entries of a decoded map, as the bytes of `frame` (the whole frame
+/// the map was decoded from) from its first key's length to its last
+/// value's end: where the core's own view found them. The pointer is taken
+/// from `frame`, not from a key, so that it may reach every entry.
+fn map_of(map: &Map<'_>, frame: &[u8]) -> dw_map {
+    const NONE: dw_map = dw_map {
+        entries: core::ptr::null(),
+        len: 0,
+        count: 0,
     };
-    let start = first.as_ptr() as usize - LENGTH_PREFIX_BYTES;
-    let end = last.as_ptr() as usize + last.len();
-    dw_map {
-        entries: first.as_ptr().wrapping_sub(LENGTH_PREFIX_BYTES),
-        len: end - start,
-        count: map.len() as u32,
+    let (Some((first, _)), Some((_, last))) = (map.iter().next(), map.iter().last()) else {
+        return NONE;
+    };
+    let base = frame.as_ptr() as usize;
+    let start = (first.as_ptr() as usize).wrapping_sub(base + LENGTH_PREFIX_BYTES);
+    let end = (last.as_ptr() as usize + last.len()).wrapping_sub(base);
+    match frame.get(start..end) {
+        Some(entries) => dw_map {
+            entries: entries.as_ptr(),
+            len: entries.len(),
+            count: map.len() as u32,
+        },
+        // Not reached: the decoder found the map inside the frame.
+        None => NONE,
     }
 }
 
@@ -356,8 +363,8 @@ fn frame_of(frame: &Frame<'_>, bytes: &[u8]) -> dw_frame {
                     source: h.source,
                     has_uuid: h.uuid.is_some(),
                     uuid: h.uuid.map_or(NO_STR, str_of),
-                    labels: map_of(&h.labels),
-                    metadata: map_of(&h.metadata),
+                    labels: map_of(&h.labels, bytes),
+                    metadata: map_of(&h.metadata, bytes),
                     clock_anchor_wall_ns: h.clock_anchor_wall_ns,
                     complete: h.complete,
                 },
@@ -419,8 +426,8 @@ fn frame_of(frame: &Frame<'_>, bytes: &[u8]) -> dw_frame {
                 source_update: dw_source_update {
                     source: u.source,
                     ts: u.ts,
-                    labels: map_of(&u.labels),
-                    metadata: map_of(&u.metadata),
+                    labels: map_of(&u.labels, bytes),
+                    metadata: map_of(&u.metadata, bytes),
                 },
             },
         ),

@@ -429,10 +429,12 @@ pub unsafe extern "C" fn dw_publisher_add_source(
             streams: strs(d.streams, d.streams_len, &mut streams)?,
             index_stream: optional(d.index_stream)?,
         };
-        let lent = Lent::new(storage.cast::<u8>(), storage_len)?;
-        if m.overlaps(lent.range()) {
+        // Before any slice is made of it: a slice over the publisher's own
+        // bytes would alias the publisher in hand.
+        if m.overlaps((storage as usize, storage_len)) {
             return Err(Failure::Invalid(dw_invalid::DW_INVALID_OVERLAP));
         }
+        let lent = Lent::new(storage.cast::<u8>(), storage_len)?;
         let range = lent.range();
         let id = m.publisher.add_source(&decl, lent)?;
         let at = id.ordinal() as usize;

@@ -30,7 +30,7 @@ fn frames(seed: u64, n: usize) -> Vec<Vec<u8>> {
 /// How many frames a test generates: fewer under Miri, which is slow.
 fn count() -> usize {
     if cfg!(miri) {
-        12
+        40
     } else {
         300
     }

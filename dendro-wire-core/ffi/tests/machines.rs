@@ -236,16 +236,28 @@ const CONFIG: dw_publisher_config = dw_publisher_config {
     frame_buffer: 512,
 };
 
-/// One C publisher, its storage and its source's, held for its life.
+/// One C publisher, its storage and its source's, held for its life as
+/// raw pointers (as C holds them: a Box moved would retag its bytes, and
+/// void the pointers the publisher keeps).
 struct CPublisher {
     handle: *mut dw_publisher,
-    _own: Box<PublisherStorage>,
-    _source: Box<[u8; SOURCE_BYTES]>,
+    own: *mut PublisherStorage,
+    source: *mut [u8; SOURCE_BYTES],
+}
+
+impl Drop for CPublisher {
+    fn drop(&mut self) {
+        // SAFETY: both came from Box::into_raw, and are freed once.
+        unsafe {
+            drop(Box::from_raw(self.own));
+            drop(Box::from_raw(self.source));
+        }
+    }
 }
 
 fn c_publisher() -> CPublisher {
-    let mut own = Box::new(PublisherStorage([0; DW_PUBLISHER_SIZE]));
-    let mut source = Box::new([0u8; SOURCE_BYTES]);
+    let own = Box::into_raw(Box::new(PublisherStorage([0; DW_PUBLISHER_SIZE])));
+    let source = Box::into_raw(Box::new([0u8; SOURCE_BYTES]));
     let mut handle = null_mut();
     let labels = [dw_pair {
         key: s(LABELS[0].0),
@@ -265,21 +277,32 @@ fn c_publisher() -> CPublisher {
         index_stream: s("ix"),
     };
     let mut ordinal = u32::MAX;
-    // SAFETY: the storages are boxed and kept with the handle; the rest
-    // are live locals.
+    // SAFETY: the storages live until the CPublisher is dropped, touched
+    // only through the handle; the rest are live locals.
     unsafe {
-        let own_at = own.0.as_mut_ptr().cast();
-        let r = dw_publisher_init(own_at, DW_PUBLISHER_SIZE, &CONFIG, &mut handle, null_mut());
+        let r = dw_publisher_init(
+            own.cast(),
+            DW_PUBLISHER_SIZE,
+            &CONFIG,
+            &mut handle,
+            null_mut(),
+        );
         assert_eq!(r, dw_result::DW_RESULT_OK);
-        let at = source.as_mut_ptr().cast();
-        let r = dw_publisher_add_source(handle, &decl, at, SOURCE_BYTES, &mut ordinal, null_mut());
+        let r = dw_publisher_add_source(
+            handle,
+            &decl,
+            source.cast(),
+            SOURCE_BYTES,
+            &mut ordinal,
+            null_mut(),
+        );
         assert_eq!(r, dw_result::DW_RESULT_OK);
     }
     assert_eq!(ordinal, 0);
     CPublisher {
         handle,
-        _own: own,
-        _source: source,
+        own,
+        source,
     }
 }
 
@@ -455,9 +478,11 @@ fn same_counts(c: *mut dw_publisher, rust: &Rust) {
 
 #[test]
 fn the_publisher_sends_what_the_cores_sends_on_a_slow_link_too() {
-    let n = if cfg!(miri) { 60 } else { 3000 };
+    let n = if cfg!(miri) { 250 } else { 3000 };
     let mut dropped = 0;
-    for seed in 1..=(if cfg!(miri) { 1 } else { 8 }) {
+    // Under Miri, one seed whose link both carries and drops frames.
+    let seeds = if cfg!(miri) { 4..=4 } else { 1..=8 };
+    for seed in seeds {
         let c = c_publisher();
         let (mut rust, id) = rust_publisher();
         for step in workload(seed, n) {
