@@ -11,6 +11,8 @@
 //!   (`examples/streams.rs`): standard output byte for byte, the exit
 //!   status, and the error's sentence, which must also be the one
 //!   `dendro-wire check --json` refuses the stream with.
+//! - `examples/bench.c` is built too (optimized, no sanitizers), for
+//!   `cargo xtask bench-report`.
 //! - `examples/decode.py` (ctypes over the cdylib) prints the sample's
 //!   frames, compared with the tool's.
 
@@ -39,6 +41,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let libs = host_libraries()?;
     let tool = crate::release_tool()?;
     let dump = build_dump(&libs)?;
+    build_bench(&libs)?;
     let compared = compare_dumps(&tool, &dump)?;
     python(&tool, &libs)?;
     eprintln!(
@@ -189,6 +192,29 @@ fn build_dump(libs: &Libraries) -> Result<PathBuf, String> {
             .arg(&dump),
     )?;
     Ok(dump)
+}
+
+/// `examples/bench.c`, optimized as a C caller would build it, every
+/// warning an error: `cargo xtask bench-report` runs it.
+pub(crate) fn build_bench(libs: &Libraries) -> Result<PathBuf, String> {
+    let out = root().join("target/c");
+    std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let bench = out.join("bench");
+    let ffi = root().join(FFI);
+    crate::run(
+        "build bench.c (-O2)",
+        Command::new("gcc")
+            .args(WARNINGS)
+            .arg("-O2")
+            .arg("-I")
+            .arg(ffi.join("include"))
+            .arg(ffi.join("examples/bench.c"))
+            .arg(&libs.staticlib)
+            .arg("-Wl,--gc-sections")
+            .arg("-o")
+            .arg(&bench),
+    )?;
+    Ok(bench)
 }
 
 /// Run a program on a stream, its output captured.

@@ -58,7 +58,9 @@ commands:
            qemu-system-arm (lm3s6965evb), check the agent's streams (written to
            target/firmware/connection-N.dwr) and the decoder's counts with
            dendro-wire check, apply the streams with dendro's Subscriber, and
-           print each program's flash, static RAM and peak stack
+           print each program's flash, static RAM and peak stack; then the C agent
+           (dendro-wire-core/ffi/examples/firmware, arm-none-eabi-gcc) the same way,
+           its streams (target/firmware/c/) the Rust agent's bytes exactly
   c [--update-header]
            the C API (dendro-wire-core/ffi): the header regenerated with cbindgen and
            compared with the committed one (or written), dump.c built with ASan and
@@ -497,6 +499,10 @@ fn bench_report(args: &[String]) -> Result<(), String> {
     ]);
     cmd.args(args);
     cmd.arg("--check-binary").arg(binary);
+    // The decoder through the C API, from C, beside the Rust decoder.
+    c::install("gcc", "gcc")?;
+    let c_bench = c::build_bench(&c::host_libraries()?)?;
+    cmd.arg("--c-bench-binary").arg(c_bench);
     run("bench report", &mut cmd)
 }
 
