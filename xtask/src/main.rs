@@ -9,10 +9,11 @@
 //! - `cargo xtask firmware`: build the Cortex-M3 agent and decoder in
 //!   `xtask/firmware`, run them under QEMU, check what they wrote and
 //!   counted with `dendro-wire check`, and print their footprint (see
-//!   `firmware.rs`).
+//!   `firmware.rs`); then the C agent (`c_firmware.rs`).
 //! - `cargo xtask c`: the C API proved from C (see `c.rs`).
 
 mod c;
+mod c_firmware;
 mod firmware;
 
 use std::path::{Path, PathBuf};
@@ -23,7 +24,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("no-std") => no_std(),
-        Some("firmware") => firmware::run(),
+        Some("firmware") => firmware::run().and_then(|()| c_firmware::run()),
         Some("c") => c::run(&args[1..]),
         Some("bench-report") => bench_report(&args[1..]),
         Some("soak") => soak(&args[1..]),
@@ -253,6 +254,7 @@ fn ci() -> Result<(), String> {
     )?;
     no_std()?;
     firmware::run()?;
+    c_firmware::run()?;
     c::run(&[])?;
     // Every feature documented, as docs.rs builds it (the archive feature's
     // dependencies were built by its clippy step).
