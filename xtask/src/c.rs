@@ -129,18 +129,32 @@ pub(crate) struct Libraries {
     pub(crate) cdylib: PathBuf,
 }
 
-pub(crate) fn host_libraries() -> Result<Libraries, String> {
+/// Build dendro-wire-ffi with the `ffi` profile (a panic aborts), for the
+/// host or for `target`.
+pub(crate) fn build_library(target: Option<&str>) -> Result<(), String> {
+    let mut cmd = cargo();
+    cmd.args([
+        "build",
+        "--quiet",
+        "-p",
+        "dendro-wire-ffi",
+        "--profile",
+        "ffi",
+    ]);
+    if let Some(target) = target {
+        cmd.args(["--target", target]);
+    }
     crate::run(
-        "build dendro-wire-ffi (the ffi profile: a panic aborts)",
-        cargo().args([
-            "build",
-            "--quiet",
-            "-p",
-            "dendro-wire-ffi",
-            "--profile",
-            "ffi",
-        ]),
-    )?;
+        &format!(
+            "build dendro-wire-ffi for {} (the ffi profile: a panic aborts)",
+            target.unwrap_or("the host")
+        ),
+        &mut cmd,
+    )
+}
+
+pub(crate) fn host_libraries() -> Result<Libraries, String> {
+    build_library(None)?;
     let dir = root().join("target/ffi");
     let libs = Libraries {
         staticlib: dir.join("libdendro_wire_ffi.a"),

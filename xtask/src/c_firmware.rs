@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::{cargo, root};
+use crate::root;
 
 const TARGET: &str = "thumbv7m-none-eabi";
 const FIRMWARE: &str = "dendro-wire-core/ffi/examples/firmware";
@@ -27,19 +27,7 @@ pub(crate) fn run() -> Result<(), String> {
     crate::c::install("arm-none-eabi-gcc", "gcc-arm-none-eabi")?;
     crate::c::install("qemu-system-arm", "qemu-system-arm")?;
     let tool = crate::release_tool()?;
-    crate::run(
-        &format!("build dendro-wire-ffi for {TARGET} (the ffi profile)"),
-        cargo().args([
-            "build",
-            "--quiet",
-            "-p",
-            "dendro-wire-ffi",
-            "--profile",
-            "ffi",
-            "--target",
-            TARGET,
-        ]),
-    )?;
+    crate::c::build_library(Some(TARGET))?;
     let out = root().join("target/firmware/c");
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     // Nothing from an earlier run may stand in for this one's.
