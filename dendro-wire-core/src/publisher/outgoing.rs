@@ -275,8 +275,11 @@ impl<S: Storage> Source<S> {
             return;
         }
         let entry = self.regions.range(Region::Entry);
-        let (front, rest) = self.storage.bytes_mut().split_at_mut(entry.start);
-        let written = rest.get_mut(..len).map(|buf| {
+        // `split_at_mut_checked`: the entry lies in the storage (the region
+        // was just sized), and no panic path is left for firmware to carry.
+        let split = self.storage.bytes_mut().split_at_mut_checked(entry.start);
+        let written = split.and_then(|(front, rest)| rest.get_mut(..len).map(|buf| (front, buf)));
+        let written = written.map(|(front, buf)| {
             write_index(
                 front,
                 &self.regions,
