@@ -16,15 +16,12 @@
 
 mod publish;
 
-use cortex_m_rt::entry;
 use dendro_wire_core::{emit_preamble, kind, PublishError, SourceId, Transmit, PREAMBLE_BYTES};
-use dendro_wire_firmware::{command_line, command_line_number, exit, stack, Console, HostFile};
+use dendro_wire_firmware::{
+    command_line, command_line_number, entry, exit, stack, Console, HostFile,
+};
 
-use publish::{Declared, Publishing, SOURCES};
-
-/// The one buffer every frame is written into: larger than the largest
-/// frame this agent sends (a handshake, about 200 bytes).
-const FRAME_BUFFER: usize = 512;
+use publish::{Declared, Parts, Publishing, FRAME_BUFFER, SOURCES};
 
 /// The rows' encoder, as a subscriber's archive checks it.
 const ENCODER: &str = "sensor-7-raw-v1";
@@ -254,6 +251,7 @@ impl publish::Link for Link {
 
 #[entry]
 fn main() -> ! {
+    stack::paint();
     let mut out = Console::open();
     let mut line = [0u8; 64];
     // No `gaps=` on the command line: cause none.
@@ -276,11 +274,16 @@ fn main() -> ! {
 }
 
 fn run(gaps: u32, out: &mut Console) -> bool {
-    let mut buf = [0u8; FRAME_BUFFER];
-    let mut publisher = publish::new(FULL_EVERY, FRAME_BUFFER);
-    let declared = DECLARED
-        .each_ref()
-        .map(|d| publish::declare(&mut publisher, d));
+    // SAFETY: the one call: `run` runs once.
+    let Parts {
+        publisher,
+        storages: [adc, power],
+        frame: buf,
+    } = unsafe { publish::take(FULL_EVERY) };
+    let declared = [
+        publish::declare(publisher, &DECLARED[ADC], adc),
+        publish::declare(publisher, &DECLARED[POWER], power),
+    ];
     let ids = match declared {
         [Ok(adc), Ok(power)] => [adc, power],
         _ => {
@@ -320,12 +323,12 @@ fn run(gaps: u32, out: &mut Console) -> bool {
             link.disconnect(out);
             publisher.disconnected();
         }
-        match workload(i, &mut publisher, &ids) {
+        match workload(i, publisher, &ids) {
             Ok(n) => observed += n,
             Err(_) => refused += 1,
         }
         link.losing = lost_in(i, gaps);
-        polled &= publish::end_interval(&mut publisher, &mut buf, &mut link);
+        polled &= publish::end_interval(publisher, buf, &mut link);
     }
     link.disconnect(out);
     let stats = publisher.stats();

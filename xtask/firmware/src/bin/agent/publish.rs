@@ -2,6 +2,13 @@
 //! that knows a sending rule of PROTOCOL.md §5. The machine decides every frame
 //! and its order; this file declares the sources, sizes their storage, and
 //! hands each frame the machine writes to the link.
+//!
+//! The publisher, every source's storage and the frame buffer are
+//! `static`s, lent to the machine once as `&'static mut`: nothing the size
+//! of a storage is built on the stack and copied into place.
+
+use core::mem::MaybeUninit;
+use core::ptr::addr_of_mut;
 
 use dendro_wire_core::{
     Map, PublishError, Publisher, PublisherConfig, SourceDecl, SourceId, Transmit,
@@ -15,8 +22,45 @@ pub const SOURCES: usize = 2;
 /// would not fit).
 const STORAGE: usize = 768;
 
-/// The publisher, with every source's bytes in a fixed array.
-pub type Publishing = Publisher<[u8; STORAGE], SOURCES>;
+/// The publisher, each source's bytes lent from a `static`.
+pub type Publishing = Publisher<&'static mut [u8], SOURCES>;
+
+/// The one buffer every frame is written into: larger than the largest
+/// frame this agent sends (a handshake, about 200 bytes).
+pub const FRAME_BUFFER: usize = 512;
+
+// Zeroed (`.bss`), or not written at all until `take` (`.uninit`): none
+// of these is an image in flash.
+static mut STORAGES: [[u8; STORAGE]; SOURCES] = [[0; STORAGE]; SOURCES];
+static mut FRAME: [u8; FRAME_BUFFER] = [0; FRAME_BUFFER];
+static mut PUBLISHER: MaybeUninit<Publishing> = MaybeUninit::uninit();
+
+/// What the agent runs on: the publisher (its state only: the sources'
+/// bytes are in their storage), the storage it has not yet been given,
+/// and the frame buffer.
+pub struct Parts {
+    pub publisher: &'static mut Publishing,
+    pub storages: [&'static mut [u8]; SOURCES],
+    pub frame: &'static mut [u8],
+}
+
+/// The statics, with the publisher made in place.
+///
+/// # Safety
+///
+/// Called once: each call lends the same statics again.
+pub unsafe fn take(full_every: u32) -> Parts {
+    let [a, b] = &mut *addr_of_mut!(STORAGES);
+    let publisher = (*addr_of_mut!(PUBLISHER)).write(Publisher::new(PublisherConfig {
+        full_every: u64::from(full_every),
+        frame_buffer: FRAME_BUFFER,
+    }));
+    Parts {
+        publisher,
+        storages: [a, b],
+        frame: &mut *addr_of_mut!(FRAME),
+    }
+}
 
 /// One source as the agent declares it, fixed at build time.
 pub struct Declared {
@@ -41,17 +85,13 @@ pub trait Link {
     fn transmit(&mut self, frame: &[u8], what: &Transmit);
 }
 
-/// A publisher whose frames are no larger than `frame_buffer`.
-pub fn new(full_every: u32, frame_buffer: usize) -> Publishing {
-    Publisher::new(PublisherConfig {
-        full_every: u64::from(full_every),
-        frame_buffer,
-    })
-}
-
-/// Declare a source.
+/// Declare a source, kept in `storage`.
 #[inline(never)]
-pub fn declare(p: &mut Publishing, d: &Declared) -> Result<SourceId, PublishError> {
+pub fn declare(
+    p: &mut Publishing,
+    d: &Declared,
+    storage: &'static mut [u8],
+) -> Result<SourceId, PublishError> {
     p.add_source(
         &SourceDecl {
             uuid: Some(d.uuid),
@@ -62,7 +102,7 @@ pub fn declare(p: &mut Publishing, d: &Declared) -> Result<SourceId, PublishErro
             streams: d.streams,
             index_stream: d.index_stream,
         },
-        [0; STORAGE],
+        storage,
     )
 }
 
