@@ -66,6 +66,12 @@ impl Error {
         self
     }
 
+    /// The broken rule's name, for a device that logs without `core::fmt`;
+    /// [`field`](Self::field) and [`offset`](Self::offset) say where.
+    pub const fn name(&self) -> &'static str {
+        self.rule.name()
+    }
+
     /// The rule that was broken.
     pub const fn rule(&self) -> Rule {
         self.rule
@@ -209,6 +215,29 @@ pub enum Field {
     CallerIndex,
     OffsetNs,
     Payload,
+}
+
+impl Rule {
+    /// The variant's name, for a device that logs without `core::fmt`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Rule::NotADendroStream => "NotADendroStream",
+            Rule::UnsupportedVersion { .. } => "UnsupportedVersion",
+            Rule::ZeroLength => "ZeroLength",
+            Rule::FrameTooLarge { .. } => "FrameTooLarge",
+            Rule::EndsEarly { .. } => "EndsEarly",
+            Rule::NotABool { .. } => "NotABool",
+            Rule::NotAPresenceByte { .. } => "NotAPresenceByte",
+            Rule::NotAnIndexKind { .. } => "NotAnIndexKind",
+            Rule::NotUtf8 => "NotUtf8",
+            Rule::NotACanonicalUuid => "NotACanonicalUuid",
+            Rule::KeysNotAscending => "KeysNotAscending",
+            Rule::CountTooLarge { .. } => "CountTooLarge",
+            Rule::TrailingBytes { .. } => "TrailingBytes",
+            Rule::KnownKindAsUnknown => "KnownKindAsUnknown",
+            Rule::BufferTooSmall { .. } => "BufferTooSmall",
+        }
+    }
 }
 
 impl Field {

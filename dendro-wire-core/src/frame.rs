@@ -254,6 +254,7 @@ impl<T> Status<T> {
 /// assert_eq!(err.rule(), Rule::FrameTooLarge { len: 100_000, limit: 4092 });
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct FrameDecoder {
     max_frame_bytes: u32,
 }

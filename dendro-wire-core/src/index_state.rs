@@ -45,6 +45,7 @@ pub const NO_INDEX_STATE: IndexState = (0, 0);
 /// assert_ne!(SlotSetHash::new().state(), NO_INDEX_STATE);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct SlotSetHash {
     sum: u128,
     count: u64,

@@ -2,6 +2,15 @@
 //! (feature `embedded-io-async`): a device reads a stream into one buffer it
 //! owns and writes frames from one it owns. Still no_std, no alloc.
 //!
+//! A publisher's frames go out through [`send_due`] (blocking: every frame
+//! due, each in as many writes as the writer takes), [`send_ready`] (only
+//! what a [`WriteReady`](embedded_io::WriteReady) writer takes now, for a
+//! main loop that must not block on a full socket) and
+//! [`asynch::send_due`] (awaiting, for embassy-net's `TcpSocket` and any
+//! `embedded_io_async::Write`); each keeps the frame under way in an
+//! [`Outbox`], so a write that takes part of it loses nothing and copies
+//! nothing again.
+//!
 //! ```
 //! # #[cfg(feature = "embedded-io")] {
 //! use dendro_wire_core::io::{read_frame, read_preamble, write_frame, write_preamble};
@@ -30,6 +39,8 @@ use core::fmt;
 use crate::error::{Error, Field, Rule};
 use crate::frame::{Frame, FrameDecoder, Status};
 use crate::preamble::{check_preamble, PREAMBLE, PREAMBLE_BYTES};
+use crate::publisher::{Outbox, PublishError, Publisher};
+use crate::storage::Storage;
 use crate::LENGTH_PREFIX_BYTES;
 
 /// Why a frame could not be read or written over a device's I/O.
@@ -41,13 +52,90 @@ pub enum IoError<E> {
     /// The bytes broke a rule, or a frame does not fit the buffer given.
     Wire(Error),
     /// The stream ended inside the preamble or a frame (its length prefix
-    /// included): a lost frame, not the end.
+    /// included): a lost frame, not the end. Reading, the stream stopped;
+    /// writing, the writer took none of a write (`Ok(0)`, which
+    /// `embedded_io::Write` allows only for an empty one), so the frame
+    /// went out cut.
     Truncated {
         /// The bytes the preamble or frame needed.
         needed: usize,
-        /// The bytes that arrived.
+        /// The bytes that arrived, or that the writer took.
         have: usize,
     },
+}
+
+impl<E> IoError<E> {
+    /// The variant's name, for a device that logs without `core::fmt`.
+    pub const fn name(&self) -> &'static str {
+        match self {
+            IoError::Io(_) => "Io",
+            IoError::Wire(_) => "Wire",
+            IoError::Truncated { .. } => "Truncated",
+        }
+    }
+}
+
+/// Why [`send_due`] or [`send_ready`] stopped before every frame due was
+/// sent. The frame under way stays in the [`Outbox`].
+#[derive(Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SendError<E> {
+    /// The device's I/O failed.
+    Io(E),
+    /// The writer took none of a non-empty write: it will take no more.
+    WriteZero,
+    /// The publisher refused to poll its next frame (the outbox's buffer
+    /// too small for it, say); the frame stays due.
+    Publish(PublishError),
+}
+
+impl<E> SendError<E> {
+    /// The variant's name, for a device that logs without `core::fmt`.
+    pub const fn name(&self) -> &'static str {
+        match self {
+            SendError::Io(_) => "Io",
+            SendError::WriteZero => "WriteZero",
+            SendError::Publish(_) => "Publish",
+        }
+    }
+}
+
+impl<E: embedded_io::Error> fmt::Display for SendError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SendError::Io(e) => write!(f, "the device's I/O failed: {}", e.kind()),
+            SendError::WriteZero => {
+                f.write_str("the device took none of a write: the link takes no more")
+            }
+            SendError::Publish(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl<E: embedded_io::Error> core::error::Error for SendError<E> {}
+
+#[cfg(feature = "defmt")]
+impl<E: embedded_io::Error> defmt::Format for SendError<E> {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        match self {
+            SendError::Io(e) => defmt::write!(f, "Io({})", defmt::Debug2Format(&e.kind())),
+            SendError::WriteZero => defmt::write!(f, "WriteZero"),
+            SendError::Publish(e) => defmt::write!(f, "Publish({})", e),
+        }
+    }
+}
+
+#[cfg(feature = "defmt")]
+impl<E: embedded_io::Error> defmt::Format for IoError<E> {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        match self {
+            IoError::Io(e) => defmt::write!(f, "Io({})", defmt::Debug2Format(&e.kind())),
+            IoError::Wire(e) => defmt::write!(f, "Wire({})", e),
+            IoError::Truncated { needed, have } => {
+                defmt::write!(f, "Truncated {{ needed: {}, have: {} }}", needed, have)
+            }
+        }
+    }
 }
 
 impl<E: embedded_io::Error> fmt::Display for IoError<E> {
@@ -57,7 +145,7 @@ impl<E: embedded_io::Error> fmt::Display for IoError<E> {
             IoError::Wire(e) => write!(f, "{e}"),
             IoError::Truncated { needed, have } => write!(
                 f,
-                "the stream ends inside a frame: {have} of {needed} byte(s) arrived"
+                "the stream ends inside a frame: {have} of {needed} byte(s) went through"
             ),
         }
     }
@@ -182,9 +270,22 @@ macro_rules! device_io {
             decoded(frame, decoder).map(Some)
         }
 
+        /// All of `bytes`, in as many writes as `w` takes: `write_all`
+        /// without its panic on a writer that takes nothing.
+        $($async)? fn write_whole<W: $write>(w: &mut W, bytes: &[u8]) -> Result<(), IoError<W::Error>> {
+            let mut have = 0;
+            while have < bytes.len() {
+                match w.write(bytes.get(have..).unwrap_or_default())$($aw)*.map_err(IoError::Io)? {
+                    0 => return Err(IoError::Truncated { needed: bytes.len(), have }),
+                    n => have += n,
+                }
+            }
+            Ok(())
+        }
+
         /// Write the preamble.
         pub $($async)? fn write_preamble<W: $write>(w: &mut W) -> Result<(), IoError<W::Error>> {
-            w.write_all(&PREAMBLE)$($aw)*.map_err(IoError::Io)
+            write_whole(w, &PREAMBLE)$($aw)*
         }
 
         /// Encode `frame` into `scratch` and write it.
@@ -194,12 +295,63 @@ macro_rules! device_io {
             scratch: &mut [u8],
         ) -> Result<(), IoError<W::Error>> {
             let n = frame.emit(scratch).map_err(IoError::Wire)?;
-            w.write_all(&scratch[..n])$($aw)*.map_err(IoError::Io)
+            write_whole(w, scratch.get(..n).unwrap_or_default())$($aw)*
+        }
+
+        /// Send every frame `publisher` has due, through `outbox` (a frame
+        /// it holds from an earlier call first), each in as many writes as
+        /// `w` takes, then flush; the frames finished. On an error the frame
+        /// under way stays in `outbox`: after a failed link,
+        /// [`Outbox::abandon`] it and tell the publisher
+        /// [`disconnected`](Publisher::disconnected).
+        pub $($async)? fn send_due<W: $write, S: Storage, const N: usize>(
+            w: &mut W,
+            publisher: &mut Publisher<S, N>,
+            outbox: &mut Outbox<'_>,
+        ) -> Result<u64, SendError<W::Error>> {
+            let before = outbox.frames_done();
+            while let Some(bytes) = outbox.pending(publisher).map_err(SendError::Publish)? {
+                match w.write(bytes)$($aw)*.map_err(SendError::Io)? {
+                    0 => return Err(SendError::WriteZero),
+                    n => outbox.advance(n),
+                }
+            }
+            w.flush()$($aw)*.map_err(SendError::Io)?;
+            Ok(outbox.frames_done() - before)
         }
     };
 }
 
 device_io!(embedded_io::Read, embedded_io::Write, ;);
+
+/// Send what `w` takes now of the frames `publisher` has due, without
+/// blocking: a write only while `w` says it is ready
+/// ([`WriteReady`](embedded_io::WriteReady)), the frame under way kept in
+/// `outbox` for the next call; the frames finished. For a main loop that
+/// samples on while a slow link drains: what is still due when the next
+/// interval ends is dropped and counted by the publisher, never a reading
+/// refused.
+pub fn send_ready<W, S, const N: usize>(
+    w: &mut W,
+    publisher: &mut Publisher<S, N>,
+    outbox: &mut Outbox<'_>,
+) -> Result<u64, SendError<W::Error>>
+where
+    W: embedded_io::Write + embedded_io::WriteReady,
+    S: Storage,
+{
+    let before = outbox.frames_done();
+    while w.write_ready().map_err(SendError::Io)? {
+        let Some(bytes) = outbox.pending(publisher).map_err(SendError::Publish)? else {
+            break;
+        };
+        match w.write(bytes).map_err(SendError::Io)? {
+            0 => break,
+            n => outbox.advance(n),
+        }
+    }
+    Ok(outbox.frames_done() - before)
+}
 
 /// The same functions over `embedded-io-async`.
 #[cfg(feature = "embedded-io-async")]

@@ -40,6 +40,22 @@ impl<'a> Map<'a> {
         self.0.len()
     }
 
+    /// The bytes the map takes on the wire, count included, if its keys are
+    /// in order (encoding checks that; this only adds up).
+    pub(crate) const fn wire_bytes(&self) -> usize {
+        match self.0 {
+            Items::Wire { bytes, .. } => LEN_BYTES + bytes.len(),
+            Items::Given(pairs) => {
+                let (mut n, mut i) = (LEN_BYTES, 0);
+                while i < pairs.len() {
+                    n += 2 * LEN_BYTES + pairs[i].0.len() + pairs[i].1.len();
+                    i += 1;
+                }
+                n
+            }
+        }
+    }
+
     /// Whether there are no entries.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -227,5 +243,26 @@ impl<'a> Iterator for MapIter<'a> {
 impl serde::Serialize for Map<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_map(self.iter())
+    }
+}
+
+#[cfg(feature = "defmt")]
+impl defmt::Format for Map<'_> {
+    /// Each key and value, in key order.
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(f, "{{");
+        for (i, (k, v)) in self.iter().enumerate() {
+            let sep = if i == 0 { "" } else { ", " };
+            defmt::write!(f, "{=str}{=str}: {=str}", sep, k, v);
+        }
+        defmt::write!(f, "}}");
+    }
+}
+
+#[cfg(feature = "defmt")]
+impl defmt::Format for MapIter<'_> {
+    /// The pairs it has left.
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(f, "MapIter({=usize} left)", self.clone().count());
     }
 }

@@ -8,6 +8,13 @@
 /// The core owns no memory, so the caller decides what a source may hold: a
 /// fixed array or a `static` slice on a device, where running out is an
 /// error the publisher names and counts, or a growable buffer on a host.
+/// [`SourceDecl::sizing`](crate::SourceDecl::sizing) says how many bytes a
+/// source needs for the most it is given in an interval.
+///
+/// On a device, lend a `&'static mut [u8]` (a `static` buffer, taken once
+/// with `cortex_m::singleton!` or `static_cell`): `add_source` takes its
+/// storage by value, and a large array given by value is copied through the
+/// stack on the way in, while a slice is a pointer and a length.
 /// Every byte is written by the publisher before it is read, so storage
 /// need not be zeroed; it must be initialized, which a slice always is.
 ///

@@ -132,3 +132,228 @@ fn the_async_functions_do_the_same() {
     }
     assert_eq!(n, common::all().len());
 }
+
+/// A link that takes at most `chunk` bytes a write, and, when `ready` runs
+/// out, says it is not ready: a socket with a small window.
+struct Trickle {
+    out: Vec<u8>,
+    chunk: usize,
+    ready: usize,
+    writes: usize,
+    /// Writes made while it said it was not ready: a blocking write.
+    blocked: usize,
+}
+
+impl embedded_io::ErrorType for Trickle {
+    type Error = embedded_io::ErrorKind;
+}
+
+impl embedded_io::Write for Trickle {
+    fn write(&mut self, buf: &[u8]) -> Result<usize, Self::Error> {
+        self.writes += 1;
+        self.blocked += usize::from(self.ready == 0);
+        let n = buf.len().min(self.chunk).min(self.ready.max(1));
+        self.ready = self.ready.saturating_sub(n);
+        self.out.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+impl embedded_io::WriteReady for Trickle {
+    fn write_ready(&mut self) -> Result<bool, Self::Error> {
+        Ok(self.ready > 0)
+    }
+}
+
+#[cfg(feature = "embedded-io-async")]
+impl embedded_io_async::Write for Trickle {
+    async fn write(&mut self, buf: &[u8]) -> Result<usize, Self::Error> {
+        embedded_io::Write::write(self, buf)
+    }
+    async fn flush(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+/// A publisher with one source through `intervals` intervals of rows and
+/// slot changes, each interval's frames sent by `send`, which must send
+/// them all before the next interval ends.
+fn publish(intervals: u32, mut send: impl FnMut(&mut dendro_wire_core::Publisher<[u8; 2048], 1>)) {
+    use dendro_wire_core::{Map, Publisher, PublisherConfig, SourceDecl};
+    let mut p: Publisher<[u8; 2048], 1> = Publisher::new(PublisherConfig {
+        full_every: 4,
+        frame_buffer: 512,
+    });
+    let decl = SourceDecl {
+        uuid: None,
+        labels: Map::from_pairs(&[("host", "h")]),
+        metadata: Map::EMPTY,
+        clock_anchor_wall_ns: 0,
+        complete: false,
+        streams: &["cpu/usage", "mem/used"],
+        index_stream: Some("slots"),
+    };
+    let s = p.add_source(&decl, [0; 2048]).unwrap();
+    p.set_slot(s, b"cpu0", b"on").unwrap();
+    p.connected();
+    for i in 0..intervals {
+        for r in 0..3u8 {
+            p.observe(s.stream(u32::from(r % 2)), i64::from(i), 0, &[r; 24])
+                .unwrap();
+        }
+        if i % 3 == 1 {
+            p.set_slot(s, b"cpu1", &[i as u8]).unwrap();
+        }
+        p.end_interval();
+        send(&mut p);
+    }
+    let stats = p.stats();
+    assert_eq!(stats.frames_dropped + stats.rows_dropped, 0, "{stats:?}");
+}
+
+#[test]
+fn send_due_hands_every_frame_to_a_link_that_takes_a_few_bytes_at_a_time() {
+    use dendro_wire_core::io::send_due;
+    use dendro_wire_core::Outbox;
+    // The stream polled whole, frame by frame.
+    let mut want = Vec::new();
+    publish(9, |p| {
+        let mut buf = [0u8; 512];
+        while let Some((bytes, _)) = p.poll_transmit(&mut buf).unwrap() {
+            want.extend_from_slice(bytes);
+        }
+    });
+    for chunk in [1, 2, 3, 7, 64, 4096] {
+        let mut link = Trickle {
+            out: Vec::new(),
+            chunk,
+            ready: usize::MAX,
+            writes: 0,
+            blocked: 0,
+        };
+        let mut buf = [0u8; 512];
+        let mut out = Outbox::new(&mut buf);
+        let mut frames = 0;
+        publish(9, |p| frames += send_due(&mut link, p, &mut out).unwrap());
+        assert_eq!(link.out, want, "{chunk} bytes a write");
+        assert!(link.writes >= want.len().div_ceil(chunk));
+        assert_eq!(frames, out.frames_done());
+        assert!(out.under_way().is_none());
+    }
+}
+
+#[test]
+fn send_ready_sends_only_what_the_link_takes_now_and_the_rest_later() {
+    use dendro_wire_core::io::send_ready;
+    use dendro_wire_core::Outbox;
+    let mut want = Vec::new();
+    publish(6, |p| {
+        let mut buf = [0u8; 512];
+        while let Some((bytes, _)) = p.poll_transmit(&mut buf).unwrap() {
+            want.extend_from_slice(bytes);
+        }
+    });
+    // A window that opens 61 bytes at a time, until the interval is out: some
+    // frames go out over several calls, none blocks.
+    let mut link = Trickle {
+        out: Vec::new(),
+        chunk: 13,
+        ready: 0,
+        writes: 0,
+        blocked: 0,
+    };
+    let mut buf = [0u8; 512];
+    let mut out = Outbox::new(&mut buf);
+    let mut split = 0;
+    publish(6, |p| {
+        for _ in 0..40 {
+            link.ready += 61;
+            send_ready(&mut link, p, &mut out).unwrap();
+            split += usize::from(out.under_way().is_some());
+            if p.waiting().frames == 0 && out.under_way().is_none() {
+                break;
+            }
+        }
+    });
+    assert_eq!(link.blocked, 0, "it wrote while the link was not ready");
+    assert_eq!(link.out, want);
+    assert!(split > 0, "no frame went out in pieces");
+}
+
+#[cfg(feature = "embedded-io-async")]
+#[test]
+fn the_async_send_due_sends_the_same_bytes() {
+    use dendro_wire_core::io::{asynch, send_due};
+    use dendro_wire_core::Outbox;
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+    fn ready<F: Future>(f: F) -> F::Output {
+        let mut f = std::pin::pin!(f);
+        match f.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(out) => out,
+            Poll::Pending => panic!("the link was not ready"),
+        }
+    }
+    let mut sent = Vec::new();
+    for asynchronous in [false, true] {
+        let mut link = Trickle {
+            out: Vec::new(),
+            chunk: 5,
+            ready: usize::MAX,
+            writes: 0,
+            blocked: 0,
+        };
+        let mut buf = [0u8; 512];
+        let mut out = Outbox::new(&mut buf);
+        publish(5, |p| {
+            match asynchronous {
+                true => ready(asynch::send_due(&mut link, p, &mut out)).unwrap(),
+                false => send_due(&mut link, p, &mut out).unwrap(),
+            };
+        });
+        sent.push(link.out);
+    }
+    assert_eq!(sent[0], sent[1]);
+    assert!(!sent[0].is_empty());
+}
+
+#[test]
+fn a_writer_that_takes_nothing_is_an_error_not_a_hang() {
+    use dendro_wire_core::io::{send_due, SendError};
+    use dendro_wire_core::Outbox;
+    struct Closed;
+    impl embedded_io::ErrorType for Closed {
+        type Error = embedded_io::ErrorKind;
+    }
+    impl embedded_io::Write for Closed {
+        fn write(&mut self, _: &[u8]) -> Result<usize, Self::Error> {
+            Ok(0)
+        }
+        fn flush(&mut self) -> Result<(), Self::Error> {
+            Ok(())
+        }
+    }
+    let mut buf = [0u8; 512];
+    let mut out = Outbox::new(&mut buf);
+    publish(1, |p| {
+        assert_eq!(
+            send_due(&mut Closed, p, &mut out),
+            Err(SendError::WriteZero)
+        );
+        let (t, taken) = out.under_way().unwrap();
+        assert_eq!((t.kind, taken), (dendro_wire_core::kind::HANDSHAKE, 0));
+        assert!(out.abandon().is_some());
+        p.disconnected();
+    });
+    let e = write_preamble(&mut Closed).unwrap_err();
+    assert_eq!(
+        e,
+        IoError::Truncated {
+            needed: 14,
+            have: 0
+        }
+    );
+}

@@ -938,3 +938,56 @@ fn an_observer_takes_its_own_sources_rows_and_counts_what_it_refuses() {
     p.end_interval();
     assert_eq!(rows_of(&drain(&mut p)[0]), [("a".into(), 5, vec![5])]);
 }
+
+#[test]
+fn every_error_has_a_name_that_is_its_variant() {
+    // `name()` is what a device logs instead of the sentence: it must say
+    // which variant, as `Debug` does.
+    let errors = [
+        PublishError::TooManySources { limit: 1 },
+        PublishError::UnknownSource { source: 1 },
+        PublishError::UnknownStream {
+            source: 0,
+            stream: 1,
+        },
+        PublishError::DuplicateStream {
+            source: 0,
+            stream: 1,
+        },
+        PublishError::OtherSource {
+            source: 0,
+            stream_source: 1,
+        },
+        PublishError::NoIndex { source: 0 },
+        PublishError::NotHandshaken { source: 0, kind: 5 },
+        PublishError::NotPassthrough { kind: 1 },
+        PublishError::FrameTooLarge {
+            source: 0,
+            kind: 3,
+            needed: 2,
+            limit: 1,
+        },
+        PublishError::StorageFull {
+            source: 0,
+            needed: 2,
+            have: 1,
+        },
+        PublishError::StorageShrank { source: 0 },
+        PublishError::BufferTooSmall { needed: 2, have: 1 },
+        PublishError::Encode(decode(&[0, 0, 0, 0]).unwrap_err()),
+    ];
+    for e in errors {
+        let debug = format!("{e:?}");
+        assert!(debug.starts_with(e.name()), "{debug} named {}", e.name());
+    }
+    let wire = decode(&[0, 0, 0, 0]).unwrap_err();
+    assert!(format!("{:?}", wire.rule()).starts_with(wire.name()));
+    let protocol = [
+        ProtocolError::UnknownSource { source: 0, kind: 3 },
+        ProtocolError::DuplicateHandshake { source: 0 },
+        ProtocolError::TooManySources { limit: 1 },
+    ];
+    for e in protocol {
+        assert!(format!("{e:?}").starts_with(e.name()));
+    }
+}

@@ -7,6 +7,7 @@ use crate::{LENGTH_PREFIX_BYTES, MAX_FRAME_BYTES};
 
 /// How a [`Publisher`] paces full index state and bounds its frames.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct PublisherConfig {
     /// Send an indexed source's `Full` again every this many intervals
     /// (rule 7), besides the one each connection opens with (rule 2).
@@ -36,6 +37,7 @@ impl Default for PublisherConfig {
 /// A source as it is declared: its identity, its streams, and the stream its
 /// index entries land in, if it keeps an index.
 #[derive(Clone, Copy, Debug)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct SourceDecl<'a> {
     /// Canonical lowercase 8-4-4-4-12, the source's identity across
     /// connections; `None` lets the subscriber mint one.
@@ -61,6 +63,7 @@ pub struct SourceDecl<'a> {
 /// connection, since every connection handshakes the sources in the order
 /// they were declared (rule 8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct SourceId(pub(super) u32);
 
 impl SourceId {
@@ -82,6 +85,7 @@ impl SourceId {
 
 /// A declared stream: its source, and its place in the source's streams.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct StreamId {
     pub(super) source: u32,
     pub(super) index: u32,
@@ -101,6 +105,7 @@ impl StreamId {
 
 /// One frame [`Publisher::poll_transmit`] wrote.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Transmit {
     /// Its bytes, length prefix included.
     pub len: usize,

@@ -9,6 +9,7 @@ use crate::kind;
 /// A call the publisher refuses, naming the rule it would break or the
 /// bound it would cross. Nothing changes when one is returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[non_exhaustive]
 pub enum PublishError {
     /// No room for another source: the table holds `limit`.

@@ -31,6 +31,7 @@ mod outbox;
 mod outgoing;
 mod regions;
 mod row_path;
+mod sizing;
 mod slots;
 mod source;
 mod stats;
@@ -39,6 +40,7 @@ pub use config::{PublisherConfig, SourceDecl, SourceId, StreamId, Transmit};
 pub use error::PublishError;
 pub use observer::Observer;
 pub use outbox::Outbox;
+pub use sizing::{Budget, Sizing};
 pub use stats::{PublisherStats, Waiting};
 
 use outgoing::{Dropped, Place, PollOrder};
@@ -158,6 +160,21 @@ impl<S: Storage, const SOURCES: usize> fmt::Debug for Publisher<S, SOURCES> {
     }
 }
 
+#[cfg(feature = "defmt")]
+impl<S: Storage, const SOURCES: usize> defmt::Format for Publisher<S, SOURCES> {
+    /// What its `Debug` says: sources, connection, interval and stats.
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(
+            f,
+            "Publisher sources={=usize} connected={=bool} interval={=u64} stats={}",
+            self.sources.len(),
+            self.connected,
+            self.interval,
+            self.stats
+        );
+    }
+}
+
 impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     /// A publisher with no sources and no connection.
     pub const fn new(config: PublisherConfig) -> Self {
@@ -219,6 +236,10 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     /// if one is open. Refused if the handshake or the streams' room in a
     /// connection's first `Rows` frame would not fit the frame buffer, or
     /// the storage cannot hold them.
+    ///
+    /// [`SourceDecl::sizing`] gives the storage and frame buffer a source
+    /// needs. On a device, lend storage as a `&'static mut [u8]`
+    /// ([`Storage`]): an array given by value is copied through the stack.
     // Out of line: it runs once a source, and a firmware that declares
     // sources in more than one place had a copy of it at each.
     #[inline(never)]

@@ -104,3 +104,17 @@ impl<S: Storage> Drop for Observer<'_, S> {
         self.src.set_cursor(&self.cursor);
     }
 }
+
+#[cfg(feature = "defmt")]
+impl<S: Storage> defmt::Format for Observer<'_, S> {
+    /// Its source, and the frame under way: its size and rows.
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(
+            f,
+            "Observer source={=u32} frame={=usize}B rows={=u32}",
+            self.source,
+            self.cursor.at,
+            self.cursor.rows
+        );
+    }
+}

@@ -125,3 +125,19 @@ impl<'a> Outbox<'a> {
         self.done
     }
 }
+
+#[cfg(feature = "defmt")]
+impl defmt::Format for Outbox<'_> {
+    /// The frame under way and how much of it the link took, not the
+    /// buffer's bytes.
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(
+            f,
+            "Outbox frame={} taken={=usize} of {=usize} done={=u64}",
+            self.frame,
+            self.taken,
+            self.len,
+            self.done
+        );
+    }
+}

@@ -275,20 +275,19 @@ impl<S: Storage> Source<S> {
             return;
         }
         let entry = self.regions.range(Region::Entry);
-        // `split_at_mut_checked`: the entry lies in the storage (the region
-        // was just sized), and no panic path is left for firmware to carry.
-        let split = self.storage.bytes_mut().split_at_mut_checked(entry.start);
-        let written = split.and_then(|(front, rest)| rest.get_mut(..len).map(|buf| (front, buf)));
-        let written = written.map(|(front, buf)| {
-            write_index(
+        let bytes = self.storage.bytes_mut().split_at_mut_checked(entry.start);
+        let written = bytes.and_then(|(front, rest)| {
+            let buf = rest.get_mut(..len)?;
+            let (regions, due) = (&self.regions, &self.due);
+            Some(write_index(
                 front,
-                &self.regions,
-                &self.due,
+                regions,
+                due,
                 source,
                 kind,
                 self.index_overhead,
                 buf,
-            )
+            ))
         });
         match written {
             Some(Ok(_)) => {

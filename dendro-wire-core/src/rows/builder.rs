@@ -58,7 +58,12 @@ fn write_row(dst: &mut [u8], row: &Row<'_>) -> Option<usize> {
 /// Write a row whose stream name was encoded once, ahead of time: `head` is
 /// the name's length prefix and bytes, as the frame carries them. `None` if
 /// `dst` is too short.
-#[inline(always)]
+///
+/// The publisher's path for the rows its short path does not take (a row
+/// over 32 bytes, a name over 12), so plain copies: the short fixed-size
+/// moves of [`copy_short`] are for the hot paths, and here they were 400
+/// bytes of a device's flash (the agent's, as `cargo xtask firmware`
+/// prints it).
 pub(crate) fn write_prepared_row(
     dst: &mut [u8],
     head: &[u8],
@@ -69,8 +74,10 @@ pub(crate) fn write_prepared_row(
     let n = head.len();
     let len = n + TAIL_BYTES + row.len();
     let dst = dst.get_mut(..len)?;
-    copy_short(dst.get_mut(..n)?, head)?;
-    write_tail(dst.get_mut(n..)?, ts, wall_offset, row)?;
+    copy(dst.get_mut(..n)?, head)?;
+    let (tail, rest) = dst.get_mut(n..)?.split_first_chunk_mut::<TAIL_BYTES>()?;
+    write_row_tail(tail, ts, wall_offset, row.len());
+    copy(rest, row)?;
     Some(len)
 }
 
@@ -163,6 +170,7 @@ pub struct RowsBuilder<'b, S: Storage + ?Sized = [u8]> {
 /// What opens a `Rows` frame: its source, its `seq` and the index state its
 /// rows were built against ([protocol §4.3](crate::protocol)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct RowsHeader {
     /// The source's ordinal.
     pub source: u32,
@@ -312,5 +320,18 @@ impl<'b, S: Storage + ?Sized> RowsBuilder<'b, S> {
         )?;
         out.patch(count_at, &self.count.to_le_bytes())?;
         Ok(len)
+    }
+}
+
+#[cfg(feature = "defmt")]
+impl<S: Storage + ?Sized> defmt::Format for RowsBuilder<'_, S> {
+    /// The frame so far: its size and its rows.
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(
+            f,
+            "RowsBuilder len={=usize} rows={=u32}",
+            self.len,
+            self.count
+        );
     }
 }

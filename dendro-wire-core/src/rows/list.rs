@@ -199,3 +199,19 @@ impl serde::Serialize for RowList<'_> {
         s.collect_seq(self.iter())
     }
 }
+
+#[cfg(feature = "defmt")]
+impl defmt::Format for RowList<'_> {
+    /// How many rows.
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(f, "RowList({=usize} rows)", self.len());
+    }
+}
+
+#[cfg(feature = "defmt")]
+impl defmt::Format for RowIter<'_> {
+    /// The rows it has left.
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(f, "RowIter({=usize} left)", self.clone().count());
+    }
+}

@@ -268,3 +268,17 @@ impl Rows<'_> {
         Some(rows.count.get())
     }
 }
+
+#[cfg(feature = "defmt")]
+impl defmt::Format for Row<'_> {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(
+            f,
+            "Row stream={=str} ts={=i64} wall_offset={=i64} row={=usize}B",
+            self.stream,
+            self.ts,
+            self.wall_offset,
+            self.row.len()
+        )
+    }
+}

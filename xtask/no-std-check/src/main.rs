@@ -45,8 +45,8 @@ fn exercise(buf: &mut [u8; 512]) -> usize {
     let _ = publisher.observe(source.stream(0), 1, 0, &[1]);
     publisher.end_interval();
     let mut sent = 0;
-    while let Ok(Some(t)) = publisher.poll_transmit(&mut buf[at..]) {
-        sent += t.len;
+    while let Ok(Some((bytes, _))) = publisher.poll_transmit(&mut buf[at..]) {
+        sent += bytes.len();
     }
     let (source, seq) = (source.ordinal(), sent as u64);
     let mut hash = SlotSetHash::new();

@@ -1,0 +1,187 @@
+//! What a source's storage and the frame buffer must hold, computed from a
+//! declaration and the most it is given in an interval: the layout of
+//! `regions.rs` added up, in `const fn`s a firmware sizes its arrays with.
+
+use super::config::SourceDecl;
+use super::regions::{REC, TAIL};
+use crate::codec::LEN_BYTES;
+use crate::framing::HEAD_BYTES;
+use crate::rows::ROWS_HEAD_BYTES;
+
+/// The most a source is given in one interval, for [`SourceDecl::sizing`].
+///
+/// ```
+/// use dendro_wire_core::{Budget, Map, Publisher, PublisherConfig, SourceDecl};
+///
+/// const DECL: SourceDecl<'static> = SourceDecl {
+///     uuid: Some("6f1c2e3d-4b5a-4697-8877-665544332211"),
+///     labels: Map::from_pairs(&[("device", "sensor-7")]),
+///     metadata: Map::EMPTY,
+///     clock_anchor_wall_ns: 0,
+///     complete: false,
+///     streams: &["adc/ch0", "adc/ch1"],
+///     index_stream: None,
+/// };
+/// // Each stream read once an interval, 2 bytes a reading.
+/// const SIZE: dendro_wire_core::Sizing = DECL.sizing(&Budget::rows(2, 2));
+/// assert_eq!((SIZE.storage, SIZE.frame_buffer), (449, 169));
+///
+/// let mut storage = [0u8; SIZE.storage]; // on a device, a `static`
+/// let mut p: Publisher<&mut [u8], 1> = Publisher::new(PublisherConfig {
+///     full_every: 60,
+///     frame_buffer: SIZE.frame_buffer,
+/// });
+/// let s = p.add_source(&DECL, &mut storage[..])?;
+/// # Ok::<(), dendro_wire_core::PublishError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Budget {
+    /// The longest `row` any of the source's streams is given, in bytes.
+    pub largest_row: usize,
+    /// The most rows observed on the source in one interval, all its
+    /// streams together.
+    pub rows_per_interval: usize,
+    /// The most index slots the source holds at once (0 without an index).
+    pub slots: usize,
+    /// The longest slot, its key and value together, in bytes.
+    pub largest_slot: usize,
+    /// The most slots set or removed in one interval.
+    pub slot_changes_per_interval: usize,
+}
+
+impl Budget {
+    /// A source without index slots: at most `rows_per_interval` rows an
+    /// interval, none longer than `largest_row` bytes.
+    pub const fn rows(largest_row: usize, rows_per_interval: usize) -> Budget {
+        Budget {
+            largest_row,
+            rows_per_interval,
+            slots: 0,
+            largest_slot: 0,
+            slot_changes_per_interval: 0,
+        }
+    }
+
+    /// This budget, with up to `slots` index slots of up to `largest_slot`
+    /// bytes (key and value), `changes` of them set or removed an interval.
+    pub const fn with_slots(self, slots: usize, largest_slot: usize, changes: usize) -> Budget {
+        Budget {
+            slots,
+            largest_slot,
+            slot_changes_per_interval: changes,
+            ..self
+        }
+    }
+}
+
+/// What one source needs, from [`SourceDecl::sizing`]: the bytes of its
+/// [`Storage`](crate::Storage), and the
+/// [`frame_buffer`](crate::PublisherConfig::frame_buffer) that holds every
+/// frame it makes (a publisher's is the largest of its sources').
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Sizing {
+    /// The bytes of the source's storage.
+    pub storage: usize,
+    /// The frame buffer its frames need, length prefixes included.
+    pub frame_buffer: usize,
+    /// Of `frame_buffer`, the room a connection's first `Rows` frame keeps
+    /// for the latest row of every stream (rule 3).
+    pub latest_rows: usize,
+}
+
+impl SourceDecl<'_> {
+    /// The storage and frame buffer this source needs for `budget`, so
+    /// that nothing it is given within it is refused: the sum of what
+    /// [`add_source`](crate::Publisher::add_source) keeps for it (its
+    /// handshake and index stream name, a record of 44 bytes a stream, the
+    /// latest row of each stream at its largest), its slots (the `Full`
+    /// blob, the changes of an interval for the `Delta`, and room to keep
+    /// an entry encoded while a slot changes before it is polled), and two
+    /// `Rows` frames of the most rows: the one that waits to be polled and
+    /// the next interval's under way.
+    ///
+    /// ```text
+    /// latest   = Σ streams (4 + name + 20 + largest_row)
+    /// row      = 4 + longest name + 20 + largest_row
+    /// rows     = 37 + rows_per_interval × row           (one Rows frame)
+    /// full     = slots × (8 + largest_slot)
+    /// delta    = slot_changes_per_interval × (9 + largest_slot)
+    /// index    = 42 + index name + max(full, delta)      (0 without an index)
+    /// entry    = index if delta > 0, else 0
+    /// storage  = handshake + index name + 44 × streams + latest
+    ///            + full + delta + entry + 2 × rows
+    /// frame_buffer = max(handshake, index, rows + latest)
+    /// ```
+    ///
+    /// A link that drops entries lets the changes of several intervals wait
+    /// for the next `Delta`; storage that cannot hold them makes that entry
+    /// a `Full`, and nothing is refused. `tests/sizing.rs` holds these
+    /// figures to the machine: within them nothing is refused, on a link
+    /// that keeps up or one that drops; and a byte less of storage for a
+    /// source's rows, or of frame buffer, is refused at the budget's worst.
+    pub const fn sizing(&self, budget: &Budget) -> Sizing {
+        let handshake = HEAD_BYTES
+            + LEN_BYTES
+            + match self.uuid {
+                Some(uuid) => 1 + LEN_BYTES + uuid.len(),
+                None => 1,
+            }
+            + self.labels.wire_bytes()
+            + self.metadata.wire_bytes()
+            + 8
+            + 1;
+        let (mut latest, mut longest, mut i) = (0, 0, 0);
+        while i < self.streams.len() {
+            let name = self.streams[i].len();
+            latest += LEN_BYTES + name + TAIL + budget.largest_row;
+            if name > longest {
+                longest = name;
+            }
+            i += 1;
+        }
+        let row = LEN_BYTES + longest + TAIL + budget.largest_row;
+        let rows = ROWS_HEAD_BYTES + budget.rows_per_interval * row;
+        let (index_name, full, delta, index) = match self.index_stream {
+            Some(name) => {
+                let full = budget.slots * (2 * LEN_BYTES + budget.largest_slot);
+                let delta =
+                    budget.slot_changes_per_interval * (2 * LEN_BYTES + 1 + budget.largest_slot);
+                let blob = if full > delta { full } else { delta };
+                (name.len(), full, delta, index_bytes(name.len()) + blob)
+            }
+            None => (0, 0, 0, 0),
+        };
+        // An entry is kept encoded only when a slot changes before it is
+        // polled.
+        let entry = if delta > 0 { index } else { 0 };
+        let storage = handshake
+            + index_name
+            + REC * self.streams.len()
+            + latest
+            + full
+            + delta
+            + entry
+            + 2 * rows;
+        let mut frame_buffer = rows + latest;
+        if handshake > frame_buffer {
+            frame_buffer = handshake;
+        }
+        if index > frame_buffer {
+            frame_buffer = index;
+        }
+        Sizing {
+            storage,
+            frame_buffer,
+            latest_rows: latest,
+        }
+    }
+}
+
+/// An `Index` frame's bytes but its blob, on an index stream of
+/// `name` bytes: the frame head, `source`, the name, `ts`, the kind, the
+/// state and the blob's length.
+pub(super) const fn index_bytes(name: usize) -> usize {
+    HEAD_BYTES + 4 + LEN_BYTES + name + 8 + 1 + 16 + LEN_BYTES
+}
