@@ -26,6 +26,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::footprint::Footprint;
 use crate::{cargo, root, ARCHIVE_TESTS};
 
 /// A target and the QEMU board its programs run on.
@@ -34,7 +35,7 @@ pub(crate) struct Board {
     pub(crate) qemu: &'static str,
     pub(crate) machine: &'static str,
     /// The core, for the table.
-    core: &'static str,
+    pub(crate) core: &'static str,
 }
 
 /// One board per family. The Cortex-M3 is the reference the others'
@@ -64,33 +65,14 @@ pub(crate) const BOARDS: [Board; 3] = [
 /// fall on both of its connections.
 const GAPS: u64 = 4;
 
+/// The instructions `observe` may take per row of `plain` on the
+/// Cortex-M3: measured 469 (issue 23 aims at 100), plus under 5% for the
+/// count's resolution (a SysTick tick is about 80 instructions).
+const OBSERVE_INSTRUCTIONS_LIMIT: f64 = 490.0;
+
 /// The programs finish in well under a second (the network agent in
 /// about twelve); a hung one is stopped.
 pub(crate) const QEMU_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// The flash ceilings, per target: measured bounds, not issue 23's targets
-/// (the agent at most 12 KiB on thumbv7m), which wait on the core's own
-/// cuts; each is the figure `cargo xtask firmware` printed plus under 2%.
-/// The decoder's is issue 14's. Thumbv6m pays for software multiplies
-/// and divides, RISC-V for its larger code.
-fn flash_limit(target: &str, program: &str) -> u64 {
-    match (target, program) {
-        ("thumbv7m-none-eabi", "agent") => 17_200,
-        ("thumbv6m-none-eabi", "agent") => 20_100,
-        ("riscv32imc-unknown-none-elf", "agent") => 23_500,
-        ("thumbv7m-none-eabi", "net-agent") => 43_000,
-        // Issue 23 asks 10 KiB of a source without an index.
-        ("thumbv7m-none-eabi", "plain") => 11_000,
-        _ => 16 * 1024,
-    }
-}
-
-/// The RAM ceilings (issue 14): for the agent, static RAM and peak stack
-/// beyond its frame buffer (now that storage is static, 1,536 B of it is
-/// the two sources' storage); for the decoder, peak stack beyond its
-/// buffer.
-const AGENT_RAM_LIMIT: u64 = 4 * 1024;
-const DECODER_STACK_LIMIT: u64 = 2 * 1024;
 
 pub(crate) fn run() -> Result<(), String> {
     let started = Instant::now();
@@ -143,38 +125,8 @@ pub(crate) fn run() -> Result<(), String> {
     )?;
     table.push(crate::net::run(&BOARDS[0], &dir, &tool)?);
 
-    print_footprint(&table);
-    let mut over = Vec::new();
-    for p in &table {
-        let limit = flash_limit(p.target, p.name);
-        if p.flash > limit {
-            over.push(format!(
-                "{} {}: flash {} > {limit}",
-                p.target, p.name, p.flash
-            ));
-        }
-        let beyond = p.beyond_buffer();
-        match p.name {
-            "agent" if beyond > AGENT_RAM_LIMIT => over.push(format!(
-                "{} agent: static RAM + peak stack beyond the frame buffer {beyond} > {AGENT_RAM_LIMIT}",
-                p.target
-            )),
-            "decoder" if p.stack_peak.saturating_sub(p.frame_buffer) > DECODER_STACK_LIMIT => {
-                over.push(format!(
-                    "{} decoder: peak stack beyond its buffer {} > {DECODER_STACK_LIMIT}",
-                    p.target,
-                    p.stack_peak.saturating_sub(p.frame_buffer)
-                ))
-            }
-            _ => {}
-        }
-    }
-    if !over.is_empty() {
-        return Err(format!(
-            "past the footprint ceilings:\n  {}",
-            over.join("\n  ")
-        ));
-    }
+    crate::footprint::print(&table);
+    crate::footprint::within_ceilings(&table)?;
     eprintln!(
         "==> firmware: every program ran and checked on {} targets, in {:.1} s",
         BOARDS.len(),
@@ -260,34 +212,6 @@ fn same_streams(out: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// What one program costs on the device.
-pub(crate) struct Footprint {
-    target: &'static str,
-    core: &'static str,
-    name: &'static str,
-    flash: u64,
-    vectors: u64,
-    text: u64,
-    rodata: u64,
-    data: u64,
-    /// `.bss` and `.uninit`.
-    bss: u64,
-    pub(crate) stack_peak: u64,
-    pub(crate) frame_buffer: u64,
-    /// A note for the table.
-    pub(crate) note: String,
-}
-
-impl Footprint {
-    fn static_ram(&self) -> u64 {
-        self.data + self.bss
-    }
-
-    fn beyond_buffer(&self) -> u64 {
-        (self.static_ram() + self.stack_peak).saturating_sub(self.frame_buffer)
-    }
-}
-
 /// Run the agent, then check each stream it wrote against what it printed.
 fn agent(board: &Board, out: &Path, tool: &Path) -> Result<Footprint, String> {
     let elf = out.join("agent.elf");
@@ -330,7 +254,7 @@ fn agent(board: &Board, out: &Path, tool: &Path) -> Result<Footprint, String> {
     }
     let foot = report.line("footprint")?;
     let state = foot.get("publisher_state")?;
-    let mut f = sections(board, "agent", &elf)?;
+    let mut f = crate::footprint::sections(board, "agent", &elf)?;
     f.stack_peak = foot.get("stack_peak")?;
     f.frame_buffer = foot.get("frame_buffer")?;
     f.note = format!("publisher state {state} B, storage 2 x 768 B, static");
@@ -350,7 +274,7 @@ fn decoder(board: &Board, out: &Path, tool: &Path) -> Result<Footprint, String> 
         checked["frames"], checked["rows_applied"], checked["rows_skipped"], checked["gaps"]
     );
     let foot = report.line("footprint")?;
-    let mut f = sections(board, "decoder", &elf)?;
+    let mut f = crate::footprint::sections(board, "decoder", &elf)?;
     f.stack_peak = foot.get("stack_peak")?;
     f.frame_buffer = foot.get("frame_buffer")?;
     f.note = format!(
@@ -385,6 +309,11 @@ fn plain(board: &Board, out: &Path, tool: &Path, extra: &[&str]) -> Result<Footp
         }
         let per_row =
             said.get("observe_ticks")? as f64 * insns as f64 / ticks as f64 / observed as f64;
+        if per_row > OBSERVE_INSTRUCTIONS_LIMIT {
+            return Err(format!(
+                "observe took {per_row:.0} instructions per row, past its ceiling of {OBSERVE_INSTRUCTIONS_LIMIT}"
+            ));
+        }
         eprintln!(
             "    observe: {per_row:.0} instructions per row on {} ({} rows; SysTick under -icount shift=0, {} instructions a tick by a loop of {insns})",
             board.core,
@@ -398,7 +327,7 @@ fn plain(board: &Board, out: &Path, tool: &Path, extra: &[&str]) -> Result<Footp
         );
     }
     let foot = report.line("footprint")?;
-    let mut f = sections(board, "plain", &elf)?;
+    let mut f = crate::footprint::sections(board, "plain", &elf)?;
     f.stack_peak = foot.get("stack_peak")?;
     f.frame_buffer = foot.get("frame_buffer")?;
     f.note = "one source, no index, 4 streams; storage 1 KiB, static".into();
@@ -634,107 +563,4 @@ pub(crate) fn compare(
     } else {
         Err(format!("{what}:\n  {}", differ.join("\n  ")))
     }
-}
-
-/// Read an ELF32 little-endian file's section headers: flash is every
-/// allocated section with bytes in the image, static RAM `.data` and
-/// `.bss` (and cortex-m-rt's `.uninit`).
-pub(crate) fn sections(board: &Board, name: &'static str, elf: &Path) -> Result<Footprint, String> {
-    let bytes = std::fs::read(elf).map_err(|e| format!("{}: {e}", elf.display()))?;
-    let bad = |what: &str| format!("{}: {what}", elf.display());
-    // A little-endian field of `width` bytes.
-    let field = |at: usize, width: usize| {
-        let le = bytes.get(at..at + width).ok_or_else(|| bad("truncated"))?;
-        Ok::<u64, String>(le.iter().rev().fold(0, |n, b| n << 8 | u64::from(*b)))
-    };
-    let (u16_at, u32_at) = (|at| field(at, 2), |at| field(at, 4));
-    if bytes.get(..6) != Some(b"\x7fELF\x01\x01") {
-        return Err(bad("not a 32-bit little-endian ELF file"));
-    }
-    let (shoff, entsize) = (u32_at(0x20)? as usize, u16_at(0x2e)? as usize);
-    let (count, names_at) = (u16_at(0x30)? as usize, u16_at(0x32)? as usize);
-    let header = |i: usize| shoff + i * entsize;
-    let names = u32_at(header(names_at) + 16)? as usize;
-    let mut f = Footprint {
-        target: board.target,
-        core: board.core,
-        name,
-        flash: 0,
-        vectors: 0,
-        text: 0,
-        rodata: 0,
-        data: 0,
-        bss: 0,
-        stack_peak: 0,
-        frame_buffer: 0,
-        note: String::new(),
-    };
-    const SHT_NOBITS: u64 = 8;
-    const SHF_ALLOC: u64 = 2;
-    for i in 0..count {
-        let h = header(i);
-        let name_at = names + u32_at(h)? as usize;
-        let section = bytes
-            .get(name_at..)
-            .and_then(|n| n.split(|b| *b == 0).next())
-            .ok_or_else(|| bad("a section name is out of the file"))?;
-        let (kind, flags, size) = (u32_at(h + 4)?, u32_at(h + 8)?, u32_at(h + 20)?);
-        if flags & SHF_ALLOC == 0 {
-            continue;
-        }
-        if kind != SHT_NOBITS {
-            f.flash += size;
-        }
-        match section {
-            b".vector_table" => f.vectors += size,
-            b".text" => f.text += size,
-            b".rodata" => f.rodata += size,
-            b".data" => f.data += size,
-            b".bss" | b".uninit" => f.bss += size,
-            _ => {}
-        }
-    }
-    Ok(f)
-}
-
-fn print_footprint(table: &[Footprint]) {
-    eprintln!("==> footprint (the release profile of xtask/firmware/Cargo.toml), bytes");
-    eprintln!(
-        "    {:<28} {:<9} {:<9} {:>6} = {:>7} + {:>6} + {:>7} + {:>5}   {:>10}   {:>10}   {:>12}   {:>21}",
-        "target",
-        "core",
-        "program",
-        "flash",
-        "vectors",
-        ".text",
-        ".rodata",
-        ".data",
-        "static RAM",
-        "peak stack",
-        "frame buffer",
-        "static+stack - buffer"
-    );
-    for f in table {
-        eprintln!(
-            "    {:<28} {:<9} {:<9} {:>6} = {:>7} + {:>6} + {:>7} + {:>5}   {:>10}   {:>10}   {:>12}   {:>21}   ({}; flash ceiling {})",
-            f.target,
-            f.core,
-            f.name,
-            f.flash,
-            f.vectors,
-            f.text,
-            f.rodata,
-            f.data,
-            f.static_ram(),
-            f.stack_peak,
-            f.frame_buffer,
-            f.beyond_buffer(),
-            f.note,
-            flash_limit(f.target, f.name),
-        );
-    }
-    eprintln!(
-        "    ceilings: agent static+stack - buffer <= {AGENT_RAM_LIMIT}; \
-         decoder stack - buffer <= {DECODER_STACK_LIMIT}"
-    );
 }

@@ -14,6 +14,7 @@
 //!   `firmware.rs`, `net.rs`; `setup.rs` installs what they need).
 
 mod firmware;
+mod footprint;
 mod net;
 mod setup;
 

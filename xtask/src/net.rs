@@ -21,7 +21,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::firmware::{self, Board, Footprint};
+use crate::firmware::{self, Board};
+use crate::footprint::{self, Footprint};
 
 /// The namespace, its TAP device and the `ifb` its ingress is shaped on.
 const NAMESPACE: &str = "dendro-wire-fw";
@@ -325,7 +326,7 @@ pub(crate) fn run(board: &Board, dir: &Path, tool: &Path) -> Result<Footprint, S
         );
     }
     let foot = report.line("footprint")?;
-    let mut f = firmware::sections(board, "net-agent", &elf)?;
+    let mut f = footprint::sections(board, "net-agent", &elf)?;
     f.stack_peak = foot.get("stack_peak")?;
     f.frame_buffer = foot.get("frame_buffer")?;
     f.note = "smoltcp, the Stellaris driver; storage 4 KiB, socket 2 KiB + 256 B, static".into();

@@ -18,7 +18,7 @@ mod publish;
 
 use dendro_wire_core::{emit_preamble, kind, PublishError, SourceId, Transmit, PREAMBLE_BYTES};
 use dendro_wire_firmware::{
-    command_line, command_line_number, entry, exit, stack, Console, HostFile,
+    command_line, command_line_number, entry, exit, stack, Checked, Console, HostFile,
 };
 
 use publish::{Declared, Parts, Publishing, FRAME_BUFFER, SOURCES};
@@ -130,25 +130,14 @@ fn workload(i: u32, p: &mut Publishing, ids: &[SourceId; SOURCES]) -> Result<u32
     Ok(observed)
 }
 
-/// What `dendro-wire check --json` reports for a stream, under its names,
-/// as the link expects it for the frames it let through.
-#[derive(Default)]
-struct Expected {
-    frames: u32,
-    sources: u32,
-    index_entries: u32,
-    rows_applied: u32,
-    gaps: u32,
-    frames_lost: u32,
-}
-
 /// A link to the host: one file per connection, preamble first; it loses
 /// the Rows frames it is told to and keeps count of what the subscriber
 /// will see.
 struct Link {
     file: Option<HostFile>,
     connections: u32,
-    expected: Expected,
+    /// What the stream must check as, for the frames the link let through.
+    expected: Checked,
     /// The source whose Rows frame is lost this interval.
     losing: Option<u32>,
     /// Per source, Rows frames lost since its last one arrived.
@@ -180,7 +169,7 @@ impl Link {
             return false;
         }
         self.file = Some(file);
-        self.expected = Expected::default();
+        self.expected = Checked::default();
         self.lost_run = [0; SOURCES];
         true
     }
@@ -191,22 +180,7 @@ impl Link {
             return;
         };
         self.host_failed |= !file.close();
-        let e = &self.expected;
-        out.str("connection ")
-            .num(self.connections)
-            .field("frames", e.frames)
-            .field("sources", e.sources)
-            .field("index_entries", e.index_entries)
-            .field("rows_applied", e.rows_applied)
-            .field("rows_skipped", 0)
-            .field("segments", 0)
-            .field("clock_offsets", 0)
-            .field("source_updates", 0)
-            .field("unknown_skipped", 0)
-            .field("gaps", e.gaps)
-            .field("frames_lost", e.frames_lost)
-            .field("seq_regressions", 0)
-            .str("\n");
+        self.expected.print(out, self.connections).str("\n");
         self.connections += 1;
     }
 }
@@ -294,7 +268,7 @@ fn run(gaps: u32, out: &mut Console) -> bool {
     let mut link = Link {
         file: None,
         connections: 0,
-        expected: Expected::default(),
+        expected: Checked::default(),
         losing: None,
         lost_run: [0; SOURCES],
         gaps: 0,

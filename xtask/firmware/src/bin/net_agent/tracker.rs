@@ -9,7 +9,7 @@
 //! gaps the machine's dropped frames leave between them.
 
 use dendro_wire_core::{kind, PublisherStats, Transmit};
-use dendro_wire_firmware::Console;
+use dendro_wire_firmware::{Checked, Console};
 use heapless::Deque;
 
 /// Frames handed over and not yet acknowledged: more than the send buffer
@@ -30,18 +30,6 @@ struct Handed {
     dropped_before: u32,
 }
 
-/// What `dendro-wire check --json --cut-ok` says of one connection's
-/// capture, as the acknowledgements predict it.
-#[derive(Default)]
-struct Capture {
-    frames: u32,
-    sources: u32,
-    index_entries: u32,
-    rows_applied: u32,
-    gaps: u32,
-    frames_lost: u32,
-}
-
 /// The frames of the connection under way, and the run's totals.
 #[derive(Default)]
 pub struct Tracker {
@@ -54,7 +42,9 @@ pub struct Tracker {
     delivered_end: u32,
     /// Rows frames dropped since the last one polled on this connection.
     dropped_since: u32,
-    capture: Capture,
+    /// What `check --json --cut-ok` must say of the connection's capture,
+    /// as the acknowledgements predict it.
+    capture: Checked,
     /// Connections ended.
     pub connections: u32,
     rows_delivered: u32,
@@ -81,7 +71,7 @@ impl Tracker {
         self.polled_end = self.handed;
         self.delivered_end = 0;
         self.dropped_since = 0;
-        self.capture = Capture::default();
+        self.capture = Checked::default();
     }
 
     /// Whether another frame may be polled: its range has room.
@@ -161,22 +151,9 @@ impl Tracker {
             self.frames_dropped_unseen += f.dropped_before;
         }
         self.frames_dropped_unseen += core::mem::take(&mut self.dropped_since);
-        let c = &self.capture;
-        out.str("connection ")
-            .num(self.connections)
+        self.capture
+            .print(out, self.connections)
             .field("bytes", self.acked)
-            .field("frames", c.frames)
-            .field("sources", c.sources)
-            .field("index_entries", c.index_entries)
-            .field("rows_applied", c.rows_applied)
-            .field("rows_skipped", 0)
-            .field("segments", 0)
-            .field("clock_offsets", 0)
-            .field("source_updates", 0)
-            .field("unknown_skipped", 0)
-            .field("gaps", c.gaps)
-            .field("frames_lost", c.frames_lost)
-            .field("seq_regressions", 0)
             .field(
                 "cut_bytes",
                 self.acked.saturating_sub(self.delivered_end.max(14)),
