@@ -6,12 +6,12 @@
 //!   denied.
 //! - `cargo xtask no-std`: prove dendro-wire-core builds with neither std nor
 //!   alloc (see `xtask/no-std-check`).
-//! - `cargo xtask firmware`: build the agent and decoder in
-//!   `xtask/firmware` for three families and the network agent for the
+//! - `cargo xtask firmware`: build the agent, the decoder and a plain
+//!   source in `xtask/firmware` for three families and the network agent for the
 //!   Cortex-M3, run them under QEMU (the network agent into a live
 //!   collector in a namespace of its own), check what they wrote and
 //!   counted with `dendro-wire check`, and print their footprint (see
-//!   `firmware.rs`, `net.rs`; `setup.rs` installs what they need).
+//!   `firmware.rs`, `net.rs`, `footprint.rs`; `setup.rs` installs what they need).
 
 mod firmware;
 mod footprint;
@@ -56,13 +56,14 @@ commands:
   ci       formatting, clippy (-D warnings), all tests (the archive feature's too),
            no-std, firmware, rustdoc (-D warnings)
   no-std   build a no_std, no_main program over dendro-wire-core with no allocator
-  firmware build the agent and decoder (xtask/firmware) for thumbv7m, thumbv6m and
+  firmware build the agent, decoder and plain (xtask/firmware) for thumbv7m, thumbv6m and
            riscv32imc and run them under QEMU (lm3s6965evb, microbit, sifive_e),
            check the agent's streams (target/firmware/<target>/connection-N.dwr)
            and the decoder's counts with dendro-wire check, apply the streams
            with dendro's Subscriber; run the network agent over TCP into a live
            dendro-wire listen in a network namespace, shaped and restarted
-           (target/firmware/net/); print every program's footprint
+           (target/firmware/net/); count observe's instructions per row
+           (-icount); print every program's footprint
   fuzz --target NAME [--seconds N]
            run one fuzz target coverage-guided (bolero's libFuzzer engine, nightly)
            for N seconds (default 60); targets: decode_arbitrary, reader_chunks,

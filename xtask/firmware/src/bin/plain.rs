@@ -1,10 +1,10 @@
 //! A source declared without an index stream, as small as a firmware gets:
-//! one source, four streams of 2-byte rows, one row per stream per
-//! interval, 100 intervals on one connection, its stream written to the
+//! one source, four streams, one row per stream per interval (2 bytes for
+//! 50 intervals, then 16 bytes for 50), on one connection, its stream written to the
 //! host as `plain.dwr` (checked with `dendro-wire check`).
 //!
 //! Built with feature `measure` (Cortex-M3 only) it also counts the
-//! instructions `observe` takes per row, run under QEMU's `-icount
+//! instructions `observe` takes per row, for each row length, run under QEMU's `-icount
 //! shift=0` (one instruction, one nanosecond of emulated time) and read
 //! from SysTick, calibrated against a loop of known length.
 
@@ -23,6 +23,9 @@ const FRAME_BUFFER: usize = 512;
 const STORAGE: usize = 1024;
 const INTERVALS: u32 = 100;
 const STREAMS: [&str; 4] = ["t/0", "t/1", "t/2", "t/3"];
+/// The rows' lengths: a reading of 2 bytes for the first half of the
+/// intervals, then one of 16, the shortest the machine's fast path takes.
+const ROW_BYTES: [usize; 2] = [2, 16];
 
 type Publishing = Publisher<&'static mut [u8], 1>;
 
@@ -72,18 +75,20 @@ fn run(out: &mut Console) -> bool {
     let mut preamble = [0u8; PREAMBLE_BYTES];
     let mut ok = emit_preamble(&mut preamble).is_ok() && file.write_all(&preamble);
     p.connected();
-    let mut ticks = 0;
+    // Per row length (2 bytes, then 16): the ticks `observe` took.
+    let mut ticks = [0; 2];
     for i in 0..INTERVALS {
+        let long = usize::from(i >= INTERVALS / 2);
+        let [lo, hi] = (i as u16).to_le_bytes();
+        let mut reading = [0u8; ROW_BYTES[1]];
+        reading[0] = lo;
+        reading[1] = hi;
+        let row = reading.get(..ROW_BYTES[long]).unwrap_or(&reading);
         let at = measure::now();
         for s in 0..STREAMS.len() as u32 {
-            let _ = p.observe(
-                source.stream(s),
-                i64::from(i) * 1000,
-                0,
-                &(i as u16).to_le_bytes(),
-            );
+            let _ = p.observe(source.stream(s), i64::from(i) * 1000, 0, row);
         }
-        ticks += measure::since(at);
+        ticks[long] += measure::since(at);
         p.end_interval();
         while let Ok(Some((bytes, _))) = p.poll_transmit(frame) {
             ok &= file.write_all(bytes);
@@ -95,7 +100,7 @@ fn run(out: &mut Console) -> bool {
         .field("rows_observed", stats.rows_observed as u32)
         .field("rows_sent", stats.rows_sent as u32)
         .field("rows_refused", stats.rows_refused as u32);
-    measure::report(out, ticks, stats.rows_observed as u32);
+    measure::report(out, ticks);
     out.str("\n");
     ok && stats.rows_refused == 0 && stats.rows_sent == stats.rows_observed
 }
@@ -140,11 +145,12 @@ mod measure {
         since(at)
     }
 
-    /// Print the instructions per row, from `ticks` over `rows` and the
-    /// instructions a tick is.
-    pub fn report(out: &mut super::Console, ticks: u32, _rows: u32) {
+    /// Print the ticks `observe` took for the rows of each length, and
+    /// what calibrates a tick.
+    pub fn report(out: &mut super::Console, ticks: [u32; 2]) {
         const LOOP: u32 = 100_000;
-        out.field("observe_ticks", ticks)
+        out.field("observe_ticks_short", ticks[0])
+            .field("observe_ticks_long", ticks[1])
             .field("calibration_instructions", 2 * LOOP)
             .field("calibration_ticks", calibrate(LOOP));
     }
@@ -163,5 +169,5 @@ mod measure {
     pub fn since(_: u32) -> u32 {
         0
     }
-    pub fn report(_: &mut super::Console, _: u32, _: u32) {}
+    pub fn report(_: &mut super::Console, _: [u32; 2]) {}
 }
