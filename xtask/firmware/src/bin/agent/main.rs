@@ -16,12 +16,14 @@
 
 mod publish;
 
-use dendro_wire_core::{emit_preamble, kind, PublishError, SourceId, Transmit, PREAMBLE_BYTES};
+use dendro_wire_core::{
+    emit_preamble, kind, Map, PublishError, SourceDecl, SourceId, Transmit, PREAMBLE_BYTES,
+};
 use dendro_wire_firmware::{
     command_line, command_line_number, entry, exit, stack, Checked, Console, HostFile,
 };
 
-use publish::{Declared, Parts, Publishing, FRAME_BUFFER, SOURCES};
+use publish::{Parts, Publishing, FRAME_BUFFER, SOURCES};
 
 /// The rows' encoder, as a subscriber's archive checks it.
 const ENCODER: &str = "sensor-7-raw-v1";
@@ -29,20 +31,23 @@ const ENCODER: &str = "sensor-7-raw-v1";
 const ADC: usize = 0;
 const POWER: usize = 1;
 
-static DECLARED: [Declared; SOURCES] = [
-    Declared {
-        uuid: "6f1c2e3d-4b5a-4697-8877-665544332211",
-        labels: &[("device", "sensor-7"), ("source", "adc")],
-        metadata: &[("encoder", ENCODER)],
+/// The sources, declared at build time.
+static DECLARED: [SourceDecl<'static>; SOURCES] = [
+    SourceDecl {
+        uuid: Some("6f1c2e3d-4b5a-4697-8877-665544332211"),
+        labels: Map::from_pairs(&[("device", "sensor-7"), ("source", "adc")]),
+        metadata: Map::from_pairs(&[("encoder", ENCODER)]),
         clock_anchor_wall_ns: START_NS,
+        complete: false,
         streams: &["adc/ch0", "adc/ch1", "adc/ch2"],
         index_stream: Some("adc/channels"),
     },
-    Declared {
-        uuid: "0b5e2c1a-7d43-4f6e-9a10-3c2b1d0e4f5b",
-        labels: &[("device", "sensor-7"), ("source", "power")],
-        metadata: &[("encoder", ENCODER)],
+    SourceDecl {
+        uuid: Some("0b5e2c1a-7d43-4f6e-9a10-3c2b1d0e4f5b"),
+        labels: Map::from_pairs(&[("device", "sensor-7"), ("source", "power")]),
+        metadata: Map::from_pairs(&[("encoder", ENCODER)]),
         clock_anchor_wall_ns: START_NS,
+        complete: false,
         streams: &["power/temp", "power/vbat"],
         index_stream: None,
     },
@@ -255,8 +260,8 @@ fn run(gaps: u32, out: &mut Console) -> bool {
         frame: buf,
     } = unsafe { publish::take(FULL_EVERY) };
     let declared = [
-        publish::declare(publisher, &DECLARED[ADC], adc),
-        publish::declare(publisher, &DECLARED[POWER], power),
+        publisher.add_source(&DECLARED[ADC], adc),
+        publisher.add_source(&DECLARED[POWER], power),
     ];
     let ids = match declared {
         [Ok(adc), Ok(power)] => [adc, power],

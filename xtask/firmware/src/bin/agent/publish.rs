@@ -1,7 +1,7 @@
 //! The agent's publishing: the core's publisher machine, and nothing else
-//! that knows a sending rule of PROTOCOL.md §5. The machine decides every frame
-//! and its order; this file declares the sources, sizes their storage, and
-//! hands each frame the machine writes to the link.
+//! that knows a sending rule of PROTOCOL.md §5. The machine decides every
+//! frame and its order; this file sizes the sources' storage and hands each
+//! frame the machine writes to the link.
 //!
 //! The publisher, every source's storage and the frame buffer are
 //! `static`s, lent to the machine once as `&'static mut`: nothing the size
@@ -10,9 +10,7 @@
 use core::mem::MaybeUninit;
 use core::ptr::addr_of_mut;
 
-use dendro_wire_core::{
-    Map, PublishError, Publisher, PublisherConfig, SourceDecl, SourceId, Transmit,
-};
+use dendro_wire_core::{Publisher, PublisherConfig, Transmit};
 
 /// The sources this agent declares.
 pub const SOURCES: usize = 2;
@@ -62,48 +60,11 @@ pub unsafe fn take(full_every: u32) -> Parts {
     }
 }
 
-/// One source as the agent declares it, fixed at build time.
-pub struct Declared {
-    /// The source's identity across connections: canonical lowercase uuid.
-    pub uuid: &'static str,
-    /// The source's name, in key order.
-    pub labels: &'static [(&'static str, &'static str)],
-    /// Everything else (the rows' `encoder`), in key order.
-    pub metadata: &'static [(&'static str, &'static str)],
-    /// The anchor that pins the source's timeline.
-    pub clock_anchor_wall_ns: i64,
-    /// The streams rows are observed on, named by their position here.
-    pub streams: &'static [&'static str],
-    /// The `caller_rows` stream of the source's index, if it keeps one.
-    pub index_stream: Option<&'static str>,
-}
-
 /// Where frames go: a transport, which may lose them.
 pub trait Link {
     /// One whole frame, length prefix included, and what the machine says
     /// it is.
     fn transmit(&mut self, frame: &[u8], what: &Transmit);
-}
-
-/// Declare a source, kept in `storage`.
-#[inline(never)]
-pub fn declare(
-    p: &mut Publishing,
-    d: &Declared,
-    storage: &'static mut [u8],
-) -> Result<SourceId, PublishError> {
-    p.add_source(
-        &SourceDecl {
-            uuid: Some(d.uuid),
-            labels: Map::from_pairs(d.labels),
-            metadata: Map::from_pairs(d.metadata),
-            clock_anchor_wall_ns: d.clock_anchor_wall_ns,
-            complete: false,
-            streams: d.streams,
-            index_stream: d.index_stream,
-        },
-        storage,
-    )
 }
 
 /// End the interval and hand every frame the rules require to the link;
