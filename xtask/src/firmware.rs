@@ -426,16 +426,25 @@ fn qemu(
         .file_name()
         .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
     eprintln!("==> run {program} under {} ({})", board.qemu, board.machine);
-    let child = Command::new(board.qemu)
-        .args(qemu_args(board, elf, args))
-        .args(extra)
+    let mut command = Command::new(board.qemu);
+    command.args(qemu_args(board, elf, args)).args(extra);
+    finish(spawn_qemu(board, &mut command, dir)?, &program, board.qemu)
+}
+
+/// Start `command` (QEMU, or QEMU in a namespace) in `dir`, its output
+/// kept for [`finish`].
+pub(crate) fn spawn_qemu(
+    board: &Board,
+    command: &mut Command,
+    dir: &Path,
+) -> Result<std::process::Child, String> {
+    command
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("{}: {e}", board.qemu))?;
-    finish(child, &program, board.qemu)
+        .map_err(|e| format!("{}: {e}", board.qemu))
 }
 
 /// Wait for a QEMU run (stopped at `QEMU_TIMEOUT`) and read what it

@@ -208,15 +208,11 @@ pub(crate) fn run(board: &Board, dir: &Path, tool: &Path) -> Result<Footprint, S
         "-nic".into(),
         format!("tap,ifname={TAP},script=no,downscript=no,model=stellaris"),
     ]);
-    let device = Command::new("ip")
+    let mut command = Command::new("ip");
+    command
         .args(["netns", "exec", NAMESPACE, board.qemu])
-        .args(&qemu)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("{}: {e}", board.qemu))?;
+        .args(&qemu);
+    let device = firmware::spawn_qemu(board, &mut command, dir)?;
     let started = Instant::now();
     let until = |at: Duration| std::thread::sleep(at.saturating_sub(started.elapsed()));
     until(SHAPE_AT);
