@@ -179,31 +179,21 @@ impl Server {
 
     /// The connections live now, in the order they were accepted.
     pub fn live(&self) -> Vec<LiveConnection> {
-        self.shared
-            .live()
-            .iter()
-            .map(|(&id, live)| {
-                let progress = *live.progress.lock().unwrap_or_else(|e| e.into_inner());
-                LiveConnection {
-                    id,
-                    peer: live.peer.clone(),
-                    bytes: progress.bytes,
-                    tally: progress.tally,
-                }
-            })
-            .collect()
+        self.watch().live()
     }
 
     /// What the server has done so far.
     pub fn stats(&self) -> ServerStats {
-        let s = &self.shared;
-        ServerStats {
-            accepted: s.accepted.load(Ordering::Relaxed),
-            refused: s.refused.load(Ordering::Relaxed),
-            accept_errors: s.accept_errors.load(Ordering::Relaxed),
-            live: s.live_count() as u64,
-            ended: s.ended.load(Ordering::Relaxed),
-            memory_in_use: s.budget.in_use(),
+        self.watch().stats()
+    }
+
+    /// A handle on the server's counts that another thread can keep (a
+    /// metrics endpoint, say) while this one owns the server; it reads the
+    /// same counts as [`live`](Self::live) and [`stats`](Self::stats), and
+    /// after a shutdown, the last of them.
+    pub fn watch(&self) -> ServerWatch {
+        ServerWatch {
+            shared: self.shared.clone(),
         }
     }
 
@@ -237,6 +227,53 @@ impl Server {
         self.shutdown.send_replace(true);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
+        }
+    }
+}
+
+/// A running [`Server`]'s counts, readable from any thread:
+/// [`Server::watch`].
+#[derive(Clone)]
+pub struct ServerWatch {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for ServerWatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerWatch")
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerWatch {
+    /// The connections live now, in the order they were accepted.
+    pub fn live(&self) -> Vec<LiveConnection> {
+        self.shared
+            .live()
+            .iter()
+            .map(|(&id, live)| {
+                let progress = *live.progress.lock().unwrap_or_else(|e| e.into_inner());
+                LiveConnection {
+                    id,
+                    peer: live.peer.clone(),
+                    bytes: progress.bytes,
+                    tally: progress.tally,
+                }
+            })
+            .collect()
+    }
+
+    /// What the server has done so far.
+    pub fn stats(&self) -> ServerStats {
+        let s = &self.shared;
+        ServerStats {
+            accepted: s.accepted.load(Ordering::Relaxed),
+            refused: s.refused.load(Ordering::Relaxed),
+            accept_errors: s.accept_errors.load(Ordering::Relaxed),
+            live: s.live_count() as u64,
+            ended: s.ended.load(Ordering::Relaxed),
+            memory_in_use: s.budget.in_use(),
         }
     }
 }
