@@ -7,6 +7,7 @@
 mod accept;
 mod config;
 mod connection;
+mod on_runtime;
 mod report;
 
 use std::collections::BTreeMap;
@@ -25,6 +26,7 @@ use super::sink::Sink;
 pub use accept::Listener;
 use accept::{accept_loop, Accepting};
 pub use config::ServerConfig;
+pub use on_runtime::Serving;
 pub use report::{ConnectionInfo, Ended, LiveConnection, Peer, ServerStats};
 
 /// Everything the accept loop, the connections and the handle share.
@@ -51,6 +53,25 @@ struct Live {
 }
 
 impl Shared {
+    /// What a server starts with under `config`; its capture directory
+    /// made.
+    fn new(config: ServerConfig) -> io::Result<Arc<Shared>> {
+        if let Some(dir) = &config.record {
+            std::fs::create_dir_all(dir)?;
+        }
+        Ok(Arc::new(Shared {
+            budget: Arc::new(MemoryBudget::new(config.max_memory)),
+            config,
+            live: Mutex::default(),
+            left: Condvar::new(),
+            accepted: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+            accept_errors: AtomicU64::new(0),
+            ended: AtomicU64::new(0),
+            capture_number: AtomicU64::new(0),
+        }))
+    }
+
     fn live(&self) -> MutexGuard<'_, BTreeMap<u64, Arc<Live>>> {
         self.live.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -136,26 +157,13 @@ impl Server {
     {
         let listener = listener.into();
         let addr = listener.prepare()?;
-        if let Some(dir) = &config.record {
-            std::fs::create_dir_all(dir)?;
-        }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(config.threads.max(1))
             .thread_name("dendro-wire-server")
             .enable_all()
             .build()?;
-        let accepting = Accepting::new(listener, &runtime)?;
-        let shared = Arc::new(Shared {
-            budget: Arc::new(MemoryBudget::new(config.max_memory)),
-            config,
-            live: Mutex::default(),
-            left: Condvar::new(),
-            accepted: AtomicU64::new(0),
-            refused: AtomicU64::new(0),
-            accept_errors: AtomicU64::new(0),
-            ended: AtomicU64::new(0),
-            capture_number: AtomicU64::new(0),
-        });
+        let accepting = Accepting::new(listener, runtime.handle())?;
+        let shared = Shared::new(config)?;
         let (shutdown, stop) = watch::channel(false);
         let thread = {
             let shared = shared.clone();
