@@ -83,7 +83,7 @@ pub(crate) const QEMU_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub(crate) fn run() -> Result<(), String> {
     let started = Instant::now();
-    crate::setup::firmware()?;
+    crate::setup::ensure("firmware", &[crate::setup::FIRMWARE])?;
     let tool = crate::release_tool()?;
     let source = root().join("xtask/firmware");
     let build = root().join("target/firmware-build");

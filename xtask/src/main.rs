@@ -7,14 +7,15 @@
 //! - `cargo xtask no-std`: prove dendro-wire-core builds with neither std nor
 //!   alloc (see `xtask/no-std-check`).
 //! - `cargo xtask firmware`: build the agent, the decoder and a plain
-//!   source in `xtask/firmware` for three families and the network agent for the
-//!   Cortex-M3, run them under QEMU (the network agent into a live
+//!   source in `xtask/firmware` for three families and the network agent
+//!   for the Cortex-M3, run them under QEMU (the network agent into a live
 //!   collector in a namespace of its own), check what they wrote and
 //!   counted with `dendro-wire check`, and print their footprint (see
-//!   `firmware.rs`, `net.rs`, `footprint.rs`; `setup.rs` installs what they need).
+//!   `firmware.rs`, `net.rs`, `footprint.rs`).
 
 mod firmware;
 mod footprint;
+mod metrics;
 mod net;
 mod setup;
 
@@ -29,6 +30,7 @@ fn main() -> ExitCode {
         Some("firmware") => firmware::run(),
         Some("bench-report") => bench_report(&args[1..]),
         Some("soak") => soak(&args[1..]),
+        Some("metrics") => release_tool().and_then(|tool| metrics::run_metrics(&tool)),
         Some("fuzz") => fuzz(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");
@@ -70,6 +72,8 @@ commands:
            encode_decode, json_identity, differential_dendro, subscriber_model
   bench-report [--quick]
            measure ours, dendro 0.6.1 and memcpy on the same bytes; print one table
+  metrics  a real Prometheus scrapes `dendro-wire listen --metrics`; its query of the
+           rows applied must equal the listener's summary (part of ci)
   soak [--quick] [--seconds S]
            dendro-wire listen under 10,000 idle connections, 1,000 clients claiming
            64 MiB frames, 5,000 sequential connections and a reconnect storm, with
@@ -177,6 +181,7 @@ fn release_tool() -> Result<PathBuf, String> {
 }
 
 fn ci() -> Result<(), String> {
+    setup::ensure("ci", &[setup::CI, setup::FIRMWARE, setup::METRICS])?;
     run(
         "cargo fmt --check",
         cargo().args(["fmt", "--all", "--check"]),
@@ -250,6 +255,7 @@ fn ci() -> Result<(), String> {
     )?;
     no_std()?;
     firmware::run()?;
+    metrics::run_metrics(&release_tool()?)?;
     // Every feature documented, as docs.rs builds it (the archive feature's
     // dependencies were built by its clippy step).
     run(

@@ -420,3 +420,19 @@ fn completions_and_one_line_summaries() {
         assert!(line.split_whitespace().count() >= 2, "{line:?}");
     }
 }
+
+/// A flag whose feature this build lacks is named with the feature, not
+/// met with "unexpected argument".
+#[cfg(not(feature = "archive"))]
+#[test]
+fn archive_flags_without_the_feature_say_which_feature() {
+    for args in [
+        &["listen", "--bind", "127.0.0.1:0", "--archive", "a.dendro"][..],
+        &["demo", "--archive", "a.dendro"],
+    ] {
+        let out = TOOL.run(args, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: a usage error");
+        let err = stderr(&out);
+        assert!(err.contains("without the `archive` feature"), "{err}");
+    }
+}
