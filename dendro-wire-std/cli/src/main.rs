@@ -112,10 +112,12 @@ pub(crate) fn resolve(connect: &str) -> Result<std::net::SocketAddr, Failure> {
 /// says how to get one, rather than clap's "unexpected argument".
 #[cfg(not(feature = "archive"))]
 pub(crate) fn archive_not_built(_: &str) -> Result<std::path::PathBuf, String> {
-    Err("this dendro-wire was built without the `archive` feature; build it with \
+    Err(
+        "this dendro-wire was built without the `archive` feature; build it with \
          `cargo install dendro-wire --features archive` (in this repository: \
          `cargo run --release --features dendro-wire/archive --bin dendro-wire -- ...`)"
-        .into())
+            .into(),
+    )
 }
 
 pub(crate) fn parse_size(s: &str) -> Result<usize, String> {
