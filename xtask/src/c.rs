@@ -36,7 +36,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         [flag] if flag == "--update-header" => true,
         _ => return Err(format!("c takes only --update-header, not {args:?}")),
     };
-    install("gcc", "gcc")?;
+    crate::setup::ensure("c", &[crate::setup::C])?;
     header(update)?;
     let libs = host_libraries()?;
     let tool = crate::release_tool()?;
@@ -55,40 +55,6 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
-}
-
-/// Install `package` with apt-get if `command` is missing and this runs as
-/// root; otherwise say the command to run.
-pub(crate) fn install(command: &str, package: &str) -> Result<(), String> {
-    let present = Command::new(command)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if present {
-        return Ok(());
-    }
-    let uid = Command::new("id").arg("-u").output();
-    let root = uid.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
-    if !root {
-        return Err(format!(
-            "{command} is not installed: `sudo apt-get install -y {package}` (.ci/run does)"
-        ));
-    }
-    let apt = |args: &[&str]| {
-        Command::new("apt-get")
-            .args(args)
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    eprintln!("==> apt-get install -y {package} ({command} is missing)");
-    if apt(&["install", "-y", package]) || (apt(&["update"]) && apt(&["install", "-y", package])) {
-        Ok(())
-    } else {
-        Err(format!("apt-get install -y {package} failed"))
-    }
 }
 
 /// Generate the header and compare it with the committed one, or write it.

@@ -6,10 +6,10 @@
 //! Each connection's stream, `target/firmware/c/connection-N.dwr`, must
 //! check with `dendro-wire check --json` exactly as the agent says, and be
 //! byte for byte the Rust agent's stream of the same connection
-//! (`target/firmware/connection-N.dwr`, which `firmware.rs` checks and
-//! dendro's own `Subscriber` lands): the same calls give the same frames
-//! through C as through Rust. Then its footprint is printed beside the
-//! Rust agent's.
+//! (`target/firmware/thumbv7m-none-eabi/connection-N.dwr`, which
+//! `firmware.rs` checks and dendro's own `Subscriber` lands): the same
+//! calls give the same frames through C as through Rust. Then its
+//! footprint is printed beside the Rust agent's.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -24,8 +24,7 @@ const GAPS: &str = "gaps=4";
 const TIMEOUT: Duration = Duration::from_secs(60);
 
 pub(crate) fn run() -> Result<(), String> {
-    crate::c::install("arm-none-eabi-gcc", "gcc-arm-none-eabi")?;
-    crate::c::install("qemu-system-arm", "qemu-system-arm")?;
+    crate::setup::ensure("firmware (the C agent)", &[crate::setup::C_FIRMWARE])?;
     let tool = crate::release_tool()?;
     crate::c::build_library(Some(TARGET))?;
     let out = root().join("target/firmware/c");
@@ -163,7 +162,7 @@ fn streams(printed: &str, out: &Path, tool: &Path) -> Result<usize, String> {
                 ));
             }
         }
-        let rust = root().join(format!("target/firmware/connection-{n}.dwr"));
+        let rust = root().join(format!("target/firmware/{TARGET}/connection-{n}.dwr"));
         let (ours, theirs) = (std::fs::read(&path), std::fs::read(&rust));
         match (ours, theirs) {
             (Ok(a), Ok(b)) if a == b => {}
@@ -216,12 +215,12 @@ fn sizes(elf: &Path) -> Result<(u64, u64), String> {
 
 fn footprint(elf: &Path) -> Result<(), String> {
     let (flash, ram) = sizes(elf)?;
-    let rust = root().join("target/firmware/agent.elf");
+    let rust = root().join(format!("target/firmware/{TARGET}/agent.elf"));
     let (rust_flash, rust_ram) = sizes(&rust)?;
     eprintln!(
-        "    C agent: flash {flash} B, static RAM {ram} B (the publisher, its two sources and the \
-         frame buffer are static); the Rust agent: flash {rust_flash} B, static RAM {rust_ram} B \
-         (its state on the stack); C at {:.2}x the Rust agent's flash",
+        "    C agent: flash {flash} B, static RAM {ram} B (the publisher in DW_PUBLISHER_SIZE, \
+         its two sources and the frame buffer, all static); the Rust agent: flash {rust_flash} \
+         B, static RAM {rust_ram} B; C at {:.2}x the Rust agent's flash",
         flash as f64 / rust_flash as f64
     );
     Ok(())

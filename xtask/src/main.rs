@@ -6,15 +6,22 @@
 //!   denied.
 //! - `cargo xtask no-std`: prove dendro-wire-core builds with neither std nor
 //!   alloc (see `xtask/no-std-check`).
-//! - `cargo xtask firmware`: build the Cortex-M3 agent and decoder in
-//!   `xtask/firmware`, run them under QEMU, check what they wrote and
+//! - `cargo xtask firmware`: build the agent, the decoder and a plain
+//!   source in `xtask/firmware` for three families and the network agent
+//!   for the Cortex-M3, run them under QEMU (the network agent into a live
+//!   collector in a namespace of its own), check what they wrote and
 //!   counted with `dendro-wire check`, and print their footprint (see
-//!   `firmware.rs`); then the C agent (`c_firmware.rs`).
+//!   `firmware.rs`, `net.rs`, `footprint.rs`); then the C agent
+//!   (`c_firmware.rs`).
 //! - `cargo xtask c`: the C API proved from C (see `c.rs`).
 
 mod c;
 mod c_firmware;
 mod firmware;
+mod footprint;
+mod metrics;
+mod net;
+mod setup;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -28,6 +35,7 @@ fn main() -> ExitCode {
         Some("c") => c::run(&args[1..]),
         Some("bench-report") => bench_report(&args[1..]),
         Some("soak") => soak(&args[1..]),
+        Some("metrics") => release_tool().and_then(|tool| metrics::run_metrics(&tool)),
         Some("fuzz") => fuzz(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");
@@ -55,13 +63,17 @@ commands:
   ci       formatting, clippy (-D warnings), all tests (the archive feature's too),
            no-std, firmware, c, rustdoc (-D warnings)
   no-std   build a no_std, no_main program over dendro-wire-core with no allocator
-  firmware build the Cortex-M3 agent and decoder (xtask/firmware), run them under
-           qemu-system-arm (lm3s6965evb), check the agent's streams (written to
-           target/firmware/connection-N.dwr) and the decoder's counts with
-           dendro-wire check, apply the streams with dendro's Subscriber, and
-           print each program's flash, static RAM and peak stack; then the C agent
-           (dendro-wire-core/ffi/examples/firmware, arm-none-eabi-gcc) the same way,
-           its streams (target/firmware/c/) the Rust agent's bytes exactly
+  firmware build the agent, decoder and plain (xtask/firmware) for thumbv7m, thumbv6m and
+           riscv32imc and run them under QEMU (lm3s6965evb, microbit, sifive_e),
+           check the agent's streams (target/firmware/<target>/connection-N.dwr)
+           and the decoder's counts with dendro-wire check, apply the streams
+           with dendro's Subscriber; run the network agent over TCP into a live
+           dendro-wire listen in a network namespace, shaped and restarted
+           (target/firmware/net/); count observe's instructions per row
+           (-icount); print every program's footprint
+           then the C agent (dendro-wire-core/ffi/examples/firmware, arm-none-eabi-gcc)
+           for thumbv7m under QEMU, its streams (target/firmware/c/) the Rust agent's
+           bytes exactly
   c [--update-header]
            the C API (dendro-wire-core/ffi): the header regenerated with cbindgen and
            compared with the committed one (or written), dump.c built with ASan and
@@ -74,6 +86,8 @@ commands:
            c_entry_points
   bench-report [--quick]
            measure ours, dendro 0.6.1 and memcpy on the same bytes; print one table
+  metrics  a real Prometheus scrapes `dendro-wire listen --metrics`; its query of the
+           rows applied must equal the listener's summary (part of ci)
   soak [--quick] [--seconds S]
            dendro-wire listen under 10,000 idle connections, 1,000 clients claiming
            64 MiB frames, 5,000 sequential connections and a reconnect storm, with
@@ -181,6 +195,16 @@ fn release_tool() -> Result<PathBuf, String> {
 }
 
 fn ci() -> Result<(), String> {
+    setup::ensure(
+        "ci",
+        &[
+            setup::CI,
+            setup::FIRMWARE,
+            setup::C_FIRMWARE,
+            setup::C,
+            setup::METRICS,
+        ],
+    )?;
     run(
         "cargo fmt --check",
         cargo().args(["fmt", "--all", "--check"]),
@@ -256,6 +280,7 @@ fn ci() -> Result<(), String> {
     firmware::run()?;
     c_firmware::run()?;
     c::run(&[])?;
+    metrics::run_metrics(&release_tool()?)?;
     // Every feature documented, as docs.rs builds it (the archive feature's
     // dependencies were built by its clippy step).
     run(
@@ -502,7 +527,7 @@ fn bench_report(args: &[String]) -> Result<(), String> {
     cmd.args(args);
     cmd.arg("--check-binary").arg(binary);
     // The decoder through the C API, from C, beside the Rust decoder.
-    c::install("gcc", "gcc")?;
+    setup::ensure("bench-report", &[setup::C])?;
     let c_bench = c::build_bench(&c::host_libraries()?)?;
     cmd.arg("--c-bench-binary").arg(c_bench);
     run("bench report", &mut cmd)
