@@ -99,6 +99,7 @@ impl Args {
         config.record = self.record.clone();
         config.tls = self.tls.config()?;
         config.bind_identity = self.tls.bind_identity.clone();
+        config.identity_from = self.tls.identity_from();
         #[cfg(unix)]
         if !self.allow_uid.is_empty() {
             config.allow_uids = Some(self.allow_uid.clone());

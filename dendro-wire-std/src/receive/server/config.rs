@@ -45,8 +45,14 @@ pub struct ServerConfig {
     /// The label every source a TLS client opens or updates must carry,
     /// with its certificate's identity as the value
     /// ([`SinkSubscriber::bind_identity`](crate::SinkSubscriber::bind_identity)).
+    /// A client whose certificate proves no identity is then refused at
+    /// the handshake.
     #[cfg(feature = "tls")]
     pub bind_identity: Option<String>,
+    /// Where a client's identity comes from: its certificate's DNS names
+    /// unless asked otherwise ([`tls::identity`](crate::tls::identity)).
+    #[cfg(feature = "tls")]
+    pub identity_from: crate::tls::IdentityFrom,
     /// On a Unix socket, the user ids allowed to connect, checked against the
     /// peer's credentials; `None` allows whoever the socket's permissions
     /// let in.
@@ -71,6 +77,8 @@ impl Default for ServerConfig {
             tls: None,
             #[cfg(feature = "tls")]
             bind_identity: None,
+            #[cfg(feature = "tls")]
+            identity_from: crate::tls::IdentityFrom::default(),
             #[cfg(unix)]
             allow_uids: None,
         }

@@ -50,7 +50,7 @@ async fn check_peer(
         let handshake = tokio::time::timeout(config.idle_timeout, acceptor.accept(stream));
         let tls = match handshake.await {
             Ok(Ok(tls)) => tls,
-            Ok(Err(e)) => return Err(ServeError::Tls(e)),
+            Ok(Err(e)) => return Err(ServeError::Tls(crate::tls::plain_refusal(e))),
             Err(_) => {
                 return Err(ServeError::Tls(io::Error::new(
                     io::ErrorKind::TimedOut,
@@ -62,10 +62,23 @@ async fn check_peer(
             }
         };
         let (_, session) = tls.get_ref();
-        let identity = session
-            .peer_certificates()
-            .and_then(|chain| chain.first())
-            .and_then(crate::tls::identity);
+        let chain = session.peer_certificates().unwrap_or_default();
+        // Bound to a label, an identity must be proved: a certificate that
+        // proves none is refused, never let through unbound. Unbound, an
+        // unusable one is only not reported.
+        let identity = match (
+            crate::tls::identity(chain, config.identity_from),
+            &config.bind_identity,
+        ) {
+            (Ok(identity), _) => Some(identity),
+            (Err(e), Some(label)) => {
+                return Err(ServeError::Tls(io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    format!("{e}; its sources' `{label}` label is bound to one"),
+                )))
+            }
+            (Err(_), None) => None,
+        };
         return Ok((Box::new(tls), identity));
     }
     let _ = (info, config);
