@@ -5,7 +5,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use dendro_wire_test_support::fixtures::testdata;
-use dendro_wire_test_support::process::{output, Tool};
+use dendro_wire_test_support::process::{output, Listened, Listening, Tool};
 use dendro_wire_test_support::{certs, scratch};
 
 const TOOL: Tool = Tool::new(env!("CARGO_BIN_EXE_dendro-wire"));
@@ -391,7 +391,7 @@ mod agent {
     }
 
     #[test]
-    fn an_agent_that_delivers_nothing_says_why_and_fails() {
+    fn an_agent_that_writes_nothing_says_why_and_fails() {
         let addr = closed_port();
         let out = output(
             TOOL.command()
@@ -406,14 +406,15 @@ mod agent {
             "{stderr}"
         );
         assert!(
-            stderr.contains("delivered nothing in 5 interval(s)"),
+            stderr.contains("wrote nothing in 5 interval(s)"),
             "{stderr}"
         );
-        assert!(stderr.contains("delivered 0 frames (0 rows"), "{stderr}");
+        assert!(stderr.contains("wrote 0 frames (0 rows"), "{stderr}");
+        assert!(!stderr.contains("deliver"), "{stderr}");
     }
 
     #[test]
-    fn an_agent_logs_its_reconnect_and_counts_what_it_delivered() {
+    fn an_agent_logs_its_reconnect_and_counts_what_it_wrote() {
         let addr = closed_port();
         let agent = TOOL
             .command()
@@ -439,9 +440,101 @@ mod agent {
         assert!(stderr.contains("connected again after"), "{stderr}");
         let bytes = received.join().unwrap();
         assert!(
-            stderr.contains(" bytes) in 1 connection(s)")
-                && stderr.contains(&format!(", {bytes} bytes) in")),
+            stderr.contains(" bytes) to 1 connection(s), 0 closed by the collector")
+                && stderr.contains(&format!(", {bytes} bytes) to")),
             "{bytes} bytes received: {stderr}"
+        );
+    }
+
+    /// An agent run for 6 intervals of 50 ms against `listen`, with
+    /// `extra` arguments, which must fail: what it said, and what `listen`
+    /// said once stopped.
+    fn refused_agent(listen: Listening, extra: &[std::ffi::OsString]) -> (String, Listened) {
+        let out = output(
+            TOOL.command()
+                .args(agent("50ms", 6))
+                .args(["--connect", listen.addr()])
+                .args(extra),
+            b"",
+        );
+        assert!(listen.terminate());
+        let listened = listen.finish();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        (stderr, listened)
+    }
+
+    /// An agent whose every connection is closed by `listen` (here at
+    /// accept, every connection over a cap of none) wrote frames, but says
+    /// the collector closed them, never that it delivered them, and fails.
+    #[test]
+    fn an_agent_whose_every_connection_the_collector_closes_says_so_and_fails() {
+        let listen = TOOL.listen(&[
+            "--bind".as_ref(),
+            "127.0.0.1:0".as_ref(),
+            "--max-connections".as_ref(),
+            "0".as_ref(),
+        ]);
+        let (stderr, listened) = refused_agent(listen, &[]);
+        assert!(
+            stderr.contains("the subscriber closed the connection"),
+            "{stderr}"
+        );
+        let connections = number_after(&stderr, " bytes) to ");
+        assert!(connections >= 1, "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "the collector closed every connection ({connections} of {connections})"
+            )),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("deliver"), "{stderr}");
+        let summary = listened.lines.last().unwrap();
+        assert!(summary.contains("0 connection(s) served"), "{summary}");
+    }
+
+    /// An agent certified as another host than its sources say, against a
+    /// collector binding `host`: every connection ends at its first
+    /// Handshake, and the agent fails saying so.
+    #[test]
+    fn an_agent_refused_for_its_identity_on_every_connection_fails() {
+        let dir = scratch!("agent-identity");
+        pem_files(&dir, "not-this-host.example");
+        let file = |name: &str| dir.join(name).into_os_string();
+        let listen = TOOL.listen(&[
+            "--bind".as_ref(),
+            "127.0.0.1:0".as_ref(),
+            "--tls-cert".as_ref(),
+            &file("collector.pem"),
+            "--tls-key".as_ref(),
+            &file("collector.key"),
+            "--client-ca".as_ref(),
+            &file("agents-ca.pem"),
+            "--bind-identity".as_ref(),
+            "host".as_ref(),
+        ]);
+        let tls = [
+            "--server-name".into(),
+            "localhost".into(),
+            "--tls-ca".into(),
+            file("collectors-ca.pem"),
+            "--tls-cert".into(),
+            file("agent.pem"),
+            "--tls-key".into(),
+            file("agent.key"),
+        ];
+        let (stderr, listened) = refused_agent(listen, &tls);
+        assert!(
+            stderr.contains("the collector closed every connection"),
+            "{stderr}"
+        );
+        assert!(
+            listened
+                .lines
+                .iter()
+                .any(|l| l.contains(r#"claims host="#) && l.contains("rows 0 applied")),
+            "{:?}",
+            listened.lines
         );
     }
 
@@ -481,10 +574,10 @@ mod agent {
         let warned = |stderr: &str| stderr.contains("; trying again in ");
         let default = run(&[], None);
         assert!(warned(&default), "{default}");
-        assert!(default.contains("delivered nothing"), "{default}");
+        assert!(default.contains("wrote nothing"), "{default}");
         let errors_only = run(&[], Some("error"));
         assert!(!warned(&errors_only), "{errors_only}");
-        assert!(errors_only.contains("delivered nothing"), "{errors_only}");
+        assert!(errors_only.contains("wrote nothing"), "{errors_only}");
         let q = run(&["-q"], None);
         assert!(!warned(&q), "{q}");
         let verbose = run(&["-vv"], Some(""));

@@ -60,7 +60,9 @@ pub(crate) use identity::plain_refusal;
 use identity::IdentityVerifier;
 pub use identity::{identity, IdentityFrom, NoIdentity};
 
-use crate::send::{connect_tcp, drain_queue, DrainOptions, FrameQueue, TransportStats};
+use crate::send::{
+    closed_by_subscriber, connect_tcp, drain_checked, DrainOptions, FrameQueue, TransportStats,
+};
 
 /// Why TLS could not be set up: a file that could not be read or holds no
 /// usable certificate or key, or a configuration rustls refused.
@@ -287,8 +289,16 @@ impl io::Write for TlsStream {
     }
 }
 
-impl Drop for TlsStream {
-    fn drop(&mut self) {
+impl TlsStream {
+    /// At a clean end: the TLS session ended with a `close_notify`, then
+    /// whether the collector had closed the connection
+    /// ([`closed_by_subscriber`]).
+    fn closed_by_subscriber(&mut self) -> Option<io::Error> {
+        self.close_notify();
+        closed_by_subscriber(&self.inner.sock)
+    }
+
+    fn close_notify(&mut self) {
         let StreamOwned { conn, sock } = &mut self.inner;
         conn.send_close_notify();
         // Best effort, and never stuck behind a collector that stopped
@@ -299,6 +309,12 @@ impl Drop for TlsStream {
                 break;
             }
         }
+    }
+}
+
+impl Drop for TlsStream {
+    fn drop(&mut self) {
+        self.close_notify();
     }
 }
 
@@ -387,6 +403,6 @@ pub fn publish_tls(
 ) -> JoinHandle<io::Result<TransportStats>> {
     std::thread::spawn(move || {
         let connect = || client.connect(addr, &server_name);
-        drain_queue(&queue, connect, options)
+        drain_checked(&queue, connect, options, TlsStream::closed_by_subscriber)
     })
 }
