@@ -29,9 +29,19 @@ pub(crate) struct Args {
     allow_uid: Vec<u32>,
     #[command(flatten)]
     tls: ServerTls,
-    /// Also capture each connection's bytes to DIR/connection-N.dwr.
+    /// Also capture each connection's bytes to DIR/connection-N.dwr, made
+    /// once its first whole frame has arrived.
     #[arg(long, value_name = "DIR")]
     record: Option<PathBuf>,
+    /// The most bytes DIR may hold, what is there at start counted (e.g.
+    /// 1GiB); past it, captures stop, each with a line, and connections are
+    /// served on.
+    #[arg(long, value_name = "BYTES", default_value = "1GiB", value_parser = crate::parse_size, requires = "record")]
+    record_max: usize,
+    /// The most bytes one connection's capture may hold; past it, its
+    /// recording stops with a line and it is served on.
+    #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = crate::parse_size, requires = "record")]
+    record_max_per_connection: usize,
     /// Land what arrives in a dendro archive at this path.
     #[cfg(feature = "archive")]
     #[arg(long)]
@@ -97,6 +107,8 @@ impl Args {
         config.idle_timeout = self.idle_timeout;
         config.frame_timeout = self.frame_timeout;
         config.record = self.record.clone();
+        config.record_max = self.record_max as u64;
+        config.record_max_per_connection = self.record_max_per_connection as u64;
         config.tls = self.tls.config()?;
         config.bind_identity = self.tls.bind_identity.clone();
         config.identity_from = self.tls.identity_from();
@@ -328,6 +340,8 @@ mod tests {
                 got.max_memory,
                 got.idle_timeout,
                 got.frame_timeout,
+                got.record_max,
+                got.record_max_per_connection,
             ),
             (
                 want.max_sources,
@@ -335,6 +349,8 @@ mod tests {
                 want.max_memory,
                 want.idle_timeout,
                 want.frame_timeout,
+                want.record_max,
+                want.record_max_per_connection,
             )
         );
     }

@@ -7,7 +7,8 @@
 //! and frames; `buffer.rs` holds a stream's bytes as they arrive, against a
 //! [`MemoryBudget`]; `session.rs` serves one stream on tokio, for
 //! `serve_async` and each of a `Server`'s connections (`server/`: its
-//! bounds, accepting, one connection, its reports); `subscriber.rs` applies
+//! bounds, accepting, one connection, its reports), recording it if asked
+//! (`capture.rs`); `subscriber.rs` applies
 //! each frame under the rules to a `sink.rs` [`Sink`]; `error.rs` says why a
 //! served stream ended ([`ServeError`]).
 //!
@@ -23,6 +24,8 @@
 //! The sending side is [`send`](crate::send).
 
 pub(crate) mod buffer;
+#[cfg(feature = "tokio")]
+mod capture;
 pub(crate) mod cut;
 mod error;
 mod serve;

@@ -33,8 +33,17 @@ pub struct ServerConfig {
     /// The most sources one connection may open.
     pub max_sources: usize,
     /// Capture each connection's bytes, as they arrive, in this directory:
-    /// `connection-N.dwr`, `N` the first number whose name is free.
+    /// `connection-N.dwr`, `N` the first number whose name is free, made
+    /// once the connection's first whole frame has arrived (one that sends
+    /// none leaves no file).
     pub record: Option<PathBuf>,
+    /// The most bytes the capture directory may hold, its files at start
+    /// counted: past it, captures stop (each with a line) and connections
+    /// are served on.
+    pub record_max: u64,
+    /// The most bytes one connection's capture may hold; past it, its
+    /// recording stops with a line and it is served on.
+    pub record_max_per_connection: u64,
     /// Worker threads serving connections (at least 1).
     pub threads: usize,
     /// TLS for every TCP connection: a connection whose client certificate
@@ -72,6 +81,8 @@ impl Default for ServerConfig {
             max_frame_bytes: session.decoder.max_frame_bytes(),
             max_sources: 256,
             record: None,
+            record_max: 1 << 30,
+            record_max_per_connection: 64 << 20,
             threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
             #[cfg(feature = "tls")]
             tls: None,

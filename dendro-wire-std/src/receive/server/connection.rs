@@ -1,11 +1,8 @@
 //! One connection, from the peer's check to its session's end: a Unix
 //! peer's user id, the TLS handshake and the identity it proves, the
-//! capture, then the [`Session`] and the [`Ended`] that says how it went.
+//! capture (made at the first whole frame), then the [`Session`] and the [`Ended`] that says how it went.
 
-use std::fs::{File, OpenOptions};
 use std::io;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -102,34 +99,31 @@ pub(super) async fn serve_connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
     if let Ok((_, identity)) = &checked {
         info.identity = identity.clone();
     }
-    // A capture only for a connection that got in.
-    let capture = match (&checked, config.record.as_deref()) {
-        (Ok(_), Some(dir)) => Some(create_capture(dir, &shared.capture_number)),
+    // A capture only for a connection that got in, made at its first
+    // whole frame.
+    let mut capture = match (&checked, &shared.recorder) {
+        (Ok(_), Some(recorder)) => Some(recorder.capture(info.id)),
         _ => None,
     };
-    info.capture = capture
-        .as_ref()
-        .and_then(|c| c.as_ref().ok())
-        .map(|(path, _)| path.clone());
     let mut subscriber =
         SinkSubscriber::new(make_sink(&info)).with_source_limit(config.max_sources);
     #[cfg(feature = "tls")]
     if let (Some(label), Some(identity)) = (&config.bind_identity, &info.identity) {
         subscriber = subscriber.bind_identity(label.clone(), identity.clone());
     }
-    let (result, Progress { bytes, tally }) = match (checked, capture.transpose()) {
-        (Err(e), _) => (Err(e), Progress::default()),
-        (_, Err(e)) => (Err(ServeError::Capture(e)), Progress::default()),
-        (Ok((mut stream, _)), Ok(mut capture)) => {
+    let (result, Progress { bytes, tally }) = match checked {
+        Err(e) => (Err(e), Progress::default()),
+        Ok((mut stream, _)) => {
             let budget = Some(shared.budget.clone());
             Session::new(&mut stream, &mut subscriber, Limits::from(config), budget)
-                .capture(capture.as_mut().map(|(_, file)| file))
+                .capture(capture.as_mut())
                 .share_progress(progress)
                 .stop_on(stop)
                 .run()
                 .await
         }
     };
+    info.capture = capture.and_then(|c| c.path());
     // The session's buffer is given back by now, before the sink hears of
     // the end.
     let segments_held = subscriber.segments_held();
@@ -158,25 +152,4 @@ pub(super) async fn serve_connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
         result,
     };
     (ended, sink)
-}
-
-/// A new capture file in `dir`: created, never opened if anything (a file, a
-/// planted link) has the name; a taken name gets the next number.
-fn create_capture(dir: &Path, next: &AtomicU64) -> io::Result<(PathBuf, File)> {
-    loop {
-        let n = next.fetch_add(1, Ordering::Relaxed);
-        let path = dir.join(format!("connection-{n}.dwr"));
-        // `create_new` is O_CREAT | O_EXCL: it fails on any existing name,
-        // a symbolic link included, and so never follows one.
-        match OpenOptions::new().write(true).create_new(true).open(&path) {
-            Ok(file) => return Ok((path, file)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => {
-                return Err(io::Error::new(
-                    e.kind(),
-                    format!("cannot create {}: {e}", path.display()),
-                ))
-            }
-        }
-    }
 }

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use super::buffer::MemoryBudget;
+use super::capture::Recorder;
 use super::session::Progress;
 use super::sink::Sink;
 pub use accept::Listener;
@@ -39,8 +40,8 @@ struct Shared {
     refused: AtomicU64,
     accept_errors: AtomicU64,
     ended: AtomicU64,
-    /// The next capture number to try.
-    capture_number: AtomicU64,
+    /// Where connections are recorded, if they are.
+    recorder: Option<Arc<Recorder>>,
 }
 
 /// A live connection, as the server holds it: who connected, and where its
@@ -136,9 +137,14 @@ impl Server {
     {
         let listener = listener.into();
         let addr = listener.prepare()?;
-        if let Some(dir) = &config.record {
-            std::fs::create_dir_all(dir)?;
-        }
+        let recorder = match &config.record {
+            Some(dir) => Some(Arc::new(Recorder::new(
+                dir,
+                config.record_max,
+                config.record_max_per_connection,
+            )?)),
+            None => None,
+        };
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(config.threads.max(1))
             .thread_name("dendro-wire-server")
@@ -154,7 +160,7 @@ impl Server {
             refused: AtomicU64::new(0),
             accept_errors: AtomicU64::new(0),
             ended: AtomicU64::new(0),
-            capture_number: AtomicU64::new(0),
+            recorder,
         });
         let (shutdown, stop) = watch::channel(false);
         let thread = {
