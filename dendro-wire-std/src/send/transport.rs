@@ -93,13 +93,44 @@ fn write_connection<W: Write>(
     }
 }
 
+/// Whether the subscriber ends the connection within `SETTLE` of the last
+/// write, before the transport's end: a subscriber that serves a stream
+/// never ends it first, so one that does had refused it. Its bytes (TLS
+/// records) are passed over, a bounded many.
+fn ended_already(socket: &impl Socket, buf: &mut [u8]) -> Option<io::Error> {
+    let deadline = std::time::Instant::now() + SETTLE;
+    for _ in 0..128 {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return None;
+        }
+        socket.set_read_timeout(Some(left)).ok()?;
+        match socket.read_some(buf) {
+            Ok(0) => {
+                return Some(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "it ended the connection before the stream did",
+                ))
+            }
+            Ok(_) => continue,
+            Err(e) if closed_by_peer(&e) => return Some(e),
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
+/// How long a socket's clean end watches for the subscriber's refusal
+/// before ending: the time a subscriber takes to read and refuse what was
+/// last written, on a near network.
+const SETTLE: Duration = Duration::from_millis(200);
+
 /// How long a socket's clean end waits for the subscriber to close its
 /// side, after the transport has closed its own.
 const END_WAIT: Duration = Duration::from_secs(1);
 
 /// A socket a subscriber may have closed under the transport.
 pub(crate) trait Socket {
-    fn set_nonblocking(&self, nonblocking: bool) -> io::Result<()>;
     fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()>;
     fn shutdown_write(&self) -> io::Result<()>;
     fn read_some(&self, buf: &mut [u8]) -> io::Result<usize>;
@@ -108,9 +139,6 @@ pub(crate) trait Socket {
 macro_rules! socket {
     ($t:ty) => {
         impl Socket for $t {
-            fn set_nonblocking(&self, nonblocking: bool) -> io::Result<()> {
-                <$t>::set_nonblocking(self, nonblocking)
-            }
             fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
                 <$t>::set_read_timeout(self, timeout)
             }
@@ -128,30 +156,18 @@ socket!(TcpStream);
 socket!(std::os::unix::net::UnixStream);
 
 /// Whether the subscriber closed `socket` before the transport's own end
-/// (a subscriber sends nothing, so anything but "nothing yet" to read
-/// says so; TLS records are passed over), or reset it after,
+/// ([`ended_already`]), or reset it after,
 /// with what was written not all read. The transport's side is shut for
 /// writing either way.
 pub(crate) fn closed_by_subscriber(socket: &impl Socket) -> Option<io::Error> {
-    let mut byte = [0; 1];
-    socket.set_nonblocking(true).ok()?;
-    let before = socket.read_some(&mut byte);
-    socket.set_nonblocking(false).ok()?;
-    match before {
-        Ok(0) => {
-            return Some(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "it ended the connection before the stream did",
-            ))
-        }
-        Err(e) if closed_by_peer(&e) => return Some(e),
-        _ => {}
+    let mut buf = [0; 512];
+    if let Some(ended) = ended_already(socket, &mut buf) {
+        return Some(ended);
     }
     socket.shutdown_write().ok()?;
     // Until the subscriber's end, within the wait: bytes it sends (a TLS
     // record) are passed over.
     let deadline = std::time::Instant::now() + END_WAIT;
-    let mut buf = [0; 512];
     loop {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         if left.is_zero() {
