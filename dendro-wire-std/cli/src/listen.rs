@@ -21,11 +21,16 @@ pub(crate) struct Args {
     on: ListenOn,
     /// The Unix socket's permissions, in octal (600: only its owner may
     /// connect).
-    #[arg(long, value_name = "MODE", default_value = "600", value_parser = parse_mode)]
+    #[arg(long, value_name = "MODE", default_value = "600", value_parser = parse_mode, conflicts_with = "bind")]
     unix_mode: u32,
     /// On a Unix socket, allow only peers with this user id (checked against
     /// the peer's credentials); give it once per user.
-    #[arg(long = "allow-uid", value_name = "UID", requires = "unix")]
+    #[arg(
+        long = "allow-uid",
+        value_name = "UID",
+        requires = "unix",
+        conflicts_with = "bind"
+    )]
     allow_uid: Vec<u32>,
     #[command(flatten)]
     tls: ServerTls,
@@ -130,6 +135,9 @@ struct Totals {
 
 pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let config = options.server_config()?;
+    // The socket file made, to remove at exit if it is still ours.
+    #[cfg(unix)]
+    let mut made = None;
     let (listener, listening): (Listener, String) = match (&options.on.bind, unix_path(&options)) {
         (Some(bind), _) => {
             let listener = TcpListener::bind(bind)
@@ -145,8 +153,10 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         }
         #[cfg(unix)]
         (None, Some(path)) => {
-            let listener = dendro_wire_std::receive::bind_unix(path, options.unix_mode)
-                .map_err(|e| Failure(format!("cannot listen on {}: {e}", path.display())))?;
+            let (listener, file) =
+                dendro_wire_std::receive::bind_unix_file(path, options.unix_mode)
+                    .map_err(|e| Failure(format!("cannot listen on {}: {e}", path.display())))?;
+            made = Some(file);
             (listener.into(), format!("unix:{}", path.display()))
         }
         _ => return Err(Failure("say where to listen: --bind or --unix".into())),
@@ -214,10 +224,20 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     };
     let stats = server.shutdown(grace);
     #[cfg(unix)]
-    if let Some(path) = unix_path(&options) {
-        // The socket made at start; a later listener's would not be ours,
-        // but there is no such case: binding refuses a path in use.
-        let _ = std::fs::remove_file(path);
+    if let Some(made) = made {
+        // Only the socket made at start: what was put there since (a file,
+        // another listener's socket) is not ours to remove.
+        match made.remove() {
+            Ok(true) => {}
+            Ok(false) => eprintln!(
+                "dendro-wire listen: left {}: it is no longer the socket this listener made",
+                made.path().display()
+            ),
+            Err(e) => eprintln!(
+                "dendro-wire listen: cannot remove {}: {e}",
+                made.path().display()
+            ),
+        }
     }
     let mut out = std::io::stdout().lock();
     #[cfg(feature = "archive")]

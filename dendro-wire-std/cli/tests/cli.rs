@@ -201,9 +201,13 @@ fn usage_errors_exit_2_and_every_command_has_help() {
         &["frob"],
         &["dump", "--frob"],
         &["check", "a", "b"],
+        // A flag for a Unix socket given with TCP.
+        &["listen", "--bind", "127.0.0.1:0", "--allow-uid", "0"],
+        &["listen", "--bind", "127.0.0.1:0", "--unix-mode", "660"],
     ] {
         let out = TOOL.run(args, b"");
         assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&out).contains("Usage: dendro-wire"), "{args:?}");
     }
     for cmd in ["dump", "encode", "check"] {
         let out = TOOL.run([cmd, "--help"], b"");

@@ -153,6 +153,39 @@ fn listen_stops_on_sigterm_applying_and_recording_what_arrived() {
     assert_eq!(std::io::Read::read(&mut peer, &mut [0; 8]).unwrap_or(0), 0);
 }
 
+/// At exit, `listen --unix` removes its socket, and only its socket: a
+/// file put at the path meanwhile is left, and said to be.
+#[cfg(unix)]
+#[test]
+fn listen_on_a_unix_socket_removes_only_its_own_socket_at_exit() {
+    let dir = scratch!("listen-unix-exit");
+    let path = dir.join("collector.sock");
+    let listen = TOOL.listen(&["--unix".as_ref(), path.as_os_str()]);
+    assert!(std::fs::symlink_metadata(&path).is_ok());
+    assert!(listen.terminate());
+    let listened = listen.finish();
+    assert!(listened.status.success(), "{}", listened.stderr);
+    assert!(
+        std::fs::symlink_metadata(&path).is_err(),
+        "its socket removed"
+    );
+
+    let listen = TOOL.listen(&["--unix".as_ref(), path.as_os_str()]);
+    std::fs::remove_file(&path).unwrap();
+    std::fs::write(&path, b"put here since").unwrap();
+    assert!(listen.terminate());
+    let listened = listen.finish();
+    assert!(listened.status.success(), "{}", listened.stderr);
+    assert_eq!(std::fs::read(&path).unwrap(), b"put here since");
+    assert!(
+        listened
+            .stderr
+            .contains("it is no longer the socket this listener made"),
+        "{}",
+        listened.stderr
+    );
+}
+
 /// PEM files for a run: a CA for collectors and one for agents, a collector
 /// certificate for `localhost`, and an agent certificate for `agent`.
 fn pem_files(dir: &Path, agent: &str) {

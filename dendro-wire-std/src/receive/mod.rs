@@ -10,7 +10,8 @@
 //! bounds, accepting, one connection, its reports), recording it if asked
 //! (`capture.rs`); `subscriber.rs` applies
 //! each frame under the rules to a `sink.rs` [`Sink`]; `error.rs` says why a
-//! served stream ended ([`ServeError`]).
+//! served stream ended ([`ServeError`]); `unix.rs` makes a collector's
+//! Unix socket and removes it at exit.
 //!
 //! A collector is where bytes from anyone who can reach it arrive, so every
 //! connection is bounded: its buffer grows with the bytes that arrived, never
@@ -35,11 +36,11 @@ mod server;
 mod session;
 mod sink;
 mod subscriber;
+#[cfg(unix)]
+mod unix;
 
 pub use buffer::MemoryBudget;
 pub use error::ServeError;
-#[cfg(unix)]
-pub use serve::bind_unix;
 pub use serve::serve;
 #[cfg(feature = "tokio")]
 pub use serve::serve_async;
@@ -49,3 +50,5 @@ pub use server::{
 };
 pub use sink::{CountingSink, Sink, SinkError};
 pub use subscriber::{SinkSubscriber, SubscribeError, MAX_SOURCES_PER_CONNECTION};
+#[cfg(unix)]
+pub use unix::{bind_unix, bind_unix_file, UnixSocketFile};
