@@ -392,7 +392,7 @@ impl TlsClient {
 
 /// Start a thread draining `queue` to a collector at `addr` over TLS, its
 /// certificate checked for `server_name`, as `options` say (see
-/// [`drain_queue`]); a refused certificate is logged, with the collector's
+/// [`drain_queue`](crate::send::drain_queue)); a refused certificate is logged, with the collector's
 /// reason, like any failed connect.
 pub fn publish_tls(
     queue: FrameQueue,

@@ -2,6 +2,7 @@
 //! peer's user id, the TLS handshake and the identity it proves, the
 //! capture (made at the first whole frame), then the [`Session`] and the [`Ended`] that says how it went.
 
+#[cfg(feature = "tls")]
 use std::io;
 use std::sync::Mutex;
 use std::time::Instant;
