@@ -54,7 +54,9 @@ struct Target {
     #[cfg(unix)]
     #[arg(long, conflicts_with = "tls_ca")]
     unix: Option<PathBuf>,
-    /// Write the stream to a file (a capture); `-` for standard output.
+    /// Write the stream to a file (a capture); `-` for standard output. The
+    /// file is opened as `cp` opens it (the system follows links; one
+    /// naming nothing is refused) and written in place.
     #[arg(short, long, conflicts_with = "tls_ca")]
     output: Option<PathBuf>,
 }
@@ -251,8 +253,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
             true,
         ),
         Destination::File(path) => {
-            let file = std::fs::File::create(path)
-                .map_err(|e| Failure(format!("cannot create {}: {e}", path.display())))?;
+            let file = crate::open_output(path)?;
             (publish_to_writer(queue.clone(), file, drain), true)
         }
     };

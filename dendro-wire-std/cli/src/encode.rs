@@ -1,12 +1,11 @@
 //! `dendro-wire encode`: JSON Lines in, a stream out.
 
-use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use dendro_wire_std::{FrameWriter, OwnedFrame};
 
-use crate::{open_input, stdout, Failure};
+use crate::{open_input, open_output, stdout, Failure};
 
 #[derive(clap::Args)]
 pub(crate) struct Args {
@@ -57,37 +56,6 @@ fn to_file(input: impl BufRead, out: &Path) -> Result<(), Failure> {
         .and_then(|_| file.flush())
         .map_err(|e| Failure(format!("cannot write {}: {e}", out.display())))?;
     Ok(())
-}
-
-/// `out`, opened for writing as the system resolves it: an existing file
-/// emptied, a device or FIFO as it is, or a new file where nothing is.
-fn open_output(out: &Path) -> Result<File, Failure> {
-    let cannot = |e: io::Error| Failure(format!("cannot write {}: {e}", out.display()));
-    match OpenOptions::new().write(true).open(out) {
-        Ok(file) => {
-            if file.metadata().map_err(cannot)?.is_file() {
-                file.set_len(0).map_err(cannot)?;
-            }
-            return Ok(file);
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(cannot(e)),
-    }
-    // Nothing there, or a link naming nothing: `create_new` (O_EXCL) makes
-    // only the first, and never follows a link.
-    match OpenOptions::new().write(true).create_new(true).open(out) {
-        Ok(file) => Ok(file),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => match fs::read_link(out) {
-            Ok(to) => Err(Failure(format!(
-                "{} is a symbolic link to {}, which does not exist; encode writes through a \
-                 link but does not make what it names",
-                out.display(),
-                to.display()
-            ))),
-            Err(_) => Err(cannot(e)),
-        },
-        Err(e) => Err(cannot(e)),
-    }
 }
 
 fn encode(input: impl BufRead, out: impl Write) -> Result<(), Failure> {

@@ -571,6 +571,38 @@ mod agent {
         );
     }
 
+    /// `-o` is opened as `encode -o` opens it: through a link to a file,
+    /// never through one naming nothing.
+    #[test]
+    fn the_agent_writes_through_a_link_and_refuses_a_dangling_one() {
+        let dir = scratch!("agent-output-link");
+        let (link, dangling) = (dir.join("link.dwr"), dir.join("dangling.dwr"));
+        std::fs::write(dir.join("target.dwr"), b"old").unwrap();
+        std::os::unix::fs::symlink("target.dwr", &link).unwrap();
+        std::os::unix::fs::symlink("made.dwr", &dangling).unwrap();
+        let out = output(
+            TOOL.command().args(agent("5ms", 3)).arg("-o").arg(&link),
+            b"",
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(check_json(&dir.join("target.dwr"))["sources"], 3);
+        let out = output(
+            TOOL.command()
+                .args(agent("5ms", 3))
+                .arg("-o")
+                .arg(&dangling),
+            b"",
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("which does not exist"), "{stderr}");
+        assert!(!dir.join("made.dwr").exists());
+    }
+
     #[test]
     fn the_agent_writes_its_stream_to_standard_output_with_dash() {
         let out = output(TOOL.command().args(agent("5ms", 5)).args(["-o", "-"]), b"");

@@ -38,11 +38,11 @@ pub struct ServerConfig {
     /// none leaves no file).
     pub record: Option<PathBuf>,
     /// The most bytes the capture directory may hold, its files at start
-    /// counted: past it, captures stop (each with a line) and connections
-    /// are served on.
+    /// counted (1 GiB unless set): past it, captures stop (each with a
+    /// line) and connections are served on.
     pub record_max: u64,
-    /// The most bytes one connection's capture may hold; past it, its
-    /// recording stops with a line and it is served on.
+    /// The most bytes one connection's capture may hold (64 MiB unless
+    /// set); past it, its recording stops with a line and it is served on.
     pub record_max_per_connection: u64,
     /// Worker threads serving connections (at least 1).
     pub threads: usize,
