@@ -331,6 +331,17 @@ mod agent {
         .map(String::from)
     }
 
+    /// The agent run for `intervals` intervals of 5 ms, written to `path`.
+    fn agent_to_file(intervals: u32, path: &Path) -> std::process::Output {
+        output(
+            TOOL.command()
+                .args(agent("5ms", intervals))
+                .arg("-o")
+                .arg(path),
+            b"",
+        )
+    }
+
     fn check_json(path: &Path) -> serde_json::Value {
         let out = TOOL.run(["check", "--json", path.to_str().unwrap()], b"");
         assert!(
@@ -351,13 +362,7 @@ mod agent {
     fn the_agent_records_this_machine_to_a_file_that_checks_clean() {
         let dir = scratch!("agent-file");
         let capture = dir.join("agent.dwr");
-        let out = output(
-            TOOL.command()
-                .args(agent("5ms", 20))
-                .arg("-o")
-                .arg(&capture),
-            b"",
-        );
+        let out = agent_to_file(20, &capture);
         assert!(
             out.status.success(),
             "{}",
@@ -590,13 +595,7 @@ mod agent {
             String::from_utf8_lossy(&out.stderr)
         );
         assert_eq!(check_json(&dir.join("target.dwr"))["sources"], 3);
-        let out = output(
-            TOOL.command()
-                .args(agent("5ms", 3))
-                .arg("-o")
-                .arg(&dangling),
-            b"",
-        );
+        let out = agent_to_file(3, &dangling);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stderr}");
         assert!(stderr.contains("which does not exist"), "{stderr}");
