@@ -585,10 +585,7 @@ mod agent {
         std::fs::write(dir.join("target.dwr"), b"old").unwrap();
         std::os::unix::fs::symlink("target.dwr", &link).unwrap();
         std::os::unix::fs::symlink("made.dwr", &dangling).unwrap();
-        let out = output(
-            TOOL.command().args(agent("5ms", 3)).arg("-o").arg(&link),
-            b"",
-        );
+        let out = agent_to_file(3, &link);
         assert!(
             out.status.success(),
             "{}",
