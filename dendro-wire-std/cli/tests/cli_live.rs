@@ -576,6 +576,44 @@ mod agent {
         );
     }
 
+    /// A capture stops at `--record-max-per-connection`; the connection is
+    /// served on, every row applied.
+    #[test]
+    fn listen_stops_a_capture_at_its_cap_and_serves_on() {
+        let dir = scratch!("listen-record-cap");
+        let args = [
+            "--record".as_ref(),
+            dir.as_os_str(),
+            "--record-max-per-connection".as_ref(),
+            "100B".as_ref(),
+        ];
+        let served = TOOL.serve_one(&args, |addr| {
+            output(
+                TOOL.command()
+                    .args(agent("5ms", 10))
+                    .args(["--connect", addr]),
+                b"",
+            )
+        });
+        assert!(served.client.status.success());
+        let line = served.line;
+        assert!(line.contains("ended cleanly; captured in "), "{line}");
+        assert!(number_after(&line, "rows ") > 0, "{line}");
+        assert_eq!(
+            std::fs::metadata(dir.join("connection-0.dwr"))
+                .unwrap()
+                .len(),
+            100
+        );
+        assert!(
+            served
+                .stderr
+                .contains("recording stopped after 100 bytes in "),
+            "{}",
+            served.stderr
+        );
+    }
+
     /// `-o` is opened as `encode -o` opens it: through a link to a file,
     /// never through one naming nothing.
     #[test]
