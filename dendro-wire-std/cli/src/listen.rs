@@ -22,17 +22,32 @@ pub(crate) struct Args {
     on: ListenOn,
     /// The Unix socket's permissions, in octal (600: only its owner may
     /// connect).
-    #[arg(long, value_name = "MODE", default_value = "600", value_parser = parse_mode)]
+    #[arg(long, value_name = "MODE", default_value = "600", value_parser = parse_mode, conflicts_with = "bind")]
     unix_mode: u32,
     /// On a Unix socket, allow only peers with this user id (checked against
     /// the peer's credentials); give it once per user.
-    #[arg(long = "allow-uid", value_name = "UID", requires = "unix")]
+    #[arg(
+        long = "allow-uid",
+        value_name = "UID",
+        requires = "unix",
+        conflicts_with = "bind"
+    )]
     allow_uid: Vec<u32>,
     #[command(flatten)]
     tls: ServerTls,
-    /// Also capture each connection's bytes to DIR/connection-N.dwr.
+    /// Also capture each connection's bytes to DIR/connection-N.dwr, made
+    /// once its first whole frame has arrived.
     #[arg(long, value_name = "DIR")]
     record: Option<PathBuf>,
+    /// The most bytes DIR may hold, what is there at start counted (e.g.
+    /// 1GiB); past it, captures stop, each with a line, and connections are
+    /// served on.
+    #[arg(long, value_name = "BYTES", default_value = "1GiB", value_parser = crate::parse_size, requires = "record")]
+    record_max: usize,
+    /// The most bytes one connection's capture may hold; past it, its
+    /// recording stops with a line and it is served on.
+    #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = crate::parse_size, requires = "record")]
+    record_max_per_connection: usize,
     /// Land what arrives in a dendro archive at this path.
     #[cfg(feature = "archive")]
     #[arg(long)]
@@ -107,8 +122,11 @@ impl Args {
         config.idle_timeout = self.idle_timeout;
         config.frame_timeout = self.frame_timeout;
         config.record = self.record.clone();
+        config.record_max = self.record_max as u64;
+        config.record_max_per_connection = self.record_max_per_connection as u64;
         config.tls = self.tls.config()?;
         config.bind_identity = self.tls.bind_identity.clone();
+        config.identity_from = self.tls.identity_from();
         #[cfg(unix)]
         if !self.allow_uid.is_empty() {
             config.allow_uids = Some(self.allow_uid.clone());
@@ -127,6 +145,9 @@ struct Totals {
 
 pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let config = options.server_config()?;
+    // The socket file made, to remove at exit if it is still ours.
+    #[cfg(unix)]
+    let mut made = None;
     let (listener, listening): (Listener, String) = match (&options.on.bind, unix_path(&options)) {
         (Some(bind), _) => {
             let listener = TcpListener::bind(bind)
@@ -142,8 +163,10 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         }
         #[cfg(unix)]
         (None, Some(path)) => {
-            let listener = dendro_wire_std::receive::bind_unix(path, options.unix_mode)
-                .map_err(|e| Failure(format!("cannot listen on {}: {e}", path.display())))?;
+            let (listener, file) =
+                dendro_wire_std::receive::bind_unix_file(path, options.unix_mode)
+                    .map_err(|e| Failure(format!("cannot listen on {}: {e}", path.display())))?;
+            made = Some(file);
             (listener.into(), format!("unix:{}", path.display()))
         }
         _ => return Err(Failure("say where to listen: --bind or --unix".into())),
@@ -228,10 +251,20 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     };
     let stats = server.shutdown(grace);
     #[cfg(unix)]
-    if let Some(path) = unix_path(&options) {
-        // The socket made at start; a later listener's would not be ours,
-        // but there is no such case: binding refuses a path in use.
-        let _ = std::fs::remove_file(path);
+    if let Some(made) = made {
+        // Only the socket made at start: what was put there since (a file,
+        // another listener's socket) is not ours to remove.
+        match made.remove() {
+            Ok(true) => {}
+            Ok(false) => eprintln!(
+                "dendro-wire listen: left {}: it is no longer the socket this listener made",
+                made.path().display()
+            ),
+            Err(e) => eprintln!(
+                "dendro-wire listen: cannot remove {}: {e}",
+                made.path().display()
+            ),
+        }
     }
     let mut out = std::io::stdout().lock();
     #[cfg(feature = "archive")]
@@ -354,6 +387,8 @@ mod tests {
                 got.max_memory,
                 got.idle_timeout,
                 got.frame_timeout,
+                got.record_max,
+                got.record_max_per_connection,
             ),
             (
                 want.max_sources,
@@ -361,6 +396,8 @@ mod tests {
                 want.max_memory,
                 want.idle_timeout,
                 want.frame_timeout,
+                want.record_max,
+                want.record_max_per_connection,
             )
         );
     }

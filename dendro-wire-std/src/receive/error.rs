@@ -41,8 +41,6 @@ pub enum ServeError {
         /// Bytes of a frame that had started to arrive and was cut off.
         cut: usize,
     },
-    /// The capture file could not be created or written.
-    Capture(std::io::Error),
     /// The peer may not connect: a Unix peer whose user id is not allowed.
     NotAllowed(String),
     /// The TLS handshake failed: no client certificate, one that does not
@@ -62,7 +60,6 @@ impl ServeError {
             ServeError::IdleTimeout { .. } => "idle_timeout",
             ServeError::FrameTimeout { .. } => "frame_timeout",
             ServeError::Shutdown { .. } => "shutdown",
-            ServeError::Capture(_) => "capture",
             ServeError::NotAllowed(_) => "not_allowed",
             ServeError::Tls(_) => "tls",
         }
@@ -95,7 +92,6 @@ impl fmt::Display for ServeError {
                 "{at}: the server shut down with {cut} byte(s) of this frame arrived and the \
                  rest not; everything before it was applied"
             ),
-            ServeError::Capture(e) => write!(f, "the capture failed: {e}"),
             ServeError::NotAllowed(why) => write!(f, "not allowed to connect: {why}"),
             ServeError::Tls(e) => write!(f, "refused at the TLS handshake: {e}"),
         }
@@ -107,7 +103,7 @@ impl std::error::Error for ServeError {
         match self {
             ServeError::Read(e) => Some(e),
             ServeError::Subscribe(_, e) => Some(e),
-            ServeError::Capture(e) | ServeError::Tls(e) => Some(e),
+            ServeError::Tls(e) => Some(e),
             _ => None,
         }
     }

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 use super::buffer::MemoryBudget;
+use super::capture::Recorder;
 use super::session::Progress;
 use super::sink::Sink;
 pub use accept::Listener;
@@ -41,8 +42,8 @@ struct Shared {
     refused: AtomicU64,
     accept_errors: AtomicU64,
     ended: AtomicU64,
-    /// The next capture number to try.
-    capture_number: AtomicU64,
+    /// Where connections are recorded, if they are.
+    recorder: Option<Arc<Recorder>>,
 }
 
 /// A live connection, as the server holds it: who connected, and where its
@@ -54,11 +55,16 @@ struct Live {
 
 impl Shared {
     /// What a server starts with under `config`; its capture directory
-    /// made.
+    /// made, and what it already holds counted.
     fn new(config: ServerConfig) -> io::Result<Arc<Shared>> {
-        if let Some(dir) = &config.record {
-            std::fs::create_dir_all(dir)?;
-        }
+        let recorder = match &config.record {
+            Some(dir) => Some(Arc::new(Recorder::new(
+                dir,
+                config.record_max,
+                config.record_max_per_connection,
+            )?)),
+            None => None,
+        };
         Ok(Arc::new(Shared {
             budget: Arc::new(MemoryBudget::new(config.max_memory)),
             config,
@@ -68,7 +74,7 @@ impl Shared {
             refused: AtomicU64::new(0),
             accept_errors: AtomicU64::new(0),
             ended: AtomicU64::new(0),
-            capture_number: AtomicU64::new(0),
+            recorder,
         }))
     }
 
