@@ -12,33 +12,24 @@
 //! footprint is printed beside the Rust agent's.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
+use crate::firmware::{check, compare, finish, qemu_args, spawn_qemu, BOARDS};
 use crate::root;
 
-const TARGET: &str = "thumbv7m-none-eabi";
+const TARGET: &str = BOARDS[0].target;
 const FIRMWARE: &str = "dendro-wire-core/ffi/examples/firmware";
 /// The gaps the agent is told to cause: the Rust agent's.
 const GAPS: &str = "gaps=4";
-const TIMEOUT: Duration = Duration::from_secs(60);
 
 pub(crate) fn run() -> Result<(), String> {
     crate::setup::ensure("firmware (the C agent)", &[crate::setup::C_FIRMWARE])?;
     let tool = crate::release_tool()?;
     crate::c::build_library(Some(TARGET))?;
     let out = root().join("target/firmware/c");
-    std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-    // Nothing from an earlier run may stand in for this one's.
-    for entry in std::fs::read_dir(&out).map_err(|e| format!("{}: {e}", out.display()))? {
-        let path = entry.map_err(|e| e.to_string())?.path();
-        if path.extension().is_some_and(|x| x == "dwr" || x == "elf") {
-            std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        }
-    }
+    crate::firmware::fresh_dir(&out)?;
     let elf = build(&out)?;
-    let printed = qemu(&elf, &out)?;
-    let connections = streams(&printed, &out, &tool)?;
+    let connections = streams(&elf, &out, &tool)?;
     footprint(&elf)?;
     eprintln!("==> firmware (C): {connections} connections checked, each the Rust agent's bytes");
     Ok(())
@@ -83,110 +74,62 @@ fn build(out: &Path) -> Result<PathBuf, String> {
     Ok(elf)
 }
 
-/// Run the agent under QEMU in `dir`; what it printed.
-fn qemu(elf: &Path, dir: &Path) -> Result<String, String> {
-    eprintln!("==> run the C agent under qemu-system-arm (lm3s6965evb)");
-    let mut child = Command::new("qemu-system-arm")
-        .args(["-machine", "lm3s6965evb", "-nographic"])
-        .args(["-semihosting-config"])
-        .arg(format!("enable=on,target=native,arg=agent,arg={GAPS}"))
-        .arg("-kernel")
-        .arg(elf)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("qemu-system-arm: {e}"))?;
-    let deadline = Instant::now() + TIMEOUT;
-    while child.try_wait().map_err(|e| e.to_string())?.is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!("the C agent ran past {TIMEOUT:?} under QEMU"));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let output = child.wait_with_output().map_err(|e| e.to_string())?;
-    // Semihosting's console (SYS_WRITE0) is QEMU's standard error.
-    let printed = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    if !output.status.success() {
-        return Err(format!(
-            "the C agent failed ({}); it printed:\n{printed}",
-            output.status
-        ));
-    }
-    Ok(printed)
-}
-
 /// Each connection's stream: checked as the agent said, and the Rust
 /// agent's bytes. The number of connections.
-fn streams(printed: &str, out: &Path, tool: &Path) -> Result<usize, String> {
-    let said: Vec<&str> = printed
-        .lines()
-        .filter(|l| l.starts_with("connection "))
-        .collect();
-    if said.len() < 2 {
+fn streams(elf: &Path, out: &Path, tool: &Path) -> Result<u64, String> {
+    let board = &BOARDS[0];
+    eprintln!(
+        "==> run the C agent under {} ({})",
+        board.qemu, board.machine
+    );
+    let mut command = Command::new(board.qemu);
+    command.args(qemu_args(board, elf, &["agent", GAPS]));
+    let report = finish(
+        spawn_qemu(board, &mut command, out)?,
+        "agent.elf (C)",
+        board.qemu,
+    )?;
+    let summary = report.line("agent")?;
+    let connections = summary.get("connections")?;
+    if summary.get("told_gaps")? != 4 || summary.get("gaps")? != 4 {
         return Err(format!(
-            "the C agent reported {} connection(s); it must reconnect once (rule 8):\n{printed}",
-            said.len()
+            "the C agent was told 4 gaps and caused {}",
+            summary.get("gaps")?
         ));
     }
-    let agent = printed
-        .lines()
-        .find(|l| l.starts_with("agent "))
-        .ok_or_else(|| format!("the C agent printed no `agent` line:\n{printed}"))?;
-    for want in [" told_gaps=4 ", " gaps=4 "] {
-        if !agent.contains(want) {
-            return Err(format!("the C agent's summary lacks `{want}`: {agent}"));
-        }
+    if connections < 2 {
+        return Err(format!(
+            "the C agent opened {connections} connection(s); it must reconnect once (rule 8)"
+        ));
     }
-    for (n, line) in said.iter().enumerate() {
-        let path = out.join(format!("connection-{n}.dwr"));
-        let json = crate::output(
-            &format!("dendro-wire check {}", path.display()),
-            Command::new(tool).args(["check", "--json"]).arg(&path),
+    let rust_dir = root().join("target/firmware").join(board.target);
+    for n in 0..connections {
+        let name = format!("connection-{n}.dwr");
+        let path = out.join(&name);
+        let checked = check(tool, &path, false)?;
+        let said = report.line(&format!("connection {n}"))?;
+        compare(
+            &said.fields,
+            &checked,
+            &format!("the C agent's connection {n}"),
         )?;
-        let json = String::from_utf8_lossy(&json);
-        let figures = json.trim().trim_start_matches('{').trim_end_matches('}');
-        for pair in figures.split(',') {
-            let (key, value) = pair.split_once(':').unwrap_or((pair, ""));
-            let want = format!(" {}={value}", key.trim_matches('"'));
-            if !format!("{line} ").contains(&format!("{want} ")) {
-                return Err(format!(
-                    "connection {n}: dendro-wire check says {pair}, the agent said: {line}"
-                ));
-            }
-        }
-        let rust = root().join(format!("target/firmware/{TARGET}/connection-{n}.dwr"));
-        let (ours, theirs) = (std::fs::read(&path), std::fs::read(&rust));
-        match (ours, theirs) {
+        let rust = rust_dir.join(&name);
+        match (std::fs::read(&path), std::fs::read(&rust)) {
             (Ok(a), Ok(b)) if a == b => {}
-            (Ok(_), Ok(_)) => {
-                return Err(format!(
-                    "{} differs from the Rust agent's {}",
-                    path.display(),
-                    rust.display()
-                ))
-            }
             (a, b) => {
                 return Err(format!(
-                    "connection {n}: {} or {} is missing ({:?}, {:?}); `cargo xtask firmware` \
-                     runs the Rust agent first",
+                    "{} is not the Rust agent's {} ({} and {}); `cargo xtask firmware` runs the \
+                     Rust agent first",
                     path.display(),
                     rust.display(),
-                    a.err(),
-                    b.err()
+                    a.map_or_else(|e| e.to_string(), |b| format!("{} bytes", b.len())),
+                    b.map_or_else(|e| e.to_string(), |b| format!("{} bytes", b.len())),
                 ))
             }
         }
         eprintln!("    connection {n}: checks as the agent said, the Rust agent's bytes exactly");
     }
-    Ok(said.len())
+    Ok(connections)
 }
 
 /// Flash and static RAM of an ELF, by `arm-none-eabi-size` (Berkeley:
@@ -215,7 +158,10 @@ fn sizes(elf: &Path) -> Result<(u64, u64), String> {
 
 fn footprint(elf: &Path) -> Result<(), String> {
     let (flash, ram) = sizes(elf)?;
-    let rust = root().join(format!("target/firmware/{TARGET}/agent.elf"));
+    let rust = root()
+        .join("target/firmware")
+        .join(TARGET)
+        .join("agent.elf");
     let (rust_flash, rust_ram) = sizes(&rust)?;
     eprintln!(
         "    C agent: flash {flash} B, static RAM {ram} B (the publisher in DW_PUBLISHER_SIZE, \

@@ -14,7 +14,8 @@ static inline int32_t semihost(int32_t op, const void *args) {
   return r0;
 }
 
-/* A file created for writing (mode "wb"), or -1. */
+/* A file created for writing (mode "wb"), or -1; ":tt" in that mode is
+ * the host's standard output. */
 static inline int32_t host_create(const char *name, size_t len) {
   const uint32_t args[3] = {(uint32_t)name, 5, (uint32_t)len};
   return semihost(0x01, args);
@@ -37,7 +38,15 @@ static inline int32_t host_command_line(char *buf, size_t len) {
   return semihost(0x15, args);
 }
 
-static inline void host_print(const char *s) { semihost(0x04, s); }
+/* Print to QEMU's standard output: the console ":tt", opened for
+ * writing once. */
+static inline void host_print(const char *s) {
+  static int32_t console = -1;
+  if (console < 0) console = host_create(":tt", 3);
+  size_t len = 0;
+  while (s[len]) len++;
+  if (console >= 0) host_write(console, s, len);
+}
 
 /* Stop QEMU: status 0 when `ok` (ADP_Stopped_ApplicationExit), else 1. */
 static inline void host_exit(int ok) {
