@@ -245,7 +245,7 @@ fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
     use std::time::Instant;
 
     use dendro_wire_std::receive::{Server, ServerConfig};
-    use dendro_wire_std::send::{drain_queue, Backoff, DrainOptions, Reconnect};
+    use dendro_wire_std::send::{default_backoff, drain_queue, DrainOptions, Reconnect};
     let sinks: Arc<Mutex<Vec<Recording>>> = Arc::default();
     let server = {
         let sinks = sinks.clone();
@@ -274,13 +274,13 @@ fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
                 *live.lock().unwrap() = Some(s.try_clone()?);
                 Ok(s)
             };
-            let options = DrainOptions {
-                reconnect: Reconnect::After(Backoff {
-                    initial: Duration::from_millis(5),
-                    max: Duration::from_millis(50),
-                }),
-                stop: Some(stop),
-            };
+            let options = DrainOptions::default()
+                .reconnect(Reconnect::After(
+                    default_backoff()
+                        .with_min_delay(Duration::from_millis(2))
+                        .with_max_delay(Duration::from_millis(25)),
+                ))
+                .stop(stop);
             drain_queue(&queue, connect, options).unwrap()
         })
     };

@@ -258,7 +258,7 @@ async fn the_async_transport_retries_as_told_and_stops_when_told() {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use dendro_wire_std::send::{Backoff, Reconnect};
+    use dendro_wire_std::send::{default_backoff, Reconnect};
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -273,13 +273,13 @@ async fn the_async_transport_retries_as_told_and_stops_when_told() {
     let queue = AgentPublisher::new(AgentConfig::default()).queue();
     let attempts = Arc::new(AtomicU32::new(0));
     let stop = Arc::new(AtomicBool::new(false));
-    let options = DrainOptions {
-        reconnect: Reconnect::After(Backoff {
-            initial: Duration::from_millis(2),
-            max: Duration::from_millis(4),
-        }),
-        stop: Some(stop.clone()),
-    };
+    let options = DrainOptions::default()
+        .reconnect(Reconnect::After(
+            default_backoff()
+                .with_min_delay(Duration::from_millis(1))
+                .with_max_delay(Duration::from_millis(2)),
+        ))
+        .stop(stop.clone());
     let transport = tokio::spawn(drain_queue_async(
         queue.clone(),
         {
