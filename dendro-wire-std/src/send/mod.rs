@@ -24,7 +24,7 @@ pub use backon::BackoffBuilder;
 pub use drain::{
     default_backoff, DrainOptions, ExponentialBuilder, Reconnect, TransportStats, STOP_CHECK,
 };
-pub use queue::{FrameQueue, Pushed, QueueLen, QueueStats, Ready};
+pub use queue::{FrameQueue, Pushed, QueueLen, QueueStats, Ready, WaitConnected};
 pub use source::SourceConfig;
 #[cfg(feature = "tls")]
 pub(crate) use transport::connect_tcp;
