@@ -106,10 +106,7 @@ fn drain(queue: &FrameQueue) -> Vec<u8> {
 
 #[test]
 fn every_row_published_is_applied_and_none_skipped() {
-    let (mut p, cpu, mem) = agent(AgentConfig {
-        full_every: 10,
-        ..AgentConfig::default()
-    });
+    let (mut p, cpu, mem) = agent(AgentConfig::default().full_every(10));
     let queue = p.queue();
     queue.connected();
     for ts in 0..100 {
@@ -139,10 +136,7 @@ fn every_row_published_is_applied_and_none_skipped() {
 
 #[test]
 fn a_frame_that_cannot_be_queued_is_dropped_counted_and_seen_as_a_gap() {
-    let (mut p, cpu, mem) = agent(AgentConfig {
-        queue_frames: 10,
-        ..AgentConfig::default()
-    });
+    let (mut p, cpu, mem) = agent(AgentConfig::default().queue_frames(10));
     let queue = p.queue();
     queue.connected();
     let mut bytes = b"dendro-repl\0\x01\x00".to_vec();
@@ -258,10 +252,7 @@ fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
         .unwrap()
     };
     let addr = server.local_addr().unwrap();
-    let (mut p, cpu, mem) = agent(AgentConfig {
-        full_every: 1000,
-        ..AgentConfig::default()
-    });
+    let (mut p, cpu, mem) = agent(AgentConfig::default().full_every(1000));
     let queue = p.queue();
     let stop = Arc::new(AtomicBool::new(false));
     // Keep a handle on each connection, so the test can cut it.
@@ -411,10 +402,7 @@ fn over_a_unix_socket_every_row_arrives() {
 #[test]
 fn an_index_entry_is_stamped_no_later_than_the_rows_after_it() {
     // Rule 5: rows are read against entries at or before their timestamps.
-    let (mut p, cpu, mem) = agent(AgentConfig {
-        full_every: 3,
-        ..AgentConfig::default()
-    });
+    let (mut p, cpu, mem) = agent(AgentConfig::default().full_every(3));
     let queue = p.queue();
     queue.connected();
     for ts in 0..20 {

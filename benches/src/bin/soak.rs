@@ -256,11 +256,12 @@ fn honest(addr: SocketAddr, stop: &AtomicBool) -> (u64, u64, Duration) {
         "net/tx",
         "disk/io",
     ];
-    let mut p = AgentPublisher::new(AgentConfig {
-        full_every: 10_000,
-        queue_frames: 16_384,
-        queue_bytes: 32 << 20,
-    });
+    let mut p = AgentPublisher::new(
+        AgentConfig::default()
+            .full_every(10_000)
+            .queue_frames(16_384)
+            .queue_bytes(32 << 20),
+    );
     let mut config = SourceConfig::new().label("host", "honest");
     for s in STREAMS {
         config = config.stream(s);

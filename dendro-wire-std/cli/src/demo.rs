@@ -339,11 +339,12 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         );
     }
 
-    let mut publisher = AgentPublisher::new(AgentConfig {
-        full_every: 10_000,
-        queue_frames: 16_384,
-        queue_bytes: 32 << 20,
-    });
+    let mut publisher = AgentPublisher::new(
+        AgentConfig::default()
+            .full_every(10_000)
+            .queue_frames(16_384)
+            .queue_bytes(32 << 20),
+    );
     let mut agent = Agent::declare(&mut publisher)?;
     let queue = publisher.queue();
     let loss = Arc::new(Loss::default());
