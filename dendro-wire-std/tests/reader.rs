@@ -79,10 +79,9 @@ fn stream(frames: &[OwnedFrame]) -> Vec<u8> {
 /// Read everything, unknown frames yielded; the frames, and the error if any.
 fn read_all(r: impl Read) -> (Vec<OwnedFrame>, Option<dendro_wire_std::ReadError>) {
     let mut reader = match FrameReader::new(r) {
-        Ok(reader) => reader,
+        Ok(reader) => reader.yield_unknown(true),
         Err(e) => return (Vec::new(), Some(e)),
     };
-    reader.set_yield_unknown(true);
     let mut out = Vec::new();
     loop {
         match reader.next_frame() {

@@ -18,8 +18,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(Args { path, json }: Args) -> Result<(), Failure> {
-    let mut reader = FrameReader::new(open_input(path.as_deref())?)?;
-    reader.set_yield_unknown(true);
+    let mut reader = FrameReader::new(open_input(path.as_deref())?)?.yield_unknown(true);
     let mut out = stdout();
     let result = (|| -> Result<(), Failure> {
         loop {
