@@ -16,6 +16,10 @@
 //!   [`serve`](receive::serve) serves one connection, and (feature `tokio`) a
 //!   `receive::Server` many publishers at once, each connection bounded in
 //!   memory, time and count.
+//! - [`scan`]: every stream found in bytes that are not one clean stream
+//!   (captures concatenated or cut, a connection's raw payload), each from
+//!   its preamble, found with `memchr::memmem`, and every byte in none of
+//!   them reported.
 //!
 //! # Configurations and counts
 //!
@@ -58,6 +62,7 @@ mod owned;
 mod read_error;
 mod reader;
 pub mod receive;
+pub mod scan;
 pub mod send;
 #[cfg(feature = "serde")]
 mod serde_form;
