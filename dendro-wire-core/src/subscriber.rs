@@ -4,7 +4,7 @@
 
 use core::fmt;
 
-use heapless::index_map::FnvIndexMap;
+use heapless::Vec;
 
 use crate::frame::Frame;
 use crate::index::IndexKind;
@@ -151,9 +151,11 @@ struct SourceState {
 /// Feed it every frame in stream order with [`admit`](Self::admit); it says
 /// what to do with the frame, or which rule the frame broke. It holds, per
 /// source, the index state, whether a `Full` has arrived and the last `seq`:
-/// nothing that grows with the stream. `N` must be a power of two (the table
-/// is a heapless `FnvIndexMap`); a lower runtime limit can be set with
-/// [`with_source_limit`](Self::with_source_limit).
+/// nothing that grows with the stream. `N` is any number of sources (a
+/// device's one source is `Subscriber<1>`); a lower runtime limit can be set
+/// with [`with_source_limit`](Self::with_source_limit). The table is kept in
+/// ordinal order: a publisher's ordinals count from 0, so a source is found
+/// at its own place in one look, any other by a binary search.
 ///
 /// ```
 /// use dendro_wire_core::*;
@@ -174,7 +176,8 @@ struct SourceState {
 /// ```
 #[derive(Clone, Debug)]
 pub struct Subscriber<const N: usize> {
-    sources: FnvIndexMap<u32, SourceState, N>,
+    /// The open sources, by ordinal, in ordinal order.
+    sources: Vec<(u32, SourceState), N>,
     limit: usize,
 }
 
@@ -188,7 +191,7 @@ impl<const N: usize> Subscriber<N> {
     /// A subscriber for a new connection, allowing `N` sources.
     pub const fn new() -> Self {
         Subscriber {
-            sources: FnvIndexMap::new(),
+            sources: Vec::new(),
             limit: N,
         }
     }
@@ -220,8 +223,8 @@ impl<const N: usize> Subscriber<N> {
     /// ```
     pub fn resize<const M: usize>(&self) -> Option<Subscriber<M>> {
         let mut resized = Subscriber::<M>::new().with_source_limit(self.limit);
-        for (&source, &state) in &self.sources {
-            resized.sources.insert(source, state).ok()?;
+        for &open in &self.sources {
+            resized.sources.push(open).ok()?;
         }
         Some(resized)
     }
@@ -244,7 +247,20 @@ impl<const N: usize> Subscriber<N> {
 
     /// The index state held for a source, if it is open.
     pub fn index_state(&self, source: u32) -> Option<IndexState> {
-        self.sources.get(&source).map(|s| s.index_state)
+        self.find(source)
+            .ok()
+            .and_then(|i| self.sources.get(i))
+            .map(|(_, s)| s.index_state)
+    }
+
+    /// Where `source` is in the table, or where it would go: its own place
+    /// first, as ordinals count from 0, then a binary search.
+    #[inline]
+    fn find(&self, source: u32) -> Result<usize, usize> {
+        match self.sources.get(source as usize) {
+            Some((at, _)) if *at == source => Ok(source as usize),
+            _ => self.sources.binary_search_by_key(&source, |(s, _)| *s),
+        }
     }
 
     /// Judge one frame. On an error nothing changes.
@@ -256,10 +272,9 @@ impl<const N: usize> Subscriber<N> {
         if let Frame::Handshake(_) = frame {
             return self.open(source);
         }
-        let st = self
-            .sources
-            .get_mut(&source)
-            .ok_or(ProtocolError::UnknownSource { source, kind })?;
+        let unknown = ProtocolError::UnknownSource { source, kind };
+        let at = self.find(source).map_err(|_| unknown)?;
+        let (_, st) = self.sources.get_mut(at).ok_or(unknown)?;
         Ok(match frame {
             Frame::Index(index) => {
                 // The state hashes the complete set after the entry, so Full
@@ -277,9 +292,9 @@ impl<const N: usize> Subscriber<N> {
     }
 
     fn open(&mut self, source: u32) -> Result<Admitted, ProtocolError> {
-        if self.sources.contains_key(&source) {
+        let Err(at) = self.find(source) else {
             return Err(ProtocolError::DuplicateHandshake { source });
-        }
+        };
         if self.sources.len() >= self.limit {
             return Err(ProtocolError::TooManySources { limit: self.limit });
         }
@@ -292,8 +307,18 @@ impl<const N: usize> Subscriber<N> {
             gap_seen: false,
         };
         self.sources
-            .insert(source, fresh)
+            .push((source, fresh))
             .map_err(|_| ProtocolError::TooManySources { limit: self.limit })?;
+        // Into its place by swaps: `insert` is a `memmove`, 1.6 KB of a
+        // device's flash (the decoder's, as `cargo xtask firmware` prints
+        // it), for a move made once a source.
+        let mut i = self.sources.len().saturating_sub(1);
+        while i > at {
+            if let Some([a, b]) = self.sources.get_mut(i - 1..=i) {
+                core::mem::swap(a, b);
+            }
+            i -= 1;
+        }
         Ok(Admitted::Opened { source })
     }
 }

@@ -287,3 +287,49 @@ fn the_slot_set_hash_is_order_free_incremental_and_never_no_index() {
     emptied.remove(b"x");
     assert_eq!(emptied.state(), SlotSetHash::new().state());
 }
+
+/// A table of any size, sources in any order of ordinals: each source's
+/// state stays its own, found again, and the table holds exactly `N`.
+fn any_size<const N: usize>() {
+    let mut sub = Subscriber::<N>::new();
+    // Ordinals out of order and far apart, as another publisher may use.
+    let ordinals: Vec<u32> = [7, 0, u32::MAX, 3, 1000, 2, 1, 5, 4]
+        .into_iter()
+        .take(N)
+        .collect();
+    for (i, &source) in ordinals.iter().enumerate() {
+        assert_eq!(
+            sub.admit(&handshake(source)),
+            Ok(Admitted::Opened { source })
+        );
+        assert_eq!(sub.source_count(), i + 1);
+        // Each source's own state: the Full it was sent, told apart.
+        let state = (u64::from(source), i as u64 + 1);
+        sub.admit(&index(source, IndexKind::Full, state)).unwrap();
+    }
+    for (i, &source) in ordinals.iter().enumerate() {
+        let state = (u64::from(source), i as u64 + 1);
+        assert_eq!(sub.index_state(source), Some(state), "{N}: {source}");
+        assert_eq!(verdict(&mut sub, rows(source, 9, state)).skip, None);
+        assert_eq!(
+            sub.admit(&handshake(source)),
+            Err(ProtocolError::DuplicateHandshake { source })
+        );
+    }
+    assert_eq!(
+        sub.admit(&handshake(6)),
+        Err(ProtocolError::TooManySources { limit: N })
+    );
+    assert_eq!(sub.index_state(6), None);
+}
+
+#[test]
+fn a_subscriber_holds_any_number_of_sources_from_one() {
+    // One source is a device's natural table; no size needs to be a power
+    // of two.
+    any_size::<1>();
+    any_size::<2>();
+    any_size::<3>();
+    any_size::<5>();
+    any_size::<9>();
+}

@@ -42,26 +42,7 @@ const DECODER_STACK_LIMIT: u64 = 2 * 1024;
 
 pub(crate) fn run() -> Result<(), String> {
     let started = Instant::now();
-    let qemu = Command::new(QEMU).arg("--version").output();
-    if !qemu.is_ok_and(|o| o.status.success()) {
-        return Err(format!(
-            "{QEMU} is not installed: `apt-get install -y qemu-system-arm` (.ci/run does)"
-        ));
-    }
-    let sysroot = Command::new("rustc").args(["--print", "sysroot"]).output();
-    let sysroot = sysroot.map_or_else(
-        |_| String::new(),
-        |o| String::from_utf8_lossy(&o.stdout).trim().to_string(),
-    );
-    if !Path::new(&sysroot)
-        .join("lib/rustlib")
-        .join(TARGET)
-        .exists()
-    {
-        return Err(format!(
-            "the {TARGET} target is not installed: `rustup target add {TARGET}` (.ci/run does)"
-        ));
-    }
+    crate::setup::ensure("firmware", &[crate::setup::FIRMWARE])?;
     let tool = crate::release_tool()?;
     let source = root().join("xtask/firmware");
     let build = root().join("target/firmware-build");

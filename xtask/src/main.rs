@@ -12,6 +12,8 @@
 //!   `firmware.rs`).
 
 mod firmware;
+mod metrics;
+mod setup;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -24,6 +26,7 @@ fn main() -> ExitCode {
         Some("firmware") => firmware::run(),
         Some("bench-report") => bench_report(&args[1..]),
         Some("soak") => soak(&args[1..]),
+        Some("metrics") => release_tool().and_then(|tool| metrics::run_metrics(&tool)),
         Some("fuzz") => fuzz(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");
@@ -62,6 +65,8 @@ commands:
            encode_decode, json_identity, differential_dendro, subscriber_model
   bench-report [--quick]
            measure ours, dendro 0.6.1 and memcpy on the same bytes; print one table
+  metrics  a real Prometheus scrapes `dendro-wire listen --metrics`; its query of the
+           rows applied must equal the listener's summary (part of ci)
   soak [--quick] [--seconds S]
            dendro-wire listen under 10,000 idle connections, 1,000 clients claiming
            64 MiB frames, 5,000 sequential connections and a reconnect storm, with
@@ -169,6 +174,7 @@ fn release_tool() -> Result<PathBuf, String> {
 }
 
 fn ci() -> Result<(), String> {
+    setup::ensure("ci", &[setup::CI, setup::FIRMWARE, setup::METRICS])?;
     run(
         "cargo fmt --check",
         cargo().args(["fmt", "--all", "--check"]),
@@ -242,6 +248,7 @@ fn ci() -> Result<(), String> {
     )?;
     no_std()?;
     firmware::run()?;
+    metrics::run_metrics(&release_tool()?)?;
     // Every feature documented, as docs.rs builds it (the archive feature's
     // dependencies were built by its clippy step).
     run(

@@ -8,11 +8,11 @@ use zerocopy::FromBytes;
 use super::config::SourceDecl;
 use super::error::PublishError;
 use super::regions::{write_name, Region, Regions, StreamRec, NEVER, REC, TAIL, UNSEEN, WORD};
+use super::sizing::index_bytes;
 use super::source::{Due, Sent, Source};
 use crate::codec::{copy, LEN_BYTES};
 use crate::frame::{decode, Frame, Status};
 use crate::handshake::Handshake;
-use crate::index::{Index, IndexKind};
 use crate::index_state::{IndexState, SlotSetHash, NO_INDEX_STATE};
 use crate::kind;
 use crate::map::Map;
@@ -53,7 +53,8 @@ impl<S: Storage> Source<S> {
         }
         let index_name = decl.index_stream.unwrap_or_default();
         let index_overhead = match decl.index_stream {
-            Some(stream) => empty_index(ordinal, stream).buffer_len()?,
+            // What every entry costs beyond its blob; `sizing.rs` says it.
+            Some(stream) => index_bytes(stream.len()),
             None => 0,
         };
         if index_overhead > limit {
@@ -218,18 +219,5 @@ impl Declared {
             sent: Sent::default(),
             due: Due::default(),
         }
-    }
-}
-
-/// An `Index` frame with an empty blob: its size is what every entry of the
-/// source costs beyond its blob.
-fn empty_index(source: u32, stream: &str) -> Index<'_> {
-    Index {
-        source,
-        stream,
-        ts: 0,
-        kind: IndexKind::Full,
-        state: NO_INDEX_STATE,
-        blob: &[],
     }
 }

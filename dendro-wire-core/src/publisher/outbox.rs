@@ -52,7 +52,6 @@ use crate::storage::Storage;
 /// # Ok::<(), dendro_wire_core::PublishError>(())
 /// ```
 #[derive(Debug)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Outbox<'a> {
     buf: &'a mut [u8],
     /// The frame in the buffer: its bytes, and those taken.
@@ -124,5 +123,21 @@ impl<'a> Outbox<'a> {
     /// Frames the link has taken whole.
     pub fn frames_done(&self) -> u64 {
         self.done
+    }
+}
+
+#[cfg(feature = "defmt")]
+impl defmt::Format for Outbox<'_> {
+    /// The frame under way and how much of it the link took, not the
+    /// buffer's bytes.
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(
+            f,
+            "Outbox frame={} taken={=usize} of {=usize} done={=u64}",
+            self.frame,
+            self.taken,
+            self.len,
+            self.done
+        );
     }
 }

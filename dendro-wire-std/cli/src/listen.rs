@@ -11,6 +11,7 @@ use std::time::Duration;
 use dendro_wire_std::receive::{ConnectionInfo, Listener, Server, ServerConfig};
 use dendro_wire_std::{CountingSink, Sink, Tally};
 
+use crate::metrics::Metrics;
 use crate::progress::Progress;
 use crate::tls_args::ServerTls;
 use crate::Failure;
@@ -41,6 +42,10 @@ pub(crate) struct Args {
     #[cfg(feature = "archive")]
     #[arg(long, default_value = crate::AGENT_ENCODER)]
     encoder: String,
+    /// Serve the listener's counts at http://ADDR/metrics (Prometheus text
+    /// format) and readiness at /ready (200, then 503 once stopping).
+    #[arg(long, value_name = "HOST:PORT", value_parser = crate::host_port)]
+    metrics: Option<String>,
     /// Exit once this many connections have ended, with a summary.
     #[arg(long)]
     connections: Option<u64>,
@@ -155,12 +160,16 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let make_sink = sink_factory(archive.as_ref());
     let totals: Arc<Mutex<Totals>> = Arc::default();
     let max_connections = config.max_connections;
+    let max_memory = config.max_memory;
+    let metrics: Arc<Metrics> = Arc::default();
     let server = {
         let totals = totals.clone();
+        let metrics = metrics.clone();
         Server::start(listener, config, make_sink, move |ended, _| {
             // One line for every connection, whatever ended it; a reader of
             // stdout that went away does not stop the listener.
             let _ = writeln!(std::io::stdout().lock(), "{ended}");
+            metrics.record(&ended);
             let mut t = totals.lock().unwrap_or_else(|e| e.into_inner());
             t.connections += 1;
             t.clean += u64::from(ended.result.is_ok());
@@ -168,9 +177,21 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         })
         .map_err(|e| Failure(format!("cannot serve {listening}: {e}")))?
     };
+    let metrics_at = match &options.metrics {
+        Some(addr) => Some(crate::metrics::serve(
+            addr,
+            metrics.clone(),
+            server.watch(),
+            max_memory,
+        )?),
+        None => None,
+    };
     {
         let mut out = std::io::stdout().lock();
         writeln!(out, "listening on {listening}")?;
+        if let Some(at) = metrics_at {
+            writeln!(out, "metrics on http://{at}/metrics")?;
+        }
         out.flush()?;
     }
 
@@ -194,6 +215,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         progress.show(|| live(&server));
     }
     progress.finish();
+    metrics.stopping();
     let grace = if signalled.load(Ordering::Relaxed) {
         Duration::ZERO
     } else {

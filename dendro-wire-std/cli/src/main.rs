@@ -17,6 +17,7 @@ mod demo;
 mod dump;
 mod encode;
 mod listen;
+mod metrics;
 mod progress;
 mod replay;
 mod tls_args;

@@ -51,6 +51,24 @@ pub enum ServeError {
     Tls(std::io::Error),
 }
 
+impl ServeError {
+    /// A short name for why the connection ended, the same for every
+    /// connection that ended so (`"idle_timeout"`): a metric's label or a
+    /// summary's key, where the sentence would be too long and too varied.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ServeError::Read(_) => "read",
+            ServeError::Subscribe(..) => "subscribe",
+            ServeError::IdleTimeout { .. } => "idle_timeout",
+            ServeError::FrameTimeout { .. } => "frame_timeout",
+            ServeError::Shutdown { .. } => "shutdown",
+            ServeError::Capture(_) => "capture",
+            ServeError::NotAllowed(_) => "not_allowed",
+            ServeError::Tls(_) => "tls",
+        }
+    }
+}
+
 impl fmt::Display for ServeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -43,6 +43,7 @@ pub use serve::serve_async;
 #[cfg(feature = "tokio")]
 pub use server::{
     ConnectionInfo, Ended, Listener, LiveConnection, Peer, Server, ServerConfig, ServerStats,
+    ServerWatch, Serving,
 };
 pub use sink::{CountingSink, Sink, SinkError};
 pub use subscriber::{SinkSubscriber, SubscribeError, MAX_SOURCES_PER_CONNECTION};

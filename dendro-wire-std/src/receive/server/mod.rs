@@ -7,6 +7,7 @@
 mod accept;
 mod config;
 mod connection;
+mod on_runtime;
 mod report;
 
 use std::collections::BTreeMap;
@@ -25,6 +26,7 @@ use super::sink::Sink;
 pub use accept::Listener;
 use accept::{accept_loop, Accepting};
 pub use config::ServerConfig;
+pub use on_runtime::Serving;
 pub use report::{ConnectionInfo, Ended, LiveConnection, Peer, ServerStats};
 
 /// Everything the accept loop, the connections and the handle share.
@@ -51,6 +53,25 @@ struct Live {
 }
 
 impl Shared {
+    /// What a server starts with under `config`; its capture directory
+    /// made.
+    fn new(config: ServerConfig) -> io::Result<Arc<Shared>> {
+        if let Some(dir) = &config.record {
+            std::fs::create_dir_all(dir)?;
+        }
+        Ok(Arc::new(Shared {
+            budget: Arc::new(MemoryBudget::new(config.max_memory)),
+            config,
+            live: Mutex::default(),
+            left: Condvar::new(),
+            accepted: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+            accept_errors: AtomicU64::new(0),
+            ended: AtomicU64::new(0),
+            capture_number: AtomicU64::new(0),
+        }))
+    }
+
     fn live(&self) -> MutexGuard<'_, BTreeMap<u64, Arc<Live>>> {
         self.live.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -136,26 +157,13 @@ impl Server {
     {
         let listener = listener.into();
         let addr = listener.prepare()?;
-        if let Some(dir) = &config.record {
-            std::fs::create_dir_all(dir)?;
-        }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(config.threads.max(1))
             .thread_name("dendro-wire-server")
             .enable_all()
             .build()?;
-        let accepting = Accepting::new(listener, &runtime)?;
-        let shared = Arc::new(Shared {
-            budget: Arc::new(MemoryBudget::new(config.max_memory)),
-            config,
-            live: Mutex::default(),
-            left: Condvar::new(),
-            accepted: AtomicU64::new(0),
-            refused: AtomicU64::new(0),
-            accept_errors: AtomicU64::new(0),
-            ended: AtomicU64::new(0),
-            capture_number: AtomicU64::new(0),
-        });
+        let accepting = Accepting::new(listener, runtime.handle())?;
+        let shared = Shared::new(config)?;
         let (shutdown, stop) = watch::channel(false);
         let thread = {
             let shared = shared.clone();
@@ -179,31 +187,21 @@ impl Server {
 
     /// The connections live now, in the order they were accepted.
     pub fn live(&self) -> Vec<LiveConnection> {
-        self.shared
-            .live()
-            .iter()
-            .map(|(&id, live)| {
-                let progress = *live.progress.lock().unwrap_or_else(|e| e.into_inner());
-                LiveConnection {
-                    id,
-                    peer: live.peer.clone(),
-                    bytes: progress.bytes,
-                    tally: progress.tally,
-                }
-            })
-            .collect()
+        self.watch().live()
     }
 
     /// What the server has done so far.
     pub fn stats(&self) -> ServerStats {
-        let s = &self.shared;
-        ServerStats {
-            accepted: s.accepted.load(Ordering::Relaxed),
-            refused: s.refused.load(Ordering::Relaxed),
-            accept_errors: s.accept_errors.load(Ordering::Relaxed),
-            live: s.live_count() as u64,
-            ended: s.ended.load(Ordering::Relaxed),
-            memory_in_use: s.budget.in_use(),
+        self.watch().stats()
+    }
+
+    /// A handle on the server's counts that another thread can keep (a
+    /// metrics endpoint, say) while this one owns the server; it reads the
+    /// same counts as [`live`](Self::live) and [`stats`](Self::stats), and
+    /// after a shutdown, the last of them.
+    pub fn watch(&self) -> ServerWatch {
+        ServerWatch {
+            shared: self.shared.clone(),
         }
     }
 
@@ -237,6 +235,53 @@ impl Server {
         self.shutdown.send_replace(true);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
+        }
+    }
+}
+
+/// A running [`Server`]'s counts, readable from any thread:
+/// [`Server::watch`].
+#[derive(Clone)]
+pub struct ServerWatch {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for ServerWatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerWatch")
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerWatch {
+    /// The connections live now, in the order they were accepted.
+    pub fn live(&self) -> Vec<LiveConnection> {
+        self.shared
+            .live()
+            .iter()
+            .map(|(&id, live)| {
+                let progress = *live.progress.lock().unwrap_or_else(|e| e.into_inner());
+                LiveConnection {
+                    id,
+                    peer: live.peer.clone(),
+                    bytes: progress.bytes,
+                    tally: progress.tally,
+                }
+            })
+            .collect()
+    }
+
+    /// What the server has done so far.
+    pub fn stats(&self) -> ServerStats {
+        let s = &self.shared;
+        ServerStats {
+            accepted: s.accepted.load(Ordering::Relaxed),
+            refused: s.refused.load(Ordering::Relaxed),
+            accept_errors: s.accept_errors.load(Ordering::Relaxed),
+            live: s.live_count() as u64,
+            ended: s.ended.load(Ordering::Relaxed),
+            memory_in_use: s.budget.in_use(),
         }
     }
 }
