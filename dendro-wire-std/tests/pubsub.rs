@@ -385,9 +385,7 @@ fn over_a_unix_socket_every_row_arrives() {
     let (mut p, cpu, mem) = agent(AgentConfig::default());
     let queue = p.queue();
     let transport = publish_unix(queue.clone(), path, DrainOptions::default());
-    while queue.stats().connections == 0 {
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    assert!(queue.wait_connected(Duration::from_secs(10)));
     for ts in 0..50 {
         interval(&mut p, cpu, mem, ts);
     }

@@ -216,9 +216,11 @@ async fn a_publisher_streams_to_a_tokio_subscriber() {
         move || tokio::net::TcpStream::connect(addr),
         DrainOptions::default(),
     ));
-    while queue.stats().connections == 0 {
-        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
-    }
+    let connected = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        queue.wait_connected_async(),
+    );
+    assert!(connected.await.unwrap(), "the transport connects");
     for ts in 0..100 {
         p.observe(s, "x/y", ts, 0, &[1, 2, 3]).unwrap();
         p.end_interval();
@@ -296,9 +298,10 @@ async fn the_async_transport_retries_as_told_and_stops_when_told() {
         },
         options,
     ));
-    while queue.stats().connections == 0 {
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
+    // Two refusals first: the wait sees only the third attempt's success.
+    let connected = tokio::time::timeout(Duration::from_secs(10), queue.wait_connected_async());
+    assert!(connected.await.unwrap(), "the transport connects");
+    assert_eq!(attempts.load(Ordering::Relaxed), 3);
     stop.store(true, Ordering::Relaxed);
     let sent = tokio::time::timeout(Duration::from_secs(5), transport)
         .await
