@@ -85,6 +85,10 @@ impl Target {
     }
 }
 
+/// How long the agent waits for its first connection before it samples
+/// anyway.
+const FIRST_CONNECTION_WAIT: Duration = Duration::from_secs(5);
+
 fn wall_ns() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -225,10 +229,10 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     // The transport stops when the queue is drained, never halfway through
     // it: it has no stop flag of its own.
     let drain = DrainOptions::default();
-    let (transport, wait_for_connection) = match options.target.destination()? {
+    let transport = match options.target.destination()? {
         Destination::Tcp(connect) => {
             let addr = crate::resolve(connect)?;
-            let transport = match options.tls.client(connect)? {
+            match options.tls.client(connect)? {
                 Some((client, server_name)) => dendro_wire_std::tls::publish_tls(
                     queue.clone(),
                     addr,
@@ -237,28 +241,33 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
                     drain,
                 ),
                 None => publish_tcp(queue.clone(), addr, drain),
-            };
-            (transport, false)
+            }
         }
         #[cfg(unix)]
         Destination::Unix(path) => {
-            let transport =
-                dendro_wire_std::send::publish_unix(queue.clone(), path.to_path_buf(), drain);
-            (transport, false)
+            dendro_wire_std::send::publish_unix(queue.clone(), path.to_path_buf(), drain)
         }
-        Destination::File(path) if path.as_os_str() == "-" => (
-            publish_to_writer(queue.clone(), std::io::stdout(), drain),
-            true,
-        ),
+        Destination::File(path) if path.as_os_str() == "-" => {
+            publish_to_writer(queue.clone(), std::io::stdout(), drain)
+        }
         Destination::File(path) => {
             let file = std::fs::File::create(path)
                 .map_err(|e| Failure(format!("cannot create {}: {e}", path.display())))?;
-            (publish_to_writer(queue.clone(), file, drain), true)
+            publish_to_writer(queue.clone(), file, drain)
         }
     };
-    // A file is open at once; the first interval should not miss it.
-    while wait_for_connection && queue.stats().connections == 0 {
-        std::thread::sleep(Duration::from_millis(1));
+    // Rows observed before the transport's first connection are dropped:
+    // wait for it (a file is open at once; a collector may be starting
+    // too), but not for ever, and not past a signal.
+    let waited = Instant::now();
+    while !queue.wait_connected(Duration::from_millis(100)) && !stop.load(Ordering::Relaxed) {
+        if waited.elapsed() >= FIRST_CONNECTION_WAIT {
+            log::warn!(
+                "no connection after {FIRST_CONNECTION_WAIT:?}; sampling anyway, and rows \
+                 observed until one opens are dropped and counted"
+            );
+            break;
+        }
     }
 
     let start = Instant::now();
