@@ -85,7 +85,7 @@ pub use read_error::{Position, ReadError, ReadErrorKind};
 pub use reader::FrameReader;
 // The receiving side's everyday types.
 pub use receive::{
-    CountingSink, MemoryBudget, Sink, SinkError, SinkSubscriber, SubscribeError,
+    CountingSink, MemoryBudget, SegmentStored, Sink, SinkError, SinkSubscriber, SubscribeError,
     MAX_SOURCES_PER_CONNECTION,
 };
 // The sending side's everyday types.

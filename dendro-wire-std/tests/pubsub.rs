@@ -4,11 +4,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use dendro_wire_core::{ClockOffset, Frame, Handshake, Index, Map, Rows, Segment, SourceUpdate};
+use dendro_wire_core::{Frame, Handshake, Index, Map, Rows, Segment, SourceUpdate};
 use dendro_wire_std::receive::serve;
 use dendro_wire_std::{
-    AgentConfig, AgentPublisher, CountingSink, FrameQueue, FrameReader, Sink, SinkError,
-    SinkSubscriber, SourceConfig, SourceId, SubscribeError,
+    AgentConfig, AgentPublisher, CountingSink, FrameQueue, FrameReader, SegmentStored, Sink,
+    SinkError, SinkSubscriber, SourceConfig, SourceId, SubscribeError,
 };
 
 /// A sink that remembers every row it was given, per connection, and each
@@ -32,24 +32,18 @@ impl Sink for Recording {
         self.labels.insert(o, owned(h.labels));
         Ok(())
     }
-    fn caller_rows(&mut self, o: u32, i: &Index<'_>) -> Result<(), SinkError> {
+    fn index_entry(&mut self, o: u32, i: &Index<'_>) -> Result<(), SinkError> {
         self.index_entries
             .push((o, i.kind == dendro_wire_core::IndexKind::Full));
         Ok(())
     }
-    fn wal(&mut self, _: u32, rows: &Rows<'_>) -> Result<(), SinkError> {
+    fn rows(&mut self, _: u32, rows: &Rows<'_>) -> Result<(), SinkError> {
         for r in rows.rows {
             assert!(
                 self.rows.insert((r.stream.to_string(), r.ts)),
                 "a row twice"
             );
         }
-        Ok(())
-    }
-    fn segment(&mut self, _: u32, _: &Segment<'_>) -> Result<bool, SinkError> {
-        Ok(true)
-    }
-    fn clock_offset(&mut self, _: u32, _: &ClockOffset) -> Result<(), SinkError> {
         Ok(())
     }
     fn source_update(&mut self, o: u32, u: &SourceUpdate<'_>) -> Result<(), SinkError> {
@@ -132,6 +126,67 @@ fn every_row_published_is_applied_and_none_skipped() {
     assert_eq!(fulls, 10, "{:?}", sink.index_entries);
 
     assert!(sink.index_entries.iter().any(|e| !e.1), "Deltas were sent");
+}
+
+/// A sink of one method, and one that also keeps segments by stream.
+#[derive(Default)]
+struct RowsOnly(u64);
+
+impl Sink for RowsOnly {
+    fn rows(&mut self, _: u32, rows: &Rows<'_>) -> Result<(), SinkError> {
+        self.0 += rows.rows.len() as u64;
+        Ok(())
+    }
+}
+
+#[derive(Default)]
+struct SegmentsByStream(BTreeSet<String>);
+
+impl Sink for SegmentsByStream {
+    fn rows(&mut self, _: u32, _: &Rows<'_>) -> Result<(), SinkError> {
+        Ok(())
+    }
+    fn segment(&mut self, _: u32, s: &Segment<'_>) -> Result<SegmentStored, SinkError> {
+        Ok(if self.0.insert(s.stream.to_string()) {
+            SegmentStored::Added
+        } else {
+            SegmentStored::AlreadyHeld
+        })
+    }
+}
+
+#[test]
+fn a_sink_of_one_method_gets_every_row_and_a_segment_held_is_counted() {
+    let (mut p, cpu, mem) = agent(AgentConfig::default());
+    let queue = p.queue();
+    queue.connected();
+    for ts in 0..20 {
+        interval(&mut p, cpu, mem, ts);
+    }
+    for stream in ["cpu/usage", "cpu/irq", "cpu/usage"] {
+        let segment = Segment {
+            source: 0,
+            stream,
+            rows: 1,
+            first_ts: 0,
+            last_ts: 0,
+            bytes: b"PAR1",
+            caller_index: None,
+        };
+        p.segment(&segment).unwrap();
+    }
+    let bytes = drain(&queue);
+
+    let mut sub = SinkSubscriber::new(RowsOnly::default());
+    serve(&bytes[..], &mut sub).unwrap();
+    assert_eq!(sub.sink().0, 60);
+    assert_eq!(sub.tally().rows_applied, 60);
+    // The default segment method takes every segment.
+    assert_eq!((sub.tally().segments, sub.segments_held()), (3, 0));
+
+    let mut sub = SinkSubscriber::new(SegmentsByStream::default());
+    serve(&bytes[..], &mut sub).unwrap();
+    assert_eq!((sub.tally().segments, sub.segments_held()), (3, 1));
 }
 
 #[test]

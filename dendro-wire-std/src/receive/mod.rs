@@ -45,5 +45,5 @@ pub use server::{
     ConnectionInfo, Ended, Listener, LiveConnection, Peer, Server, ServerConfig, ServerStats,
     ServerWatch, Serving,
 };
-pub use sink::{CountingSink, Sink, SinkError};
+pub use sink::{CountingSink, SegmentStored, Sink, SinkError};
 pub use subscriber::{SinkSubscriber, SubscribeError, MAX_SOURCES_PER_CONNECTION};
