@@ -41,6 +41,10 @@ pub(crate) struct Args {
     /// Stop after this many intervals.
     #[arg(long)]
     intervals: Option<u64>,
+    /// Write the stream to standard output (`-o -`) even when it is a
+    /// terminal.
+    #[arg(long)]
+    force: bool,
 }
 
 /// Where to publish: exactly one.
@@ -248,7 +252,8 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
             dendro_wire_std::send::publish_unix(queue.clone(), path.to_path_buf(), drain)
         }
         Destination::File(path) if path.as_os_str() == "-" => {
-            publish_to_writer(queue.clone(), std::io::stdout(), drain)
+            let out = crate::terminal::binary_stdout(options.force)?;
+            publish_to_writer(queue.clone(), out, drain)
         }
         Destination::File(path) => {
             let file = std::fs::File::create(path)

@@ -20,6 +20,7 @@ mod listen;
 mod metrics;
 mod progress;
 mod replay;
+mod terminal;
 mod tls_args;
 
 #[derive(Parser)]
