@@ -41,6 +41,12 @@ pub(crate) struct Args {
     /// Stop after this many intervals.
     #[arg(long)]
     intervals: Option<u64>,
+    /// A label for every source, `KEY=VALUE`; repeatable. Each source is
+    /// labelled `host` (this machine's hostname unless given here) and
+    /// `source` (`cpu`, `memory`, `network`); two agents on one host are two
+    /// sources each only if a label tells them apart (`--label agent=b`).
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = parse_label)]
+    labels: Vec<(String, String)>,
     /// Write the stream to standard output (`-o -`) even when it is a
     /// terminal.
     #[arg(long)]
@@ -93,6 +99,21 @@ impl Target {
 /// anyway.
 const FIRST_CONNECTION_WAIT: Duration = Duration::from_secs(5);
 
+/// `KEY=VALUE`, the key not empty and not `source` (which names each of
+/// the agent's sources).
+fn parse_label(s: &str) -> Result<(String, String), String> {
+    let (key, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("{s:?} is not KEY=VALUE"))?;
+    match key {
+        "" => Err(format!("{s:?} has no key before the =")),
+        "source" => Err(
+            "the source label is the agent's own: cpu, memory and network name its sources".into(),
+        ),
+        key => Ok((key.to_string(), value.to_string())),
+    }
+}
+
 fn wall_ns() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -131,13 +152,20 @@ fn interfaces(dev: &str) -> impl Iterator<Item = (&str, &str)> {
         .filter_map(|line| line.split_once(':').map(|(n, c)| (n.trim(), c)))
 }
 
-fn declare(p: &mut AgentPublisher, anchor: i64) -> Result<Sources, Failure> {
+fn declare(
+    p: &mut AgentPublisher,
+    anchor: i64,
+    extra: &[(String, String)],
+) -> Result<Sources, Failure> {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .unwrap_or_else(|_| "unknown".into());
+    let mut labels = BTreeMap::from([("host".to_string(), host)]);
+    labels.extend(extra.iter().cloned());
     let source = |name: &str| {
-        SourceConfig::new()
-            .label("host", host.clone())
+        let mut config = SourceConfig::new();
+        config.labels = labels.clone();
+        config
             .label("source", name)
             .metadata("encoder", crate::AGENT_ENCODER)
             .clock_anchor(anchor)
@@ -221,7 +249,7 @@ fn sample(p: &mut AgentPublisher, s: &mut Sources, ts: i64) -> Result<(), Failur
 pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let mut publisher = AgentPublisher::new(AgentConfig::default());
     let anchor = wall_ns();
-    let mut sources = declare(&mut publisher, anchor)?;
+    let mut sources = declare(&mut publisher, anchor, &options.labels)?;
     let queue = publisher.queue();
     // SIGINT and SIGTERM end the agent after the interval in hand, with
     // what it delivered said, as at the end of its intervals.
