@@ -2,26 +2,34 @@
 //! a collector would (the library's `SinkSubscriber`, into a sink that only
 //! counts), and summarize.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use dendro_wire_std::{CountingSink, FrameReader, Position, SinkSubscriber, Tally};
 use serde::Serialize;
 
-use crate::{open_input, stdout, Failure};
+use crate::inputs::{each_input, prefix, Report};
+use crate::Failure;
 
 #[derive(clap::Args)]
 pub(crate) struct Args {
-    /// The stream to read; `-` or nothing for standard input.
-    path: Option<PathBuf>,
+    /// The streams to read, each checked and reported in turn; `-` or
+    /// nothing for standard input.
+    paths: Vec<PathBuf>,
     /// One JSON object instead of a table, and an error as one too.
     #[arg(long)]
     json: bool,
+    /// Fail (exit 1) on a stream that keeps every rule but lost frames
+    /// (gaps), skipped rows, or went back in seq.
+    #[arg(long)]
+    strict: bool,
 }
 
 /// A stream that broke a rule, as `--json` reports it: what, and where.
 #[derive(Serialize)]
-struct Broken {
+struct Broken<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<&'a str>,
     error: String,
     /// The frame, from 1; 0 for the preamble; absent if unknown.
     frame: Option<u64>,
@@ -29,15 +37,31 @@ struct Broken {
     offset: Option<u64>,
 }
 
-pub(crate) fn run(Args { path, json }: Args) -> Result<(), Failure> {
-    let checked = check(open_input(path.as_deref())?);
-    let mut out = stdout();
-    // `--json` prints the tally's keys, in its order.
-    let tally = match checked {
+/// A stream's counts as `--json` reports them, with the input's path when
+/// there are several.
+#[derive(Serialize)]
+struct Checked<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<&'a str>,
+    #[serde(flatten)]
+    tally: Tally,
+}
+
+pub(crate) fn run(args: Args) -> Result<(), Failure> {
+    each_input("check", &args.paths, |label, input| {
+        one(&args, label, input)
+    })
+}
+
+/// Check `input` as one stream.
+fn one(args: &Args, label: Option<&str>, input: Box<dyn Read>) -> Result<(), Failure> {
+    let mut out = Report::new();
+    let tally = match check(input) {
         Ok(tally) => tally,
         Err((message, at)) => {
-            if json {
+            if args.json {
                 let broken = Broken {
+                    path: label,
                     error: message.clone(),
                     frame: at.map(|at| at.frame),
                     offset: at.map(|at| at.offset),
@@ -49,20 +73,39 @@ pub(crate) fn run(Args { path, json }: Args) -> Result<(), Failure> {
             return Err(Failure(message));
         }
     };
-    if json {
-        serde_json::to_writer(&mut out, &tally)?;
+    if args.json {
+        let checked = Checked { path: label, tally };
+        serde_json::to_writer(&mut out, &checked)?;
         writeln!(out)?;
     } else {
-        for (key, value) in Tally::NAMES.iter().zip(tally.counts()) {
-            writeln!(out, "{key:<16} {value}")?;
-        }
+        table(&mut out, &prefix(label), "", &tally)?;
     }
     out.flush()?;
+    strict(args, &tally)
+}
+
+/// The counts, one `key value` line each.
+fn table(out: &mut impl Write, prefix: &str, indent: &str, tally: &Tally) -> std::io::Result<()> {
+    for (key, value) in Tally::NAMES.iter().zip(tally.counts()) {
+        writeln!(out, "{prefix}{indent}{key:<16} {value}")?;
+    }
     Ok(())
 }
 
+/// Under `--strict`, a stream that lost frames, skipped rows or went back
+/// in seq fails, saying which.
+fn strict(args: &Args, t: &Tally) -> Result<(), Failure> {
+    if !args.strict || (t.gaps == 0 && t.rows_skipped == 0 && t.seq_regressions == 0) {
+        return Ok(());
+    }
+    Err(Failure(format!(
+        "--strict: {} gap(s) ({} frame(s) lost), {} row(s) skipped, {} seq regression(s)",
+        t.gaps, t.frames_lost, t.rows_skipped, t.seq_regressions
+    )))
+}
+
 /// The subscriber's rules over the whole stream; what broke and where.
-fn check(input: impl std::io::Read) -> Result<Tally, (String, Option<Position>)> {
+fn check(input: impl Read) -> Result<Tally, (String, Option<Position>)> {
     let read = |e: dendro_wire_std::ReadError| (e.to_string(), e.position());
     let mut reader = FrameReader::new(input).map_err(read)?;
     let mut subscriber = SinkSubscriber::new(CountingSink::default());

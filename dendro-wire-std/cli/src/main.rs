@@ -16,6 +16,7 @@ mod check;
 mod demo;
 mod dump;
 mod encode;
+mod inputs;
 mod listen;
 mod metrics;
 mod progress;

@@ -200,7 +200,7 @@ fn usage_errors_exit_2_and_every_command_has_help() {
         &[][..],
         &["frob"],
         &["dump", "--frob"],
-        &["check", "a", "b"],
+        &["encode", "a", "b"],
     ] {
         let out = TOOL.run(args, b"");
         assert_eq!(out.status.code(), Some(2), "{args:?}");
