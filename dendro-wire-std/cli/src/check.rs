@@ -1,10 +1,11 @@
 //! `dendro-wire check`: read a stream, apply the subscriber's rules to it as
 //! a collector would (the library's `SinkSubscriber`, into a sink that only
-//! counts), and summarize.
+//! counts), and summarize; with `--scan`, every stream found in the input.
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
+use dendro_wire_std::scan::{Found, Scanner};
 use dendro_wire_std::{CountingSink, FrameReader, Position, SinkSubscriber, Tally};
 use serde::Serialize;
 
@@ -20,9 +21,14 @@ pub(crate) struct Args {
     #[arg(long)]
     json: bool,
     /// Fail (exit 1) on a stream that keeps every rule but lost frames
-    /// (gaps), skipped rows, or went back in seq.
+    /// (gaps), skipped rows, or went back in seq; with `--scan`, also on
+    /// bytes in no stream.
     #[arg(long)]
     strict: bool,
+    /// Find every stream in the input by its preamble (captures cut or
+    /// concatenated, a connection's raw bytes) and check each.
+    #[arg(long)]
+    scan: bool,
 }
 
 /// A stream that broke a rule, as `--json` reports it: what, and where.
@@ -38,18 +44,26 @@ struct Broken<'a> {
 }
 
 /// A stream's counts as `--json` reports them, with the input's path when
-/// there are several.
+/// there are several, and where a scanned stream was found.
 #[derive(Serialize)]
 struct Checked<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     path: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
     #[serde(flatten)]
     tally: Tally,
 }
 
 pub(crate) fn run(args: Args) -> Result<(), Failure> {
     each_input("check", &args.paths, |label, input| {
-        one(&args, label, input)
+        if args.scan {
+            scan(&args, label, input)
+        } else {
+            one(&args, label, input)
+        }
     })
 }
 
@@ -74,7 +88,12 @@ fn one(args: &Args, label: Option<&str>, input: Box<dyn Read>) -> Result<(), Fai
         }
     };
     if args.json {
-        let checked = Checked { path: label, tally };
+        let checked = Checked {
+            path: label,
+            stream: None,
+            error: None,
+            tally,
+        };
         serde_json::to_writer(&mut out, &checked)?;
         writeln!(out)?;
     } else {
@@ -120,4 +139,80 @@ fn check(input: impl Read) -> Result<Tally, (String, Option<Position>)> {
     tally.frames = reader.frames();
     tally.unknown_skipped = reader.unknown();
     Ok(tally)
+}
+
+/// Check every stream found in `input`, each under its own subscriber (a
+/// new connection's rules), and say where each was and what lay between.
+fn scan(args: &Args, label: Option<&str>, input: Box<dyn Read>) -> Result<(), Failure> {
+    let mut out = Report::new();
+    let prefix = prefix(label);
+    let mut scanner = Scanner::new(input);
+    let mut subscriber = SinkSubscriber::new(CountingSink::default());
+    // The subscriber's refusal of the stream being read, if any.
+    let mut refused: Option<String> = None;
+    let (mut streams, mut broken, mut unread) = (0u64, 0u64, 0u64);
+    let mut failures = Vec::new();
+    while let Some(found) = scanner.next()? {
+        match found {
+            Found::Stream { .. } => {
+                subscriber = SinkSubscriber::new(CountingSink::default());
+                refused = None;
+                streams += 1;
+            }
+            Found::Frame(frame, at) => {
+                if let Err(e) = subscriber.apply(&frame) {
+                    refused = Some(format!("{at}: {e}"));
+                    scanner.end_stream(None);
+                }
+            }
+            Found::Unread { offset, len } => {
+                unread += len;
+                if args.json {
+                    let line = serde_json::json!({ "path": label, "unread": offset, "len": len });
+                    writeln!(out, "{line}")?;
+                } else {
+                    writeln!(out, "{prefix}unread {len} byte(s) at byte {offset}")?;
+                }
+            }
+            Found::End(end) => {
+                let mut tally = subscriber.tally();
+                tally.frames = end.frames;
+                tally.unknown_skipped = end.unknown;
+                let error = end.error.map(|e| e.to_string()).or(refused.take());
+                broken += u64::from(error.is_some());
+                if args.json {
+                    let checked = Checked {
+                        path: label,
+                        stream: Some(end.offset),
+                        error: error.as_deref(),
+                        tally,
+                    };
+                    serde_json::to_writer(&mut out, &checked)?;
+                    writeln!(out)?;
+                } else {
+                    let how = error.as_deref().unwrap_or("clean");
+                    let (at, len) = (end.offset, end.len);
+                    writeln!(out, "{prefix}stream at byte {at} ({len} bytes): {how}")?;
+                    table(&mut out, &prefix, "  ", &tally)?;
+                }
+                if let Err(Failure(why)) = strict(args, &tally) {
+                    failures.push(format!("the stream at byte {}: {why}", end.offset));
+                }
+            }
+        }
+    }
+    out.flush()?;
+    if broken > 0 {
+        return Err(Failure(format!(
+            "{broken} of {streams} stream(s) found broke a rule"
+        )));
+    }
+    if args.strict && unread > 0 {
+        failures.push(format!("--strict: {unread} byte(s) in no stream"));
+    }
+    match failures.is_empty() {
+        true if streams == 0 => Err(Failure("no stream found: no preamble in the input".into())),
+        true => Ok(()),
+        false => Err(Failure(failures.join("; "))),
+    }
 }

@@ -1,8 +1,10 @@
-//! `dendro-wire dump`: one line per frame, for a person or as JSON Lines.
+//! `dendro-wire dump`: one line per frame, for a person or as JSON Lines;
+//! with `--scan`, every stream found in the input.
 
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 
+use dendro_wire_std::scan::{Found, Scanner};
 use dendro_wire_std::{Frame, FrameReader, OwnedFrame};
 
 use crate::inputs::{each_input, prefix};
@@ -17,6 +19,11 @@ pub(crate) struct Args {
     /// per frame; with several paths each line has a `path` key too.
     #[arg(long)]
     json: bool,
+    /// Find every stream in the input by its preamble (captures cut or
+    /// concatenated, a connection's raw bytes) and print each, with where
+    /// it starts and ends and the bytes in none.
+    #[arg(long)]
+    scan: bool,
 }
 
 /// Where the lines go: labelled, in the form asked for.
@@ -45,6 +52,19 @@ impl Lines<'_> {
         }
         self.out.write_all(b"\n")
     }
+
+    /// A line of `--scan`'s own: `text` for a person, `json` (with the
+    /// path) for a program.
+    fn note(&mut self, text: std::fmt::Arguments<'_>, json: serde_json::Value) -> io::Result<()> {
+        if !self.json {
+            return writeln!(self.out, "{}{text}", self.prefix);
+        }
+        let mut json = json;
+        if let (Some(path), Some(map)) = (self.label, json.as_object_mut()) {
+            map.insert("path".into(), path.into());
+        }
+        writeln!(self.out, "{json}")
+    }
 }
 
 pub(crate) fn run(args: Args) -> Result<(), Failure> {
@@ -55,7 +75,11 @@ pub(crate) fn run(args: Args) -> Result<(), Failure> {
             label,
             prefix: prefix(label),
         };
-        let result = one(&mut lines, input);
+        let result = if args.scan {
+            scan(&mut lines, input)
+        } else {
+            one(&mut lines, input)
+        };
         // The frames before an error are out before it is said; a reader
         // that went away (`| head`) ends the command quietly.
         match (result, lines.out.flush()) {
@@ -97,4 +121,50 @@ fn one(lines: &mut Lines<'_>, input: Box<dyn Read>) -> Result<(), Ended> {
         lines.frame(at.frame, &frame)?;
     }
     Ok(())
+}
+
+/// Print every stream found in `input`, and the bytes in none.
+fn scan(lines: &mut Lines<'_>, input: Box<dyn Read>) -> Result<(), Ended> {
+    let mut scanner = Scanner::new(input).yield_unknown(true);
+    let (mut streams, mut broken) = (0u64, 0u64);
+    while let Some(found) = scanner.next()? {
+        match found {
+            Found::Unread { offset, len } => lines.note(
+                format_args!("unread {len} byte(s) at byte {offset}"),
+                serde_json::json!({ "scan": "unread", "offset": offset, "len": len }),
+            )?,
+            Found::Stream { offset } => {
+                streams += 1;
+                lines.note(
+                    format_args!("stream at byte {offset}"),
+                    serde_json::json!({ "scan": "stream", "offset": offset }),
+                )?;
+            }
+            Found::Frame(frame, at) => lines.frame(at.frame, &frame)?,
+            Found::End(end) => {
+                let error = end.error.as_ref().map(ToString::to_string);
+                broken += u64::from(error.is_some());
+                let (offset, len, frames) = (end.offset, end.len, end.frames);
+                lines.note(
+                    format_args!(
+                        "end of the stream at byte {offset}: {len} bytes, {frames} frame(s), {}",
+                        error.as_deref().unwrap_or("clean")
+                    ),
+                    serde_json::json!({
+                        "scan": "end", "offset": offset, "len": len, "frames": frames,
+                        "error": error,
+                    }),
+                )?;
+            }
+        }
+    }
+    match (streams, broken) {
+        (0, _) => Err(Ended::Failed(Failure(
+            "no stream found: no preamble in the input".into(),
+        ))),
+        (_, 0) => Ok(()),
+        (n, broken) => Err(Ended::Failed(Failure(format!(
+            "{broken} of {n} stream(s) found broke a rule"
+        )))),
+    }
 }

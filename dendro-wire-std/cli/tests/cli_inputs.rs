@@ -1,5 +1,6 @@
 //! The tool's habits for scripts: several inputs each labelled with the
-//! worst exit code, `check --strict`, no binary to a terminal, a hint when a stream is read from one,
+//! worst exit code, `check --strict`, `--scan` over bytes that are not one
+//! stream, no binary to a terminal, a hint when a stream is read from one,
 //! and the agent's labels.
 
 use std::path::Path;
@@ -141,6 +142,82 @@ fn dump_of_several_paths_labels_every_line() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         assert_eq!(v["path"], s(&good), "{line}");
     }
+}
+
+#[test]
+fn scan_finds_each_stream_in_a_blob_and_reports_the_bytes_between() {
+    let one = sample();
+    let n = one.len();
+    // Junk, two captures back to back, a capture cut after its first
+    // frame's first bytes, then junk again.
+    let blob = [&b"junk"[..], &one, &one, &one[..50], b"tail"].concat();
+
+    let out = TOOL.run(["check", "--scan"], &blob);
+    assert_eq!(out.status.code(), Some(1), "the cut stream broke");
+    let heads: Vec<String> = stdout(&out)
+        .lines()
+        .filter(|l| !l.starts_with("  "))
+        .map(String::from)
+        .collect();
+    let cut_at = 4 + 2 * n;
+    assert_eq!(heads[0], "unread 4 byte(s) at byte 0");
+    assert_eq!(heads[1], format!("stream at byte 4 ({n} bytes): clean"));
+    assert_eq!(
+        heads[2],
+        format!("stream at byte {} ({n} bytes): clean", 4 + n)
+    );
+    assert!(
+        heads[3].starts_with(&format!("stream at byte {cut_at} (14 bytes): frame 1 ")),
+        "{heads:?}"
+    );
+    assert_eq!(
+        heads[4],
+        format!("unread 40 byte(s) at byte {}", cut_at + 14)
+    );
+    assert_eq!(heads.len(), 5, "{heads:?}");
+    assert!(stderr(&out).contains("1 of 3 stream(s) found broke a rule"));
+
+    // dump --scan: every frame of both whole streams, between the marks.
+    let out = TOOL.run(["dump", "--scan", "--json"], &blob);
+    assert_eq!(out.status.code(), Some(1));
+    let lines: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let frames = lines.iter().filter(|v| v.get("frame").is_some()).count();
+    assert_eq!(frames, 26);
+    let ends: Vec<_> = lines.iter().filter(|v| v["scan"] == "end").collect();
+    assert_eq!(ends.len(), 3);
+    assert_eq!(
+        (ends[0]["offset"].clone(), ends[0]["frames"].clone()),
+        (4.into(), 13.into())
+    );
+    assert!(ends[1]["error"].is_null());
+    assert!(ends[2]["error"].is_string());
+
+    // Nothing but junk is no stream at all.
+    let out = TOOL.run(["check", "--scan"], b"no stream here");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), "unread 14 byte(s) at byte 0\n");
+    assert!(stderr(&out).contains("no stream found"), "{}", stderr(&out));
+
+    // Two clean captures back to back pass, --strict too; junk fails
+    // --strict only.
+    let two = [&one[..], &one].concat();
+    let out = TOOL.run(["check", "--scan"], &two);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let junk = [&b"junk"[..], &two].concat();
+    let out = TOOL.run(["check", "--scan"], &junk);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = TOOL.run(["check", "--scan", "--strict"], &two);
+    assert_eq!(out.status.code(), Some(1), "the sample has a gap");
+    let out = TOOL.run(["check", "--scan", "--strict"], &junk);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("--strict: 4 byte(s) in no stream"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
