@@ -269,10 +269,8 @@ fn honest(addr: SocketAddr, stop: &AtomicBool) -> (u64, u64, Duration) {
     let source = p.add_source(config).expect("a source");
     let queue = p.queue();
     let transport = publish_tcp(queue.clone(), addr, DrainOptions::default());
-    assert!(
-        queue.wait_connected(Duration::from_secs(10)),
-        "the honest agent cannot connect"
-    );
+    let connected = queue.wait_connected(Duration::from_secs(10));
+    assert!(connected, "the honest agent cannot connect");
     let started = Instant::now();
     let mut row = [0u8; 32];
     let mut n = 0u64;
