@@ -6,13 +6,17 @@
 //!   denied.
 //! - `cargo xtask no-std`: prove dendro-wire-core builds with neither std nor
 //!   alloc (see `xtask/no-std-check`).
-//! - `cargo xtask firmware`: build the Cortex-M3 agent and decoder in
-//!   `xtask/firmware`, run them under QEMU, check what they wrote and
+//! - `cargo xtask firmware`: build the agent, the decoder and a plain
+//!   source in `xtask/firmware` for three families and the network agent
+//!   for the Cortex-M3, run them under QEMU (the network agent into a live
+//!   collector in a namespace of its own), check what they wrote and
 //!   counted with `dendro-wire check`, and print their footprint (see
-//!   `firmware.rs`).
+//!   `firmware.rs`, `net.rs`, `footprint.rs`).
 
 mod firmware;
+mod footprint;
 mod metrics;
+mod net;
 mod setup;
 
 use std::path::{Path, PathBuf};
@@ -54,11 +58,14 @@ commands:
   ci       formatting, clippy (-D warnings), all tests (the archive feature's too),
            no-std, firmware, rustdoc (-D warnings)
   no-std   build a no_std, no_main program over dendro-wire-core with no allocator
-  firmware build the Cortex-M3 agent and decoder (xtask/firmware), run them under
-           qemu-system-arm (lm3s6965evb), check the agent's streams (written to
-           target/firmware/connection-N.dwr) and the decoder's counts with
-           dendro-wire check, apply the streams with dendro's Subscriber, and
-           print each program's flash, static RAM and peak stack
+  firmware build the agent, decoder and plain (xtask/firmware) for thumbv7m, thumbv6m and
+           riscv32imc and run them under QEMU (lm3s6965evb, microbit, sifive_e),
+           check the agent's streams (target/firmware/<target>/connection-N.dwr)
+           and the decoder's counts with dendro-wire check, apply the streams
+           with dendro's Subscriber; run the network agent over TCP into a live
+           dendro-wire listen in a network namespace, shaped and restarted
+           (target/firmware/net/); count observe's instructions per row
+           (-icount); print every program's footprint
   fuzz --target NAME [--seconds N]
            run one fuzz target coverage-guided (bolero's libFuzzer engine, nightly)
            for N seconds (default 60); targets: decode_arbitrary, reader_chunks,

@@ -22,6 +22,12 @@ pub(crate) enum Need {
         program: &'static str,
         package: &'static str,
     },
+    /// A device file the kernel and the container provide: nothing here
+    /// can install it.
+    Device {
+        path: &'static str,
+        what: &'static str,
+    },
 }
 
 /// Stands for the `rust-version` in the workspace's Cargo.toml.
@@ -39,12 +45,31 @@ pub(crate) const CI: &[Need] = &[
     Toolchain("nightly"),
 ];
 
-/// `cargo xtask firmware` on its own.
+/// `cargo xtask firmware` on its own: three targets, QEMU for Arm and
+/// RISC-V, and for the network run `ip` and `tc` and the TUN device.
 pub(crate) const FIRMWARE: &[Need] = &[
     Target("thumbv7m-none-eabi"),
+    Target("thumbv6m-none-eabi"),
+    Target("riscv32imc-unknown-none-elf"),
     Apt {
         program: "qemu-system-arm",
         package: "qemu-system-arm",
+    },
+    Apt {
+        program: "qemu-system-riscv32",
+        package: "qemu-system-misc",
+    },
+    Apt {
+        program: "ip",
+        package: "iproute2",
+    },
+    Apt {
+        program: "tc",
+        package: "iproute2",
+    },
+    Device {
+        path: "/dev/net/tun",
+        what: "the network run's TAP device (a kernel with TUN/TAP, the device in this container)",
     },
 ];
 
@@ -71,6 +96,7 @@ impl Need {
                 .output()
                 .is_ok_and(|o| o.status.success()),
             Apt { program, .. } => on_path(program),
+            Device { path, .. } => Path::new(path).exists(),
         }
     }
 
@@ -84,6 +110,7 @@ impl Need {
                 toolchain(t)
             )),
             Apt { package, .. } => Some(format!("apt-get install -y {package}")),
+            Device { .. } => None,
         }
     }
 
@@ -93,6 +120,7 @@ impl Need {
             Component(c) => format!("the {c} component"),
             Toolchain(t) => format!("the {} toolchain", toolchain(t)),
             Apt { program, .. } => program.to_string(),
+            Device { path, what } => format!("{path}, {what}"),
         }
     }
 }
@@ -108,6 +136,9 @@ pub(crate) fn ensure(step: &str, needs: &[&[Need]]) -> Result<(), String> {
         .collect();
     if missing.is_empty() {
         return Ok(());
+    }
+    if let Some(n) = missing.iter().find(|n| matches!(n, Device { .. })) {
+        return Err(format!("{step} needs {}, which is missing", n.what()));
     }
     let root = is_root();
     let mut left = Vec::new();

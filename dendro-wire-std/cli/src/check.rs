@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use dendro_wire_std::scan::{Found, Scanner};
-use dendro_wire_std::{CountingSink, FrameReader, Position, SinkSubscriber, Tally};
+use dendro_wire_std::{CountingSink, FrameReader, Position, ReadErrorKind, SinkSubscriber, Tally};
 use serde::Serialize;
 
 use crate::inputs::{each_input, prefix, Report};
@@ -29,6 +29,12 @@ pub(crate) struct Args {
     /// concatenated, a connection's raw bytes) and check each.
     #[arg(long)]
     scan: bool,
+    /// A stream that ends inside a frame (the capture of a connection cut
+    /// off) is checked up to that frame, not refused: the bytes of the cut
+    /// frame are reported as `cut_bytes`. A cut preamble is still an error.
+    /// (`--scan` reports a cut stream as one that broke, with where.)
+    #[arg(long, conflicts_with = "scan")]
+    cut_ok: bool,
 }
 
 /// A stream that broke a rule, as `--json` reports it: what, and where.
@@ -55,6 +61,10 @@ struct Checked<'a> {
     error: Option<&'a str>,
     #[serde(flatten)]
     tally: Tally,
+    /// Under `--cut-ok`, the bytes of a frame the stream ended inside (0 if
+    /// it ended at a frame boundary).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cut_bytes: Option<u64>,
 }
 
 pub(crate) fn run(args: Args) -> Result<(), Failure> {
@@ -70,8 +80,8 @@ pub(crate) fn run(args: Args) -> Result<(), Failure> {
 /// Check `input` as one stream.
 fn one(args: &Args, label: Option<&str>, input: Box<dyn Read>) -> Result<(), Failure> {
     let mut out = Report::new();
-    let tally = match check(input) {
-        Ok(tally) => tally,
+    let (tally, cut_bytes) = match check(input, args.cut_ok) {
+        Ok(checked) => checked,
         Err((message, at)) => {
             if args.json {
                 let broken = Broken {
@@ -93,11 +103,16 @@ fn one(args: &Args, label: Option<&str>, input: Box<dyn Read>) -> Result<(), Fai
             stream: None,
             error: None,
             tally,
+            cut_bytes: args.cut_ok.then_some(cut_bytes),
         };
         serde_json::to_writer(&mut out, &checked)?;
         writeln!(out)?;
     } else {
-        table(&mut out, &prefix(label), "", &tally)?;
+        let prefix = prefix(label);
+        table(&mut out, &prefix, "", &tally)?;
+        if args.cut_ok {
+            writeln!(out, "{prefix}{:<16} {cut_bytes}", "cut_bytes")?;
+        }
     }
     out.flush()?;
     strict(args, &tally)
@@ -123,12 +138,26 @@ fn strict(args: &Args, t: &Tally) -> Result<(), Failure> {
     )))
 }
 
-/// The subscriber's rules over the whole stream; what broke and where.
-fn check(input: impl Read) -> Result<Tally, (String, Option<Position>)> {
+/// The subscriber's rules over the whole stream, and the bytes of a frame
+/// it ended inside if `cut_ok`; what broke and where.
+fn check(input: impl Read, cut_ok: bool) -> Result<(Tally, u64), (String, Option<Position>)> {
     let read = |e: dendro_wire_std::ReadError| (e.to_string(), e.position());
     let mut reader = FrameReader::new(input).map_err(read)?;
     let mut subscriber = SinkSubscriber::new(CountingSink::default());
-    while let Some((frame, at)) = reader.next_frame_at().map_err(read)? {
+    let mut cut_bytes = 0;
+    loop {
+        let (frame, at) = match reader.next_frame_at() {
+            Ok(Some(next)) => next,
+            Ok(None) => break,
+            Err(e) => match (e.kind(), e.position()) {
+                // Frame 0 is the preamble: a stream cut there is no stream.
+                (ReadErrorKind::Truncated { have, .. }, Some(at)) if cut_ok && at.frame > 0 => {
+                    cut_bytes = *have as u64;
+                    break;
+                }
+                _ => return Err(read(e)),
+            },
+        };
         subscriber
             .apply(&frame)
             .map_err(|e| (format!("{at}: {e}"), Some(at)))?;
@@ -138,7 +167,7 @@ fn check(input: impl Read) -> Result<Tally, (String, Option<Position>)> {
     // counts every frame.
     tally.frames = reader.frames();
     tally.unknown_skipped = reader.unknown();
-    Ok(tally)
+    Ok((tally, cut_bytes))
 }
 
 /// Check every stream found in `input`, each under its own subscriber (a
@@ -186,6 +215,7 @@ fn scan(args: &Args, label: Option<&str>, input: Box<dyn Read>) -> Result<(), Fa
                         stream: Some(end.offset),
                         error: error.as_deref(),
                         tally,
+                        cut_bytes: None,
                     };
                     serde_json::to_writer(&mut out, &checked)?;
                     writeln!(out)?;

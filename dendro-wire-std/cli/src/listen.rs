@@ -37,6 +37,11 @@ pub(crate) struct Args {
     #[cfg(feature = "archive")]
     #[arg(long)]
     archive: Option<PathBuf>,
+    /// Without the feature, the flag is answered with the feature's name.
+    #[cfg(not(feature = "archive"))]
+    #[arg(long, hide = true, value_parser = crate::archive_not_built)]
+    #[allow(dead_code)]
+    archive: Option<PathBuf>,
     /// The encoder the archive stores rows for; a source declaring another
     /// is refused.
     #[cfg(feature = "archive")]

@@ -110,6 +110,18 @@ pub(crate) fn resolve(connect: &str) -> Result<std::net::SocketAddr, Failure> {
 
 /// A size in bytes, with an optional unit: `1048576`, `64KiB`, `256MiB`,
 /// `1GiB`.
+/// `--archive` on a build without the `archive` feature: a usage error that
+/// says how to get one, rather than clap's "unexpected argument".
+#[cfg(not(feature = "archive"))]
+pub(crate) fn archive_not_built(_: &str) -> Result<std::path::PathBuf, String> {
+    Err(
+        "this dendro-wire was built without the `archive` feature; build it with \
+         `cargo install dendro-wire --features archive` (in this repository: \
+         `cargo run --release --features dendro-wire/archive --bin dendro-wire -- ...`)"
+            .into(),
+    )
+}
+
 pub(crate) fn parse_size(s: &str) -> Result<usize, String> {
     let size: bytesize::ByteSize = s
         .parse()

@@ -96,6 +96,33 @@ fn check_summarizes_with_exactly_the_documented_keys() {
     );
 }
 
+#[test]
+fn check_with_cut_ok_checks_a_cut_capture_up_to_the_cut_frame() {
+    let sample = std::fs::read(testdata("sample.dwr")).unwrap();
+    let cut = &sample[..sample.len() - 5];
+    // Without the flag a cut stream is refused, as before.
+    let out = TOOL.run(["check", "--json"], cut);
+    assert_eq!(out.status.code(), Some(1));
+    let out = TOOL.run(["check", "--json", "--cut-ok"], cut);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    // The sample's 13th and last frame is the one cut: the twelve before it,
+    // and the bytes of the 13th that are there.
+    let whole = TOOL.run(["check", "--json"], &sample[..]);
+    let whole: serde_json::Value = serde_json::from_str(&stdout(&whole)).unwrap();
+    assert_eq!(got["frames"], 12);
+    assert!(got["cut_bytes"].as_u64().unwrap() > 0);
+    assert!(got["rows_applied"].as_u64() <= whole["rows_applied"].as_u64());
+    // A whole stream has nothing cut.
+    let out = TOOL.run(["check", "--json", "--cut-ok"], &sample[..]);
+    let got: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(got["cut_bytes"], 0);
+    assert_eq!(got["frames"], 13);
+    // A cut preamble is still no stream.
+    let out = TOOL.run(["check", "--cut-ok"], &sample[..7]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
 /// A stream of the given JSON Lines, through the tool's own encoder.
 fn encoded(jsonl: &str) -> Vec<u8> {
     let out = TOOL.run(["encode"], jsonl.as_bytes());
@@ -391,5 +418,21 @@ fn completions_and_one_line_summaries() {
     for line in commands {
         // A command, and its summary on the same line.
         assert!(line.split_whitespace().count() >= 2, "{line:?}");
+    }
+}
+
+/// A flag whose feature this build lacks is named with the feature, not
+/// met with "unexpected argument".
+#[cfg(not(feature = "archive"))]
+#[test]
+fn archive_flags_without_the_feature_say_which_feature() {
+    for args in [
+        &["listen", "--bind", "127.0.0.1:0", "--archive", "a.dendro"][..],
+        &["demo", "--archive", "a.dendro"],
+    ] {
+        let out = TOOL.run(args, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: a usage error");
+        let err = stderr(&out);
+        assert!(err.contains("without the `archive` feature"), "{err}");
     }
 }
