@@ -564,3 +564,44 @@ fn what_cannot_fit_a_frame_is_refused_or_counted_never_a_panic() {
         "after a reconnect"
     );
 }
+
+#[test]
+fn a_transport_whose_backoff_runs_out_ends_with_the_last_error() {
+    use dendro_wire_std::send::{default_backoff, drain_queue, DrainOptions, Reconnect};
+    let queue = FrameQueue::new(16, 1 << 16);
+    let mut attempts = 0;
+    let connect = || -> std::io::Result<Vec<u8>> {
+        attempts += 1;
+        Err(std::io::Error::new(
+            std::io::ErrorKind::ConnectionRefused,
+            format!("refused, attempt {attempts}"),
+        ))
+    };
+    let backoff = default_backoff()
+        .with_min_delay(Duration::from_millis(1))
+        .with_max_times(2);
+    let options = DrainOptions::default().reconnect(Reconnect::After(backoff));
+    let err = drain_queue(&queue, connect, options).unwrap_err();
+    // Two waits, so three attempts, and the third's error is said.
+    assert_eq!(err.kind(), std::io::ErrorKind::ConnectionRefused);
+    assert_eq!(
+        err.to_string(),
+        "refused, attempt 3; gave up after 3 failed attempt(s), as the backoff says"
+    );
+    assert_eq!(attempts, 3);
+
+    // Reconnect::Never: the first failure is the end.
+    let mut attempts = 0;
+    let connect = || -> std::io::Result<Vec<u8>> {
+        attempts += 1;
+        Err(std::io::Error::other("no"))
+    };
+    let options = DrainOptions::default().reconnect(Reconnect::Never);
+    assert_eq!(
+        drain_queue(&queue, connect, options)
+            .unwrap_err()
+            .to_string(),
+        "no"
+    );
+    assert_eq!(attempts, 1);
+}
