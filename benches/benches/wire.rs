@@ -107,17 +107,10 @@ fn per_kind(c: &mut Criterion) {
 fn preamble_scan(c: &mut Criterion) {
     use dendro_wire_core::PREAMBLE;
     use dendro_wire_std::scan::{Found, Scanner};
-    // Bytes from a fixed xorshift, so no preamble is there by chance, and
-    // one whole stream at the end for each search to find.
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut blob: Vec<u8> = (0..4 << 20)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect();
+    // Bytes from the tests' seeded xorshift, so no preamble is there by
+    // chance, and one preamble at the end for each search to find.
+    let mut x = dendro_wire_test_support::xorshift::XorShift::new(0x9e37_79b9_7f4a_7c15);
+    let mut blob: Vec<u8> = (0..4 << 20).map(|_| x.next_u64() as u8).collect();
     blob.extend_from_slice(&PREAMBLE);
     let mut g = c.benchmark_group("preamble scan");
     g.throughput(Throughput::Bytes(blob.len() as u64));
