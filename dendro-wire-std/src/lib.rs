@@ -27,11 +27,11 @@
 //! `ServerConfig`) and every count ([`AgentStats`], [`QueueStats`],
 //! [`TransportStats`](send::TransportStats), [`Tally`], `ServerStats`) is
 //! `#[non_exhaustive]`, its fields public to read (and, for a
-//! configuration, to assign), with a `Default` whose value and unit each
-//! field's doc states. Start from the default and change what differs —
-//! `AgentConfig::default().full_every(600)` with the sending side's setters
-//! (one per field, taking and returning the configuration), or `let mut c =
-//! AgentConfig::default(); c.full_every = 600;` — and a field added in a
+//! configuration, to assign), with a `Default`. Start from the default and
+//! change what differs — `AgentConfig::default().full_every(600)` with the
+//! sending side's setters (one per field, taking and returning the
+//! configuration, each field's default and unit in its docs), or `let mut c
+//! = AgentConfig::default(); c.full_every = 600;` — and a field added in a
 //! later version breaks no caller.
 //!
 //! # Features
