@@ -283,6 +283,12 @@ impl Regions {
         old: usize,
         new: usize,
     ) -> Result<(), PublishError> {
+        if old == new {
+            // Nothing moves: without this, every interval's end would move
+            // the frame under way onto itself (an early entry, or a Delta,
+            // emptied when it was already empty).
+            return Ok(());
+        }
         let end = self.end();
         let new_end = end - old + new;
         if new > old {
