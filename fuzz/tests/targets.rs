@@ -125,10 +125,9 @@ impl Read for Chunked<'_> {
 
 fn read_all(r: impl Read) -> (Vec<OwnedFrame>, Option<String>) {
     let mut reader = match FrameReader::new(r) {
-        Ok(r) => r,
+        Ok(r) => r.yield_unknown(true),
         Err(e) => return (Vec::new(), Some(e.to_string())),
     };
-    reader.set_yield_unknown(true);
     let mut frames = Vec::new();
     loop {
         match reader.next_frame() {

@@ -16,10 +16,12 @@ mod check;
 mod demo;
 mod dump;
 mod encode;
+mod inputs;
 mod listen;
 mod metrics;
 mod progress;
 mod replay;
+mod terminal;
 mod tls_args;
 
 #[derive(Parser)]
