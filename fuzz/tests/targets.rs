@@ -1,6 +1,8 @@
 //! The fuzz targets. Each holds for every input, or bolero reports the
 //! input that broke it.
 
+mod c_api;
+
 use std::collections::HashMap;
 use std::io::Read;
 

@@ -11,8 +11,12 @@
 //!   for the Cortex-M3, run them under QEMU (the network agent into a live
 //!   collector in a namespace of its own), check what they wrote and
 //!   counted with `dendro-wire check`, and print their footprint (see
-//!   `firmware.rs`, `net.rs`, `footprint.rs`).
+//!   `firmware.rs`, `net.rs`, `footprint.rs`); then the C agent
+//!   (`c_firmware.rs`).
+//! - `cargo xtask c`: the C API proved from C (see `c.rs`).
 
+mod c;
+mod c_firmware;
 mod firmware;
 mod footprint;
 mod metrics;
@@ -27,7 +31,8 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("no-std") => no_std(),
-        Some("firmware") => firmware::run(),
+        Some("firmware") => firmware::run().and_then(|()| c_firmware::run()),
+        Some("c") => c::run(&args[1..]),
         Some("bench-report") => bench_report(&args[1..]),
         Some("soak") => soak(&args[1..]),
         Some("metrics") => release_tool().and_then(|tool| metrics::run_metrics(&tool)),
@@ -56,7 +61,7 @@ usage: cargo xtask <command>
 
 commands:
   ci       formatting, clippy (-D warnings), all tests (the archive feature's too),
-           no-std, firmware, rustdoc (-D warnings)
+           no-std, firmware, c, rustdoc (-D warnings)
   no-std   build a no_std, no_main program over dendro-wire-core with no allocator
   firmware build the agent, decoder and plain (xtask/firmware) for thumbv7m, thumbv6m and
            riscv32imc and run them under QEMU (lm3s6965evb, microbit, sifive_e),
@@ -66,10 +71,19 @@ commands:
            dendro-wire listen in a network namespace, shaped and restarted
            (target/firmware/net/); count observe's instructions per row
            (-icount); print every program's footprint
+           then the C agent (dendro-wire-core/ffi/examples/firmware, arm-none-eabi-gcc)
+           for thumbv7m under QEMU, its streams (target/firmware/c/) the Rust agent's
+           bytes exactly
+  c [--update-header]
+           the C API (dendro-wire-core/ffi): the header regenerated with cbindgen and
+           compared with the committed one (or written), dump.c built with ASan and
+           UBSan and compared with dendro-wire dump --json over testdata/ and
+           generated and damaged streams, and decode.py (ctypes) over the sample
   fuzz --target NAME [--seconds N]
            run one fuzz target coverage-guided (bolero's libFuzzer engine, nightly)
            for N seconds (default 60); targets: decode_arbitrary, reader_chunks,
-           encode_decode, json_identity, differential_dendro, subscriber_model
+           encode_decode, json_identity, differential_dendro, subscriber_model,
+           c_entry_points
   bench-report [--quick]
            measure ours, dendro 0.6.1 and memcpy on the same bytes; print one table
   metrics  a real Prometheus scrapes `dendro-wire listen --metrics`; its query of the
@@ -181,7 +195,16 @@ fn release_tool() -> Result<PathBuf, String> {
 }
 
 fn ci() -> Result<(), String> {
-    setup::ensure("ci", &[setup::CI, setup::FIRMWARE, setup::METRICS])?;
+    setup::ensure(
+        "ci",
+        &[
+            setup::CI,
+            setup::FIRMWARE,
+            setup::C_FIRMWARE,
+            setup::C,
+            setup::METRICS,
+        ],
+    )?;
     run(
         "cargo fmt --check",
         cargo().args(["fmt", "--all", "--check"]),
@@ -255,6 +278,8 @@ fn ci() -> Result<(), String> {
     )?;
     no_std()?;
     firmware::run()?;
+    c_firmware::run()?;
+    c::run(&[])?;
     metrics::run_metrics(&release_tool()?)?;
     // Every feature documented, as docs.rs builds it (the archive feature's
     // dependencies were built by its clippy step).
@@ -501,6 +526,10 @@ fn bench_report(args: &[String]) -> Result<(), String> {
     ]);
     cmd.args(args);
     cmd.arg("--check-binary").arg(binary);
+    // The decoder through the C API, from C, beside the Rust decoder.
+    setup::ensure("bench-report", &[setup::C])?;
+    let c_bench = c::build_bench(&c::host_libraries()?)?;
+    cmd.arg("--c-bench-binary").arg(c_bench);
     run("bench report", &mut cmd)
 }
 
@@ -538,6 +567,7 @@ const FUZZ_TARGETS: &[&str] = &[
     "json_identity",
     "differential_dendro",
     "subscriber_model",
+    "c_entry_points",
 ];
 
 fn fuzz(args: &[String]) -> Result<(), String> {
