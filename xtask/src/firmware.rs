@@ -30,8 +30,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::ci::ARCHIVE_TESTS;
 use crate::footprint::Footprint;
-use crate::{cargo, root, ARCHIVE_TESTS};
+use crate::{cargo, root};
 
 /// A target and the QEMU board its programs run on.
 pub(crate) struct Board {
