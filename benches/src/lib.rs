@@ -7,8 +7,8 @@
 //! 256 KiB `Segment` every 500 frames. It is what the core's publisher
 //! machine sends for that agent, byte for byte.
 //!
-//! What each benchmark runs over it: [`decode`]'s readers and
-//! [`encode`]'s writers.
+//! What each benchmark runs over it: the readers of `decode.rs` and the
+//! writers of `encode.rs`, all re-exported here.
 
 mod decode;
 mod encode;

@@ -90,21 +90,21 @@ pub enum dw_rule {
     DW_RULE_NONE = 0,
     /// The stream does not start with `"dendro-repl\0"` (§2).
     DW_RULE_NOT_A_DENDRO_STREAM = 1,
-    /// Another protocol version (§2): values[0] the version.
+    /// Another protocol version (§2): `values[0]` the version.
     DW_RULE_UNSUPPORTED_VERSION = 2,
     /// A frame length of zero (§2).
     DW_RULE_ZERO_LENGTH = 3,
-    /// A frame length above the limit (§2): values[0] the length, [1] the
+    /// A frame length above the limit (§2): `values[0]` the length, `values[1]` the
     /// limit.
     DW_RULE_FRAME_TOO_LARGE = 4,
-    /// A field runs past the frame: values[0] the bytes it needs, [1] those
+    /// A field runs past the frame: `values[0]` the bytes it needs, `values[1]` those
     /// left.
     DW_RULE_ENDS_EARLY = 5,
-    /// A `bool` neither 0 nor 1 (§3): values[0] the byte.
+    /// A `bool` neither 0 nor 1 (§3): `values[0]` the byte.
     DW_RULE_NOT_A_BOOL = 6,
-    /// An `opt` presence byte neither 0 nor 1 (§3): values[0] the byte.
+    /// An `opt` presence byte neither 0 nor 1 (§3): `values[0]` the byte.
     DW_RULE_NOT_A_PRESENCE_BYTE = 7,
-    /// An index kind neither 0 nor 1 (§4.2): values[0] the byte.
+    /// An index kind neither 0 nor 1 (§4.2): `values[0]` the byte.
     DW_RULE_NOT_AN_INDEX_KIND = 8,
     /// A `str` that is not UTF-8 (§3).
     DW_RULE_NOT_UTF8 = 9,
@@ -112,15 +112,15 @@ pub enum dw_rule {
     DW_RULE_NOT_A_CANONICAL_UUID = 10,
     /// Map keys not strictly ascending (§3).
     DW_RULE_KEYS_NOT_ASCENDING = 11,
-    /// A count the bytes left cannot hold: values[0] the count, [1] the
+    /// A count the bytes left cannot hold: `values[0]` the count, `values[1]` the
     /// bytes left.
     DW_RULE_COUNT_TOO_LARGE = 12,
-    /// Bytes after the last field (§2): values[0] how many.
+    /// Bytes after the last field (§2): `values[0]` how many.
     DW_RULE_TRAILING_BYTES = 13,
     /// An unknown frame given a known kind (encoding).
     DW_RULE_KNOWN_KIND_AS_UNKNOWN = 14,
-    /// An output buffer too small for a frame (encoding): values[0] the
-    /// bytes needed, [1] those given.
+    /// An output buffer too small for a frame (encoding): `values[0]` the
+    /// bytes needed, `values[1]` those given.
     DW_RULE_BUFFER_TOO_SMALL = 15,
     /// A rule of a newer core that this header does not name.
     DW_RULE_OTHER = 255,
@@ -201,11 +201,11 @@ const FIELDS: [Field; 27] = [
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum dw_protocol_error {
     /// A frame names an ordinal no handshake introduced (rule 1):
-    /// values[0] the ordinal, [1] the frame's kind.
+    /// `values[0]` the ordinal, `values[1]` the frame's kind.
     DW_PROTOCOL_UNKNOWN_SOURCE = 1,
-    /// A second handshake for a live ordinal (§4.1): values[0] the ordinal.
+    /// A second handshake for a live ordinal (§4.1): `values[0]` the ordinal.
     DW_PROTOCOL_DUPLICATE_HANDSHAKE = 2,
-    /// More sources than allowed: values[0] the limit.
+    /// More sources than allowed: `values[0]` the limit.
     DW_PROTOCOL_TOO_MANY_SOURCES = 3,
     /// A refusal of a newer core that this header does not name.
     DW_PROTOCOL_OTHER = 255,
@@ -218,33 +218,33 @@ pub enum dw_protocol_error {
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum dw_publish_error {
-    /// No room for another source: [0] the limit.
+    /// No room for another source: `values[0]` the limit.
     DW_PUBLISH_TOO_MANY_SOURCES = 1,
-    /// A source never declared: [0] the ordinal.
+    /// A source never declared: `values[0]` the ordinal.
     DW_PUBLISH_UNKNOWN_SOURCE = 2,
-    /// A stream never declared: [0] the source, [1] the stream's place.
+    /// A stream never declared: `values[0]` the source, `values[1]` the stream's place.
     DW_PUBLISH_UNKNOWN_STREAM = 3,
-    /// A stream name declared twice: [0] the source, [1] the second place.
+    /// A stream name declared twice: `values[0]` the source, `values[1]` the second place.
     DW_PUBLISH_DUPLICATE_STREAM = 4,
-    /// A row on another source's stream: [0] the source, [1] the stream's.
+    /// A row on another source's stream: `values[0]` the source, `values[1]` the stream's.
     DW_PUBLISH_OTHER_SOURCE = 5,
-    /// A slot change for a source without an index: [0] the source.
+    /// A slot change for a source without an index: `values[0]` the source.
     DW_PUBLISH_NO_INDEX = 6,
-    /// A frame before the source's handshake went out: [0] the source, [1]
+    /// A frame before the source's handshake went out: `values[0]` the source, `values[1]`
     /// the kind.
     DW_PUBLISH_NOT_HANDSHAKEN = 7,
-    /// A frame the publisher sends itself: [0] the kind.
+    /// A frame the publisher sends itself: `values[0]` the kind.
     DW_PUBLISH_NOT_PASSTHROUGH = 8,
-    /// A frame would outgrow the frame buffer: [0] the source, [1] the
-    /// kind, [2] the bytes needed, [3] the frame buffer.
+    /// A frame would outgrow the frame buffer: `values[0]` the source, `values[1]` the
+    /// kind, `values[2]` the bytes needed, `values[3]` the frame buffer.
     DW_PUBLISH_FRAME_TOO_LARGE = 9,
-    /// The source's storage is full: [0] the source, [1] the bytes needed,
-    /// [2] those it has.
+    /// The source's storage is full: `values[0]` the source, `values[1]` the bytes needed,
+    /// `values[2]` those it has.
     DW_PUBLISH_STORAGE_FULL = 10,
-    /// The storage holds fewer bytes than were written: [0] the source.
+    /// The storage holds fewer bytes than were written: `values[0]` the source.
     DW_PUBLISH_STORAGE_SHRANK = 11,
-    /// The poll buffer is too small; the frame stays due: [0] the bytes
-    /// needed, [1] those given.
+    /// The poll buffer is too small; the frame stays due: `values[0]` the bytes
+    /// needed, `values[1]` those given.
     DW_PUBLISH_BUFFER_TOO_SMALL = 12,
     /// The encoder refused: `rule`, `field` and `offset` say why.
     DW_PUBLISH_ENCODE = 13,

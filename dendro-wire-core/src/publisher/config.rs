@@ -3,6 +3,8 @@
 //! and streams, and what a poll wrote.
 
 use crate::map::Map;
+#[cfg(doc)]
+use crate::{Observer, Publisher, Storage, NO_INDEX_STATE};
 use crate::{LENGTH_PREFIX_BYTES, MAX_FRAME_BYTES};
 
 /// How a [`Publisher`] paces full index state and bounds its frames.

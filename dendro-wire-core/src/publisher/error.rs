@@ -5,6 +5,8 @@ use core::fmt;
 
 use crate::error::Error;
 use crate::kind;
+#[cfg(doc)]
+use crate::{Observer, PublisherConfig, Storage};
 
 /// A call the publisher refuses, naming the rule it would break or the
 /// bound it would cross. Nothing changes when one is returned.
