@@ -41,6 +41,7 @@ pub mod archive;
 #[cfg(feature = "tokio")]
 pub mod codec;
 mod growable;
+mod lines;
 mod owned;
 mod read_error;
 mod reader;
@@ -61,6 +62,7 @@ pub use dendro_wire_core::{
     Rows, Segment, SourceUpdate, Status, Tally, NO_INDEX_STATE,
 };
 pub use dendro_wire_core::{SourceId, StreamId};
+pub use lines::{Escaped, LineWriter};
 pub use owned::{OwnedFrame, OwnedRow};
 pub use read_error::{Position, ReadError, ReadErrorKind};
 pub use reader::FrameReader;
