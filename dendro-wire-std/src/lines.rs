@@ -179,10 +179,7 @@ fn write_lines(shared: &Shared, out: impl Write) {
         {
             let mut queue = shared.queue();
             while queue.lines.is_empty() && !queue.closed {
-                queue = shared
-                    .ready
-                    .wait(queue)
-                    .unwrap_or_else(|e| e.into_inner());
+                queue = shared.ready.wait(queue).unwrap_or_else(|e| e.into_inner());
             }
             if queue.lines.is_empty() {
                 return;

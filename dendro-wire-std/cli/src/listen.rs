@@ -9,8 +9,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dendro_wire_std::receive::{ConnectionInfo, Listener, Server, ServerConfig};
-use dendro_wire_std::{CountingSink, Sink, Tally};
+use dendro_wire_std::{CountingSink, LineWriter, Sink, Tally};
 
+use crate::ended::EndLines;
 use crate::progress::Progress;
 use crate::tls_args::ServerTls;
 use crate::Failure;
@@ -107,6 +108,9 @@ impl Args {
     }
 }
 
+/// Bytes of lines that may wait for stdout.
+const LINE_QUEUE: usize = 1 << 20;
+
 /// What every ended connection added up to.
 #[derive(Default)]
 struct Totals {
@@ -155,12 +159,17 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let make_sink = sink_factory(archive.as_ref());
     let totals: Arc<Mutex<Totals>> = Arc::default();
     let max_connections = config.max_connections;
+    // Ended connections' lines are queued, never written where connections
+    // are served: a stdout nobody reads loses lines (counted), not service.
+    let lines = Arc::new(EndLines::new(LineWriter::spawn(
+        "stdout",
+        std::io::stdout(),
+        LINE_QUEUE,
+    )?));
     let server = {
-        let totals = totals.clone();
+        let (totals, lines) = (totals.clone(), lines.clone());
         Server::start(listener, config, make_sink, move |ended, _| {
-            // One line for every connection, whatever ended it; a reader of
-            // stdout that went away does not stop the listener.
-            let _ = writeln!(std::io::stdout().lock(), "{ended}");
+            lines.ended(&ended);
             let mut t = totals.lock().unwrap_or_else(|e| e.into_inner());
             t.connections += 1;
             t.clean += u64::from(ended.result.is_ok());
@@ -192,6 +201,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
             break;
         }
         progress.show(|| live(&server));
+        lines.summarize(false);
     }
     progress.finish();
     let grace = if signalled.load(Ordering::Relaxed) {
@@ -206,6 +216,11 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         // but there is no such case: binding refuses a path in use.
         let _ = std::fs::remove_file(path);
     }
+    lines.summarize(true);
+    // What is queued comes first; a stdout nobody reads holds it no longer
+    // than this.
+    let out = lines.out();
+    out.flush(Duration::from_secs(5));
     let mut out = std::io::stdout().lock();
     #[cfg(feature = "archive")]
     if let Some(archive) = archive {
@@ -213,10 +228,11 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     }
     let t = totals.lock().unwrap_or_else(|e| e.into_inner());
     let a = t.tally;
+    let dropped = lines.out().dropped();
     writeln!(
         out,
         "listener: {} connection(s) served ({} ended cleanly), {} refused over the cap of {}; \
-         rows {} applied {} skipped, gaps {} ({} frames lost)",
+         rows {} applied {} skipped, gaps {} ({} frames lost){}",
         t.connections,
         t.clean,
         stats.refused,
@@ -225,6 +241,10 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         a.rows_skipped,
         a.gaps,
         a.frames_lost,
+        match dropped {
+            0 => String::new(),
+            n => format!("; {n} line(s) not printed, stdout was not read fast enough"),
+        },
     )?;
     out.flush()?;
     Ok(())
