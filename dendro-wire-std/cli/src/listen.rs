@@ -52,8 +52,21 @@ pub(crate) struct Args {
     /// accepted.
     #[arg(long, default_value_t = 10_000)]
     max_connections: usize,
-    /// Memory all connections' buffers may hold together (e.g. 256MiB,
-    /// 1GiB); a frame that would cross it ends its connection.
+    /// Of those, connections that have not yet opened a source (sent a
+    /// valid Handshake); when either cap is reached, the oldest such
+    /// connection is closed to admit the new one.
+    #[arg(long, default_value_t = 1_000)]
+    max_unopened_connections: usize,
+    /// Connections served at once from one remote address.
+    #[arg(long, default_value_t = 256)]
+    max_connections_per_peer: usize,
+    /// End a connection that has not opened a source this long after it
+    /// was accepted, its TLS handshake included.
+    #[arg(long, default_value = "5s", value_parser = crate::parse_duration)]
+    handshake_timeout: Duration,
+    /// Memory all connections may hold together (e.g. 256MiB, 1GiB): their
+    /// buffers, and an estimate of their state; a frame that would cross it,
+    /// or a connection's share of it, ends its connection.
     #[arg(long, default_value = "256MiB", value_parser = crate::parse_size)]
     max_memory: usize,
     /// End a connection that sends no whole frame for this long (a publisher
@@ -94,6 +107,9 @@ impl Args {
         let mut config = ServerConfig::default();
         config.max_sources = self.max_sources;
         config.max_connections = self.max_connections;
+        config.max_unopened_connections = self.max_unopened_connections;
+        config.max_connections_per_peer = self.max_connections_per_peer;
+        config.handshake_timeout = self.handshake_timeout;
         config.max_memory = self.max_memory;
         config.idle_timeout = self.idle_timeout;
         config.frame_timeout = self.frame_timeout;
@@ -231,12 +247,14 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let dropped = lines.out().dropped();
     writeln!(
         out,
-        "listener: {} connection(s) served ({} ended cleanly), {} refused over the cap of {}; \
-         rows {} applied {} skipped, gaps {} ({} frames lost){}",
+        "listener: {} connection(s) served ({} ended cleanly), {} refused at accept (a cap of {} \
+         connections), {} closed to admit newer ones; rows {} applied {} skipped, gaps {} ({} \
+         frames lost){}",
         t.connections,
         t.clean,
         stats.refused,
         max_connections,
+        stats.evicted,
         a.rows_applied,
         a.rows_skipped,
         a.gaps,
@@ -291,14 +309,15 @@ fn live(server: &Server) -> String {
     let stats = server.stats();
     format!(
         "{} live connections: {} frames, {bytes} bytes, rows {} applied {} skipped, {} gap(s); \
-         {} bytes of buffers; {} refused over the cap",
+         {} bytes held; {} refused at accept, {} closed to admit newer ones",
         live.len(),
         tally.frames,
         tally.rows_applied,
         tally.rows_skipped,
         tally.gaps,
         stats.memory_in_use,
-        stats.refused
+        stats.refused,
+        stats.evicted
     )
 }
 
@@ -344,6 +363,9 @@ mod tests {
             (
                 got.max_sources,
                 got.max_connections,
+                got.max_unopened_connections,
+                got.max_connections_per_peer,
+                got.handshake_timeout,
                 got.max_memory,
                 got.idle_timeout,
                 got.frame_timeout,
@@ -351,6 +373,9 @@ mod tests {
             (
                 want.max_sources,
                 want.max_connections,
+                want.max_unopened_connections,
+                want.max_connections_per_peer,
+                want.handshake_timeout,
                 want.max_memory,
                 want.idle_timeout,
                 want.frame_timeout,

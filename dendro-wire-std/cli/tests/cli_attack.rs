@@ -26,7 +26,10 @@ fn send(addr: &str, stream: &[u8]) {
 #[test]
 fn a_stdout_nobody_reads_never_stops_serving_and_junk_is_summarized() {
     let mut listen = Command::new(TOOL)
+        // Every peer here is at one address, and this is not about caps.
         .args(["listen", "--bind", "127.0.0.1:0", "-q"])
+        .args(["--max-connections-per-peer", "10000"])
+        .args(["--max-unopened-connections", "10000"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -9,15 +9,15 @@ mod config;
 mod connection;
 mod report;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
 
 use super::buffer::MemoryBudget;
 use super::session::Progress;
@@ -31,32 +31,62 @@ pub use report::{ConnectionInfo, Ended, LiveConnection, Peer, ServerStats};
 struct Shared {
     config: ServerConfig,
     budget: Arc<MemoryBudget>,
-    live: Mutex<BTreeMap<u64, Arc<Live>>>,
+    live: Mutex<Table>,
     /// Notified each time a connection leaves `live`: what a shutdown's
     /// grace waits on.
     left: Condvar,
     accepted: AtomicU64,
     refused: AtomicU64,
     accept_errors: AtomicU64,
+    evicted: AtomicU64,
     ended: AtomicU64,
     /// The next capture number to try.
     capture_number: AtomicU64,
 }
 
-/// A live connection, as the server holds it: who connected, and where its
-/// session shares what it has done.
+/// The live connections, and what admitting the next one weighs.
+#[derive(Default)]
+struct Table {
+    /// By number: the order they were accepted.
+    connections: BTreeMap<u64, Arc<Live>>,
+    /// Those that have not opened a source and are not yet told to go,
+    /// oldest first.
+    unopened: BTreeSet<u64>,
+    /// Live connections from each remote address.
+    per_peer: HashMap<IpAddr, usize>,
+}
+
+impl Table {
+    fn len(&self) -> usize {
+        self.connections.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.connections.is_empty()
+    }
+}
+
+/// A live connection, as the server holds it: who connected, where its
+/// session shares what it has done, and how it is told to make room.
 struct Live {
     peer: Peer,
     progress: Mutex<Progress>,
+    /// Told once, if it is closed to admit a newer connection.
+    evict: Notify,
 }
 
 impl Shared {
-    fn live(&self) -> MutexGuard<'_, BTreeMap<u64, Arc<Live>>> {
+    fn live(&self) -> MutexGuard<'_, Table> {
         self.live.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn live_count(&self) -> usize {
         self.live().len()
+    }
+
+    /// Connection `id` opened a source: it is no longer closed to make room.
+    fn opened(&self, id: u64) {
+        self.live().unopened.remove(&id);
     }
 }
 
@@ -153,6 +183,7 @@ impl Server {
             accepted: AtomicU64::new(0),
             refused: AtomicU64::new(0),
             accept_errors: AtomicU64::new(0),
+            evicted: AtomicU64::new(0),
             ended: AtomicU64::new(0),
             capture_number: AtomicU64::new(0),
         });
@@ -181,6 +212,7 @@ impl Server {
     pub fn live(&self) -> Vec<LiveConnection> {
         self.shared
             .live()
+            .connections
             .iter()
             .map(|(&id, live)| {
                 let progress = *live.progress.lock().unwrap_or_else(|e| e.into_inner());
@@ -201,6 +233,7 @@ impl Server {
             accepted: s.accepted.load(Ordering::Relaxed),
             refused: s.refused.load(Ordering::Relaxed),
             accept_errors: s.accept_errors.load(Ordering::Relaxed),
+            evicted: s.evicted.load(Ordering::Relaxed),
             live: s.live_count() as u64,
             ended: s.ended.load(Ordering::Relaxed),
             memory_in_use: s.budget.in_use(),

@@ -138,8 +138,13 @@ impl std::fmt::Display for Ended {
 pub struct ServerStats {
     /// Connections accepted and served.
     pub accepted: u64,
-    /// Connections closed at once because `max_connections` were live.
+    /// Connections closed at once: `max_connections` were live and none had
+    /// yet to open a source, or `max_connections_per_peer` from its
+    /// address, or the memory budget was full.
     pub refused: u64,
+    /// Connections that had not opened a source, closed to admit newer
+    /// ones.
+    pub evicted: u64,
     /// Accepts that failed (out of file descriptors, say).
     pub accept_errors: u64,
     /// Connections live now.
