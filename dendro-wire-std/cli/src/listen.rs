@@ -127,6 +127,9 @@ impl Args {
 /// Bytes of lines that may wait for stdout.
 const LINE_QUEUE: usize = 1 << 20;
 
+/// How long the last lines may wait for stdout at exit.
+const EXIT_FLUSH: Duration = Duration::from_secs(5);
+
 /// What every ended connection added up to.
 #[derive(Default)]
 struct Totals {
@@ -233,20 +236,18 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         let _ = std::fs::remove_file(path);
     }
     lines.summarize(true);
-    // What is queued comes first; a stdout nobody reads holds it no longer
-    // than this.
-    let out = lines.out();
-    out.flush(Duration::from_secs(5));
-    let mut out = std::io::stdout().lock();
+    // The report goes through the queue too, after what is queued: a
+    // stdout nobody reads holds the exit no longer than the flush's wait.
+    let dropped = lines.out().dropped();
+    let mut report = Vec::new();
     #[cfg(feature = "archive")]
     if let Some(archive) = archive {
-        crate::archive::finish(archive, &mut out)?;
+        crate::archive::finish(archive, &mut report)?;
     }
     let t = totals.lock().unwrap_or_else(|e| e.into_inner());
     let a = t.tally;
-    let dropped = lines.out().dropped();
     writeln!(
-        out,
+        report,
         "listener: {} connection(s) served ({} ended cleanly), {} refused at accept (a cap of {} \
          connections), {} closed to admit newer ones; rows {} applied {} skipped, gaps {} ({} \
          frames lost){}",
@@ -264,7 +265,15 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
             n => format!("; {n} line(s) not printed, stdout was not read fast enough"),
         },
     )?;
-    out.flush()?;
+    for line in String::from_utf8_lossy(&report).lines() {
+        lines.out().line(line);
+    }
+    if !lines.out().flush(EXIT_FLUSH) {
+        log::warn!(
+            "listen: stdout did not take what was left to print within {EXIT_FLUSH:?}; \
+             exiting without it"
+        );
+    }
     Ok(())
 }
 

@@ -23,13 +23,18 @@ fn send(addr: &str, stream: &[u8]) {
     let _ = peer.read_to_end(&mut Vec::new());
 }
 
-#[test]
-fn a_stdout_nobody_reads_never_stops_serving_and_junk_is_summarized() {
+/// `listen` on a free loopback port, with `args`, its stdout piped: where
+/// it listens, read off the first line, and the rest of stdout, unread.
+fn listen(
+    args: &[&str],
+) -> (
+    std::process::Child,
+    String,
+    BufReader<std::process::ChildStdout>,
+) {
     let mut listen = Command::new(TOOL)
-        // Every peer here is at one address, and this is not about caps.
         .args(["listen", "--bind", "127.0.0.1:0", "-q"])
-        .args(["--max-connections-per-peer", "10000"])
-        .args(["--max-unopened-connections", "10000"])
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -43,6 +48,43 @@ fn a_stdout_nobody_reads_never_stops_serving_and_junk_is_summarized() {
         .strip_prefix("listening on ")
         .expect(&first)
         .to_string();
+    (listen, addr, stdout)
+}
+
+fn terminate(child: &std::process::Child) {
+    assert!(Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+}
+
+#[test]
+fn listen_exits_on_sigterm_though_nobody_reads_its_stdout() {
+    let (mut listen, addr, stdout) = listen(&[]);
+    // More lines than a pipe holds.
+    let small = honest_stream(1);
+    for _ in 0..400 {
+        send(&addr, &small);
+    }
+    let started = Instant::now();
+    terminate(&listen);
+    assert!(wait(&mut listen).success());
+    // The last lines wait five seconds for a reader, then are given up.
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(15), "{took:?}");
+    drop(stdout);
+}
+
+#[test]
+fn a_stdout_nobody_reads_never_stops_serving_and_junk_is_summarized() {
+    // Every peer here is at one address, and this is not about caps.
+    let (mut listen, addr, stdout) = listen(&[
+        "--max-connections-per-peer",
+        "10000",
+        "--max-unopened-connections",
+        "10000",
+    ]);
 
     // Nobody reads stdout now. Connections that open a source each get a
     // line, more than a pipe holds; then a flood of junk; then an honest
@@ -77,11 +119,7 @@ fn a_stdout_nobody_reads_never_stops_serving_and_junk_is_summarized() {
             let _ = lines_tx.send(line.unwrap());
         }
     });
-    assert!(Command::new("kill")
-        .args(["-TERM", &listen.id().to_string()])
-        .status()
-        .unwrap()
-        .success());
+    terminate(&listen);
     assert!(wait(&mut listen).success());
     let took = took.expect("the connections were not all served within 60 s");
     attack.join().unwrap();
