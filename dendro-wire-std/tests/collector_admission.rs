@@ -162,7 +162,24 @@ fn one_address_holds_only_its_share() {
     assert!(recv(&ended).result.is_ok());
     let rows = publish(addr, 10);
     assert_eq!(recv(&ended).tally.rows_applied, rows);
-    assert_eq!(server.shutdown(Duration::ZERO).refused, 1);
+    // One of its share that has not opened a source makes room for a new
+    // one from its address.
+    let junk = keepalive_peer(addr);
+    wait_until("the junk is live", Duration::from_secs(20), || {
+        server.stats().live == 2
+    });
+    let rows = publish(addr, 10);
+    let mut ends: Vec<Ended> = (0..2).map(|_| recv(&ended)).collect();
+    ends.sort_by_key(|e| e.info.id);
+    assert!(
+        matches!(ends[0].result, Err(ServeError::Evicted)),
+        "{}",
+        ends[0]
+    );
+    assert_eq!(ends[1].tally.rows_applied, rows, "{}", ends[1]);
+    junk.join().unwrap();
+    let stats = server.shutdown(Duration::ZERO);
+    assert_eq!((stats.refused, stats.evicted), (1, 1));
 }
 
 #[cfg(feature = "tls")]

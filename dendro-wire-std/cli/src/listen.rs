@@ -57,7 +57,9 @@ pub(crate) struct Args {
     /// connection is closed to admit the new one.
     #[arg(long, default_value_t = 1_000)]
     max_unopened_connections: usize,
-    /// Connections served at once from one remote address.
+    /// Connections served at once from one remote address; one more takes
+    /// the place of the oldest of its connections yet to open a source, or
+    /// is closed at once.
     #[arg(long, default_value_t = 256)]
     max_connections_per_peer: usize,
     /// End a connection that has not opened a source this long after it

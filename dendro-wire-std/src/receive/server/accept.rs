@@ -192,39 +192,43 @@ pub(super) async fn accept_loop<S, M, D>(
 /// Admit connection `id` from `peer`, or say why not: its address has its
 /// share, the cap is reached and every live connection has opened a source,
 /// or the memory budget cannot hold one more. To admit it, the oldest
-/// connection yet to open a source may be told to go.
+/// connection yet to open a source (from the same address, if that is the
+/// cap reached) may be told to go.
 fn admit(shared: &Shared, id: u64, peer: &Peer) -> Result<(Held, Arc<Live>), String> {
     let config = &shared.config;
     let mut table = shared.live();
+    let evict_oldest_from = |table: &mut super::Table, address| {
+        let evicted = table.evict_oldest_from(address);
+        if evicted {
+            shared.evicted.fetch_add(1, Ordering::Relaxed);
+        }
+        evicted
+    };
     let address = match peer {
         Peer::Tcp(addr) => Some(addr.ip()),
         Peer::Unix { .. } => None,
     };
+    // Room made for it by one that is going.
+    let mut made_room = false;
     if let Some(address) = address {
         let from = table.per_peer.get(&address).copied().unwrap_or(0);
         if from >= config.max_connections_per_peer {
-            return Err(format!(
-                "{from} connections are live from {address}, the most allowed from one address"
-            ));
+            made_room = evict_oldest_from(&mut table, Some(address));
+            if !made_room {
+                return Err(format!(
+                    "{from} connections are live from {address}, the most allowed from one \
+                     address, and each has opened a source"
+                ));
+            }
         }
     }
-    if table.unopened.len() >= config.max_unopened_connections.max(1)
-        || table.len() >= config.max_connections
-    {
-        match table.unopened.pop_first() {
-            Some(oldest) => {
-                if let Some(live) = table.connections.get(&oldest) {
-                    live.evict.notify_one();
-                }
-                shared.evicted.fetch_add(1, Ordering::Relaxed);
-            }
-            None => {
-                return Err(format!(
-                    "{} connections are live, the most allowed, and each has opened a source",
-                    config.max_connections
-                ))
-            }
-        }
+    let full = table.unopened.len() >= config.max_unopened_connections.max(1)
+        || table.len() >= config.max_connections;
+    if full && !made_room && !evict_oldest_from(&mut table, None) {
+        return Err(format!(
+            "{} connections are live, the most allowed, and each has opened a source",
+            config.max_connections
+        ));
     }
     let Some(held) = shared.budget.hold(config.connection_state()) else {
         return Err(format!(

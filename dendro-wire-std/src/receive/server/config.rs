@@ -22,8 +22,10 @@ pub struct ServerConfig {
     /// connection is closed to admit a new one, so peers that never open a
     /// source cannot hold the door shut.
     pub max_unopened_connections: usize,
-    /// Connections served at once from one remote address (TCP); one more
-    /// from it is closed as soon as it is accepted.
+    /// Connections served at once from one remote address (TCP). One more
+    /// from it is admitted in place of the oldest of that address's
+    /// connections yet to open a source, or, if each has opened one, closed
+    /// as soon as it is accepted.
     pub max_connections_per_peer: usize,
     /// End a connection that has not opened a source this long after it
     /// was accepted, its TLS handshake included.

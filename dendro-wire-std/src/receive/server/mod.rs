@@ -64,6 +64,27 @@ impl Table {
     fn is_empty(&self) -> bool {
         self.connections.is_empty()
     }
+
+    /// Tell the oldest connection yet to open a source (from `address`, if
+    /// given) to go, and take it off that list at once, so it is told only
+    /// once; whether there was one.
+    fn evict_oldest_from(&mut self, address: Option<IpAddr>) -> bool {
+        let connections = &self.connections;
+        let oldest = self.unopened.iter().copied().find(|id| {
+            address.is_none()
+                || connections.get(id).is_some_and(
+                    |live| matches!(live.peer, Peer::Tcp(a) if Some(a.ip()) == address),
+                )
+        });
+        let Some(oldest) = oldest else {
+            return false;
+        };
+        self.unopened.remove(&oldest);
+        if let Some(live) = connections.get(&oldest) {
+            live.evict.notify_one();
+        }
+        true
+    }
 }
 
 /// A live connection, as the server holds it: who connected, where its
