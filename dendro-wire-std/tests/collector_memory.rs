@@ -193,7 +193,7 @@ fn at_shutdown_bytes_still_on_their_way_in_are_applied() {
         let mut s = TcpStream::connect(addr).unwrap();
         for piece in stream.chunks(stream.len() / 100 + 1) {
             s.write_all(piece).unwrap();
-            std::thread::sleep(Duration::from_millis(3));
+            std::thread::sleep(Duration::from_millis(2));
         }
         s
     });

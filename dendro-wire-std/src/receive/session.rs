@@ -331,7 +331,7 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
 }
 
 /// At shutdown, how long a socket must be quiet to have given all it held.
-const DRAIN_QUIET: Duration = Duration::from_millis(100);
+const DRAIN_QUIET: Duration = Duration::from_millis(250);
 
 /// At shutdown, the longest a connection reads what it holds: a sender that
 /// keeps sending is cut off here.
