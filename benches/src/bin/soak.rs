@@ -20,6 +20,8 @@ use dendro_wire_std::send::{publish_tcp, DrainOptions};
 use dendro_wire_std::{AgentConfig, AgentPublisher, SourceConfig};
 use listener::{Listener, Stopped};
 
+#[path = "soak/attacks.rs"]
+mod attacks;
 #[path = "soak/listener.rs"]
 mod listener;
 
@@ -166,13 +168,7 @@ fn main() {
     };
     let secs = Duration::from_secs_f64(o.seconds);
     let mut table: Vec<Row> = Vec::new();
-    let ended = |s: &Stopped| {
-        s.reasons
-            .iter()
-            .map(|(why, n)| format!("{n} {why}"))
-            .collect::<Vec<_>>()
-            .join("; ")
-    };
+    let ended = Stopped::why;
     // Every peer here connects from 127.0.0.1, and these cases measure
     // holding many connections, not the caps on those yet to open a source
     // (tests/collector_admission.rs has those).
@@ -394,6 +390,11 @@ fn main() {
         ended: ended(&s),
         ok: s.clean_exit && delivered_all && s.rows_applied == run.1,
     });
+
+    // Against the defaults: peers that aim at the bounds themselves.
+    table.push(attacks::hoarders(&o, secs));
+    table.push(attacks::cap_holders(&o, secs));
+    table.push(attacks::unread_stdout(&o, secs));
 
     println!("| case | listener peak RSS | listener fds before → after | honest agent | connections ended, and why | held |");
     println!("|---|---:|---|---|---|---|");

@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 /// A `dendro-wire listen` process, its output collected as it comes.
 pub(crate) struct Listener {
@@ -15,10 +15,19 @@ pub(crate) struct Listener {
     stdout: Arc<Mutex<Vec<String>>>,
     stderr: Arc<Mutex<Vec<String>>>,
     readers: Vec<std::thread::JoinHandle<()>>,
+    /// Whether its stdout is read yet.
+    gate: Arc<(Mutex<bool>, Condvar)>,
 }
 
 impl Listener {
     pub(crate) fn start(bin: &Path, extra: &[&str]) -> Listener {
+        Listener::start_reading(bin, extra, true)
+    }
+
+    /// [`start`](Self::start), its stdout read only once `read` is called
+    /// (or at [`stop`](Self::stop)) if `reading` is false: a reader that
+    /// does not keep up.
+    pub(crate) fn start_reading(bin: &Path, extra: &[&str], reading: bool) -> Listener {
         // As many descriptors as the system allows this process.
         let script = format!(
             "ulimit -n \"$(ulimit -Hn)\" && exec \"$0\" listen --bind 127.0.0.1:0 {}",
@@ -41,9 +50,16 @@ impl Listener {
         let stdout: Arc<Mutex<Vec<String>>> = Arc::default();
         let stderr: Arc<Mutex<Vec<String>>> = Arc::default();
         let mut readers = Vec::new();
+        let gate: Arc<(Mutex<bool>, Condvar)> = Arc::new((Mutex::new(reading), Condvar::new()));
         {
-            let stdout = stdout.clone();
+            let (stdout, gate) = (stdout.clone(), gate.clone());
             readers.push(std::thread::spawn(move || {
+                let (open, opened) = &*gate;
+                let mut reading = open.lock().unwrap();
+                while !*reading {
+                    reading = opened.wait(reading).unwrap();
+                }
+                drop(reading);
                 for line in out.map_while(Result::ok) {
                     stdout.lock().unwrap().push(line);
                 }
@@ -64,7 +80,14 @@ impl Listener {
             stdout,
             stderr,
             readers,
+            gate,
         }
+    }
+
+    /// Start reading its stdout.
+    pub(crate) fn read(&self) {
+        *self.gate.0.lock().unwrap() = true;
+        self.gate.1.notify_all();
     }
 
     pub(crate) fn status(&self, key: &str) -> u64 {
@@ -93,6 +116,7 @@ impl Listener {
     /// connections' endings tallied by reason.
     pub(crate) fn stop(mut self) -> Stopped {
         let peak_rss = self.peak_rss();
+        self.read();
         let _ = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status();
@@ -143,6 +167,17 @@ impl Listener {
             reasons,
             rows_applied,
         }
+    }
+}
+
+impl Stopped {
+    /// How its connections ended: the count for each reason.
+    pub(crate) fn why(&self) -> String {
+        self.reasons
+            .iter()
+            .map(|(why, n)| format!("{n} {why}"))
+            .collect::<Vec<_>>()
+            .join("; ")
     }
 }
 
