@@ -417,9 +417,9 @@ fn main() {
     }
 }
 
-/// A short honest stream: a handshake and one empty Rows frame.
-fn small_stream() -> Vec<u8> {
-    use dendro_wire_core::{Frame, Handshake, Map, RowsHeader, NO_INDEX_STATE};
+/// A writer with a stream's preamble and a bare handshake for source 0 in.
+fn opening() -> dendro_wire_std::FrameWriter<Vec<u8>> {
+    use dendro_wire_core::{Frame, Handshake, Map};
     let mut w = dendro_wire_std::FrameWriter::new(Vec::new()).unwrap();
     w.write_frame(&Frame::Handshake(Handshake {
         source: 0,
@@ -430,6 +430,13 @@ fn small_stream() -> Vec<u8> {
         complete: false,
     }))
     .unwrap();
+    w
+}
+
+/// A short honest stream: a handshake and one empty Rows frame.
+fn small_stream() -> Vec<u8> {
+    use dendro_wire_core::{RowsHeader, NO_INDEX_STATE};
+    let mut w = opening();
     w.write_rows(
         RowsHeader {
             source: 0,

@@ -9,33 +9,72 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dendro_wire_core::{Frame, Handshake, Map, PREAMBLE};
+use dendro_wire_core::{Frame, PREAMBLE};
 
 use super::listener::{Listener, Stopped};
-use super::{rate, rate_alone, small_stream, Honest, Options, Row};
+use super::{opening, rate, rate_alone, small_stream, Honest, Options, Row};
 
 /// A frame of an unknown kind with nothing in it: five bytes that keep a
 /// connection from the idle timeout and open nothing.
 const KEEPALIVE: [u8; 5] = [1, 0, 0, 0, 0xee];
 
-/// The honest agent's rate in a case beside its rate alone.
-fn honest_beside(with: f64, alone: f64) -> String {
-    format!("{:.2} M rows/s ({:.2}x alone)", with / 1e6, with / alone)
+/// What a case is: its listener and the honest agent's rate alone, the
+/// peers it runs beside and the flag that stops them, and whether stdout is
+/// read only from the end of the run on.
+struct Case {
+    l: Listener,
+    alone: f64,
+    stop: Arc<AtomicBool>,
+    peers: Vec<std::thread::JoinHandle<()>>,
+    read_late: bool,
+}
+
+impl Case {
+    /// The honest agent for `secs` beside the peers, then the peers stopped
+    /// and the listener: the row, held if every row was applied at 0.8x the
+    /// rate alone and `bounded` says the rest held.
+    fn run(
+        self,
+        secs: Duration,
+        name: impl FnOnce() -> String,
+        bounded: impl FnOnce(&Stopped) -> bool,
+    ) -> Row {
+        let agent = Honest::start(self.l.addr);
+        std::thread::sleep(secs);
+        if self.read_late {
+            // So the honest agent's line, printed as it ends, finds room.
+            self.l.read();
+        }
+        let run = agent.stop();
+        let (with, delivered_all) = rate(run);
+        self.stop.store(true, Ordering::Relaxed);
+        for peer in self.peers {
+            let _ = peer.join();
+        }
+        let s = self.l.stop();
+        Row {
+            case: name(),
+            peak_rss: s.peak_rss,
+            fds: "—".into(),
+            honest: format!(
+                "{:.2} M rows/s ({:.2}x alone)",
+                with / 1e6,
+                with / self.alone
+            ),
+            ended: s.why(),
+            ok: s.clean_exit
+                && delivered_all
+                && s.rows_applied == run.1
+                && with >= 0.8 * self.alone
+                && bounded(&s),
+        }
+    }
 }
 
 /// A stream opening a source and sending one segment of `bytes` bytes.
 fn large_segment(bytes: usize) -> Vec<u8> {
     let parquet = vec![0x50; bytes];
-    let mut w = dendro_wire_std::FrameWriter::new(Vec::new()).unwrap();
-    w.write_frame(&Frame::Handshake(Handshake {
-        source: 0,
-        uuid: None,
-        labels: Map::EMPTY,
-        metadata: Map::EMPTY,
-        clock_anchor_wall_ns: 0,
-        complete: false,
-    }))
-    .unwrap();
+    let mut w = opening();
     w.write_frame(&Frame::Segment(dendro_wire_core::Segment {
         source: 0,
         stream: "hoard",
@@ -71,27 +110,18 @@ pub(crate) fn hoarders(o: &Options, secs: Duration) -> Row {
         .collect();
     // Their frames sent first: about a second.
     std::thread::sleep(Duration::from_secs(2));
-    let agent = Honest::start(l.addr);
-    std::thread::sleep(secs);
-    let run = agent.stop();
-    let (with, delivered_all) = rate(run);
-    stop.store(true, Ordering::Relaxed);
-    for h in hoarders {
-        let _ = h.join();
-    }
-    let s = l.stop();
-    Row {
-        case: "4 hoarders: a frame of 64 MiB each, then a keepalive every 0.5 s".into(),
-        peak_rss: s.peak_rss,
-        fds: "—".into(),
-        honest: honest_beside(with, alone),
-        ended: s.why(),
-        ok: s.clean_exit
-            && delivered_all
-            && s.rows_applied == run.1
-            && s.peak_rss < (256 + 64) << 20
-            && with >= 0.8 * alone,
-    }
+    let case = Case {
+        l,
+        alone,
+        stop,
+        peers: hoarders,
+        read_late: false,
+    };
+    case.run(
+        secs,
+        || "4 hoarders: a frame of 64 MiB each, then a keepalive every 0.5 s".into(),
+        |s| s.peak_rss < (256 + 64) << 20,
+    )
 }
 
 /// Peers that send the preamble and then a keepalive every 5 s, never a
@@ -133,26 +163,20 @@ pub(crate) fn cap_holders(o: &Options, secs: Duration) -> Row {
         })
         .collect();
     std::thread::sleep(Duration::from_secs(1));
-    let agent = Honest::start(l.addr);
-    std::thread::sleep(secs);
-    let run = agent.stop();
-    let (with, delivered_all) = rate(run);
-    stop.store(true, Ordering::Relaxed);
-    for h in holders {
-        let _ = h.join();
-    }
-    let s = l.stop();
-    Row {
-        case: format!(
+    let case = Case {
+        l,
+        alone,
+        stop,
+        peers: holders,
+        read_late: false,
+    };
+    let name = || {
+        format!(
             "cap holders: {} connections, keepalives every 5 s, never a Handshake",
             made.load(Ordering::Relaxed)
-        ),
-        peak_rss: s.peak_rss,
-        fds: "—".into(),
-        honest: honest_beside(with, alone),
-        ended: s.why(),
-        ok: s.clean_exit && delivered_all && s.rows_applied == run.1 && with >= 0.8 * alone,
-    }
+        )
+    };
+    case.run(secs, name, |_| true)
 }
 
 /// Nobody reads the listener's stdout while 1,000 connections a second
@@ -188,25 +212,18 @@ pub(crate) fn unread_stdout(o: &Options, secs: Duration) -> Row {
             }
         })
     };
-    let agent = Honest::start(l.addr);
-    std::thread::sleep(secs);
-    // Read from here on, so the honest agent's line, printed as it ends,
-    // finds room.
-    l.read();
-    let run = agent.stop();
-    let (with, delivered_all) = rate(run);
-    stop.store(true, Ordering::Relaxed);
-    let _ = flood.join();
-    let s: Stopped = l.stop();
-    Row {
-        case: format!(
+    let case = Case {
+        l,
+        alone,
+        stop,
+        peers: vec![flood],
+        read_late: true,
+    };
+    let name = || {
+        format!(
             "a stdout nobody reads; {} connections at 1,000 a second",
             made.load(Ordering::Relaxed)
-        ),
-        peak_rss: s.peak_rss,
-        fds: "—".into(),
-        honest: honest_beside(with, alone),
-        ended: s.why(),
-        ok: s.clean_exit && delivered_all && s.rows_applied == run.1 && with >= 0.8 * alone,
-    }
+        )
+    };
+    case.run(secs, name, |_| true)
 }
