@@ -205,8 +205,9 @@ impl<'a> Cursor<'a> {
 
     pub(crate) fn u32(&mut self, field: Field) -> Result<u32, Error> {
         let b = self.take(4, field)?;
-        let mut word = [0u8; 4];
-        word.copy_from_slice(b);
+        // `take` gave exactly 4 bytes; a chunk rather than a copy keeps a
+        // length check (and its panic) out of firmware builds.
+        let word = b.first_chunk::<4>().copied().unwrap_or_default();
         Ok(u32::from_le_bytes(word))
     }
 

@@ -195,7 +195,7 @@ fn decoded<'b, E>(buf: &'b [u8], decoder: &FrameDecoder) -> Result<Frame<'b>, Io
 
 /// The preamble's bytes checked, once `have` of them arrived.
 fn preamble_read<E>(preamble: &[u8], have: usize) -> Result<(), IoError<E>> {
-    check_preamble(&preamble[..have]).map_err(IoError::Wire)?;
+    check_preamble(preamble.get(..have).unwrap_or(preamble)).map_err(IoError::Wire)?;
     if have < PREAMBLE_BYTES {
         return Err(IoError::Truncated {
             needed: PREAMBLE_BYTES,
@@ -213,13 +213,15 @@ macro_rules! device_io {
         /// the bytes read.
         $($async)? fn fill<R: $read>(r: &mut R, buf: &mut [u8]) -> Result<usize, IoError<R::Error>> {
             let mut have = 0;
-            while have < buf.len() {
-                match r.read(&mut buf[have..])$($aw)*.map_err(IoError::Io)? {
+            // `get_mut` rather than an index: no panic path in a firmware
+            // build, even for a reader that claims more than it was given.
+            while let Some(room) = buf.get_mut(have..).filter(|room| !room.is_empty()) {
+                match r.read(room)$($aw)*.map_err(IoError::Io)? {
                     0 => break,
                     n => have += n,
                 }
             }
-            Ok(have)
+            Ok(have.min(buf.len()))
         }
 
         /// Read and check the preamble.
@@ -249,16 +251,23 @@ macro_rules! device_io {
                 }
             }
             let total = whole_len(&prefix, buf.len(), decoder)?;
-            let frame = &mut buf[..total];
-            frame[..LENGTH_PREFIX_BYTES].copy_from_slice(&prefix);
-            let have = LENGTH_PREFIX_BYTES + fill(r, &mut frame[LENGTH_PREFIX_BYTES..])$($aw)*?;
+            // `whole_len` bounded `total` by the buffer and from below by
+            // the prefix; split rather than index, so that no panic path
+            // is left for a firmware build to carry.
+            let truncated = IoError::Truncated { needed: total, have: LENGTH_PREFIX_BYTES };
+            let frame = buf.get_mut(..total).ok_or(truncated)?;
+            let Some((head, body)) = frame.split_first_chunk_mut::<LENGTH_PREFIX_BYTES>() else {
+                return Err(IoError::Truncated { needed: total, have: 0 });
+            };
+            *head = prefix;
+            let have = LENGTH_PREFIX_BYTES + fill(r, body)$($aw)*?;
             if have < total {
                 return Err(IoError::Truncated {
                     needed: total,
                     have,
                 });
             }
-            decoded(&buf[..total], decoder).map(Some)
+            decoded(frame, decoder).map(Some)
         }
 
         /// All of `bytes`, in as many writes as `w` takes: `write_all`

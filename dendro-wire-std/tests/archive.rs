@@ -321,9 +321,13 @@ fn dendros_tailing_publisher_stream_is_applied_here_with_nothing_skipped() {
 
 /// The streams the firmware agent wrote (connection N's as
 /// `connection-N.dwr`), in connection order; none until
-/// `cargo xtask firmware` has run it.
+/// `cargo xtask firmware` has run it. The Cortex-M3 run's, or those of the
+/// directory `FIRMWARE_STREAMS` names.
 fn firmware_streams() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/firmware");
+    let dir = std::env::var_os("FIRMWARE_STREAMS").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/firmware/thumbv7m-none-eabi"),
+        PathBuf::from,
+    );
     (0..)
         .map(|n| dir.join(format!("connection-{n}.dwr")))
         .take_while(|path| path.exists())
@@ -337,7 +341,7 @@ fn firmware_streams_applied_by_dendros_subscriber_land_every_row() {
     // A connection and the reconnect (rule 8): never a pass over nothing.
     assert!(
         streams.len() >= 2,
-        "target/firmware holds {} connection-N.dwr stream(s); `cargo xtask firmware` writes them",
+        "target/firmware/<target> holds {} connection-N.dwr stream(s); `cargo xtask firmware` writes them",
         streams.len()
     );
     // One archive, as one subscriber sees an agent that reconnects.

@@ -1,16 +1,20 @@
 //! The collector under attack: hostile peers on loopback against a
 //! `Server`, each bounded in count and time, with an honest publisher beside
 //! them where it matters. Each peer that lies, stalls, floods or vanishes
-//! must cost bounded memory, a bounded time and one closed socket.
+//! must cost bounded memory, a bounded time and one closed socket. A
+//! peer aiming at the disk through captures gets a file only once a whole
+//! frame arrived, within the caps, and its connection served on.
 
 #![cfg(feature = "tokio")]
 
 use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use dendro_wire_core::{Frame, RowsHeader, Segment, NO_INDEX_STATE, PREAMBLE_BYTES};
-use dendro_wire_std::receive::{ServeError, ServerConfig};
+use dendro_wire_std::receive::{Ended, ServeError, Server, ServerConfig};
 use dendro_wire_std::{FrameWriter, ReadErrorKind};
 use dendro_wire_test_support::fixtures::handshake;
 use dendro_wire_test_support::scratch;
@@ -424,5 +428,121 @@ fn captures_are_new_files_written_as_bytes_arrive_never_through_a_link() {
         b"an earlier run"
     );
     assert_eq!(std::fs::read(&outside).unwrap(), b"not yours");
+    server.shutdown(Duration::ZERO);
+}
+
+/// A server recording into `dir`, with `change` made to its quick
+/// configuration.
+fn recording(
+    dir: &Path,
+    change: impl FnOnce(&mut ServerConfig),
+) -> (Server, SocketAddr, mpsc::Receiver<Ended>) {
+    let mut config = quick();
+    config.idle_timeout = Duration::from_millis(300);
+    config.record = Some(dir.to_path_buf());
+    change(&mut config);
+    let (server, rx) = start(config);
+    let addr = server.local_addr().unwrap();
+    (server, addr, rx)
+}
+
+/// The files in `dir`, by name, with their sizes.
+fn files(dir: &Path) -> Vec<(PathBuf, u64)> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (e.path(), e.metadata().unwrap().len())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Send `bytes` on a connection of its own and close it; how it ended.
+fn send(addr: SocketAddr, bytes: &[u8], rx: &mpsc::Receiver<Ended>) -> Ended {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(bytes).unwrap();
+    drop(s);
+    recv(rx)
+}
+
+#[test]
+fn a_connection_with_no_whole_frame_leaves_no_capture() {
+    let dir = scratch!("captures-none");
+    let (server, addr, rx) = recording(&dir, |_| {});
+    let honest = honest_stream(2);
+    let peers: [&[u8]; 5] = [
+        b"",                           // connect and close
+        &PREAMBLE[..5],                // part of a preamble
+        PREAMBLE,                      // a preamble and nothing after
+        &honest[..PREAMBLE.len() + 9], // a frame started, not finished
+        b"GET / HTTP/1.1\r\n\r\n",     // not a dendro stream
+    ];
+    for _ in 0..8 {
+        for bytes in peers {
+            let e = send(addr, bytes, &rx);
+            assert_eq!(e.info.capture, None, "{e}");
+        }
+    }
+    // A stalled one too: it is ended by its timeout, with no file.
+    let mut stalled = TcpStream::connect(addr).unwrap();
+    stalled.write_all(PREAMBLE).unwrap();
+    let e = recv(&rx);
+    assert!(e.result.is_err(), "{e}");
+    assert_eq!(files(&dir), vec![], "41 connections, no whole frame");
+
+    // An honest one gets its capture, the whole stream.
+    let e = send(addr, &honest, &rx);
+    assert!(e.result.is_ok(), "{e}");
+    let capture = e.info.capture.clone().expect("a capture");
+    assert_eq!(std::fs::read(&capture).unwrap(), honest);
+    assert_eq!(files(&dir).len(), 1);
+    server.shutdown(Duration::ZERO);
+}
+
+#[test]
+fn a_capture_stops_at_its_cap_and_its_connection_is_served_on() {
+    let dir = scratch!("captures-per-connection");
+    let (server, addr, rx) = recording(&dir, |config| config.record_max_per_connection = 1000);
+    let stream = honest_stream(50);
+    assert!(stream.len() > 2000);
+    for _ in 0..2 {
+        let e = send(addr, &stream, &rx);
+        assert!(e.result.is_ok(), "{e}");
+        assert_eq!(e.tally.rows_applied, 50 * ROWS_PER_FRAME, "{e}");
+        let capture = e.info.capture.clone().expect("a capture");
+        assert_eq!(std::fs::read(&capture).unwrap(), &stream[..1000]);
+    }
+    server.shutdown(Duration::ZERO);
+}
+
+#[test]
+fn the_capture_directory_stays_within_its_cap_its_earlier_files_counted() {
+    let dir = scratch!("captures-total");
+    std::fs::write(dir.join("from-before"), [0; 1000]).unwrap();
+    let stream = honest_stream(50);
+    let len = stream.len() as u64;
+    let max = 1000 + len + len / 2;
+    let (server, addr, rx) = recording(&dir, |config| config.record_max = max);
+    let mut captures = Vec::new();
+    for _ in 0..4 {
+        let e = send(addr, &stream, &rx);
+        assert!(e.result.is_ok(), "{e}");
+        assert_eq!(e.tally.rows_applied, 50 * ROWS_PER_FRAME, "{e}");
+        captures.push(e.info.capture.clone());
+    }
+    // The first whole, the second cut at the cap, no file for the rest.
+    let first = captures[0].clone().expect("the first is captured");
+    let second = captures[1].clone().expect("the second is captured in part");
+    assert_eq!(std::fs::read(first).unwrap(), stream);
+    assert_eq!(
+        std::fs::read(second).unwrap(),
+        &stream[..(len / 2) as usize]
+    );
+    assert_eq!(captures[2..], [None, None]);
+    let sizes: Vec<u64> = files(&dir).into_iter().map(|(_, size)| size).collect();
+    assert_eq!(sizes.len(), 3, "{sizes:?}");
+    assert_eq!(sizes.iter().sum::<u64>(), max);
     server.shutdown(Duration::ZERO);
 }

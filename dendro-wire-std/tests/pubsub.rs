@@ -523,3 +523,73 @@ fn what_cannot_fit_a_frame_is_refused_or_counted_never_a_panic() {
         "after a reconnect"
     );
 }
+
+/// Written is not delivered: a transport counts the connections the
+/// subscriber closed on it (here every one, at accept), and none when the
+/// subscriber read the stream to its end.
+#[test]
+fn over_tcp_connections_the_subscriber_closed_are_counted() {
+    use std::net::TcpListener;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    use dendro_wire_std::send::{publish_tcp, Backoff, DrainOptions, Reconnect};
+    let options = || DrainOptions {
+        reconnect: Reconnect::After(Backoff {
+            initial: Duration::from_millis(5),
+            max: Duration::from_millis(20),
+        }),
+        stop: None,
+    };
+    let publish = |addr, intervals: i64| {
+        let (mut p, cpu, mem) = agent(AgentConfig::default());
+        let queue = p.queue();
+        let transport = publish_tcp(queue.clone(), addr, options());
+        for ts in 0..intervals {
+            while queue.stats().connections == 0 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            interval(&mut p, cpu, mem, ts);
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        queue.close();
+        transport.join().unwrap().unwrap()
+    };
+
+    // A subscriber that closes every connection as soon as it has it.
+    let closing = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = closing.local_addr().unwrap();
+    let done = Arc::new(AtomicBool::new(false));
+    let closer = {
+        let done = done.clone();
+        closing.set_nonblocking(true).unwrap();
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                match closing.accept() {
+                    Ok((s, _)) => drop(s),
+                    Err(_) => std::thread::sleep(Duration::from_millis(1)),
+                }
+            }
+        })
+    };
+    let stats = publish(addr, 20);
+    done.store(true, Ordering::Relaxed);
+    closer.join().unwrap();
+    assert!(stats.connections >= 1 && stats.frames > 0, "{stats:?}");
+    assert_eq!(stats.closed_by_peer, stats.connections, "{stats:?}");
+
+    // One that reads the stream to its end.
+    let reading = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = reading.local_addr().unwrap();
+    let reader = std::thread::spawn(move || {
+        let (mut s, _) = reading.accept().unwrap();
+        std::io::Read::read_to_end(&mut s, &mut Vec::new()).unwrap()
+    });
+    let stats = publish(addr, 5);
+    assert!(reader.join().unwrap() > 0);
+    assert_eq!(
+        (stats.connections, stats.closed_by_peer),
+        (1, 0),
+        "{stats:?}"
+    );
+}

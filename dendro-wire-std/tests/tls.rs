@@ -12,8 +12,11 @@ use std::time::Duration;
 
 use dendro_wire_core::{Frame, Handshake, Map, Row, RowsHeader, SourceUpdate, NO_INDEX_STATE};
 use dendro_wire_std::receive::{Ended, ServeError, Server, ServerConfig};
-use dendro_wire_std::tls::{self, rustls, TlsClient};
+use dendro_wire_std::tls::{self, rustls, IdentityFrom, TlsClient};
 use dendro_wire_std::{CountingSink, FrameWriter, SubscribeError};
+use dendro_wire_test_support::certs::rcgen::{
+    CertificateParams, DistinguishedName, DnType, SanType,
+};
 use dendro_wire_test_support::certs::Ca;
 use dendro_wire_test_support::fixtures::bare_handshake;
 
@@ -23,10 +26,20 @@ fn collector(
     servers: &Ca,
     clients: &Ca,
 ) -> (Server, SocketAddr, mpsc::Receiver<(Ended, CountingSink)>) {
+    collector_with(servers, clients, |_| {})
+}
+
+/// [`collector`], its configuration then changed by `change`.
+fn collector_with(
+    servers: &Ca,
+    clients: &Ca,
+    change: impl FnOnce(&mut ServerConfig),
+) -> (Server, SocketAddr, mpsc::Receiver<(Ended, CountingSink)>) {
     let mut config = ServerConfig::default();
     config.tls = Some(servers.server(tls::server_config, clients));
     config.bind_identity = Some("host".into());
     config.idle_timeout = Duration::from_secs(5);
+    change(&mut config);
     let (tx, rx) = mpsc::channel();
     let server = Server::start(
         TcpListener::bind("127.0.0.1:0").unwrap(),
@@ -226,5 +239,229 @@ fn a_client_writing_as_another_host_is_refused_and_nothing_after_is_applied() {
     let (e, sink) = ended(&rx);
     assert!(e.to_string().contains("a SourceUpdate for source 0"), "{e}");
     assert_eq!((sink.sources, sink.rows, sink.source_updates), (1, 10, 0));
+    server.shutdown(Duration::ZERO);
+}
+
+/// A collector binding `host` whose TLS refuses, during the handshake, a
+/// certificate that proves no identity (as `from` allows), and the CA its
+/// clients chain to.
+fn binding_collector(
+    servers: &Ca,
+    clients: &Ca,
+    from: IdentityFrom,
+    checked_at_handshake: bool,
+) -> (Server, SocketAddr, mpsc::Receiver<(Ended, CountingSink)>) {
+    let (server, addr, rx) = collector_with(servers, clients, |config| {
+        if checked_at_handshake {
+            config.tls = Some(servers.server(
+                |chain, key, cas| tls::server_config_binding(chain, key, cas, from),
+                clients,
+            ));
+        }
+        config.identity_from = from;
+    });
+    (server, addr, rx)
+}
+
+/// A client with a certificate made from `params` by `ca`, presenting
+/// `intermediates` after it.
+fn client_from(
+    servers: &Ca,
+    ca: &Ca,
+    params: CertificateParams,
+    intermediates: &[&Ca],
+) -> TlsClient {
+    let leaf = ca.sign(params);
+    let mut chain = leaf.chain();
+    chain.extend(intermediates.iter().map(|ca| ca.der()));
+    tls::client_config(vec![servers.der()], chain, leaf.key()).unwrap()
+}
+
+/// Certificate parameters with these subject alternative names and these
+/// subject attributes.
+fn params(sans: Vec<SanType>, subject: &[(DnType, &str)]) -> CertificateParams {
+    let mut params = CertificateParams::default();
+    params.subject_alt_names = sans;
+    params.distinguished_name = DistinguishedName::new();
+    for (kind, value) in subject {
+        params.distinguished_name.push(kind.clone(), *value);
+    }
+    params
+}
+
+/// `client`, as `host`, lands its 10 rows with `host` as its identity.
+fn lands(
+    client: &TlsClient,
+    addr: SocketAddr,
+    rx: &mpsc::Receiver<(Ended, CountingSink)>,
+    host: &str,
+) {
+    let mut s = client.connect(addr, "localhost").unwrap();
+    s.write_all(&stream(host, 10, None)).unwrap();
+    drop(s);
+    let (e, sink) = ended(rx);
+    assert!(e.result.is_ok(), "{e}");
+    assert_eq!(e.info.identity.as_deref(), Some(host));
+    assert_eq!(sink.rows, 10);
+}
+
+fn dns(name: &str) -> SanType {
+    SanType::DnsName(name.try_into().unwrap())
+}
+
+/// Certificates that prove no identity, each refused, with its reason,
+/// both by the handshake's verifier and (a library caller who configured
+/// TLS without it) by the server after the handshake; none lands a row.
+#[test]
+fn a_certificate_that_proves_no_identity_is_refused_when_identities_are_bound() {
+    let (servers, clients) = (Ca::new("servers"), Ca::new("clients"));
+    let team_a = clients.constrained_sub_ca("team-a", "team-a.example");
+    let ip = SanType::IpAddress("10.0.0.1".parse().unwrap());
+    let uri = SanType::URI("spiffe://fleet/db-01".try_into().unwrap());
+    let cases: [(&str, TlsClient, &str); 5] = [
+        (
+            "an IP-only SAN and O=Fleet",
+            client_from(
+                &servers,
+                &clients,
+                params(vec![ip], &[(DnType::OrganizationName, "Fleet")]),
+                &[],
+            ),
+            "hold no DNS name (they hold IP address 10.0.0.1)",
+        ),
+        (
+            "a URI SAN and an empty subject",
+            client_from(&servers, &clients, params(vec![uri], &[]), &[]),
+            "hold no DNS name (they hold URI spiffe://fleet/db-01)",
+        ),
+        (
+            "no SAN and a CN",
+            client_from(
+                &servers,
+                &clients,
+                params(vec![], &[(DnType::CommonName, "db-01")]),
+                &[],
+            ),
+            "its common name is not used",
+        ),
+        (
+            "no SAN and a CN, from a name-constrained sub-CA",
+            client_from(
+                &servers,
+                &team_a,
+                params(vec![], &[(DnType::CommonName, "db-01")]),
+                &[&team_a],
+            ),
+            "its common name is not used",
+        ),
+        (
+            "a NUL in its DNS SAN",
+            client_from(
+                &servers,
+                &clients,
+                params(vec![dns("db-01\0.team-a.example")], &[]),
+                &[],
+            ),
+            r"its name db-01\0.team-a.example holds a control character",
+        ),
+    ];
+    for checked_at_handshake in [true, false] {
+        let (server, addr, rx) = binding_collector(
+            &servers,
+            &clients,
+            IdentityFrom::DnsNames,
+            checked_at_handshake,
+        );
+        for (what, client, reason) in &cases {
+            let client_side = match client.connect(addr, "localhost") {
+                Err(e) => e.to_string(),
+                Ok(mut s) => {
+                    let written = s
+                        .write_all(&stream("db-01", 10, None))
+                        .and_then(|()| s.flush());
+                    format!("connected; wrote {written:?}")
+                }
+            };
+            let (e, sink) = ended(&rx);
+            let said = e.to_string();
+            assert!(
+                matches!(e.result, Err(ServeError::Tls(_))),
+                "{what}: {said}"
+            );
+            assert!(
+                said.contains("proves no identity") && said.contains(reason),
+                "{what}: {said}"
+            );
+            assert!(!said.contains('\0'), "{what}: {said:?}");
+            assert_eq!(e.info.identity, None, "{what}");
+            assert_eq!((sink.sources, sink.rows), (0, 0), "{what}: {said}");
+            if checked_at_handshake {
+                assert!(
+                    client_side.contains("refused by the collector"),
+                    "{what}: {client_side}"
+                );
+            }
+        }
+        server.shutdown(Duration::ZERO);
+    }
+}
+
+/// Asked to, a certificate with no SAN extension at all proves its common
+/// name, but not under a name-constrained CA (whose constraints a common
+/// name escapes): the sub-CA limited to team-a.example cannot make db-01.
+#[test]
+fn a_common_name_is_an_identity_only_when_asked_for_and_never_under_name_constraints() {
+    let (servers, clients) = (Ca::new("servers"), Ca::new("clients"));
+    let team_a = clients.constrained_sub_ca("team-a", "team-a.example");
+    let from = IdentityFrom::DnsNamesOrCommonName;
+    let (server, addr, rx) = binding_collector(&servers, &clients, from, true);
+
+    let cn_only = client_from(
+        &servers,
+        &clients,
+        params(vec![], &[(DnType::CommonName, "db-01")]),
+        &[],
+    );
+    lands(&cn_only, addr, &rx, "db-01");
+
+    // The same sub-CA's SAN outside its constraints is refused by the CA
+    // check; its CN-only certificate by the identity check.
+    let outside = client_from(
+        &servers,
+        &team_a,
+        params(vec![dns("db-01")], &[]),
+        &[&team_a],
+    );
+    let constrained_cn = client_from(
+        &servers,
+        &team_a,
+        params(vec![], &[(DnType::CommonName, "db-01")]),
+        &[&team_a],
+    );
+    for (client, reason) in [
+        (outside, "NameConstraintViolation"),
+        (
+            constrained_cn,
+            "not used under a CA whose names are constrained",
+        ),
+    ] {
+        let err = client.connect(addr, "localhost").map(|_| ()).unwrap_err();
+        assert!(
+            err.to_string().contains("refused by the collector"),
+            "{err}"
+        );
+        let (e, sink) = ended(&rx);
+        assert!(e.to_string().contains(reason), "{e}");
+        assert_eq!(sink.rows, 0);
+    }
+
+    // Within its constraints, the sub-CA's client lands its rows.
+    let inside = client_from(
+        &servers,
+        &team_a,
+        params(vec![dns("db-01.team-a.example")], &[]),
+        &[&team_a],
+    );
+    lands(&inside, addr, &rx, "db-01.team-a.example");
     server.shutdown(Duration::ZERO);
 }

@@ -346,3 +346,56 @@ async fn a_task_waiting_on_the_queue_is_woken_by_a_frame_or_the_close() {
         .expect("woken by the close")
         .unwrap();
 }
+
+/// `Serving` on the test's own runtime: spawned as a task, its bounds
+/// `ServerConfig`'s (here a connection cap of one), stopped by a future.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_on_the_callers_runtime_keeps_its_bounds_and_stops_on_a_future() {
+    use dendro_wire_std::receive::{ServerConfig, Serving};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let mut config = ServerConfig::default();
+    config.max_connections = 1;
+    let (ended_tx, mut ended) = tokio::sync::mpsc::unbounded_channel();
+    let serving = Serving::new(
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
+        config,
+        |_| CountingSink::default(),
+        move |e, _sink| ended_tx.send(e).unwrap(),
+    )
+    .unwrap();
+    let addr = serving.local_addr().unwrap();
+    let watch = serving.watch();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(serving.run_until(async {
+        let _ = stopped.await;
+    }));
+
+    // One connection holds the cap: the sample, less its last 3 bytes.
+    let bytes = sample();
+    let mut first = tokio::net::TcpStream::connect(addr).await.unwrap();
+    first.write_all(&bytes[..bytes.len() - 3]).await.unwrap();
+    while watch.stats().live == 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+    // A second is closed at once, as Server::start's would be.
+    let mut second = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut byte = [0u8; 1];
+    assert_eq!(second.read(&mut byte).await.unwrap_or(0), 0, "closed");
+    while watch.stats().refused == 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+
+    // The caller's future stops it: what arrived is applied, the cut frame
+    // reported, and every connection's `done` has run before it returns.
+    stop.send(()).unwrap();
+    let stats = server.await.unwrap();
+    assert_eq!(
+        (stats.accepted, stats.refused, stats.live, stats.ended),
+        (1, 1, 0, 1)
+    );
+    let e = ended.recv().await.unwrap();
+    assert_eq!(e.tally.rows_applied, 4, "{e}");
+    assert!(e.to_string().contains("shut down"), "{e}");
+    drop(first);
+}

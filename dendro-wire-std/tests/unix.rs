@@ -9,7 +9,7 @@ use std::os::unix::net::UnixStream;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use dendro_wire_std::receive::{bind_unix, Peer, ServeError, Server, ServerConfig};
+use dendro_wire_std::receive::{bind_unix, bind_unix_file, Peer, ServeError, Server, ServerConfig};
 use dendro_wire_std::CountingSink;
 use dendro_wire_test_support::{scratch, streams};
 
@@ -96,4 +96,54 @@ fn only_the_user_ids_allowed_are_served() {
         }
         server.shutdown(Duration::ZERO);
     }
+}
+
+#[test]
+fn at_exit_only_the_socket_that_was_made_is_removed() {
+    let dir = scratch!("unix-remove");
+    let path = dir.join("collector.sock");
+
+    // Still there: removed.
+    let (listener, made) = bind_unix_file(&path, 0o600).unwrap();
+    drop(listener);
+    assert_eq!(made.path(), path);
+    assert!(made.remove().unwrap());
+    assert!(std::fs::symlink_metadata(&path).is_err());
+
+    // A file put in its place: left.
+    let (_listener, made) = bind_unix_file(&path, 0o600).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    std::fs::write(&path, b"put here since").unwrap();
+    assert!(!made.remove().unwrap());
+    assert_eq!(std::fs::read(&path).unwrap(), b"put here since");
+    std::fs::remove_file(&path).unwrap();
+
+    // A second listener's live socket at the path: left, and still served.
+    let (_first, first) = bind_unix_file(&path, 0o600).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let (second_listener, second) = bind_unix_file(&path, 0o600).unwrap();
+    assert!(!first.remove().unwrap());
+    assert!(UnixStream::connect(&path).is_ok());
+    assert!(second.remove().unwrap());
+    drop(second_listener);
+
+    // Gone already: nothing to do.
+    assert!(!first.remove().unwrap());
+}
+
+/// The private directory the socket is made in has a random name, so the
+/// names an earlier build used (`.dendro-wire-PID-N`), made beforehand by
+/// another user, do not stop it; and none is left behind.
+#[test]
+fn predictable_names_made_beforehand_do_not_stop_a_bind() {
+    let dir = scratch!("unix-private");
+    for n in 0..100 {
+        let taken = dir.join(format!(".dendro-wire-{}-{n}", std::process::id()));
+        std::fs::create_dir(taken).unwrap();
+    }
+    let before = std::fs::read_dir(&dir).unwrap().count();
+    let path = dir.join("collector.sock");
+    let (_listener, made) = bind_unix_file(&path, 0o600).unwrap();
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), before + 1);
+    assert!(made.remove().unwrap());
 }

@@ -9,8 +9,11 @@
 use std::fmt::Debug;
 use std::path::Path;
 
+/// rcgen, for a test that makes a certificate of an odd shape.
+pub use rcgen;
 use rcgen::{
-    date_time_ymd, BasicConstraints, Certificate, CertificateParams, DnType, IsCa, Issuer, KeyPair,
+    date_time_ymd, BasicConstraints, Certificate, CertificateParams, DnType, GeneralSubtree, IsCa,
+    Issuer, KeyPair, NameConstraints,
 };
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
@@ -78,6 +81,30 @@ impl Ca {
         }
         let cert = params.signed_by(&key, &self.issuer).unwrap();
         Leaf { cert, key }
+    }
+
+    /// A certificate made from `params`, signed by this CA.
+    pub fn sign(&self, params: CertificateParams) -> Leaf {
+        let key = KeyPair::generate().unwrap();
+        let cert = params.signed_by(&key, &self.issuer).unwrap();
+        Leaf { cert, key }
+    }
+
+    /// A CA signed by this one, its DNS names constrained to `permitted`.
+    pub fn constrained_sub_ca(&self, name: &str, permitted: &str) -> Ca {
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.distinguished_name.push(DnType::CommonName, name);
+        params.name_constraints = Some(NameConstraints {
+            permitted_subtrees: vec![GeneralSubtree::DnsName(permitted.into())],
+            excluded_subtrees: vec![],
+        });
+        let cert = params.signed_by(&key, &self.issuer).unwrap();
+        Ca {
+            cert,
+            issuer: Issuer::new(params, key),
+        }
     }
 
     /// An agent's TLS: a certificate for `name` from this CA, trusting

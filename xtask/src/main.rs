@@ -6,12 +6,18 @@
 //!   denied.
 //! - `cargo xtask no-std`: prove dendro-wire-core builds with neither std nor
 //!   alloc (see `xtask/no-std-check`).
-//! - `cargo xtask firmware`: build the Cortex-M3 agent and decoder in
-//!   `xtask/firmware`, run them under QEMU, check what they wrote and
+//! - `cargo xtask firmware`: build the agent, the decoder and a plain
+//!   source in `xtask/firmware` for three families and the network agent
+//!   for the Cortex-M3, run them under QEMU (the network agent into a live
+//!   collector in a namespace of its own), check what they wrote and
 //!   counted with `dendro-wire check`, and print their footprint (see
-//!   `firmware.rs`).
+//!   `firmware.rs`, `net.rs`, `footprint.rs`).
 
 mod firmware;
+mod footprint;
+mod metrics;
+mod net;
+mod setup;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -24,6 +30,7 @@ fn main() -> ExitCode {
         Some("firmware") => firmware::run(),
         Some("bench-report") => bench_report(&args[1..]),
         Some("soak") => soak(&args[1..]),
+        Some("metrics") => release_tool().and_then(|tool| metrics::run_metrics(&tool)),
         Some("fuzz") => fuzz(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");
@@ -51,17 +58,22 @@ commands:
   ci       formatting, clippy (-D warnings), all tests (the archive feature's too),
            no-std, firmware, rustdoc (-D warnings)
   no-std   build a no_std, no_main program over dendro-wire-core with no allocator
-  firmware build the Cortex-M3 agent and decoder (xtask/firmware), run them under
-           qemu-system-arm (lm3s6965evb), check the agent's streams (written to
-           target/firmware/connection-N.dwr) and the decoder's counts with
-           dendro-wire check, apply the streams with dendro's Subscriber, and
-           print each program's flash, static RAM and peak stack
+  firmware build the agent, decoder and plain (xtask/firmware) for thumbv7m, thumbv6m and
+           riscv32imc and run them under QEMU (lm3s6965evb, microbit, sifive_e),
+           check the agent's streams (target/firmware/<target>/connection-N.dwr)
+           and the decoder's counts with dendro-wire check, apply the streams
+           with dendro's Subscriber; run the network agent over TCP into a live
+           dendro-wire listen in a network namespace, shaped and restarted
+           (target/firmware/net/); count observe's instructions per row
+           (-icount); print every program's footprint
   fuzz --target NAME [--seconds N]
            run one fuzz target coverage-guided (bolero's libFuzzer engine, nightly)
            for N seconds (default 60); targets: decode_arbitrary, reader_chunks,
            encode_decode, json_identity, differential_dendro, subscriber_model
   bench-report [--quick]
            measure ours, dendro 0.6.1 and memcpy on the same bytes; print one table
+  metrics  a real Prometheus scrapes `dendro-wire listen --metrics`; its query of the
+           rows applied must equal the listener's summary (part of ci)
   soak [--quick] [--seconds S]
            dendro-wire listen under 10,000 idle connections, 1,000 clients claiming
            64 MiB frames, 5,000 sequential connections and a reconnect storm, with
@@ -169,6 +181,7 @@ fn release_tool() -> Result<PathBuf, String> {
 }
 
 fn ci() -> Result<(), String> {
+    setup::ensure("ci", &[setup::CI, setup::FIRMWARE, setup::METRICS])?;
     run(
         "cargo fmt --check",
         cargo().args(["fmt", "--all", "--check"]),
@@ -242,6 +255,7 @@ fn ci() -> Result<(), String> {
     )?;
     no_std()?;
     firmware::run()?;
+    metrics::run_metrics(&release_tool()?)?;
     // Every feature documented, as docs.rs builds it (the archive feature's
     // dependencies were built by its clippy step).
     run(

@@ -283,6 +283,12 @@ impl Regions {
         old: usize,
         new: usize,
     ) -> Result<(), PublishError> {
+        if old == new {
+            // Nothing moves: without this, every interval's end would move
+            // the frame under way onto itself (an early entry, or a Delta,
+            // emptied when it was already empty).
+            return Ok(());
+        }
         let end = self.end();
         let new_end = end - old + new;
         if new > old {
@@ -384,9 +390,9 @@ pub(super) struct StreamRec {
     /// Its slot's size: the largest row seen, encoded, and never less than
     /// the name and an empty row.
     pub(super) cap: U32,
-    /// How many row lengths from 16 bytes the row path's short path takes
-    /// on this stream: up to 32 bytes that fit its slot, on a name of up to
-    /// 12 bytes; 0 on a longer name or a slot too small for 16.
+    /// The longest row the row path's short path takes on this stream:
+    /// up to 32 bytes that fit its slot, on a name of up to 12 bytes; 0 on
+    /// a longer name.
     pub(super) small: U32,
     /// Where this interval's last row of the stream starts in the frame;
     /// [`UNSEEN`] before its first.
@@ -409,7 +415,7 @@ impl StreamRec {
     pub(super) fn set_cap(&mut self, cap: usize) {
         let head = LEN_BYTES + self.name();
         let small = match head <= WORD {
-            true => (cap.saturating_sub(head + TAIL).min(SMALL_ROW_BYTES) + 1).saturating_sub(16),
+            true => cap.saturating_sub(head + TAIL).min(SMALL_ROW_BYTES),
             false => 0,
         };
         self.cap = U32::new(cap as u32);

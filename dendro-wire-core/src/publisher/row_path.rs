@@ -12,7 +12,7 @@ use super::config::StreamId;
 use super::error::PublishError;
 use super::regions::{ensure, Region, RowCursor, StreamRec, LAST_AT, REC, TAIL, WORD};
 use super::source::Source;
-use crate::codec::LEN_BYTES;
+use crate::codec::{copy_short, LEN_BYTES};
 use crate::kind;
 use crate::rows::{write_prepared_row, write_row_tail};
 use crate::storage::Storage;
@@ -47,8 +47,8 @@ pub(super) fn put_small(
     let rec = StreamRec::ref_from_bytes(bytes.get(rec_at..)?.first_chunk::<REC>()?).ok()?;
     let (word, name, small) = (rec.word, rec.name(), rec.small.get() as usize);
     let at = pos.at;
-    // One comparison for both ends: shorter rows wrap to a large number.
-    if row.len().wrapping_sub(16) >= small || at + SMALL_ROW > pos.room {
+    // One comparison for both ends: an empty row wraps to a large number.
+    if row.len().wrapping_sub(1) >= small || at + SMALL_ROW > pos.room {
         return None;
     }
     let window = bytes
@@ -104,15 +104,19 @@ fn put_any(
     Some(pos)
 }
 
-/// A row of 16 to 32 bytes to the front of `dst`, as two overlapping moves
-/// of 16 bytes. Words rather than `copy_from_slice`, whose copies the
+/// A row of 1 to 32 bytes to the front of `dst`; from 16 bytes, as two
+/// overlapping moves of 16 bytes. Words rather than `copy_from_slice`, whose copies the
 /// compiler merged into one call to `memcpy` of a variable size, a third
 /// of a row's time (the publisher machine's line of `cargo xtask
 /// bench-report`); the second move's offset masked into `dst`, so that
 /// no length needs checking here.
 #[inline(always)]
 fn copy_small(dst: &mut [u8; 2 * WORD - 1 + 16], row: &[u8]) -> Option<()> {
-    let (first, last) = (row.first_chunk::<16>()?, row.last_chunk::<16>()?);
+    let (Some(first), Some(last)) = (row.first_chunk::<16>(), row.last_chunk::<16>()) else {
+        // Under 16 bytes (a sensor's reading, say): the codec's overlapping
+        // moves for short runs, still no call to `memcpy`.
+        return copy_short(dst.get_mut(..row.len())?, row);
+    };
     let (first, last) = (u128::from_ne_bytes(*first), u128::from_ne_bytes(*last));
     let at = row.len().wrapping_sub(16) & (2 * WORD - 1);
     *dst.first_chunk_mut::<16>()? = first.to_ne_bytes();

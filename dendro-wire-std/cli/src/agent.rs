@@ -54,7 +54,9 @@ struct Target {
     #[cfg(unix)]
     #[arg(long, conflicts_with = "tls_ca")]
     unix: Option<PathBuf>,
-    /// Write the stream to a file (a capture); `-` for standard output.
+    /// Write the stream to a file (a capture); `-` for standard output. The
+    /// file is opened as `cp` opens it (the system follows links; one
+    /// naming nothing is refused) and written in place.
     #[arg(short, long, conflicts_with = "tls_ca")]
     output: Option<PathBuf>,
 }
@@ -216,7 +218,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let mut sources = declare(&mut publisher, anchor)?;
     let queue = publisher.queue();
     // SIGINT and SIGTERM end the agent after the interval in hand, with
-    // what it delivered said, as at the end of its intervals.
+    // what it wrote said, as at the end of its intervals.
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(signal, stop.clone())
@@ -251,8 +253,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
             true,
         ),
         Destination::File(path) => {
-            let file = std::fs::File::create(path)
-                .map_err(|e| Failure(format!("cannot create {}: {e}", path.display())))?;
+            let file = crate::open_output(path)?;
             (publish_to_writer(queue.clone(), file, drain), true)
         }
     };
@@ -283,27 +284,37 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let stats = publisher.stats();
     let queued = queue.stats();
     eprintln!(
-        "dendro-wire agent: {} intervals, {} rows observed; delivered {} frames ({} rows, {} \
-         bytes) in {} connection(s); dropped {} rows ({} before a connection or with the queue \
-         full, {} queued for a connection that was lost)",
+        "dendro-wire agent: {} intervals, {} rows observed; wrote {} frames ({} rows, {} bytes) \
+         to {} connection(s), {} closed by the collector; dropped {} rows ({} before a \
+         connection or with the queue full, {} queued for a connection that was lost)",
         stats.intervals,
         stats.rows_queued + stats.rows_dropped,
         sent.frames,
         sent.rows,
         sent.bytes,
         sent.connections,
+        sent.closed_by_peer,
         stats.rows_dropped + queued.rows_discarded,
         stats.rows_dropped,
         queued.rows_discarded,
     );
+    let last_error = match &sent.last_error {
+        Some(e) => format!(": {e}"),
+        None => String::new(),
+    };
     if stats.intervals > 0 && sent.frames == 0 {
         return Err(Failure(format!(
-            "delivered nothing in {} interval(s){}",
-            stats.intervals,
-            match &sent.last_error {
-                Some(e) => format!(": {e} ({} attempt(s))", sent.failed_connects),
-                None => String::new(),
-            }
+            "wrote nothing in {} interval(s){last_error} ({} failed attempt(s) to connect)",
+            stats.intervals, sent.failed_connects,
+        )));
+    }
+    // Written is not delivered (the protocol has no acknowledgement), but a
+    // collector that closed every connection did not take what they held.
+    if sent.connections > 0 && sent.closed_by_peer == sent.connections {
+        return Err(Failure(format!(
+            "the collector closed every connection ({} of {}), so what was written may not \
+             have been applied (the last{last_error})",
+            sent.closed_by_peer, sent.connections,
         )));
     }
     Ok(())

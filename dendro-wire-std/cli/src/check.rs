@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use dendro_wire_std::{CountingSink, FrameReader, Position, SinkSubscriber, Tally};
+use dendro_wire_std::{CountingSink, FrameReader, Position, ReadErrorKind, SinkSubscriber, Tally};
 use serde::Serialize;
 
 use crate::{open_input, stdout, Failure};
@@ -17,6 +17,20 @@ pub(crate) struct Args {
     /// One JSON object instead of a table, and an error as one too.
     #[arg(long)]
     json: bool,
+    /// A stream that ends inside a frame (the capture of a connection cut
+    /// off) is checked up to that frame, not refused: the bytes of the cut
+    /// frame are reported as `cut_bytes`. A cut preamble is still an error.
+    #[arg(long)]
+    cut_ok: bool,
+}
+
+/// What `--cut-ok` prints: the tally, and the bytes of a frame the stream
+/// ended inside (0 if it ended at a frame boundary).
+#[derive(Serialize)]
+struct CutTally {
+    #[serde(flatten)]
+    tally: Tally,
+    cut_bytes: u64,
 }
 
 /// A stream that broke a rule, as `--json` reports it: what, and where.
@@ -29,12 +43,12 @@ struct Broken {
     offset: Option<u64>,
 }
 
-pub(crate) fn run(Args { path, json }: Args) -> Result<(), Failure> {
-    let checked = check(open_input(path.as_deref())?);
+pub(crate) fn run(Args { path, json, cut_ok }: Args) -> Result<(), Failure> {
+    let checked = check(open_input(path.as_deref())?, cut_ok);
     let mut out = stdout();
     // `--json` prints the tally's keys, in its order.
-    let tally = match checked {
-        Ok(tally) => tally,
+    let (tally, cut_bytes) = match checked {
+        Ok(checked) => checked,
         Err((message, at)) => {
             if json {
                 let broken = Broken {
@@ -49,24 +63,48 @@ pub(crate) fn run(Args { path, json }: Args) -> Result<(), Failure> {
             return Err(Failure(message));
         }
     };
-    if json {
-        serde_json::to_writer(&mut out, &tally)?;
-        writeln!(out)?;
-    } else {
-        for (key, value) in Tally::NAMES.iter().zip(tally.counts()) {
-            writeln!(out, "{key:<16} {value}")?;
+    match (json, cut_ok) {
+        (true, false) => serde_json::to_writer(&mut out, &tally)?,
+        (true, true) => serde_json::to_writer(&mut out, &CutTally { tally, cut_bytes })?,
+        (false, _) => {
+            for (key, value) in Tally::NAMES.iter().zip(tally.counts()) {
+                writeln!(out, "{key:<16} {value}")?;
+            }
+            if cut_ok {
+                write!(out, "{:<16} {cut_bytes}", "cut_bytes")?;
+            }
         }
+    }
+    if json || cut_ok {
+        writeln!(out)?;
     }
     out.flush()?;
     Ok(())
 }
 
-/// The subscriber's rules over the whole stream; what broke and where.
-fn check(input: impl std::io::Read) -> Result<Tally, (String, Option<Position>)> {
+/// The subscriber's rules over the whole stream, and the bytes of a frame
+/// it ended inside if `cut_ok`; what broke and where.
+fn check(
+    input: impl std::io::Read,
+    cut_ok: bool,
+) -> Result<(Tally, u64), (String, Option<Position>)> {
     let read = |e: dendro_wire_std::ReadError| (e.to_string(), e.position());
     let mut reader = FrameReader::new(input).map_err(read)?;
     let mut subscriber = SinkSubscriber::new(CountingSink::default());
-    while let Some((frame, at)) = reader.next_frame_at().map_err(read)? {
+    let mut cut_bytes = 0;
+    loop {
+        let (frame, at) = match reader.next_frame_at() {
+            Ok(Some(next)) => next,
+            Ok(None) => break,
+            Err(e) => match (e.kind(), e.position()) {
+                // Frame 0 is the preamble: a stream cut there is no stream.
+                (ReadErrorKind::Truncated { have, .. }, Some(at)) if cut_ok && at.frame > 0 => {
+                    cut_bytes = *have as u64;
+                    break;
+                }
+                _ => return Err(read(e)),
+            },
+        };
         subscriber
             .apply(&frame)
             .map_err(|e| (format!("{at}: {e}"), Some(at)))?;
@@ -76,5 +114,5 @@ fn check(input: impl std::io::Read) -> Result<Tally, (String, Option<Position>)>
     // counts every frame.
     tally.frames = reader.frames();
     tally.unknown_skipped = reader.unknown();
-    Ok(tally)
+    Ok((tally, cut_bytes))
 }

@@ -43,6 +43,11 @@ pub(crate) struct Args {
     #[cfg(feature = "archive")]
     #[arg(long)]
     archive: Option<std::path::PathBuf>,
+    /// Without the feature, the flag is answered with the feature's name.
+    #[cfg(not(feature = "archive"))]
+    #[arg(long, hide = true, value_parser = crate::archive_not_built)]
+    #[allow(dead_code)]
+    archive: Option<std::path::PathBuf>,
 }
 
 struct Agent {

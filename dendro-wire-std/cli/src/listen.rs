@@ -12,6 +12,7 @@ use dendro_wire_std::receive::{ConnectionInfo, Listener, Server, ServerConfig};
 use dendro_wire_std::{CountingSink, LineWriter, Sink, Tally};
 
 use crate::ended::EndLines;
+use crate::metrics::Metrics;
 use crate::progress::Progress;
 use crate::tls_args::ServerTls;
 use crate::Failure;
@@ -22,26 +23,50 @@ pub(crate) struct Args {
     on: ListenOn,
     /// The Unix socket's permissions, in octal (600: only its owner may
     /// connect).
-    #[arg(long, value_name = "MODE", default_value = "600", value_parser = parse_mode)]
+    #[arg(long, value_name = "MODE", default_value = "600", value_parser = parse_mode, conflicts_with = "bind")]
     unix_mode: u32,
     /// On a Unix socket, allow only peers with this user id (checked against
     /// the peer's credentials); give it once per user.
-    #[arg(long = "allow-uid", value_name = "UID", requires = "unix")]
+    #[arg(
+        long = "allow-uid",
+        value_name = "UID",
+        requires = "unix",
+        conflicts_with = "bind"
+    )]
     allow_uid: Vec<u32>,
     #[command(flatten)]
     tls: ServerTls,
-    /// Also capture each connection's bytes to DIR/connection-N.dwr.
+    /// Also capture each connection's bytes to DIR/connection-N.dwr, made
+    /// once its first whole frame has arrived.
     #[arg(long, value_name = "DIR")]
     record: Option<PathBuf>,
+    /// The most bytes DIR may hold, what is there at start counted (e.g.
+    /// 1GiB); past it, captures stop, each with a line, and connections are
+    /// served on.
+    #[arg(long, value_name = "BYTES", default_value = "1GiB", value_parser = crate::parse_size, requires = "record")]
+    record_max: usize,
+    /// The most bytes one connection's capture may hold; past it, its
+    /// recording stops with a line and it is served on.
+    #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = crate::parse_size, requires = "record")]
+    record_max_per_connection: usize,
     /// Land what arrives in a dendro archive at this path.
     #[cfg(feature = "archive")]
     #[arg(long)]
+    archive: Option<PathBuf>,
+    /// Without the feature, the flag is answered with the feature's name.
+    #[cfg(not(feature = "archive"))]
+    #[arg(long, hide = true, value_parser = crate::archive_not_built)]
+    #[allow(dead_code)]
     archive: Option<PathBuf>,
     /// The encoder the archive stores rows for; a source declaring another
     /// is refused.
     #[cfg(feature = "archive")]
     #[arg(long, default_value = crate::AGENT_ENCODER)]
     encoder: String,
+    /// Serve the listener's counts at http://ADDR/metrics (Prometheus text
+    /// format) and readiness at /ready (200, then 503 once stopping).
+    #[arg(long, value_name = "HOST:PORT", value_parser = crate::host_port)]
+    metrics: Option<String>,
     /// Exit once this many connections have ended, with a summary.
     #[arg(long)]
     connections: Option<u64>,
@@ -116,8 +141,11 @@ impl Args {
         config.idle_timeout = self.idle_timeout;
         config.frame_timeout = self.frame_timeout;
         config.record = self.record.clone();
+        config.record_max = self.record_max as u64;
+        config.record_max_per_connection = self.record_max_per_connection as u64;
         config.tls = self.tls.config()?;
         config.bind_identity = self.tls.bind_identity.clone();
+        config.identity_from = self.tls.identity_from();
         #[cfg(unix)]
         if !self.allow_uid.is_empty() {
             config.allow_uids = Some(self.allow_uid.clone());
@@ -142,6 +170,9 @@ struct Totals {
 
 pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let config = options.server_config()?;
+    // The socket file made, to remove at exit if it is still ours.
+    #[cfg(unix)]
+    let mut made = None;
     let (listener, listening): (Listener, String) = match (&options.on.bind, unix_path(&options)) {
         (Some(bind), _) => {
             let listener = TcpListener::bind(bind)
@@ -157,8 +188,10 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         }
         #[cfg(unix)]
         (None, Some(path)) => {
-            let listener = dendro_wire_std::receive::bind_unix(path, options.unix_mode)
-                .map_err(|e| Failure(format!("cannot listen on {}: {e}", path.display())))?;
+            let (listener, file) =
+                dendro_wire_std::receive::bind_unix_file(path, options.unix_mode)
+                    .map_err(|e| Failure(format!("cannot listen on {}: {e}", path.display())))?;
+            made = Some(file);
             (listener.into(), format!("unix:{}", path.display()))
         }
         _ => return Err(Failure("say where to listen: --bind or --unix".into())),
@@ -180,6 +213,8 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let make_sink = sink_factory(archive.as_ref());
     let totals: Arc<Mutex<Totals>> = Arc::default();
     let max_connections = config.max_connections;
+    let max_memory = config.max_memory;
+    let metrics: Arc<Metrics> = Arc::default();
     // Ended connections' lines are queued, never written where connections
     // are served: a stdout nobody reads loses lines (counted), not service.
     let lines = Arc::new(EndLines::new(LineWriter::spawn(
@@ -189,8 +224,10 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     )?));
     let server = {
         let (totals, lines) = (totals.clone(), lines.clone());
+        let metrics = metrics.clone();
         Server::start(listener, config, make_sink, move |ended, _| {
             lines.ended(&ended);
+            metrics.record(&ended);
             let mut t = totals.lock().unwrap_or_else(|e| e.into_inner());
             t.connections += 1;
             t.clean += u64::from(ended.result.is_ok());
@@ -198,9 +235,21 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         })
         .map_err(|e| Failure(format!("cannot serve {listening}: {e}")))?
     };
+    let metrics_at = match &options.metrics {
+        Some(addr) => Some(crate::metrics::serve(
+            addr,
+            metrics.clone(),
+            server.watch(),
+            max_memory,
+        )?),
+        None => None,
+    };
     {
         let mut out = std::io::stdout().lock();
         writeln!(out, "listening on {listening}")?;
+        if let Some(at) = metrics_at {
+            writeln!(out, "metrics on http://{at}/metrics")?;
+        }
         out.flush()?;
     }
 
@@ -225,6 +274,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         lines.summarize(false);
     }
     progress.finish();
+    metrics.stopping();
     let grace = if signalled.load(Ordering::Relaxed) {
         Duration::ZERO
     } else {
@@ -232,10 +282,20 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     };
     let stats = server.shutdown(grace);
     #[cfg(unix)]
-    if let Some(path) = unix_path(&options) {
-        // The socket made at start; a later listener's would not be ours,
-        // but there is no such case: binding refuses a path in use.
-        let _ = std::fs::remove_file(path);
+    if let Some(made) = made {
+        // Only the socket made at start: what was put there since (a file,
+        // another listener's socket) is not ours to remove.
+        match made.remove() {
+            Ok(true) => {}
+            Ok(false) => eprintln!(
+                "dendro-wire listen: left {}: it is no longer the socket this listener made",
+                made.path().display()
+            ),
+            Err(e) => eprintln!(
+                "dendro-wire listen: cannot remove {}: {e}",
+                made.path().display()
+            ),
+        }
     }
     lines.summarize(true);
     // The report goes through the queue too, after what is queued: a
@@ -380,6 +440,8 @@ mod tests {
                 got.max_memory,
                 got.idle_timeout,
                 got.frame_timeout,
+                got.record_max,
+                got.record_max_per_connection,
             ),
             (
                 want.max_sources,
@@ -390,6 +452,8 @@ mod tests {
                 want.max_memory,
                 want.idle_timeout,
                 want.frame_timeout,
+                want.record_max,
+                want.record_max_per_connection,
             )
         );
     }

@@ -19,6 +19,7 @@ mod dump;
 mod encode;
 mod ended;
 mod listen;
+mod metrics;
 mod progress;
 mod replay;
 mod tls_args;
@@ -109,6 +110,18 @@ pub(crate) fn resolve(connect: &str) -> Result<std::net::SocketAddr, Failure> {
 
 /// A size in bytes, with an optional unit: `1048576`, `64KiB`, `256MiB`,
 /// `1GiB`.
+/// `--archive` on a build without the `archive` feature: a usage error that
+/// says how to get one, rather than clap's "unexpected argument".
+#[cfg(not(feature = "archive"))]
+pub(crate) fn archive_not_built(_: &str) -> Result<std::path::PathBuf, String> {
+    Err(
+        "this dendro-wire was built without the `archive` feature; build it with \
+         `cargo install dendro-wire --features archive` (in this repository: \
+         `cargo run --release --features dendro-wire/archive --bin dendro-wire -- ...`)"
+            .into(),
+    )
+}
+
 pub(crate) fn parse_size(s: &str) -> Result<usize, String> {
     let size: bytesize::ByteSize = s
         .parse()
@@ -134,6 +147,44 @@ pub(crate) fn open_input(path: Option<&Path>) -> Result<Box<dyn Read>, Failure> 
         Some(p) => File::open(p)
             .map(|f| Box::new(f) as Box<dyn Read>)
             .map_err(|e| Failure(format!("cannot open {}: {e}", p.display()))),
+    }
+}
+
+/// `out`, opened for writing as `cp` opens it: the system follows any links
+/// on the path (with its own rules for them), never this tool; an existing
+/// file is emptied and written in place (its owner, mode and hard links
+/// kept), a device or FIFO is written as it is, and a new file is made only
+/// where nothing is, so a link naming nothing is refused.
+pub(crate) fn open_output(out: &Path) -> Result<File, Failure> {
+    let cannot = |e: io::Error| Failure(format!("cannot write {}: {e}", out.display()));
+    match std::fs::OpenOptions::new().write(true).open(out) {
+        Ok(file) => {
+            if file.metadata().map_err(cannot)?.is_file() {
+                file.set_len(0).map_err(cannot)?;
+            }
+            return Ok(file);
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(cannot(e)),
+    }
+    // Nothing there, or a link naming nothing: `create_new` (O_EXCL) makes
+    // only the first, and never follows a link.
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(out)
+    {
+        Ok(file) => Ok(file),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => match std::fs::read_link(out) {
+            Ok(to) => Err(Failure(format!(
+                "{} is a symbolic link to {}, which does not exist; what is written goes \
+                 through a link, but what a link names is not made",
+                out.display(),
+                to.display()
+            ))),
+            Err(_) => Err(cannot(e)),
+        },
+        Err(e) => Err(cannot(e)),
     }
 }
 

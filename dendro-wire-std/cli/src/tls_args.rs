@@ -68,24 +68,45 @@ pub(crate) struct ServerTls {
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     client_ca: Option<PathBuf>,
     /// Every Handshake and SourceUpdate a client sends must carry this label
-    /// with the client's identity (its certificate's DNS name, else its
-    /// common name) as the value, or its connection ends.
+    /// with the client's identity (its certificate's first DNS subject
+    /// alternative name) as the value, or its connection ends; a client
+    /// whose certificate proves no identity is refused at the handshake.
     #[arg(long, value_name = "LABEL", requires = "tls_cert")]
     pub(crate) bind_identity: Option<String>,
+    /// Take the identity of a client certificate with no subject
+    /// alternative names from its common name. A CA's name constraints do
+    /// not bind a common name: such a certificate under a name-constrained
+    /// CA in its chain is refused, and --client-ca's own constraints are not
+    /// looked at.
+    #[arg(long, requires = "tls_cert")]
+    pub(crate) identity_from_common_name: bool,
 }
 
 impl ServerTls {
+    /// Where a client's identity comes from.
+    pub(crate) fn identity_from(&self) -> tls::IdentityFrom {
+        match self.identity_from_common_name {
+            true => tls::IdentityFrom::DnsNamesOrCommonName,
+            false => tls::IdentityFrom::DnsNames,
+        }
+    }
+
     /// The collector's TLS, if asked for.
     pub(crate) fn config(&self) -> Result<Option<std::sync::Arc<tls::ServerConfig>>, Failure> {
         let (Some(cert), Some(key), Some(ca)) = (&self.tls_cert, &self.tls_key, &self.client_ca)
         else {
             return Ok(None);
         };
-        Ok(Some(tls::server_config(
+        let (chain, key, cas) = (
             tls::load_certificates(cert)?,
             tls::load_private_key(key)?,
             tls::load_certificates(ca)?,
-        )?))
+        );
+        Ok(Some(match self.bind_identity {
+            // A client that proves no identity hears so at the handshake.
+            Some(_) => tls::server_config_binding(chain, key, cas, self.identity_from())?,
+            None => tls::server_config(chain, key, cas)?,
+        }))
     }
 }
 

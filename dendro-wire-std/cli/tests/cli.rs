@@ -96,6 +96,33 @@ fn check_summarizes_with_exactly_the_documented_keys() {
     );
 }
 
+#[test]
+fn check_with_cut_ok_checks_a_cut_capture_up_to_the_cut_frame() {
+    let sample = std::fs::read(testdata("sample.dwr")).unwrap();
+    let cut = &sample[..sample.len() - 5];
+    // Without the flag a cut stream is refused, as before.
+    let out = TOOL.run(["check", "--json"], cut);
+    assert_eq!(out.status.code(), Some(1));
+    let out = TOOL.run(["check", "--json", "--cut-ok"], cut);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    // The sample's 13th and last frame is the one cut: the twelve before it,
+    // and the bytes of the 13th that are there.
+    let whole = TOOL.run(["check", "--json"], &sample[..]);
+    let whole: serde_json::Value = serde_json::from_str(&stdout(&whole)).unwrap();
+    assert_eq!(got["frames"], 12);
+    assert!(got["cut_bytes"].as_u64().unwrap() > 0);
+    assert!(got["rows_applied"].as_u64() <= whole["rows_applied"].as_u64());
+    // A whole stream has nothing cut.
+    let out = TOOL.run(["check", "--json", "--cut-ok"], &sample[..]);
+    let got: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(got["cut_bytes"], 0);
+    assert_eq!(got["frames"], 13);
+    // A cut preamble is still no stream.
+    let out = TOOL.run(["check", "--cut-ok"], &sample[..7]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
 /// A stream of the given JSON Lines, through the tool's own encoder.
 fn encoded(jsonl: &str) -> Vec<u8> {
     let out = TOOL.run(["encode"], jsonl.as_bytes());
@@ -201,9 +228,15 @@ fn usage_errors_exit_2_and_every_command_has_help() {
         &["frob"],
         &["dump", "--frob"],
         &["check", "a", "b"],
+        // A flag for a Unix socket given with TCP.
+        &["listen", "--bind", "127.0.0.1:0", "--allow-uid", "0"],
+        &["listen", "--bind", "127.0.0.1:0", "--unix-mode", "660"],
+        // A capture cap with nothing recorded.
+        &["listen", "--bind", "127.0.0.1:0", "--record-max", "1MiB"],
     ] {
         let out = TOOL.run(args, b"");
         assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&out).contains("Usage: dendro-wire"), "{args:?}");
     }
     for cmd in ["dump", "encode", "check"] {
         let out = TOOL.run([cmd, "--help"], b"");
@@ -235,7 +268,7 @@ fn generated_frames_encode_as_dendro_does_and_dump_back_identically() {
 
 #[cfg(unix)]
 #[test]
-fn encode_output_replaces_files_whole_follows_links_and_writes_devices_in_place() {
+fn encode_output_writes_in_place_as_the_system_opens_the_path_and_refuses_a_dangling_link() {
     use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
     let dir = scratch!("encode-output");
     let input = dir.join("in.jsonl");
@@ -263,16 +296,26 @@ fn encode_output_replaces_files_whole_follows_links_and_writes_devices_in_place(
         names
     };
 
-    // A regular file is replaced by a new one, whole, keeping its mode.
+    // A regular file is written in place: its inode, mode and owner kept,
+    // and its hard links see the new stream.
     let file = dir.join("file.dwr");
-    std::fs::write(&file, b"old").unwrap();
+    std::fs::write(&file, b"an older and longer stream than the new one").unwrap();
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let other_name = dir.join("hard-link.dwr");
+    std::fs::hard_link(&file, &other_name).unwrap();
+    // Only a privileged test run can give it another owner to keep.
+    let owner = match std::os::unix::fs::chown(&file, Some(4242), Some(4242)) {
+        Ok(()) => 4242,
+        Err(_) => std::fs::metadata(&file).unwrap().uid(),
+    };
     let inode = std::fs::metadata(&file).unwrap().ino();
     assert!(encode_to(&input, &file).status.success());
     assert_eq!(std::fs::read(&file).unwrap(), want);
+    assert_eq!(std::fs::read(&other_name).unwrap(), want);
     let meta = std::fs::metadata(&file).unwrap();
-    assert_ne!(meta.ino(), inode, "written in place, not replaced");
+    assert_eq!(meta.ino(), inode, "replaced, not written in place");
     assert_eq!(meta.permissions().mode() & 0o777, 0o640);
+    assert_eq!((meta.uid(), meta.nlink()), (owner, 2));
 
     // Bad input leaves it, and the directory, as they were.
     let before = names();
@@ -281,8 +324,8 @@ fn encode_output_replaces_files_whole_follows_links_and_writes_devices_in_place(
     assert_eq!(std::fs::read(&file).unwrap(), want);
     assert_eq!(names(), before, "left behind");
 
-    // A link is followed to its file, and stays a link; a dangling one
-    // makes the file it names.
+    // A link is followed, by the system, to its file, and stays a link; a
+    // dangling one is refused, and what it names is not made.
     let target = dir.join("target.dwr");
     std::fs::write(&target, b"old").unwrap();
     let link = dir.join("link.dwr");
@@ -295,16 +338,23 @@ fn encode_output_replaces_files_whole_follows_links_and_writes_devices_in_place(
     assert_eq!(std::fs::read(&target).unwrap(), want);
     let dangling = dir.join("dangling.dwr");
     std::os::unix::fs::symlink("made.dwr", &dangling).unwrap();
-    assert!(encode_to(&input, &dangling).status.success());
-    assert!(std::fs::symlink_metadata(&dangling)
-        .unwrap()
-        .file_type()
-        .is_symlink());
-    assert_eq!(std::fs::read(dir.join("made.dwr")).unwrap(), want);
+    let out = encode_to(&input, &dangling);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("is a symbolic link to made.dwr, which does not exist"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.join("made.dwr").exists());
     // Bad input through a link leaves its target whole.
     std::fs::write(&target, b"kept").unwrap();
     assert_eq!(encode_to(&bad, &link).status.code(), Some(1));
     assert_eq!(std::fs::read(&target).unwrap(), b"kept");
+
+    // A new file is made where nothing is.
+    let new = dir.join("new.dwr");
+    assert!(encode_to(&input, &new).status.success());
+    assert_eq!(std::fs::read(&new).unwrap(), want);
 
     // A FIFO is written in place and stays a FIFO.
     let fifo = dir.join("fifo");
@@ -391,5 +441,21 @@ fn completions_and_one_line_summaries() {
     for line in commands {
         // A command, and its summary on the same line.
         assert!(line.split_whitespace().count() >= 2, "{line:?}");
+    }
+}
+
+/// A flag whose feature this build lacks is named with the feature, not
+/// met with "unexpected argument".
+#[cfg(not(feature = "archive"))]
+#[test]
+fn archive_flags_without_the_feature_say_which_feature() {
+    for args in [
+        &["listen", "--bind", "127.0.0.1:0", "--archive", "a.dendro"][..],
+        &["demo", "--archive", "a.dendro"],
+    ] {
+        let out = TOOL.run(args, b"");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: a usage error");
+        let err = stderr(&out);
+        assert!(err.contains("without the `archive` feature"), "{err}");
     }
 }

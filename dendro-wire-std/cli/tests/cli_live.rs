@@ -5,7 +5,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use dendro_wire_test_support::fixtures::testdata;
-use dendro_wire_test_support::process::{output, Tool};
+use dendro_wire_test_support::process::{output, Listened, Listening, Tool};
 use dendro_wire_test_support::{certs, scratch};
 
 const TOOL: Tool = Tool::new(env!("CARGO_BIN_EXE_dendro-wire"));
@@ -153,6 +153,39 @@ fn listen_stops_on_sigterm_applying_and_recording_what_arrived() {
     assert_eq!(std::io::Read::read(&mut peer, &mut [0; 8]).unwrap_or(0), 0);
 }
 
+/// At exit, `listen --unix` removes its socket, and only its socket: a
+/// file put at the path meanwhile is left, and said to be.
+#[cfg(unix)]
+#[test]
+fn listen_on_a_unix_socket_removes_only_its_own_socket_at_exit() {
+    let dir = scratch!("listen-unix-exit");
+    let path = dir.join("collector.sock");
+    let listen = TOOL.listen(&["--unix".as_ref(), path.as_os_str()]);
+    assert!(std::fs::symlink_metadata(&path).is_ok());
+    assert!(listen.terminate());
+    let listened = listen.finish();
+    assert!(listened.status.success(), "{}", listened.stderr);
+    assert!(
+        std::fs::symlink_metadata(&path).is_err(),
+        "its socket removed"
+    );
+
+    let listen = TOOL.listen(&["--unix".as_ref(), path.as_os_str()]);
+    std::fs::remove_file(&path).unwrap();
+    std::fs::write(&path, b"put here since").unwrap();
+    assert!(listen.terminate());
+    let listened = listen.finish();
+    assert!(listened.status.success(), "{}", listened.stderr);
+    assert_eq!(std::fs::read(&path).unwrap(), b"put here since");
+    assert!(
+        listened
+            .stderr
+            .contains("it is no longer the socket this listener made"),
+        "{}",
+        listened.stderr
+    );
+}
+
 /// PEM files for a run: a CA for collectors and one for agents, a collector
 /// certificate for `localhost`, and an agent certificate for `agent`.
 fn pem_files(dir: &Path, agent: &str) {
@@ -298,6 +331,17 @@ mod agent {
         .map(String::from)
     }
 
+    /// The agent run for `intervals` intervals of 5 ms, written to `path`.
+    fn agent_to_file(intervals: u32, path: &Path) -> std::process::Output {
+        output(
+            TOOL.command()
+                .args(agent("5ms", intervals))
+                .arg("-o")
+                .arg(path),
+            b"",
+        )
+    }
+
     fn check_json(path: &Path) -> serde_json::Value {
         let out = TOOL.run(["check", "--json", path.to_str().unwrap()], b"");
         assert!(
@@ -318,13 +362,7 @@ mod agent {
     fn the_agent_records_this_machine_to_a_file_that_checks_clean() {
         let dir = scratch!("agent-file");
         let capture = dir.join("agent.dwr");
-        let out = output(
-            TOOL.command()
-                .args(agent("5ms", 20))
-                .arg("-o")
-                .arg(&capture),
-            b"",
-        );
+        let out = agent_to_file(20, &capture);
         assert!(
             out.status.success(),
             "{}",
@@ -391,7 +429,7 @@ mod agent {
     }
 
     #[test]
-    fn an_agent_that_delivers_nothing_says_why_and_fails() {
+    fn an_agent_that_writes_nothing_says_why_and_fails() {
         let addr = closed_port();
         let out = output(
             TOOL.command()
@@ -406,14 +444,15 @@ mod agent {
             "{stderr}"
         );
         assert!(
-            stderr.contains("delivered nothing in 5 interval(s)"),
+            stderr.contains("wrote nothing in 5 interval(s)"),
             "{stderr}"
         );
-        assert!(stderr.contains("delivered 0 frames (0 rows"), "{stderr}");
+        assert!(stderr.contains("wrote 0 frames (0 rows"), "{stderr}");
+        assert!(!stderr.contains("deliver"), "{stderr}");
     }
 
     #[test]
-    fn an_agent_logs_its_reconnect_and_counts_what_it_delivered() {
+    fn an_agent_logs_its_reconnect_and_counts_what_it_wrote() {
         let addr = closed_port();
         let agent = TOOL
             .command()
@@ -439,10 +478,163 @@ mod agent {
         assert!(stderr.contains("connected again after"), "{stderr}");
         let bytes = received.join().unwrap();
         assert!(
-            stderr.contains(" bytes) in 1 connection(s)")
-                && stderr.contains(&format!(", {bytes} bytes) in")),
+            stderr.contains(" bytes) to 1 connection(s), 0 closed by the collector")
+                && stderr.contains(&format!(", {bytes} bytes) to")),
             "{bytes} bytes received: {stderr}"
         );
+    }
+
+    /// An agent run for 6 intervals of 50 ms against `listen`, with
+    /// `extra` arguments, which must fail: what it said, and what `listen`
+    /// said once stopped.
+    fn refused_agent(listen: Listening, extra: &[std::ffi::OsString]) -> (String, Listened) {
+        let out = output(
+            TOOL.command()
+                .args(agent("50ms", 6))
+                .args(["--connect", listen.addr()])
+                .args(extra),
+            b"",
+        );
+        assert!(listen.terminate());
+        let listened = listen.finish();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        (stderr, listened)
+    }
+
+    /// An agent whose every connection is closed by `listen` (here at
+    /// accept, every connection over a cap of none) wrote frames, but says
+    /// the collector closed them, never that it delivered them, and fails.
+    #[test]
+    fn an_agent_whose_every_connection_the_collector_closes_says_so_and_fails() {
+        let listen = TOOL.listen(&[
+            "--bind".as_ref(),
+            "127.0.0.1:0".as_ref(),
+            "--max-connections".as_ref(),
+            "0".as_ref(),
+        ]);
+        let (stderr, listened) = refused_agent(listen, &[]);
+        assert!(
+            stderr.contains("the subscriber closed the connection"),
+            "{stderr}"
+        );
+        let connections = number_after(&stderr, " bytes) to ");
+        assert!(connections >= 1, "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "the collector closed every connection ({connections} of {connections})"
+            )),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("deliver"), "{stderr}");
+        let summary = listened.lines.last().unwrap();
+        assert!(summary.contains("0 connection(s) served"), "{summary}");
+    }
+
+    /// An agent certified as another host than its sources say, against a
+    /// collector binding `host`: every connection ends at its first
+    /// Handshake, and the agent fails saying so.
+    #[test]
+    fn an_agent_refused_for_its_identity_on_every_connection_fails() {
+        let dir = scratch!("agent-identity");
+        pem_files(&dir, "not-this-host.example");
+        let file = |name: &str| dir.join(name).into_os_string();
+        let listen = TOOL.listen(&[
+            "--bind".as_ref(),
+            "127.0.0.1:0".as_ref(),
+            "--tls-cert".as_ref(),
+            &file("collector.pem"),
+            "--tls-key".as_ref(),
+            &file("collector.key"),
+            "--client-ca".as_ref(),
+            &file("agents-ca.pem"),
+            "--bind-identity".as_ref(),
+            "host".as_ref(),
+        ]);
+        let tls = [
+            "--server-name".into(),
+            "localhost".into(),
+            "--tls-ca".into(),
+            file("collectors-ca.pem"),
+            "--tls-cert".into(),
+            file("agent.pem"),
+            "--tls-key".into(),
+            file("agent.key"),
+        ];
+        let (stderr, listened) = refused_agent(listen, &tls);
+        assert!(
+            stderr.contains("the collector closed every connection"),
+            "{stderr}"
+        );
+        assert!(
+            listened
+                .lines
+                .iter()
+                .any(|l| l.contains(r#"claims host="#) && l.contains("rows 0 applied")),
+            "{:?}",
+            listened.lines
+        );
+    }
+
+    /// A capture stops at `--record-max-per-connection`; the connection is
+    /// served on, every row applied.
+    #[test]
+    fn listen_stops_a_capture_at_its_cap_and_serves_on() {
+        let dir = scratch!("listen-record-cap");
+        let args = [
+            "--record".as_ref(),
+            dir.as_os_str(),
+            "--record-max-per-connection".as_ref(),
+            "100B".as_ref(),
+        ];
+        let served = TOOL.serve_one(&args, |addr| {
+            output(
+                TOOL.command()
+                    .args(agent("5ms", 10))
+                    .args(["--connect", addr]),
+                b"",
+            )
+        });
+        assert!(served.client.status.success());
+        let line = served.line;
+        assert!(line.contains("ended cleanly; captured in "), "{line}");
+        assert!(number_after(&line, "rows ") > 0, "{line}");
+        assert_eq!(
+            std::fs::metadata(dir.join("connection-0.dwr"))
+                .unwrap()
+                .len(),
+            100
+        );
+        assert!(
+            served
+                .stderr
+                .contains("recording stopped after 100 bytes in "),
+            "{}",
+            served.stderr
+        );
+    }
+
+    /// `-o` is opened as `encode -o` opens it: through a link to a file,
+    /// never through one naming nothing.
+    #[test]
+    fn the_agent_writes_through_a_link_and_refuses_a_dangling_one() {
+        let dir = scratch!("agent-output-link");
+        let (link, dangling) = (dir.join("link.dwr"), dir.join("dangling.dwr"));
+        std::fs::write(dir.join("target.dwr"), b"old").unwrap();
+        std::os::unix::fs::symlink("target.dwr", &link).unwrap();
+        std::os::unix::fs::symlink("made.dwr", &dangling).unwrap();
+        let out = agent_to_file(3, &link);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(check_json(&dir.join("target.dwr"))["sources"], 3);
+        let out = agent_to_file(3, &dangling);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("which does not exist"), "{stderr}");
+        assert!(!dir.join("made.dwr").exists());
     }
 
     #[test]
@@ -481,10 +673,10 @@ mod agent {
         let warned = |stderr: &str| stderr.contains("; trying again in ");
         let default = run(&[], None);
         assert!(warned(&default), "{default}");
-        assert!(default.contains("delivered nothing"), "{default}");
+        assert!(default.contains("wrote nothing"), "{default}");
         let errors_only = run(&[], Some("error"));
         assert!(!warned(&errors_only), "{errors_only}");
-        assert!(errors_only.contains("delivered nothing"), "{errors_only}");
+        assert!(errors_only.contains("wrote nothing"), "{errors_only}");
         let q = run(&["-q"], None);
         assert!(!warned(&q), "{q}");
         let verbose = run(&["-vv"], Some(""));

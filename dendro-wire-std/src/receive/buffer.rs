@@ -388,6 +388,15 @@ impl FrameBuffer {
         self.cutter.offset() + (self.end - self.start) as u64
     }
 
+    /// The stream's bytes from `offset` to the last that arrived, if the
+    /// buffer still holds them all.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn since(&self, offset: u64) -> Option<&[u8]> {
+        let back = self.cutter.offset().checked_sub(offset)?;
+        let from = self.start.checked_sub(usize::try_from(back).ok()?)?;
+        Some(&self.buf[from..self.end])
+    }
+
     /// Stream bytes cut into the preamble and frames so far.
     pub(crate) fn offset(&self) -> u64 {
         self.cutter.offset()

@@ -41,8 +41,6 @@ pub enum ServeError {
         /// Bytes of a frame that had started to arrive and was cut off.
         cut: usize,
     },
-    /// The capture file could not be created or written.
-    Capture(std::io::Error),
     /// The peer may not connect: a Unix peer whose user id is not allowed.
     NotAllowed(String),
     /// The TLS handshake failed: no client certificate, one that does not
@@ -77,11 +75,27 @@ impl ServeError {
             ServeError::IdleTimeout { .. } => "idle timeout",
             ServeError::FrameTimeout { .. } => "frame timeout",
             ServeError::Shutdown { .. } => "shut down",
-            ServeError::Capture(_) => "capture failed",
             ServeError::NotAllowed(_) => "not allowed",
             ServeError::Tls(_) => "refused at the TLS handshake",
             ServeError::HandshakeTimeout { .. } => "handshake timeout",
             ServeError::Evicted => "evicted for a newer connection",
+        }
+    }
+
+    /// A short name for why the connection ended, the same for every
+    /// connection that ended so (`"idle_timeout"`): a metric's label or a
+    /// summary's key, where the sentence would be too long and too varied.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ServeError::Read(_) => "read",
+            ServeError::Subscribe(..) => "subscribe",
+            ServeError::IdleTimeout { .. } => "idle_timeout",
+            ServeError::FrameTimeout { .. } => "frame_timeout",
+            ServeError::Shutdown { .. } => "shutdown",
+            ServeError::NotAllowed(_) => "not_allowed",
+            ServeError::Tls(_) => "tls",
+            ServeError::HandshakeTimeout { .. } => "handshake_timeout",
+            ServeError::Evicted => "evicted",
         }
     }
 }
@@ -112,7 +126,6 @@ impl fmt::Display for ServeError {
                 "{at}: the server shut down with {cut} byte(s) of this frame arrived and the \
                  rest not; everything before it was applied"
             ),
-            ServeError::Capture(e) => write!(f, "the capture failed: {e}"),
             ServeError::NotAllowed(why) => write!(f, "not allowed to connect: {why}"),
             ServeError::Tls(e) => write!(f, "refused at the TLS handshake: {e}"),
             ServeError::HandshakeTimeout { after } => write!(
@@ -133,7 +146,7 @@ impl std::error::Error for ServeError {
         match self {
             ServeError::Read(e) => Some(e),
             ServeError::Subscribe(_, e) => Some(e),
-            ServeError::Capture(e) | ServeError::Tls(e) => Some(e),
+            ServeError::Tls(e) => Some(e),
             _ => None,
         }
     }

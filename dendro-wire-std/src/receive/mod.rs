@@ -7,9 +7,11 @@
 //! and frames; `buffer.rs` holds a stream's bytes as they arrive, against a
 //! [`MemoryBudget`]; `session.rs` serves one stream on tokio, for
 //! `serve_async` and each of a `Server`'s connections (`server/`: its
-//! bounds, accepting, one connection, its reports); `subscriber.rs` applies
+//! bounds, accepting, one connection, its reports), recording it if asked
+//! (`capture.rs`); `subscriber.rs` applies
 //! each frame under the rules to a `sink.rs` [`Sink`]; `error.rs` says why a
-//! served stream ended ([`ServeError`]).
+//! served stream ended ([`ServeError`]); `unix.rs` makes a collector's
+//! Unix socket and removes it at exit.
 //!
 //! A collector is where bytes from anyone who can reach it arrive, so every
 //! connection is bounded: its buffer grows with the bytes that arrived, never
@@ -23,6 +25,8 @@
 //! The sending side is [`send`](crate::send).
 
 pub(crate) mod buffer;
+#[cfg(feature = "tokio")]
+mod capture;
 pub(crate) mod cut;
 mod error;
 mod serve;
@@ -32,17 +36,20 @@ mod server;
 mod session;
 mod sink;
 mod subscriber;
+#[cfg(unix)]
+mod unix;
 
 pub use buffer::MemoryBudget;
 pub use error::ServeError;
-#[cfg(unix)]
-pub use serve::bind_unix;
 pub use serve::serve;
 #[cfg(feature = "tokio")]
 pub use serve::serve_async;
 #[cfg(feature = "tokio")]
 pub use server::{
     ConnectionInfo, Ended, Listener, LiveConnection, Peer, Server, ServerConfig, ServerStats,
+    ServerWatch, Serving,
 };
 pub use sink::{CountingSink, Sink, SinkError};
 pub use subscriber::{SinkSubscriber, SubscribeError, MAX_SOURCES_PER_CONNECTION};
+#[cfg(unix)]
+pub use unix::{bind_unix, bind_unix_file, UnixSocketFile};

@@ -1,6 +1,5 @@
 //! [`serve`] and (feature `tokio`) [`serve_async`]: one connection's stream
-//! applied to a subscriber, blocking or on tokio; and [`bind_unix`], a Unix
-//! socket only its owner can reach.
+//! applied to a subscriber, blocking or on tokio.
 
 use std::io::Read;
 
@@ -58,73 +57,4 @@ pub async fn serve_async<R: tokio::io::AsyncRead + Unpin, S: Sink>(
         .run()
         .await;
     result
-}
-
-/// A Unix socket listener at `path` with permissions `mode` (`0o600`: only
-/// its owner can connect).
-///
-/// The socket is made in a new private directory beside `path` (mode 0700),
-/// given `mode` there, and linked into place, so it is never reachable with
-/// looser permissions, even for a moment. Nothing at `path` is replaced (a
-/// link planted there included) except a stale socket that nothing listens
-/// on, which a listener that did not shut down cleanly leaves behind.
-#[cfg(unix)]
-pub fn bind_unix(
-    path: &std::path::Path,
-    mode: u32,
-) -> std::io::Result<std::os::unix::net::UnixListener> {
-    use std::io::{Error, ErrorKind};
-    use std::os::unix::fs::{DirBuilderExt, FileTypeExt, PermissionsExt};
-    use std::os::unix::net::{UnixListener, UnixStream};
-
-    let taken = |what: &str| {
-        Error::new(
-            ErrorKind::AddrInUse,
-            format!(
-                "{} is {what}; remove it or choose another path",
-                path.display()
-            ),
-        )
-    };
-    if let Ok(meta) = std::fs::symlink_metadata(path) {
-        if !meta.file_type().is_socket() {
-            return Err(taken("already there, and not a socket"));
-        }
-        match UnixStream::connect(path) {
-            Err(e) if e.kind() == ErrorKind::ConnectionRefused => std::fs::remove_file(path)?,
-            _ => return Err(taken("a socket another listener is serving")),
-        }
-    }
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => std::path::Path::new("."),
-    };
-    let private = (0..100)
-        .map(|attempt| dir.join(format!(".dendro-wire-{}-{attempt}", std::process::id())))
-        .find(|candidate| {
-            std::fs::DirBuilder::new()
-                .mode(0o700)
-                .create(candidate)
-                .is_ok()
-        })
-        .ok_or_else(|| {
-            Error::other(format!(
-                "cannot make a private directory in {}",
-                dir.display()
-            ))
-        })?;
-    let made = private.join("socket");
-    let bound = (|| {
-        let listener = UnixListener::bind(&made)?;
-        std::fs::set_permissions(&made, std::fs::Permissions::from_mode(mode))?;
-        // A link never replaces what is at `path`, as a rename would.
-        std::fs::hard_link(&made, path).map_err(|e| match e.kind() {
-            ErrorKind::AlreadyExists => taken("already there"),
-            _ => e,
-        })?;
-        Ok(listener)
-    })();
-    let _ = std::fs::remove_file(&made);
-    let _ = std::fs::remove_dir(&private);
-    bound
 }

@@ -2,17 +2,17 @@
 //! every async receiver runs: a [`Server`](super::Server)'s connections and
 //! [`serve_async`](super::serve_async) alike.
 
-use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::ops::ControlFlow;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use dendro_wire_core::{FrameDecoder, Tally};
+use dendro_wire_core::{FrameDecoder, Tally, PREAMBLE, PREAMBLE_BYTES};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::{watch, Notify};
 
 use super::buffer::{FrameBuffer, MemoryBudget, Next};
+use super::capture::Capture;
 use super::error::ServeError;
 use super::sink::Sink;
 use super::subscriber::SinkSubscriber;
@@ -85,7 +85,7 @@ pub(crate) struct Session<'a, IO, S: Sink> {
     subscriber: &'a mut SinkSubscriber<S>,
     buffer: FrameBuffer,
     limits: Limits,
-    capture: Option<&'a mut File>,
+    capture: Option<&'a mut Capture>,
     /// Where its progress is shared after every read, if anywhere.
     shared: Option<&'a Mutex<Progress>>,
     stop: Option<watch::Receiver<bool>>,
@@ -114,9 +114,10 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
         }
     }
 
-    /// Write every byte to `file`, if given, as it arrives.
-    pub(crate) fn capture(mut self, file: Option<&'a mut File>) -> Self {
-        self.capture = file;
+    /// Record the stream in `capture`, if given: from its first whole
+    /// frame, every byte as it arrives.
+    pub(crate) fn capture(mut self, capture: Option<&'a mut Capture>) -> Self {
+        self.capture = capture;
         self
     }
 
@@ -255,7 +256,9 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
     /// one needed; then how many more bytes the next one needs.
     fn apply_whole_frames(&mut self) -> Result<usize, ServeError> {
         loop {
-            match self.buffer.next().map_err(ServeError::Read)? {
+            let next = self.buffer.next().map_err(ServeError::Read)?;
+            self.start_capture();
+            match next {
                 Next::Frame(range, at) => {
                     let frame = self.buffer.decode(range, at).map_err(ServeError::Read)?;
                     self.subscriber
@@ -266,6 +269,21 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
                     self.buffer.shrink();
                     return Ok(needed);
                 }
+            }
+        }
+    }
+
+    /// Make the capture once the first whole frame is cut (a known kind or
+    /// an unknown one skipped), with the stream so far: the preamble (there
+    /// is one, or no frame would be cut) and every byte since, all still in
+    /// the buffer, as nothing is moved out of it before this first cut.
+    fn start_capture(&mut self) {
+        let Some(capture) = self.capture.as_deref_mut() else {
+            return;
+        };
+        if capture.not_yet() && self.buffer.frames() > 0 {
+            if let Some(since) = self.buffer.since(PREAMBLE_BYTES as u64) {
+                capture.start(&[&PREAMBLE, since]);
             }
         }
     }
@@ -284,8 +302,8 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
             Ok(0) => true,
             Ok(n) => {
                 let arrived = self.buffer.filled(n);
-                if let Some(file) = self.capture.as_deref_mut() {
-                    file.write_all(arrived).map_err(ServeError::Capture)?;
+                if let Some(capture) = self.capture.as_deref_mut() {
+                    capture.write(arrived);
                 }
                 false
             }

@@ -116,6 +116,17 @@ pub struct DrainOptions {
 /// How often a transport waiting for frames looks at its stop flag.
 pub const STOP_CHECK: Duration = Duration::from_millis(50);
 
+/// Whether a write failed because the other end had closed the connection.
+pub(crate) fn closed_by_peer(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::BrokenPipe
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::UnexpectedEof
+    )
+}
+
 /// What a publishing transport did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TransportStats {
@@ -129,6 +140,12 @@ pub struct TransportStats {
     pub rows: u64,
     /// Bytes written, preambles included.
     pub bytes: u64,
+    /// Connections the subscriber closed: a write refused because it had
+    /// (a reset, a broken pipe), or, on a socket, an end it made before the
+    /// transport's own or a reset after it. Written is not delivered: the
+    /// protocol has no acknowledgement, and what such a connection wrote
+    /// may not have been applied.
+    pub closed_by_peer: u64,
     /// The last failure to connect or to write, if any: what to tell a
     /// user whose frames went nowhere.
     pub last_error: Option<String>,
@@ -258,14 +275,30 @@ impl<'q> Drain<'q> {
             Ok(()) => Some(Ok(std::mem::take(&mut self.stats))),
             Err(e) if self.options.reconnect == Reconnect::Never => Some(Err(e)),
             Err(e) => {
-                log::warn!(
-                    "the connection was lost ({e}); frames queued for it are dropped, and the \
-                     next connection starts over"
-                );
+                if closed_by_peer(&e) {
+                    self.stats.closed_by_peer += 1;
+                    log::warn!(
+                        "the subscriber closed the connection ({e}); what was written to it may \
+                         not have been applied, frames queued for it are dropped, and the next \
+                         connection starts over"
+                    );
+                } else {
+                    log::warn!(
+                        "the connection was lost ({e}); frames queued for it are dropped, and \
+                         the next connection starts over"
+                    );
+                }
                 self.stats.last_error = Some(e.to_string());
                 None
             }
         }
+    }
+
+    /// The subscriber closed a connection that was ending cleanly: `why`.
+    pub(crate) fn closed_at_end(&mut self, why: io::Error) {
+        self.stats.closed_by_peer += 1;
+        log::warn!("the subscriber closed the connection: {why}");
+        self.stats.last_error = Some(why.to_string());
     }
 
     /// What the transport did, once it is done.

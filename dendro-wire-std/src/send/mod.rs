@@ -21,10 +21,10 @@ pub use agent::{AgentConfig, AgentError, AgentPublisher, AgentStats, MAX_SOURCES
 pub use drain::{Backoff, DrainOptions, Reconnect, TransportStats, STOP_CHECK};
 pub use queue::{FrameQueue, Pushed, QueueLen, QueueStats, Ready};
 pub use source::SourceConfig;
-#[cfg(feature = "tls")]
-pub(crate) use transport::connect_tcp;
 #[cfg(unix)]
 pub use transport::publish_unix;
+#[cfg(feature = "tls")]
+pub(crate) use transport::{closed_by_subscriber, connect_tcp, drain_checked};
 pub use transport::{drain_queue, publish_tcp, publish_to_writer};
 #[cfg(feature = "tokio")]
 pub use transport_async::drain_queue_async;

@@ -7,10 +7,11 @@
 use std::io::{self, BufWriter, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use dendro_wire_core::{PREAMBLE, PREAMBLE_BYTES};
 
-use super::drain::{Drain, DrainOptions, Reconnect, TransportStats, STOP_CHECK};
+use super::drain::{closed_by_peer, Drain, DrainOptions, Reconnect, TransportStats, STOP_CHECK};
 use super::queue::FrameQueue;
 
 /// How much a connection buffers before writing: a busy stream goes out in
@@ -26,8 +27,20 @@ pub(crate) const WRITE_BUFFER: usize = 256 * 1024;
 /// Failed connects and lost connections are logged, at most once a second.
 pub fn drain_queue<W: Write>(
     queue: &FrameQueue,
+    connect: impl FnMut() -> io::Result<W>,
+    options: DrainOptions,
+) -> io::Result<TransportStats> {
+    drain_checked(queue, connect, options, |_| None)
+}
+
+/// [`drain_queue`], each connection that ends cleanly then asked by
+/// `closed` whether the subscriber had closed it (and why): a write into a
+/// socket the other end has closed can succeed, so the end is when to look.
+pub(crate) fn drain_checked<W: Write>(
+    queue: &FrameQueue,
     mut connect: impl FnMut() -> io::Result<W>,
     options: DrainOptions,
+    closed: impl Fn(&mut W) -> Option<io::Error>,
 ) -> io::Result<TransportStats> {
     let mut drain = Drain::new(queue, options);
     while !drain.done() {
@@ -39,7 +52,7 @@ pub fn drain_queue<W: Write>(
             }
         };
         drain.connected();
-        let written = write_connection(&mut drain, conn);
+        let written = write_connection(&mut drain, conn, &closed);
         if let Some(end) = drain.ended(written) {
             return end;
         }
@@ -49,7 +62,11 @@ pub fn drain_queue<W: Write>(
 
 /// One connection: the preamble, then frames until the queue is closed and
 /// drained or the transport stopped (`Ok`), or a write fails (`Err`).
-fn write_connection<W: Write>(drain: &mut Drain<'_>, conn: W) -> io::Result<()> {
+fn write_connection<W: Write>(
+    drain: &mut Drain<'_>,
+    conn: W,
+    closed: impl Fn(&mut W) -> Option<io::Error>,
+) -> io::Result<()> {
     let mut w = BufWriter::with_capacity(WRITE_BUFFER, conn);
     w.write_all(&PREAMBLE)?;
     w.flush()?;
@@ -65,10 +82,108 @@ fn write_connection<W: Write>(drain: &mut Drain<'_>, conn: W) -> io::Result<()> 
             None => {
                 w.flush()?;
                 if drain.idle_done() {
+                    if let Some(why) = closed(w.get_mut()) {
+                        drain.closed_at_end(why);
+                    }
                     return Ok(());
                 }
                 drain.queue().wait(STOP_CHECK);
             }
+        }
+    }
+}
+
+/// Whether the subscriber ends the connection within `SETTLE` of the last
+/// write, before the transport's end: a subscriber that serves a stream
+/// never ends it first, so one that does had refused it. Its bytes (TLS
+/// records) are passed over, a bounded many.
+fn ended_already(socket: &impl Socket, buf: &mut [u8]) -> Option<io::Error> {
+    let deadline = std::time::Instant::now() + SETTLE;
+    for _ in 0..128 {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return None;
+        }
+        socket.set_read_timeout(Some(left)).ok()?;
+        match socket.read_some(buf) {
+            Ok(0) => {
+                return Some(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "it ended the connection before the stream did",
+                ))
+            }
+            Ok(_) => continue,
+            Err(e) if closed_by_peer(&e) => return Some(e),
+            Err(_) => return None,
+        }
+    }
+    None
+}
+
+/// How long a socket's clean end watches for the subscriber's refusal
+/// before ending: the time a subscriber takes to read and refuse what was
+/// last written, on a near network.
+const SETTLE: Duration = Duration::from_millis(200);
+
+/// How long a socket's clean end waits for the subscriber to close its
+/// side, after the transport has closed its own.
+const END_WAIT: Duration = Duration::from_secs(1);
+
+/// A socket a subscriber may have closed under the transport.
+pub(crate) trait Socket {
+    fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()>;
+    fn shutdown_write(&self) -> io::Result<()>;
+    fn read_some(&self, buf: &mut [u8]) -> io::Result<usize>;
+}
+
+macro_rules! socket {
+    ($t:ty) => {
+        impl Socket for $t {
+            fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+                <$t>::set_read_timeout(self, timeout)
+            }
+            fn shutdown_write(&self) -> io::Result<()> {
+                self.shutdown(std::net::Shutdown::Write)
+            }
+            fn read_some(&self, buf: &mut [u8]) -> io::Result<usize> {
+                io::Read::read(&mut &*self, buf)
+            }
+        }
+    };
+}
+socket!(TcpStream);
+#[cfg(unix)]
+socket!(std::os::unix::net::UnixStream);
+
+/// Whether the subscriber closed `socket` before the transport's own end
+/// ([`ended_already`]), or reset it after,
+/// with what was written not all read. The transport's side is shut for
+/// writing either way.
+pub(crate) fn closed_by_subscriber(socket: &impl Socket) -> Option<io::Error> {
+    let mut buf = [0; 512];
+    if let Some(ended) = ended_already(socket, &mut buf) {
+        return Some(ended);
+    }
+    socket.shutdown_write().ok()?;
+    // Until the subscriber's end, within the wait: bytes it sends (a TLS
+    // record) are passed over.
+    let deadline = std::time::Instant::now() + END_WAIT;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return None;
+        }
+        socket.set_read_timeout(Some(left)).ok()?;
+        match socket.read_some(&mut buf) {
+            Ok(0) => return None,
+            Ok(_) => continue,
+            Err(e) if closed_by_peer(&e) => {
+                return Some(io::Error::new(
+                    e.kind(),
+                    format!("it reset the connection with what was written not all read ({e})"),
+                ))
+            }
+            Err(_) => return None,
         }
     }
 }
@@ -80,7 +195,14 @@ pub fn publish_tcp(
     addr: SocketAddr,
     options: DrainOptions,
 ) -> JoinHandle<io::Result<TransportStats>> {
-    std::thread::spawn(move || drain_queue(&queue, || connect_tcp(addr), options))
+    std::thread::spawn(move || {
+        drain_checked(
+            &queue,
+            || connect_tcp(addr),
+            options,
+            |s| closed_by_subscriber(s),
+        )
+    })
 }
 
 /// A TCP connection to a collector, with Nagle off (a publisher writes
@@ -109,7 +231,7 @@ pub fn publish_unix(
                 )
             })
         };
-        drain_queue(&queue, connect, options)
+        drain_checked(&queue, connect, options, |s| closed_by_subscriber(s))
     })
 }
 

@@ -1,7 +1,9 @@
-//! What the two firmware programs share and what has nothing to do with the
-//! protocol: the host's console, files and command line over semihosting,
-//! the stack's high-water mark, numbers printed without `core::fmt`, and a
-//! panic that says where and stops QEMU.
+//! What the firmware programs share and what has nothing to do with the
+//! protocol, on each of the three targets (Cortex-M3, Cortex-M0, RISC-V):
+//! the runtime's entry, the host's console, files and command line over
+//! semihosting, the stack's high-water mark, numbers printed without
+//! `core::fmt`, a panic handler that cannot link, and a fault that says so
+//! and stops QEMU.
 //!
 //! `core::fmt` is left out on purpose: it was 1.5 KiB of the agent's flash,
 //! and the footprint `cargo xtask firmware` prints is meant to be the
@@ -11,11 +13,63 @@
 
 use core::panic::PanicInfo;
 
-use cortex_m_rt::{exception, ExceptionFrame};
-use cortex_m_semihosting::{debug, nr, syscall, syscall1};
-// The board's interrupt vectors (44 on the LM3S6965): cortex-m-rt's
-// `device` feature takes them from here instead of reserving 240.
-use lm3s6965 as _;
+/// The program's entry: cortex-m-rt's or riscv-rt's `entry`.
+#[cfg(target_arch = "arm")]
+pub use cortex_m_rt::entry;
+#[cfg(target_arch = "riscv32")]
+pub use riscv_rt::entry;
+
+/// A semihosting call: operation `nr` with its argument (a value, or the
+/// address of a block of them), trapped to QEMU. ARM's is `bkpt 0xab`;
+/// RISC-V's is `ebreak` between two marker instructions, uncompressed and
+/// in one aligned block, which QEMU looks for around it.
+///
+/// # Safety
+///
+/// `arg` must be what operation `nr` takes: any address in it names live
+/// memory of the size the operation reads or writes.
+#[inline(always)]
+unsafe fn semihost(nr: usize, arg: usize) -> usize {
+    let mut r = nr;
+    #[cfg(target_arch = "arm")]
+    core::arch::asm!("bkpt #0xab", inout("r0") r, in("r1") arg, options(nostack, preserves_flags));
+    #[cfg(target_arch = "riscv32")]
+    core::arch::asm!(
+        ".balign 16",
+        ".option push",
+        ".option norvc",
+        "slli x0, x0, 0x1f",
+        "ebreak",
+        "srai x0, x0, 0x7",
+        ".option pop",
+        inout("a0") r,
+        in("a1") arg,
+        options(nostack, preserves_flags),
+    );
+    r
+}
+
+/// The semihosting operations these programs use.
+mod nr {
+    pub const OPEN: usize = 0x01;
+    pub const CLOSE: usize = 0x02;
+    pub const WRITE: usize = 0x05;
+    pub const GET_CMDLINE: usize = 0x15;
+    pub const EXIT: usize = 0x18;
+    /// `SYS_OPEN` modes: "w" and "wb".
+    pub const W_TRUNC: usize = 4;
+    pub const W_TRUNC_BINARY: usize = 5;
+    /// `SYS_EXIT` reasons: the program ended, or failed.
+    pub const APPLICATION_EXIT: usize = 0x20026;
+    pub const RUN_TIME_ERROR: usize = 0x20023;
+}
+
+/// A semihosting call with a block of arguments.
+fn semihost_block<const N: usize>(nr: usize, block: &[usize; N]) -> usize {
+    // SAFETY: every caller passes the block its operation reads; the
+    // addresses in it are live slices of the lengths given beside them.
+    unsafe { semihost(nr, block.as_ptr() as usize) }
+}
 
 /// The host's standard output, through QEMU's semihosting.
 pub struct Console(usize);
@@ -23,10 +77,13 @@ pub struct Console(usize);
 impl Console {
     /// Open the host's standard output (semihosting's `:tt`).
     pub fn open() -> Console {
-        // SAFETY: a semihosting call with a NUL-terminated name and its
-        // length without the NUL, as SYS_OPEN asks.
-        let fd = unsafe { syscall!(OPEN, c":tt".as_ptr(), nr::open::W_TRUNC, 3) };
-        Console(fd)
+        // A NUL-terminated name and its length without the NUL, as SYS_OPEN
+        // asks.
+        let name = c":tt";
+        Console(semihost_block(
+            nr::OPEN,
+            &[name.as_ptr() as usize, nr::W_TRUNC, 3],
+        ))
     }
 
     /// Write a string. Out of line, as are the others: a report is many
@@ -63,6 +120,40 @@ impl Console {
     }
 }
 
+/// What `dendro-wire check --json` must say of one connection's stream,
+/// as the program that wrote it counted: the figures it can know, the
+/// others zero.
+#[derive(Default)]
+pub struct Checked {
+    pub frames: u32,
+    pub sources: u32,
+    pub index_entries: u32,
+    pub rows_applied: u32,
+    pub gaps: u32,
+    pub frames_lost: u32,
+}
+
+impl Checked {
+    /// Write `connection N` and every figure as fields, with no newline
+    /// (the caller may add its own).
+    pub fn print<'c>(&self, out: &'c mut Console, connection: u32) -> &'c mut Console {
+        out.str("connection ")
+            .num(connection)
+            .field("frames", self.frames)
+            .field("sources", self.sources)
+            .field("index_entries", self.index_entries)
+            .field("rows_applied", self.rows_applied)
+            .field("rows_skipped", 0)
+            .field("segments", 0)
+            .field("clock_offsets", 0)
+            .field("source_updates", 0)
+            .field("unknown_skipped", 0)
+            .field("gaps", self.gaps)
+            .field("frames_lost", self.frames_lost)
+            .field("seq_regressions", 0)
+    }
+}
+
 /// A file on the host, created (or truncated) in QEMU's working directory.
 pub struct HostFile(usize);
 
@@ -75,9 +166,10 @@ impl HostFile {
         let (&0, bytes) = name.split_last()? else {
             return None;
         };
-        // SAFETY: as in `Console::open`: the name's bytes, their length
-        // without the NUL, and the NUL right after them.
-        let fd = unsafe { syscall!(OPEN, bytes.as_ptr(), nr::open::W_TRUNC_BINARY, bytes.len()) };
+        // As in `Console::open`: the name's bytes, their length without
+        // the NUL, and the NUL right after them.
+        let block = [bytes.as_ptr() as usize, nr::W_TRUNC_BINARY, bytes.len()];
+        let fd = semihost_block(nr::OPEN, &block);
         (fd as isize != -1).then_some(HostFile(fd))
     }
 
@@ -88,16 +180,15 @@ impl HostFile {
 
     /// Close the file; `false` if the host refused.
     pub fn close(self) -> bool {
-        // SAFETY: a semihosting call on a handle this program opened.
-        unsafe { syscall!(CLOSE, self.0) == 0 }
+        // A handle this program opened.
+        semihost_block(nr::CLOSE, &[self.0]) == 0
     }
 }
 
 fn write_all(fd: usize, bytes: &[u8]) -> bool {
     // SYS_WRITE returns the number of bytes it did not write; QEMU writes
     // all or nothing.
-    // SAFETY: the pointer and length are a live slice's.
-    unsafe { syscall!(WRITE, fd, bytes.as_ptr(), bytes.len()) == 0 }
+    semihost_block(nr::WRITE, &[fd, bytes.as_ptr() as usize, bytes.len()]) == 0
 }
 
 /// The command line QEMU was given (`-semihosting-config arg=...`), its
@@ -108,7 +199,7 @@ pub fn command_line(buf: &mut [u8]) -> &[u8] {
     let mut block = [buf.as_mut_ptr() as usize, buf.len()];
     // SAFETY: the block names a live buffer of that size; the host writes
     // at most that many bytes into it and the length into the block.
-    let failed = unsafe { syscall1(nr::GET_CMDLINE, block.as_mut_ptr() as usize) } != 0;
+    let failed = unsafe { semihost(nr::GET_CMDLINE, block.as_mut_ptr() as usize) } != 0;
     let len = if failed { 0 } else { block[1].min(buf.len()) };
     &buf[..len]
 }
@@ -140,36 +231,70 @@ pub fn command_line_number(line: &[u8], key: &str) -> Result<Option<u32>, NotANu
 
 /// Stop QEMU with the program's outcome as its exit status.
 pub fn exit(ok: bool) -> ! {
-    debug::exit(if ok {
-        debug::EXIT_SUCCESS
+    let reason = if ok {
+        nr::APPLICATION_EXIT
     } else {
-        debug::EXIT_FAILURE
-    });
+        nr::RUN_TIME_ERROR
+    };
+    // SAFETY: on a 32-bit target SYS_EXIT takes the reason itself.
+    unsafe { semihost(nr::EXIT, reason) };
     // Only without a debugger or QEMU does exit return.
     loop {
-        cortex_m::asm::wfi();
+        core::hint::spin_loop();
     }
 }
 
 /// The stack's high-water mark.
 ///
-/// cortex-m-rt (feature `paint-stack`) paints every word from `_stack_end`
-/// (the end of `.bss`) to `_stack_start` (the top of RAM) with one value
-/// before `main`; a word the program ever used no longer holds it.
+/// Every word from the bottom of the stack region to the top of RAM is
+/// painted with one value before `main` runs (cortex-m-rt's `paint-stack`)
+/// or as it starts ([`paint`], on RISC-V); a word the program ever used no
+/// longer holds it.
 pub mod stack {
-    /// The value cortex-m-rt paints the stack with.
+    /// The value the stack is painted with (cortex-m-rt's).
     const PAINT: u32 = 0xCCCC_CCCC;
 
+    // The stack region's ends, from the runtime's linker script: its top
+    // (where it starts) and its bottom.
+    #[cfg(target_arch = "arm")]
     extern "C" {
         static _stack_start: u32;
-        static _stack_end: u32;
+        #[link_name = "_stack_end"]
+        static STACK_BOTTOM: u32;
+    }
+    #[cfg(target_arch = "riscv32")]
+    extern "C" {
+        static _stack_start: u32;
+        #[link_name = "__estack"]
+        static STACK_BOTTOM: u32;
     }
 
     fn bounds() -> (usize, usize) {
         (
-            core::ptr::addr_of!(_stack_end) as usize,
+            core::ptr::addr_of!(STACK_BOTTOM) as usize,
             core::ptr::addr_of!(_stack_start) as usize,
         )
+    }
+
+    /// Paint the stack below the caller's frame, where cortex-m-rt has not:
+    /// call first thing in `main`.
+    #[inline(always)]
+    pub fn paint() {
+        #[cfg(target_arch = "riscv32")]
+        {
+            let sp: usize;
+            // SAFETY: reads the stack pointer, nothing else.
+            unsafe { core::arch::asm!("mv {}, sp", out(reg) sp) };
+            let (bottom, _) = bounds();
+            // Nothing below the stack pointer is live; a margin for the
+            // loop's own spills.
+            let mut at = bottom;
+            while at + 64 < sp {
+                // SAFETY: a word of the stack region below every live frame.
+                unsafe { core::ptr::write_volatile(at as *mut u32, PAINT) };
+                at += 4;
+            }
+        }
     }
 
     /// The bytes the stack region holds.
@@ -193,7 +318,7 @@ pub mod stack {
         let (end, start) = bounds();
         let mut at = end;
         // SAFETY: every address read is a word of the stack region, which
-        // is RAM and aligned to 4 (cortex-m-rt asserts both).
+        // is RAM and aligned to 4 (both runtimes assert it).
         while at < start && unsafe { core::ptr::read_volatile(at as *const u32) } == PAINT {
             at += 4;
         }
@@ -201,8 +326,26 @@ pub mod stack {
     }
 }
 
-/// A panic: the file and line, then QEMU stops with a failure. The message
-/// is not printed, which would take `core::fmt`.
+/// No panic path survives in these programs, and the link proves it: this
+/// handler calls a function nothing defines, so a build in which anything
+/// can still panic (an index, an `unwrap`, an overflow check, a slice
+/// bound) fails to link, naming it. LTO drops the handler, and the call,
+/// only when no panic is reachable. The network agent keeps a handler that
+/// reports: smoltcp has panic paths of its own (feature `net`).
+#[cfg(not(feature = "net"))]
+#[panic_handler]
+fn panic(_: &PanicInfo<'_>) -> ! {
+    extern "Rust" {
+        /// Deliberately undefined.
+        fn a_panic_path_survives_in_this_firmware_build_see_xtask_firmware_rs() -> !;
+    }
+    // SAFETY: never runs: the program does not link if it could.
+    unsafe { a_panic_path_survives_in_this_firmware_build_see_xtask_firmware_rs() }
+}
+
+/// A panic in the network agent: the file and line, then QEMU stops with a
+/// failure. The message is not printed, which would take `core::fmt`.
+#[cfg(feature = "net")]
 #[panic_handler]
 fn panic(info: &PanicInfo<'_>) -> ! {
     let mut out = Console::open();
@@ -216,8 +359,32 @@ fn panic(info: &PanicInfo<'_>) -> ! {
 
 /// A fault: said, and QEMU stops with a failure rather than hanging until
 /// the timeout.
-#[exception]
-unsafe fn HardFault(_: &ExceptionFrame) -> ! {
+#[cfg(target_arch = "arm")]
+#[cortex_m_rt::exception]
+unsafe fn HardFault(_: &cortex_m_rt::ExceptionFrame) -> ! {
     Console::open().str("hard fault\n");
     exit(false)
+}
+
+/// The same for a RISC-V exception (riscv-rt calls it for every one).
+#[cfg(target_arch = "riscv32")]
+#[export_name = "ExceptionHandler"]
+fn exception(_: &riscv_rt::TrapFrame) -> ! {
+    Console::open().str("exception\n");
+    exit(false)
+}
+
+/// The interrupt vectors after the exceptions: one, since no program here
+/// takes an interrupt (cortex-m-rt's `device` feature wants at least one,
+/// and without the feature would reserve 240).
+#[cfg(target_arch = "arm")]
+#[link_section = ".vector_table.interrupts"]
+#[no_mangle]
+static __INTERRUPTS: [unsafe extern "C" fn(); 1] = [DefaultHandler];
+
+#[cfg(target_arch = "arm")]
+extern "C" {
+    /// cortex-m-rt's handler for an exception or interrupt with none of
+    /// its own.
+    fn DefaultHandler();
 }

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::runtime::Runtime;
+use tokio::runtime::Handle;
 use tokio::sync::{watch, Notify};
 use tokio::task::JoinSet;
 
@@ -79,7 +79,7 @@ pub(super) enum Accepting {
 
 impl Accepting {
     /// `listener`, [prepared](Listener::prepare), moved onto `runtime`.
-    pub(super) fn new(listener: Listener, runtime: &Runtime) -> io::Result<Accepting> {
+    pub(super) fn new(listener: Listener, runtime: &Handle) -> io::Result<Accepting> {
         let _entered = runtime.enter();
         Ok(match listener {
             Listener::Tcp(tcp) => Accepting::Tcp(tokio::net::TcpListener::from_std(tcp)?),

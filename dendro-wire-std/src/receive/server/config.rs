@@ -49,8 +49,17 @@ pub struct ServerConfig {
     /// The most sources one connection may open.
     pub max_sources: usize,
     /// Capture each connection's bytes, as they arrive, in this directory:
-    /// `connection-N.dwr`, `N` the first number whose name is free.
+    /// `connection-N.dwr`, `N` the first number whose name is free, made
+    /// once the connection's first whole frame has arrived (one that sends
+    /// none leaves no file).
     pub record: Option<PathBuf>,
+    /// The most bytes the capture directory may hold, its files at start
+    /// counted (1 GiB unless set): past it, captures stop (each with a
+    /// line) and connections are served on.
+    pub record_max: u64,
+    /// The most bytes one connection's capture may hold (64 MiB unless
+    /// set); past it, its recording stops with a line and it is served on.
+    pub record_max_per_connection: u64,
     /// Worker threads serving connections (at least 1).
     pub threads: usize,
     /// TLS for every TCP connection: a connection whose client certificate
@@ -61,8 +70,14 @@ pub struct ServerConfig {
     /// The label every source a TLS client opens or updates must carry,
     /// with its certificate's identity as the value
     /// ([`SinkSubscriber::bind_identity`](crate::SinkSubscriber::bind_identity)).
+    /// A client whose certificate proves no identity is then refused at
+    /// the handshake.
     #[cfg(feature = "tls")]
     pub bind_identity: Option<String>,
+    /// Where a client's identity comes from: its certificate's DNS names
+    /// unless asked otherwise ([`tls::identity`](crate::tls::identity)).
+    #[cfg(feature = "tls")]
+    pub identity_from: crate::tls::IdentityFrom,
     /// On a Unix socket, the user ids allowed to connect, checked against the
     /// peer's credentials; `None` allows whoever the socket's permissions
     /// let in.
@@ -85,11 +100,15 @@ impl Default for ServerConfig {
             max_frame_bytes: session.decoder.max_frame_bytes(),
             max_sources: 256,
             record: None,
+            record_max: 1 << 30,
+            record_max_per_connection: 64 << 20,
             threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
             #[cfg(feature = "tls")]
             tls: None,
             #[cfg(feature = "tls")]
             bind_identity: None,
+            #[cfg(feature = "tls")]
+            identity_from: crate::tls::IdentityFrom::default(),
             #[cfg(unix)]
             allow_uids: None,
         }

@@ -1,11 +1,9 @@
 //! One connection, from the peer's check to its session's end: a Unix
 //! peer's user id, the TLS handshake and the identity it proves, the
-//! capture, then the [`Session`] and the [`Ended`] that says how it went.
+//! capture (made at the first whole frame), then the [`Session`] and the [`Ended`] that says how it went.
 
-use std::fs::{File, OpenOptions};
+#[cfg(feature = "tls")]
 use std::io;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -49,7 +47,7 @@ async fn check_peer(
         let handshake = tokio::time::timeout(config.idle_timeout, acceptor.accept(stream));
         let tls = match handshake.await {
             Ok(Ok(tls)) => tls,
-            Ok(Err(e)) => return Err(ServeError::Tls(e)),
+            Ok(Err(e)) => return Err(ServeError::Tls(crate::tls::plain_refusal(e))),
             Err(_) => {
                 return Err(ServeError::Tls(io::Error::new(
                     io::ErrorKind::TimedOut,
@@ -61,10 +59,23 @@ async fn check_peer(
             }
         };
         let (_, session) = tls.get_ref();
-        let identity = session
-            .peer_certificates()
-            .and_then(|chain| chain.first())
-            .and_then(crate::tls::identity);
+        let chain = session.peer_certificates().unwrap_or_default();
+        // Bound to a label, an identity must be proved: a certificate that
+        // proves none is refused, never let through unbound. Unbound, an
+        // unusable one is only not reported.
+        let identity = match (
+            crate::tls::identity(chain, config.identity_from),
+            &config.bind_identity,
+        ) {
+            (Ok(identity), _) => Some(identity),
+            (Err(e), Some(label)) => {
+                return Err(ServeError::Tls(io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    format!("{e}; its sources' `{label}` label is bound to one"),
+                )))
+            }
+            (Err(_), None) => None,
+        };
         return Ok((Box::new(tls), identity));
     }
     let _ = (info, config);
@@ -103,28 +114,24 @@ pub(super) async fn serve_connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
     if let Ok((_, identity)) = &checked {
         info.identity = identity.clone();
     }
-    // A capture only for a connection that got in.
-    let capture = match (&checked, config.record.as_deref()) {
-        (Ok(_), Some(dir)) => Some(create_capture(dir, &shared.capture_number)),
+    // A capture only for a connection that got in, made at its first
+    // whole frame.
+    let mut capture = match (&checked, &shared.recorder) {
+        (Ok(_), Some(recorder)) => Some(recorder.capture(info.id)),
         _ => None,
     };
-    info.capture = capture
-        .as_ref()
-        .and_then(|c| c.as_ref().ok())
-        .map(|(path, _)| path.clone());
     let mut subscriber =
         SinkSubscriber::new(make_sink(&info)).with_source_limit(config.max_sources);
     #[cfg(feature = "tls")]
     if let (Some(label), Some(identity)) = (&config.bind_identity, &info.identity) {
         subscriber = subscriber.bind_identity(label.clone(), identity.clone());
     }
-    let (result, Progress { bytes, tally }) = match (checked, capture.transpose()) {
-        (Err(e), _) => (Err(e), Progress::default()),
-        (_, Err(e)) => (Err(ServeError::Capture(e)), Progress::default()),
-        (Ok((mut stream, _)), Ok(mut capture)) => {
+    let (result, Progress { bytes, tally }) = match checked {
+        Err(e) => (Err(e), Progress::default()),
+        Ok((mut stream, _)) => {
             let budget = Some(shared.budget.clone());
             Session::new(&mut stream, &mut subscriber, Limits::from(config), budget)
-                .capture(capture.as_mut().map(|(_, file)| file))
+                .capture(capture.as_mut())
                 .share_progress(&live.progress)
                 .admit(admission)
                 .stop_on(stop)
@@ -132,6 +139,7 @@ pub(super) async fn serve_connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
                 .await
         }
     };
+    info.capture = capture.and_then(|c| c.path());
     // The session's buffer is given back by now, before the sink hears of
     // the end.
     let segments_held = subscriber.segments_held();
@@ -159,25 +167,4 @@ pub(super) async fn serve_connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
         result,
     };
     (ended, sink)
-}
-
-/// A new capture file in `dir`: created, never opened if anything (a file, a
-/// planted link) has the name; a taken name gets the next number.
-fn create_capture(dir: &Path, next: &AtomicU64) -> io::Result<(PathBuf, File)> {
-    loop {
-        let n = next.fetch_add(1, Ordering::Relaxed);
-        let path = dir.join(format!("connection-{n}.dwr"));
-        // `create_new` is O_CREAT | O_EXCL: it fails on any existing name,
-        // a symbolic link included, and so never follows one.
-        match OpenOptions::new().write(true).create_new(true).open(&path) {
-            Ok(file) => return Ok((path, file)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => {
-                return Err(io::Error::new(
-                    e.kind(),
-                    format!("cannot create {}: {e}", path.display()),
-                ))
-            }
-        }
-    }
 }

@@ -7,6 +7,7 @@
 mod accept;
 mod config;
 mod connection;
+mod on_runtime;
 mod report;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -20,11 +21,13 @@ use std::time::{Duration, Instant};
 use tokio::sync::{watch, Notify};
 
 use super::buffer::MemoryBudget;
+use super::capture::Recorder;
 use super::session::Progress;
 use super::sink::Sink;
 pub use accept::Listener;
 use accept::{accept_loop, Accepting};
 pub use config::ServerConfig;
+pub use on_runtime::Serving;
 pub use report::{ConnectionInfo, Ended, LiveConnection, Peer, ServerStats};
 
 /// Everything the accept loop, the connections and the handle share.
@@ -40,8 +43,8 @@ struct Shared {
     accept_errors: AtomicU64,
     evicted: AtomicU64,
     ended: AtomicU64,
-    /// The next capture number to try.
-    capture_number: AtomicU64,
+    /// Where connections are recorded, if they are.
+    recorder: Option<Arc<Recorder>>,
 }
 
 /// The live connections, and what admitting the next one weighs.
@@ -97,6 +100,31 @@ struct Live {
 }
 
 impl Shared {
+    /// What a server starts with under `config`; its capture directory
+    /// made, and what it already holds counted.
+    fn new(config: ServerConfig) -> io::Result<Arc<Shared>> {
+        let recorder = match &config.record {
+            Some(dir) => Some(Arc::new(Recorder::new(
+                dir,
+                config.record_max,
+                config.record_max_per_connection,
+            )?)),
+            None => None,
+        };
+        Ok(Arc::new(Shared {
+            budget: Arc::new(MemoryBudget::new(config.max_memory)),
+            config,
+            live: Mutex::default(),
+            left: Condvar::new(),
+            accepted: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+            accept_errors: AtomicU64::new(0),
+            evicted: AtomicU64::new(0),
+            ended: AtomicU64::new(0),
+            recorder,
+        }))
+    }
+
     fn live(&self) -> MutexGuard<'_, Table> {
         self.live.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -187,27 +215,13 @@ impl Server {
     {
         let listener = listener.into();
         let addr = listener.prepare()?;
-        if let Some(dir) = &config.record {
-            std::fs::create_dir_all(dir)?;
-        }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(config.threads.max(1))
             .thread_name("dendro-wire-server")
             .enable_all()
             .build()?;
-        let accepting = Accepting::new(listener, &runtime)?;
-        let shared = Arc::new(Shared {
-            budget: Arc::new(MemoryBudget::new(config.max_memory)),
-            config,
-            live: Mutex::default(),
-            left: Condvar::new(),
-            accepted: AtomicU64::new(0),
-            refused: AtomicU64::new(0),
-            accept_errors: AtomicU64::new(0),
-            evicted: AtomicU64::new(0),
-            ended: AtomicU64::new(0),
-            capture_number: AtomicU64::new(0),
-        });
+        let accepting = Accepting::new(listener, runtime.handle())?;
+        let shared = Shared::new(config)?;
         let (shutdown, stop) = watch::channel(false);
         let thread = {
             let shared = shared.clone();
@@ -231,33 +245,21 @@ impl Server {
 
     /// The connections live now, in the order they were accepted.
     pub fn live(&self) -> Vec<LiveConnection> {
-        self.shared
-            .live()
-            .connections
-            .iter()
-            .map(|(&id, live)| {
-                let progress = *live.progress.lock().unwrap_or_else(|e| e.into_inner());
-                LiveConnection {
-                    id,
-                    peer: live.peer.clone(),
-                    bytes: progress.bytes,
-                    tally: progress.tally,
-                }
-            })
-            .collect()
+        self.watch().live()
     }
 
     /// What the server has done so far.
     pub fn stats(&self) -> ServerStats {
-        let s = &self.shared;
-        ServerStats {
-            accepted: s.accepted.load(Ordering::Relaxed),
-            refused: s.refused.load(Ordering::Relaxed),
-            accept_errors: s.accept_errors.load(Ordering::Relaxed),
-            evicted: s.evicted.load(Ordering::Relaxed),
-            live: s.live_count() as u64,
-            ended: s.ended.load(Ordering::Relaxed),
-            memory_in_use: s.budget.in_use(),
+        self.watch().stats()
+    }
+
+    /// A handle on the server's counts that another thread can keep (a
+    /// metrics endpoint, say) while this one owns the server; it reads the
+    /// same counts as [`live`](Self::live) and [`stats`](Self::stats), and
+    /// after a shutdown, the last of them.
+    pub fn watch(&self) -> ServerWatch {
+        ServerWatch {
+            shared: self.shared.clone(),
         }
     }
 
@@ -291,6 +293,55 @@ impl Server {
         self.shutdown.send_replace(true);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
+        }
+    }
+}
+
+/// A running [`Server`]'s counts, readable from any thread:
+/// [`Server::watch`].
+#[derive(Clone)]
+pub struct ServerWatch {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for ServerWatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerWatch")
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerWatch {
+    /// The connections live now, in the order they were accepted.
+    pub fn live(&self) -> Vec<LiveConnection> {
+        self.shared
+            .live()
+            .connections
+            .iter()
+            .map(|(&id, live)| {
+                let progress = *live.progress.lock().unwrap_or_else(|e| e.into_inner());
+                LiveConnection {
+                    id,
+                    peer: live.peer.clone(),
+                    bytes: progress.bytes,
+                    tally: progress.tally,
+                }
+            })
+            .collect()
+    }
+
+    /// What the server has done so far.
+    pub fn stats(&self) -> ServerStats {
+        let s = &self.shared;
+        ServerStats {
+            accepted: s.accepted.load(Ordering::Relaxed),
+            refused: s.refused.load(Ordering::Relaxed),
+            accept_errors: s.accept_errors.load(Ordering::Relaxed),
+            evicted: s.evicted.load(Ordering::Relaxed),
+            live: s.live_count() as u64,
+            ended: s.ended.load(Ordering::Relaxed),
+            memory_in_use: s.budget.in_use(),
         }
     }
 }

@@ -21,7 +21,9 @@ pub struct ConnectionInfo {
     pub peer: Peer,
     /// The identity its TLS client certificate proves, if it has one.
     pub identity: Option<String>,
-    /// Where its bytes are captured.
+    /// Where its bytes are captured: known once its first whole frame has
+    /// arrived, so never when its sink is made, and `None` for a connection
+    /// that sent none or was not recorded.
     pub capture: Option<PathBuf>,
 }
 

@@ -9,10 +9,9 @@
 #![no_std]
 #![no_main]
 
-use cortex_m_rt::entry;
 use dendro_wire_core::io::{read_frame, read_preamble, IoError};
 use dendro_wire_core::{FrameDecoder, Subscriber, Tally};
-use dendro_wire_firmware::{exit, stack, Console};
+use dendro_wire_firmware::{entry, exit, stack, Console};
 
 /// The stream: the repository's sample capture.
 static STREAM: &[u8] = include_bytes!("../../../../testdata/sample.dwr");
@@ -26,6 +25,7 @@ const SOURCES: usize = 4;
 
 #[entry]
 fn main() -> ! {
+    stack::paint();
     let mut out = Console::open();
     let mut buf = [0u8; FRAME_BUFFER];
     let ok = match decode(&mut buf) {

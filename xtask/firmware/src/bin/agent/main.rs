@@ -16,15 +16,14 @@
 
 mod publish;
 
-use cortex_m_rt::entry;
-use dendro_wire_core::{emit_preamble, kind, PublishError, SourceId, Transmit, PREAMBLE_BYTES};
-use dendro_wire_firmware::{command_line, command_line_number, exit, stack, Console, HostFile};
+use dendro_wire_core::{
+    emit_preamble, kind, Map, PublishError, SourceDecl, SourceId, Transmit, PREAMBLE_BYTES,
+};
+use dendro_wire_firmware::{
+    command_line, command_line_number, entry, exit, stack, Checked, Console, HostFile,
+};
 
-use publish::{Declared, Publishing, SOURCES};
-
-/// The one buffer every frame is written into: larger than the largest
-/// frame this agent sends (a handshake, about 200 bytes).
-const FRAME_BUFFER: usize = 512;
+use publish::{Parts, Publishing, FRAME_BUFFER, SOURCES};
 
 /// The rows' encoder, as a subscriber's archive checks it.
 const ENCODER: &str = "sensor-7-raw-v1";
@@ -32,20 +31,23 @@ const ENCODER: &str = "sensor-7-raw-v1";
 const ADC: usize = 0;
 const POWER: usize = 1;
 
-static DECLARED: [Declared; SOURCES] = [
-    Declared {
-        uuid: "6f1c2e3d-4b5a-4697-8877-665544332211",
-        labels: &[("device", "sensor-7"), ("source", "adc")],
-        metadata: &[("encoder", ENCODER)],
+/// The sources, declared at build time.
+static DECLARED: [SourceDecl<'static>; SOURCES] = [
+    SourceDecl {
+        uuid: Some("6f1c2e3d-4b5a-4697-8877-665544332211"),
+        labels: Map::from_pairs(&[("device", "sensor-7"), ("source", "adc")]),
+        metadata: Map::from_pairs(&[("encoder", ENCODER)]),
         clock_anchor_wall_ns: START_NS,
+        complete: false,
         streams: &["adc/ch0", "adc/ch1", "adc/ch2"],
         index_stream: Some("adc/channels"),
     },
-    Declared {
-        uuid: "0b5e2c1a-7d43-4f6e-9a10-3c2b1d0e4f5b",
-        labels: &[("device", "sensor-7"), ("source", "power")],
-        metadata: &[("encoder", ENCODER)],
+    SourceDecl {
+        uuid: Some("0b5e2c1a-7d43-4f6e-9a10-3c2b1d0e4f5b"),
+        labels: Map::from_pairs(&[("device", "sensor-7"), ("source", "power")]),
+        metadata: Map::from_pairs(&[("encoder", ENCODER)]),
         clock_anchor_wall_ns: START_NS,
+        complete: false,
         streams: &["power/temp", "power/vbat"],
         index_stream: None,
     },
@@ -133,25 +135,14 @@ fn workload(i: u32, p: &mut Publishing, ids: &[SourceId; SOURCES]) -> Result<u32
     Ok(observed)
 }
 
-/// What `dendro-wire check --json` reports for a stream, under its names,
-/// as the link expects it for the frames it let through.
-#[derive(Default)]
-struct Expected {
-    frames: u32,
-    sources: u32,
-    index_entries: u32,
-    rows_applied: u32,
-    gaps: u32,
-    frames_lost: u32,
-}
-
 /// A link to the host: one file per connection, preamble first; it loses
 /// the Rows frames it is told to and keeps count of what the subscriber
 /// will see.
 struct Link {
     file: Option<HostFile>,
     connections: u32,
-    expected: Expected,
+    /// What the stream must check as, for the frames the link let through.
+    expected: Checked,
     /// The source whose Rows frame is lost this interval.
     losing: Option<u32>,
     /// Per source, Rows frames lost since its last one arrived.
@@ -183,7 +174,7 @@ impl Link {
             return false;
         }
         self.file = Some(file);
-        self.expected = Expected::default();
+        self.expected = Checked::default();
         self.lost_run = [0; SOURCES];
         true
     }
@@ -194,22 +185,7 @@ impl Link {
             return;
         };
         self.host_failed |= !file.close();
-        let e = &self.expected;
-        out.str("connection ")
-            .num(self.connections)
-            .field("frames", e.frames)
-            .field("sources", e.sources)
-            .field("index_entries", e.index_entries)
-            .field("rows_applied", e.rows_applied)
-            .field("rows_skipped", 0)
-            .field("segments", 0)
-            .field("clock_offsets", 0)
-            .field("source_updates", 0)
-            .field("unknown_skipped", 0)
-            .field("gaps", e.gaps)
-            .field("frames_lost", e.frames_lost)
-            .field("seq_regressions", 0)
-            .str("\n");
+        self.expected.print(out, self.connections).str("\n");
         self.connections += 1;
     }
 }
@@ -254,6 +230,7 @@ impl publish::Link for Link {
 
 #[entry]
 fn main() -> ! {
+    stack::paint();
     let mut out = Console::open();
     let mut line = [0u8; 64];
     // No `gaps=` on the command line: cause none.
@@ -276,11 +253,16 @@ fn main() -> ! {
 }
 
 fn run(gaps: u32, out: &mut Console) -> bool {
-    let mut buf = [0u8; FRAME_BUFFER];
-    let mut publisher = publish::new(FULL_EVERY, FRAME_BUFFER);
-    let declared = DECLARED
-        .each_ref()
-        .map(|d| publish::declare(&mut publisher, d));
+    // SAFETY: the one call: `run` runs once.
+    let Parts {
+        publisher,
+        storages: [adc, power],
+        frame: buf,
+    } = unsafe { publish::take(FULL_EVERY) };
+    let declared = [
+        publisher.add_source(&DECLARED[ADC], adc),
+        publisher.add_source(&DECLARED[POWER], power),
+    ];
     let ids = match declared {
         [Ok(adc), Ok(power)] => [adc, power],
         _ => {
@@ -291,7 +273,7 @@ fn run(gaps: u32, out: &mut Console) -> bool {
     let mut link = Link {
         file: None,
         connections: 0,
-        expected: Expected::default(),
+        expected: Checked::default(),
         losing: None,
         lost_run: [0; SOURCES],
         gaps: 0,
@@ -320,12 +302,12 @@ fn run(gaps: u32, out: &mut Console) -> bool {
             link.disconnect(out);
             publisher.disconnected();
         }
-        match workload(i, &mut publisher, &ids) {
+        match workload(i, publisher, &ids) {
             Ok(n) => observed += n,
             Err(_) => refused += 1,
         }
         link.losing = lost_in(i, gaps);
-        polled &= publish::end_interval(&mut publisher, &mut buf, &mut link);
+        polled &= publish::end_interval(publisher, buf, &mut link);
     }
     link.disconnect(out);
     let stats = publisher.stats();

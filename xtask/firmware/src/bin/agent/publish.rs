@@ -1,11 +1,16 @@
 //! The agent's publishing: the core's publisher machine, and nothing else
-//! that knows a sending rule of PROTOCOL.md §5. The machine decides every frame
-//! and its order; this file declares the sources, sizes their storage, and
-//! hands each frame the machine writes to the link.
+//! that knows a sending rule of PROTOCOL.md §5. The machine decides every
+//! frame and its order; this file sizes the sources' storage and hands each
+//! frame the machine writes to the link.
+//!
+//! The publisher, every source's storage and the frame buffer are
+//! `static`s, lent to the machine once as `&'static mut`: nothing the size
+//! of a storage is built on the stack and copied into place.
 
-use dendro_wire_core::{
-    Map, PublishError, Publisher, PublisherConfig, SourceDecl, SourceId, Transmit,
-};
+use core::mem::MaybeUninit;
+use core::ptr::addr_of_mut;
+
+use dendro_wire_core::{Publisher, PublisherConfig, Transmit};
 
 /// The sources this agent declares.
 pub const SOURCES: usize = 2;
@@ -15,23 +20,44 @@ pub const SOURCES: usize = 2;
 /// would not fit).
 const STORAGE: usize = 768;
 
-/// The publisher, with every source's bytes in a fixed array.
-pub type Publishing = Publisher<[u8; STORAGE], SOURCES>;
+/// The publisher, each source's bytes lent from a `static`.
+pub type Publishing = Publisher<&'static mut [u8], SOURCES>;
 
-/// One source as the agent declares it, fixed at build time.
-pub struct Declared {
-    /// The source's identity across connections: canonical lowercase uuid.
-    pub uuid: &'static str,
-    /// The source's name, in key order.
-    pub labels: &'static [(&'static str, &'static str)],
-    /// Everything else (the rows' `encoder`), in key order.
-    pub metadata: &'static [(&'static str, &'static str)],
-    /// The anchor that pins the source's timeline.
-    pub clock_anchor_wall_ns: i64,
-    /// The streams rows are observed on, named by their position here.
-    pub streams: &'static [&'static str],
-    /// The `caller_rows` stream of the source's index, if it keeps one.
-    pub index_stream: Option<&'static str>,
+/// The one buffer every frame is written into: larger than the largest
+/// frame this agent sends (a handshake, about 200 bytes).
+pub const FRAME_BUFFER: usize = 512;
+
+// Zeroed (`.bss`), or not written at all until `take` (`.uninit`): none
+// of these is an image in flash.
+static mut STORAGES: [[u8; STORAGE]; SOURCES] = [[0; STORAGE]; SOURCES];
+static mut FRAME: [u8; FRAME_BUFFER] = [0; FRAME_BUFFER];
+static mut PUBLISHER: MaybeUninit<Publishing> = MaybeUninit::uninit();
+
+/// What the agent runs on: the publisher (its state only: the sources'
+/// bytes are in their storage), the storage it has not yet been given,
+/// and the frame buffer.
+pub struct Parts {
+    pub publisher: &'static mut Publishing,
+    pub storages: [&'static mut [u8]; SOURCES],
+    pub frame: &'static mut [u8],
+}
+
+/// The statics, with the publisher made in place.
+///
+/// # Safety
+///
+/// Called once: each call lends the same statics again.
+pub unsafe fn take(full_every: u32) -> Parts {
+    let [a, b] = &mut *addr_of_mut!(STORAGES);
+    let publisher = (*addr_of_mut!(PUBLISHER)).write(Publisher::new(PublisherConfig {
+        full_every: u64::from(full_every),
+        frame_buffer: FRAME_BUFFER,
+    }));
+    Parts {
+        publisher,
+        storages: [a, b],
+        frame: &mut *addr_of_mut!(FRAME),
+    }
 }
 
 /// Where frames go: a transport, which may lose them.
@@ -39,31 +65,6 @@ pub trait Link {
     /// One whole frame, length prefix included, and what the machine says
     /// it is.
     fn transmit(&mut self, frame: &[u8], what: &Transmit);
-}
-
-/// A publisher whose frames are no larger than `frame_buffer`.
-pub fn new(full_every: u32, frame_buffer: usize) -> Publishing {
-    Publisher::new(PublisherConfig {
-        full_every: u64::from(full_every),
-        frame_buffer,
-    })
-}
-
-/// Declare a source.
-#[inline(never)]
-pub fn declare(p: &mut Publishing, d: &Declared) -> Result<SourceId, PublishError> {
-    p.add_source(
-        &SourceDecl {
-            uuid: Some(d.uuid),
-            labels: Map::from_pairs(d.labels),
-            metadata: Map::from_pairs(d.metadata),
-            clock_anchor_wall_ns: d.clock_anchor_wall_ns,
-            complete: false,
-            streams: d.streams,
-            index_stream: d.index_stream,
-        },
-        [0; STORAGE],
-    )
 }
 
 /// End the interval and hand every frame the rules require to the link;

@@ -6,8 +6,8 @@
 //! ([`Server`](crate::receive::Server) with
 //! [`ServerConfig::tls`](crate::receive::ServerConfig)) lets past its TLS
 //! handshake only a client whose certificate chains to the client CA it was
-//! given; the client's [`identity`] (its certificate's first DNS name, else
-//! its common name) can then be bound to a label of every source it opens,
+//! given; the client's [`identity`] (its certificate's first DNS name; its
+//! common name only if asked for, [`IdentityFrom`]) can then be bound to a label of every source it opens,
 //! so an authenticated agent cannot write as another host
 //! ([`SinkSubscriber::bind_identity`](crate::SinkSubscriber::bind_identity)).
 //!
@@ -46,6 +46,7 @@ use std::time::{Duration, Instant};
 /// The rustls this module is built on, for callers who configure more.
 pub use rustls;
 use rustls::client::ClientSessionStore;
+use rustls::server::danger::ClientCertVerifier;
 use rustls::server::{StoresServerSessions, WebPkiClientVerifier};
 pub use rustls::{ClientConfig, ServerConfig};
 use rustls::{ClientConnection, RootCertStore, StreamOwned};
@@ -53,7 +54,15 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::ServerName;
 pub use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
-use crate::send::{connect_tcp, drain_queue, DrainOptions, FrameQueue, TransportStats};
+mod identity;
+
+pub(crate) use identity::plain_refusal;
+use identity::IdentityVerifier;
+pub use identity::{identity, IdentityFrom, NoIdentity};
+
+use crate::send::{
+    closed_by_subscriber, connect_tcp, drain_checked, DrainOptions, FrameQueue, TransportStats,
+};
 
 /// Why TLS could not be set up: a file that could not be read or holds no
 /// usable certificate or key, or a configuration rustls refused.
@@ -134,11 +143,38 @@ pub fn server_config(
     key: PrivateKeyDer<'static>,
     client_cas: Vec<CertificateDer<'static>>,
 ) -> Result<Arc<ServerConfig>, TlsError> {
+    build_server_config(chain, key, client_cas, None)
+}
+
+/// [`server_config`] for a collector that binds a label to each client's
+/// identity ([`ServerConfig::bind_identity`](crate::receive::ServerConfig)):
+/// a client whose certificate proves no [`identity`] (as `from` allows) is
+/// refused during the handshake, so it hears an alert (`bad_certificate`)
+/// rather than a connection closed after it.
+pub fn server_config_binding(
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+    client_cas: Vec<CertificateDer<'static>>,
+    from: IdentityFrom,
+) -> Result<Arc<ServerConfig>, TlsError> {
+    build_server_config(chain, key, client_cas, Some(from))
+}
+
+fn build_server_config(
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+    client_cas: Vec<CertificateDer<'static>>,
+    identity_from: Option<IdentityFrom>,
+) -> Result<Arc<ServerConfig>, TlsError> {
     let rustls = |e: rustls::Error| TlsError::Rustls(e.to_string());
-    let verifier =
+    let webpki =
         WebPkiClientVerifier::builder_with_provider(Arc::new(roots(client_cas)?), provider())
             .build()
             .map_err(|e| TlsError::Rustls(e.to_string()))?;
+    let verifier: Arc<dyn ClientCertVerifier> = match identity_from {
+        Some(from) => Arc::new(IdentityVerifier { webpki, from }),
+        None => webpki,
+    };
     let mut config = ServerConfig::builder_with_provider(provider())
         .with_protocol_versions(&[&rustls::version::TLS13])
         .map_err(rustls)?
@@ -168,24 +204,6 @@ pub fn client_config(
         config: Arc::new(config),
         tickets,
     })
-}
-
-/// A client certificate's identity: its first DNS subject alternative name,
-/// else its subject's common name.
-pub fn identity(cert: &CertificateDer<'_>) -> Option<String> {
-    use x509_parser::extensions::GeneralName;
-    let (_, cert) = x509_parser::parse_x509_certificate(cert).ok()?;
-    if let Ok(Some(san)) = cert.subject_alternative_name() {
-        let dns = san.value.general_names.iter().find_map(|name| match name {
-            GeneralName::DNSName(dns) => Some(dns.to_string()),
-            _ => None,
-        });
-        if dns.is_some() {
-            return dns;
-        }
-    }
-    let cn = cert.subject().iter_common_name().next()?;
-    cn.as_str().ok().map(str::to_string)
 }
 
 /// A collector's session store that lets it send TLS 1.3 session tickets
@@ -271,8 +289,16 @@ impl io::Write for TlsStream {
     }
 }
 
-impl Drop for TlsStream {
-    fn drop(&mut self) {
+impl TlsStream {
+    /// At a clean end: the TLS session ended with a `close_notify`, then
+    /// whether the collector had closed the connection
+    /// ([`closed_by_subscriber`]).
+    fn closed_by_subscriber(&mut self) -> Option<io::Error> {
+        self.close_notify();
+        closed_by_subscriber(&self.inner.sock)
+    }
+
+    fn close_notify(&mut self) {
         let StreamOwned { conn, sock } = &mut self.inner;
         conn.send_close_notify();
         // Best effort, and never stuck behind a collector that stopped
@@ -283,6 +309,12 @@ impl Drop for TlsStream {
                 break;
             }
         }
+    }
+}
+
+impl Drop for TlsStream {
+    fn drop(&mut self) {
+        self.close_notify();
     }
 }
 
@@ -360,7 +392,7 @@ impl TlsClient {
 
 /// Start a thread draining `queue` to a collector at `addr` over TLS, its
 /// certificate checked for `server_name`, as `options` say (see
-/// [`drain_queue`]); a refused certificate is logged, with the collector's
+/// [`drain_queue`](crate::send::drain_queue)); a refused certificate is logged, with the collector's
 /// reason, like any failed connect.
 pub fn publish_tls(
     queue: FrameQueue,
@@ -371,6 +403,6 @@ pub fn publish_tls(
 ) -> JoinHandle<io::Result<TransportStats>> {
     std::thread::spawn(move || {
         let connect = || client.connect(addr, &server_name);
-        drain_queue(&queue, connect, options)
+        drain_checked(&queue, connect, options, TlsStream::closed_by_subscriber)
     })
 }

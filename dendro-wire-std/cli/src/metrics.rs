@@ -1,0 +1,302 @@
+//! `listen --metrics ADDR`: the listener's counts for Prometheus (`/metrics`,
+//! the text exposition format 0.0.4) and a readiness check for a load
+//! balancer (`/ready`), on a small HTTP server of their own.
+//!
+//! The format is prometheus-client's and the HTTP is hyper's; what is here
+//! is which counts are exported and the bounds on whoever scrapes.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::net::{SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::task::AbortHandle;
+
+use bytes::Bytes;
+use dendro_wire_std::receive::{Ended, ServerWatch};
+use dendro_wire_std::Tally;
+use http_body_util::Full;
+use hyper::{Method, Request, Response, StatusCode};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+
+use crate::Failure;
+
+/// Scrapers' connections served at once; one more closes the oldest.
+const MAX_SCRAPERS: usize = 16;
+/// The time a scraper has to send its request's head.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
+/// The longest one scraper's connection is kept, keep-alive included.
+const CONNECTION_LIFETIME: Duration = Duration::from_secs(30);
+
+/// What `listen` tells the metrics: each ended connection, and when it
+/// stops being ready.
+#[derive(Default)]
+pub(crate) struct Metrics {
+    ended: Mutex<EndedTotals>,
+    /// The highest value each counter has been exported with (see
+    /// [`Metrics::render`]).
+    exported: Mutex<BTreeMap<&'static str, u64>>,
+    stopping: AtomicBool,
+}
+
+/// What the connections that ended added up to.
+#[derive(Default)]
+struct EndedTotals {
+    /// Connections ended, by [`ServeError::name`] or `"clean"`: a label
+    /// whose values the library fixes, so the series stay few.
+    ///
+    /// [`ServeError::name`]: dendro_wire_std::receive::ServeError::name
+    by_reason: BTreeMap<&'static str, u64>,
+    tally: Tally,
+    bytes: u64,
+}
+
+impl Metrics {
+    /// Count a connection that ended.
+    pub(crate) fn record(&self, ended: &Ended) {
+        let mut t = self.ended.lock().unwrap_or_else(|e| e.into_inner());
+        let reason = match &ended.result {
+            Ok(()) => "clean",
+            Err(e) => e.name(),
+        };
+        *t.by_reason.entry(reason).or_default() += 1;
+        t.tally += ended.tally;
+        t.bytes += ended.bytes;
+    }
+
+    /// From now on `/ready` answers 503: the listener is stopping.
+    pub(crate) fn stopping(&self) {
+        self.stopping.store(true, Ordering::Relaxed);
+    }
+
+    /// The exposition: the server's counts now, the connections that ended
+    /// and those still live added together.
+    ///
+    /// A connection leaves the live list just before it is counted as
+    /// ended, so for that moment a sum would fall back; each counter is
+    /// exported as the highest value it has had, so that Prometheus never
+    /// sees a counter go down (which it would take for a restart).
+    fn render(&self, watch: &ServerWatch, max_memory: usize) -> String {
+        let stats = watch.stats();
+        let (mut tally, mut bytes, by_reason) = {
+            let t = self.ended.lock().unwrap_or_else(|e| e.into_inner());
+            (t.tally, t.bytes, t.by_reason.clone())
+        };
+        for live in watch.live() {
+            tally += live.tally;
+            bytes += live.bytes;
+        }
+        let mut exported = self.exported.lock().unwrap_or_else(|e| e.into_inner());
+        let mut registry = Registry::with_prefix("dendro_wire");
+        let mut counter = |name: &'static str, help: &str, value: u64| {
+            let high = exported.entry(name).or_default();
+            *high = (*high).max(value);
+            let c: Counter = Counter::default();
+            c.inc_by(*high);
+            registry.register(name, help, c);
+        };
+        counter(
+            "connections_accepted",
+            "Connections accepted and served",
+            stats.accepted,
+        );
+        counter(
+            "connections_refused",
+            "Connections closed at accept because the connection cap was reached",
+            stats.refused,
+        );
+        counter("accept_errors", "Accepts that failed", stats.accept_errors);
+        counter(
+            "frames",
+            "Frames read, unknown kinds included",
+            tally.frames,
+        );
+        counter("bytes_received", "Stream bytes received", bytes);
+        counter(
+            "sources_opened",
+            "Sources opened by a Handshake",
+            tally.sources,
+        );
+        counter(
+            "rows_applied",
+            "Rows the subscriber's rules let through to the sink",
+            tally.rows_applied,
+        );
+        counter(
+            "rows_skipped",
+            "Rows the subscriber's rules skipped",
+            tally.rows_skipped,
+        );
+        counter(
+            "index_entries",
+            "Index entries applied",
+            tally.index_entries,
+        );
+        counter("segments", "Segments received", tally.segments);
+        counter("gaps", "Gaps in a source's Rows seq", tally.gaps);
+        counter(
+            "frames_lost",
+            "Rows frames lost in transit, as the gaps say",
+            tally.frames_lost,
+        );
+        let ended: Family<Vec<(String, String)>, Counter> = Family::default();
+        for (reason, n) in by_reason {
+            ended
+                .get_or_create(&vec![("reason".to_owned(), reason.to_owned())])
+                .inc_by(n);
+        }
+        registry.register(
+            "connections_ended",
+            "Connections ended, by why (clean: at a frame boundary)",
+            ended,
+        );
+        let gauge = |registry: &mut Registry, name: &str, help: &str, value: u64| {
+            let g: Gauge = Gauge::default();
+            g.set(i64::try_from(value).unwrap_or(i64::MAX));
+            registry.register(name, help, g);
+        };
+        gauge(
+            &mut registry,
+            "connections_live",
+            "Connections live now",
+            stats.live,
+        );
+        gauge(
+            &mut registry,
+            "memory_in_use_bytes",
+            "Bytes the connections' buffers hold now, against the memory budget",
+            stats.memory_in_use as u64,
+        );
+        gauge(
+            &mut registry,
+            "memory_limit_bytes",
+            "The memory budget (--max-memory)",
+            max_memory as u64,
+        );
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::prometheus_text::encode(&mut out, &registry);
+        out
+    }
+
+    /// The answer to one request.
+    fn answer(
+        &self,
+        request: &Request<hyper::body::Incoming>,
+        watch: &ServerWatch,
+        max_memory: usize,
+    ) -> Response<Full<Bytes>> {
+        let (status, kind, body) = match (request.method(), request.uri().path()) {
+            (&Method::GET, "/metrics") => (
+                StatusCode::OK,
+                "text/plain; version=0.0.4; charset=utf-8",
+                self.render(watch, max_memory),
+            ),
+            (&Method::GET, "/ready") if self.stopping.load(Ordering::Relaxed) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "text/plain; charset=utf-8",
+                "stopping\n".into(),
+            ),
+            (&Method::GET, "/ready") => (
+                StatusCode::OK,
+                "text/plain; charset=utf-8",
+                "ready\n".into(),
+            ),
+            (&Method::GET, _) => (
+                StatusCode::NOT_FOUND,
+                "text/plain; charset=utf-8",
+                "not found: /metrics or /ready\n".into(),
+            ),
+            _ => (
+                StatusCode::METHOD_NOT_ALLOWED,
+                "text/plain; charset=utf-8",
+                "only GET\n".into(),
+            ),
+        };
+        let mut response = Response::new(Full::new(Bytes::from(body)));
+        *response.status_mut() = status;
+        if let Ok(kind) = hyper::header::HeaderValue::from_str(kind) {
+            response
+                .headers_mut()
+                .insert(hyper::header::CONTENT_TYPE, kind);
+        }
+        response
+    }
+}
+
+/// Serve `/metrics` and `/ready` on `addr` from a thread of their own until
+/// the process ends; the address bound (`:0` picks a port).
+///
+/// At most [`MAX_SCRAPERS`] connections are served at once (one more closes
+/// the oldest), each has [`HEAD_TIMEOUT`] to send a request and lives
+/// at most [`CONNECTION_LIFETIME`]: whoever reaches the port cannot hold it.
+pub(crate) fn serve(
+    addr: &str,
+    metrics: Arc<Metrics>,
+    watch: ServerWatch,
+    max_memory: usize,
+) -> Result<SocketAddr, Failure> {
+    let listener = TcpListener::bind(addr)
+        .map_err(|e| Failure(format!("cannot serve metrics on {addr}: {e}")))?;
+    let bound = listener.local_addr()?;
+    listener.set_nonblocking(true)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure(format!("cannot start the metrics server: {e}")))?;
+    std::thread::Builder::new()
+        .name("metrics".into())
+        .spawn(move || runtime.block_on(accept(listener, metrics, watch, max_memory)))
+        .map_err(|e| Failure(format!("cannot start the metrics server: {e}")))?;
+    Ok(bound)
+}
+
+async fn accept(
+    listener: TcpListener,
+    metrics: Arc<Metrics>,
+    watch: ServerWatch,
+    max_memory: usize,
+) {
+    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+        return;
+    };
+    // The connections served, oldest first: one past the cap closes the
+    // oldest, so that holding the port takes more connections per second
+    // than a scraper needs, never merely more connections.
+    let served: Arc<Mutex<VecDeque<(u64, AbortHandle)>>> = Arc::default();
+    for id in 0u64.. {
+        let Ok((stream, _)) = listener.accept().await else {
+            // Out of descriptors, say: try again shortly rather than spin.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            continue;
+        };
+        let (metrics, watch, done) = (metrics.clone(), watch.clone(), served.clone());
+        let task = tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |request| {
+                let response = metrics.answer(&request, &watch, max_memory);
+                async move { Ok::<_, std::convert::Infallible>(response) }
+            });
+            let connection = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEAD_TIMEOUT)
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            let _ = tokio::time::timeout(CONNECTION_LIFETIME, connection).await;
+            lock(&done).retain(|(served, _)| *served != id);
+        });
+        let mut served = lock(&served);
+        if served.len() >= MAX_SCRAPERS {
+            if let Some((_, oldest)) = served.pop_front() {
+                oldest.abort();
+            }
+        }
+        served.push_back((id, task.abort_handle()));
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
