@@ -73,8 +73,9 @@ pub(crate) struct Args {
     /// The most sources one connection may open.
     #[arg(long, default_value_t = 256)]
     max_sources: usize,
-    /// Connections served at once; one more is closed as soon as it is
-    /// accepted.
+    /// Connections served at once; one more takes the place of the oldest
+    /// connection yet to open a source, or, if every one has, is closed as
+    /// soon as it is accepted.
     #[arg(long, default_value_t = 10_000)]
     max_connections: usize,
     /// Of those, connections that have not yet opened a source (sent a

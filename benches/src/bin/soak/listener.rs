@@ -189,15 +189,24 @@ pub(crate) struct Stopped {
 }
 
 fn reason(line: &str) -> &'static str {
+    // In the words the listener's summaries use for the same reasons.
     const REASONS: &[(&str, &str)] = &[
         ("ended cleanly", "ended cleanly"),
         ("the idle timeout", "idle timeout"),
         ("the frame timeout", "frame timeout"),
-        ("the server shut down", "shut down by SIGTERM"),
-        ("not a dendro replication stream", "refused: not a stream"),
-        ("the stream ends inside", "truncated by the peer"),
-        ("memory budget", "memory budget"),
-        ("the transport failed", "transport failed"),
+        ("the handshake timeout", "handshake timeout"),
+        (
+            "closed to admit a newer connection",
+            "evicted for a newer connection",
+        ),
+        ("the server shut down", "shut down"),
+        (
+            "not a dendro replication stream",
+            "not a dendro replication stream",
+        ),
+        ("the stream ends inside", "cut off inside a frame"),
+        ("memory budget", "over the memory budget"),
+        ("the transport failed", "failed in transport"),
     ];
     REASONS
         .iter()

@@ -184,6 +184,11 @@ pub(super) async fn accept_loop<S, M, D>(
             drop(guard);
             done(ended, sink);
         });
+        // The new connection reads its first bytes before the next is
+        // accepted: under a flood, an honest peer's Handshake is applied
+        // before newer connections can make it the oldest yet to open a
+        // source.
+        tokio::task::yield_now().await;
     }
     drop(listener);
     while connections.join_next().await.is_some() {}

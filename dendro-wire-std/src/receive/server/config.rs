@@ -14,8 +14,9 @@ use crate::receive::session::Limits;
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct ServerConfig {
-    /// Connections served at once; one more is closed as soon as it is
-    /// accepted, and counted.
+    /// Connections served at once. One more is admitted in place of the
+    /// oldest connection yet to open a source, or, if every one has opened
+    /// one, closed as soon as it is accepted, and counted.
     pub max_connections: usize,
     /// Of those, connections that have not yet opened a source (sent a
     /// valid `Handshake`). When either cap is reached, the oldest such

@@ -144,10 +144,12 @@ impl Shared {
 /// of its own (so callers need not be async).
 ///
 /// Every connection is bounded ([`ServerConfig`]): its buffer grows with
-/// the bytes that arrived against a memory budget shared by all; an idle
-/// connection and an unfinished frame are ended by timeouts; connections
-/// past the cap are closed at once. Each that ends closes its socket, frees
-/// its buffer and task, and is handed to `done` with why it ended.
+/// the bytes that arrived against a memory budget shared fairly by all; an
+/// idle connection, an unfinished frame and a connection that opens no
+/// source in time are ended by timeouts; the oldest connection yet to open
+/// a source makes room for a new one at a cap, and past it the new one is
+/// closed at once. Each that ends closes its socket, frees its buffer and
+/// task, and is handed to `done` with why it ended.
 ///
 /// ```
 /// use std::net::TcpListener;
