@@ -24,9 +24,8 @@ pub(crate) const START: usize = 4 * 1024;
 /// hand needs: large enough that small frames arrive many to a read.
 pub(crate) const READ_AHEAD: usize = 64 * 1024;
 
-/// Memory shared by many connections' receive buffers (and, in a
-/// [`Server`](crate::receive::Server), each connection's own state),
-/// bounded, and shared fairly.
+/// Memory shared by many connections' receive buffers (and, in a server,
+/// each connection's own state), bounded, and shared fairly.
 ///
 /// A buffer asks it before growing; growth that a frame needs and the
 /// budget cannot give ends that connection
@@ -34,10 +33,10 @@ pub(crate) const READ_AHEAD: usize = 64 * 1024;
 /// simply skipped. Buffers give their memory back when they shrink or drop.
 ///
 /// So that a few connections cannot lock out the rest, what buffers hold
-/// past [`READ_AHEAD`] bytes each (the part only large frames need) may
-/// take at most seven eighths of the limit, and one connection at most half
-/// of that: an eighth is always left for new connections and frames of up
-/// to 64 KiB.
+/// past 64 KiB each (the read-ahead; only large frames need more) may take
+/// at most seven eighths of the limit, and one connection at most half of
+/// that: an eighth is always left for new connections and frames of up to
+/// 64 KiB.
 ///
 /// ```
 /// use dendro_wire_std::MemoryBudget;
@@ -85,7 +84,7 @@ impl MemoryBudget {
         self.usage().in_use
     }
 
-    /// The most one connection's buffer may hold: [`READ_AHEAD`] bytes, and
+    /// The most one connection's buffer may hold: 64 KiB of read-ahead, and
     /// half of what large frames may hold together.
     pub fn most_per_connection(&self) -> usize {
         READ_AHEAD + self.large_limit() / 2
