@@ -1,7 +1,9 @@
 //! Criterion benchmarks, each beside dendro 0.6.1 and `memcpy` on the same
 //! bytes: decoding with the sans-IO decoder, reading with FrameReader,
 //! encoding, and the subscriber's rules, on the realistic agent stream and
-//! per frame kind. `cargo xtask bench-report` prints the ratios as a table.
+//! per frame kind; and the scan for streams in a blob beside memchr's own
+//! memmem and a byte-by-byte search. `cargo xtask bench-report` prints the
+//! ratios as a table.
 
 use std::hint::black_box;
 
@@ -98,7 +100,46 @@ fn per_kind(c: &mut Criterion) {
     g.finish();
 }
 
+/// Finding the preamble in 4 MiB of bytes that hold none but at the end
+/// (a blob read by `dump --scan`): the library's scanner over all of it,
+/// memchr's memmem finding every preamble, and a byte-by-byte search of
+/// the same bytes, each counting what it found.
+fn preamble_scan(c: &mut Criterion) {
+    use dendro_wire_core::PREAMBLE;
+    use dendro_wire_std::scan::{Found, Scanner};
+    // Bytes from the tests' seeded xorshift, so no preamble is there by
+    // chance, and one preamble at the end for each search to find.
+    let mut x = dendro_wire_test_support::xorshift::XorShift::new(0x9e37_79b9_7f4a_7c15);
+    let mut blob: Vec<u8> = (0..4 << 20).map(|_| x.next_u64() as u8).collect();
+    blob.extend_from_slice(&PREAMBLE);
+    let mut g = c.benchmark_group("preamble scan");
+    g.throughput(Throughput::Bytes(blob.len() as u64));
+    g.bench_function("ours: Scanner", |b| {
+        b.iter(|| {
+            let mut scanner = Scanner::new(black_box(&blob[..]));
+            let mut streams = 0u32;
+            while let Some(found) = scanner.next().unwrap() {
+                streams += u32::from(matches!(found, Found::Stream { .. }));
+            }
+            streams
+        })
+    });
+    let finder = memchr::memmem::Finder::new(&PREAMBLE);
+    g.bench_function("memchr: memmem find_iter", |b| {
+        b.iter(|| finder.find_iter(black_box(&blob)).count())
+    });
+    g.bench_function("byte by byte", |b| {
+        b.iter(|| {
+            black_box(&blob)
+                .windows(PREAMBLE.len())
+                .filter(|w| *w == PREAMBLE)
+                .count()
+        })
+    });
+    g.finish();
+}
+
 const SEGMENT_EVERY_PLUS_ONE: usize = dendro_wire_benches::SEGMENT_EVERY + 1;
 
-criterion_group!(benches, stream, encode, per_kind);
+criterion_group!(benches, stream, encode, per_kind, preamble_scan);
 criterion_main!(benches);

@@ -56,6 +56,41 @@ impl Error {
         }
     }
 
+    /// An error made again from its parts, as [`rule`](Self::rule),
+    /// [`field`](Self::field), [`offset`](Self::offset),
+    /// [`frame_kind`](Self::frame_kind), [`item`](Self::item) and
+    /// [`is_encoding`](Self::is_encoding) return them: for a caller that
+    /// carries an error across a boundary as plain values (the C API hands
+    /// C its parts, never a Rust value C could overwrite) and says its
+    /// sentence later.
+    ///
+    /// ```
+    /// use dendro_wire_core::{decode, Error};
+    ///
+    /// let err = decode(&[0, 0, 0, 0]).unwrap_err();
+    /// let again = Error::from_parts(
+    ///     err.rule(), err.field(), err.offset(), err.frame_kind(), err.item(), err.is_encoding(),
+    /// );
+    /// assert_eq!(again, err);
+    /// ```
+    pub const fn from_parts(
+        rule: Rule,
+        field: Field,
+        offset: usize,
+        frame_kind: Option<u8>,
+        item: Option<u32>,
+        encoding: bool,
+    ) -> Self {
+        Error {
+            rule,
+            field,
+            offset,
+            frame_kind,
+            item,
+            encoding,
+        }
+    }
+
     pub(crate) const fn in_frame(mut self, kind: u8) -> Self {
         self.frame_kind = Some(kind);
         self

@@ -2,8 +2,9 @@
 //! untouched, to another.
 //!
 //! Each frame is decoded in place (every rule checked) and, if it names a
-//! source to keep, its own bytes are written out as they arrived: nothing is
-//! re-encoded or copied out of the reader's buffer. Frames of kinds this
+//! source to keep, its own bytes are written out as they arrived
+//! (`FrameWriter::write_encoded`, which checks they are one whole frame):
+//! nothing is re-encoded or copied out of the reader's buffer. Frames of kinds this
 //! build does not read are forwarded too, since they may matter downstream.
 //! The output is a valid stream: it keeps the preamble, and a dropped
 //! source's handshake goes with its frames.
@@ -16,8 +17,7 @@
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
-use dendro_wire_core::PREAMBLE;
-use dendro_wire_std::FrameReader;
+use dendro_wire_std::{FrameReader, FrameWriter};
 
 fn main() -> ExitCode {
     let keep: Result<Vec<u32>, _> = std::env::args().skip(1).map(|a| a.parse()).collect();
@@ -43,17 +43,14 @@ fn filter(
     output: impl Write,
     keep: &[u32],
 ) -> Result<(u64, u64), Box<dyn std::error::Error>> {
-    let mut reader = FrameReader::new(input)?;
-    reader.set_yield_unknown(true);
-    let mut out = BufWriter::new(output);
-    out.write_all(&PREAMBLE)?;
-    let mut kept = 0;
+    let mut reader = FrameReader::new(input)?.yield_unknown(true);
+    // The writer starts the output with the preamble.
+    let mut out = FrameWriter::new(BufWriter::new(output))?;
     while let Some((frame, bytes)) = reader.next_frame_with_bytes()? {
         if frame.source().is_none_or(|s| keep.contains(&s)) {
-            out.write_all(bytes)?;
-            kept += 1;
+            out.write_encoded(bytes)?;
         }
     }
     out.flush()?;
-    Ok((reader.frames(), kept))
+    Ok((reader.frames(), out.frames()))
 }

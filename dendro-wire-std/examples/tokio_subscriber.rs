@@ -63,8 +63,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             DrainOptions::default(),
         ));
         let sampler = tokio::task::spawn_blocking(move || {
-            while queue.stats().connections == 0 {
-                std::thread::sleep(Duration::from_millis(1));
+            // Rows observed before the transport connects would be dropped.
+            if !queue.wait_connected(Duration::from_secs(10)) {
+                return Err("no connection to the collector in 10 s".into());
             }
             for ts in 0..INTERVALS {
                 let row = (ts as u64 * n as u64).to_le_bytes();
@@ -73,12 +74,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 p.end_interval();
             }
             queue.close();
-            Ok::<_, dendro_wire_std::AgentError>(p.stats())
+            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(p.stats())
         });
         publishers.push((sampler, transport));
     }
     for (sampler, transport) in publishers {
-        let stats = sampler.await??;
+        let stats = sampler
+            .await?
+            .map_err(|e| e as Box<dyn std::error::Error>)?;
         let sent = transport.await??;
         println!(
             "publisher: {} rows queued, {} frames / {} bytes sent",

@@ -12,7 +12,7 @@ use dendro::writer::{SourceWriter, Writer};
 use dendro_wire_core::{ClockOffset, Handshake, Index, Rows, Segment, SourceUpdate};
 
 use crate::owned::owned_map;
-use crate::receive::{Sink, SinkError};
+use crate::receive::{SegmentStored, Sink, SinkError};
 
 /// The segment encoding for rows this project does not interpret: each row
 /// as `i64 ts | i64 wall_offset | u32 len | row`, little-endian, in order.
@@ -274,7 +274,7 @@ impl Sink for ArchiveSink {
         Ok(())
     }
 
-    fn caller_rows(&mut self, ordinal: u32, i: &Index<'_>) -> Result<(), SinkError> {
+    fn index_entry(&mut self, ordinal: u32, i: &Index<'_>) -> Result<(), SinkError> {
         let row = CallerRow {
             ts: i.ts,
             blob: i.blob.to_vec(),
@@ -285,7 +285,7 @@ impl Sink for ArchiveSink {
             .map_err(sink_error)
     }
 
-    fn wal(&mut self, ordinal: u32, rows: &Rows<'_>) -> Result<(), SinkError> {
+    fn rows(&mut self, ordinal: u32, rows: &Rows<'_>) -> Result<(), SinkError> {
         let open = self.source(ordinal)?;
         open.pending.extend(rows.rows.iter().map(|r| WalRow {
             stream: r.stream.to_owned(),
@@ -303,7 +303,7 @@ impl Sink for ArchiveSink {
         Ok(())
     }
 
-    fn segment(&mut self, ordinal: u32, s: &Segment<'_>) -> Result<bool, SinkError> {
+    fn segment(&mut self, ordinal: u32, s: &Segment<'_>) -> Result<SegmentStored, SinkError> {
         let meta = SegmentMeta {
             rows: s.rows,
             first_ts: s.first_ts,
@@ -312,6 +312,13 @@ impl Sink for ArchiveSink {
         self.flushed(ordinal)?
             .writer
             .adopt_segment(s.stream, &meta, s.bytes, s.caller_index)
+            .map(|added| {
+                if added {
+                    SegmentStored::Added
+                } else {
+                    SegmentStored::AlreadyHeld
+                }
+            })
             .map_err(sink_error)
     }
 

@@ -39,7 +39,7 @@ use tokio_util::codec::{Decoder, Encoder};
 use crate::owned::OwnedFrame;
 use crate::read_error::{Position, ReadError, ReadErrorKind};
 use crate::receive::cut::{Cut, Cutter};
-use crate::writer::append;
+use crate::writer::{append, check_one_frame, WriteError};
 
 /// A frame's bytes, framed but not yet decoded: its length checked against
 /// the limit and its bytes whole, shared with the read buffer rather than
@@ -97,22 +97,16 @@ impl RawFrame {
     }
 }
 
-/// Check that `bytes` is exactly one frame: its length within `decoder`'s
-/// limit and the bytes it claims all there, none more.
+/// Check that `bytes` is exactly one frame (the writer's check), as a
+/// codec's error.
 fn one_frame(bytes: &[u8], decoder: &FrameDecoder) -> Result<(), ReadError> {
-    let refused = ReadError::unplaced;
-    match decoder.frame_len(bytes) {
-        Ok(Status::Complete(total)) if total == bytes.len() => Ok(()),
-        Ok(Status::Complete(total)) => Err(refused(ReadErrorKind::NotOneFrame {
-            have: bytes.len(),
-            frame: total,
-        })),
-        Ok(Status::Incomplete { needed }) => Err(refused(ReadErrorKind::NotOneFrame {
-            have: bytes.len(),
-            frame: bytes.len() + needed,
-        })),
-        Err(e) => Err(refused(ReadErrorKind::Malformed(e))),
-    }
+    check_one_frame(bytes, decoder).map_err(|e| {
+        ReadError::unplaced(match e {
+            WriteError::NotOneFrame { have, frame } => ReadErrorKind::NotOneFrame { have, frame },
+            WriteError::Malformed(e) | WriteError::Encode(e) => ReadErrorKind::Malformed(e),
+            WriteError::Io(e) => ReadErrorKind::Io(e),
+        })
+    })
 }
 
 /// The framing both codecs share: the receiving side's [`Cutter`] (the

@@ -14,8 +14,25 @@
 //! - [`receive`], the receiving side: [`SinkSubscriber`] applies a
 //!   connection's frames to a [`Sink`] under the subscriber's rules;
 //!   [`serve`](receive::serve) serves one connection, and (feature `tokio`) a
-//!   [`Server`](receive::Server) many publishers at once, each connection
-//!   bounded in memory, time and count.
+//!   `receive::Server` many publishers at once, each connection bounded in
+//!   memory, time and count.
+//! - [`scan`]: every stream found in bytes that are not one clean stream
+//!   (captures concatenated or cut, a connection's raw payload), each from
+//!   its preamble, found with `memchr::memmem`, and every byte in none of
+//!   them reported.
+//!
+//! # Configurations and counts
+//!
+//! Every configuration ([`AgentConfig`], [`DrainOptions`](send::DrainOptions),
+//! `ServerConfig`) and every count ([`AgentStats`], [`QueueStats`],
+//! [`TransportStats`](send::TransportStats), [`Tally`], `ServerStats`) is
+//! `#[non_exhaustive]`, its fields public to read (and, for a
+//! configuration, to assign), with a `Default`. Start from the default and
+//! change what differs — `AgentConfig::default().full_every(600)` with the
+//! sending side's setters (one per field, taking and returning the
+//! configuration, each field's default and unit in its docs), or `let mut c
+//! = AgentConfig::default(); c.full_every = 600;` — and a field added in a
+//! later version breaks no caller.
 //!
 //! # Features
 //!
@@ -25,7 +42,7 @@
 //! | feature | what it adds |
 //! |---|---|
 //! | `serde` | `Serialize`/`Deserialize` for [`OwnedFrame`] in the JSON Lines form of [protocol §10](dendro_wire_core::protocol) |
-//! | `tokio` | [`receive::Server`] (many publishers at once, every connection bounded in memory, time and count), [`receive::serve_async`] and [`send::drain_queue_async`], and the [`codec`] module: codecs for `tokio_util::codec` |
+//! | `tokio` | `receive::Server` (many publishers at once, every connection bounded in memory, time and count), `receive::serve_async` and `send::drain_queue_async`, and the `codec` module: codecs for `tokio_util::codec` |
 //! | `tls` | the `tls` module: TLS 1.3 with client certificates (rustls) for the server and the publishing transports, and identities bound to sources (implies `tokio`) |
 //! | `archive` | the `archive` module: a sink that writes a dendro 0.6.1 archive through dendro's own writer (builds SQLite, arrow and parquet) |
 //!
@@ -46,6 +63,7 @@ mod owned;
 mod read_error;
 mod reader;
 pub mod receive;
+pub mod scan;
 pub mod send;
 #[cfg(feature = "serde")]
 mod serde_form;
@@ -55,23 +73,24 @@ pub mod tls;
 mod writer;
 
 pub use dendro_wire_core;
-/// The core's everyday types, so a program that uses this crate needs no
-/// second import path for a frame or a row.
+// The core's everyday types, so a program that uses this crate needs no
+// second import path for a frame, a row or the rules; each keeps its own
+// docs.
 pub use dendro_wire_core::{
-    ClockOffset, Frame, FrameDecoder, Handshake, Index, IndexKind, IndexState, Map, Row, RowList,
-    Rows, Segment, SourceUpdate, Status, Tally, NO_INDEX_STATE,
+    Admitted, ClockOffset, Frame, FrameDecoder, Handshake, Index, IndexKind, IndexState, Map, Row,
+    RowList, Rows, Segment, SourceId, SourceUpdate, Status, StreamId, Subscriber, Tally,
+    NO_INDEX_STATE, PREAMBLE,
 };
-pub use dendro_wire_core::{SourceId, StreamId};
 pub use lines::{Escaped, LineWriter};
 pub use owned::{OwnedFrame, OwnedRow};
 pub use read_error::{Position, ReadError, ReadErrorKind};
 pub use reader::FrameReader;
-/// The receiving side's everyday types.
+// The receiving side's everyday types.
 pub use receive::{
-    CountingSink, MemoryBudget, Sink, SinkError, SinkSubscriber, SubscribeError,
+    CountingSink, MemoryBudget, SegmentStored, Sink, SinkError, SinkSubscriber, SubscribeError,
     MAX_SOURCES_PER_CONNECTION,
 };
-/// The sending side's everyday types.
+// The sending side's everyday types.
 pub use send::{
     AgentConfig, AgentError, AgentPublisher, AgentStats, FrameQueue, Pushed, QueueStats,
     SourceConfig, MAX_SOURCES,

@@ -5,12 +5,13 @@
 use std::fmt;
 use std::io;
 
-use dendro_wire_core::Error;
+use dendro_wire_core::{Error, PREAMBLE_BYTES};
 
-/// Where a frame stood in a stream.
+/// Where a frame stood in a stream: frame 0 at offset 0 is the preamble.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Position {
-    /// The frame's number, from 1, unknown frames included.
+    /// The frame's number, from 1, unknown frames included; 0 for the
+    /// preamble.
     pub frame: u64,
     /// The stream offset at which the frame starts.
     pub offset: u64,
@@ -18,6 +19,11 @@ pub struct Position {
 
 impl fmt::Display for Position {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Frame 1 starts after the preamble's bytes: a place before that is
+        // the preamble, however it was counted.
+        if self.frame == 0 || self.offset < PREAMBLE_BYTES as u64 {
+            return f.write_str("preamble");
+        }
         write!(f, "frame {} (stream byte {})", self.frame, self.offset)
     }
 }
@@ -85,6 +91,14 @@ impl ReadError {
     }
 
     pub(crate) fn new(kind: ReadErrorKind, frame: u64, offset: u64) -> Self {
+        // No frame starts inside the preamble's bytes: an error placed there
+        // (a transport that fails before the preamble is whole, a budget
+        // that cannot hold it) is the preamble's, and said so.
+        let (frame, offset) = if offset < PREAMBLE_BYTES as u64 {
+            (0, 0)
+        } else {
+            (frame, offset)
+        };
         ReadError {
             kind,
             at: Some(Position { frame, offset }),
@@ -128,10 +142,8 @@ impl ReadError {
 
 impl fmt::Display for ReadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.at {
-            Some(at) if at.frame == 0 => f.write_str("preamble: ")?,
-            Some(at) => write!(f, "{at}: ")?,
-            None => {}
+        if let Some(at) = self.at {
+            write!(f, "{at}: ")?;
         }
         match &self.kind {
             ReadErrorKind::Io(e) => write!(f, "the transport failed: {e}"),

@@ -26,8 +26,9 @@ use crate::receive::buffer::{FrameBuffer, Next};
 /// that is an error, not the end ([protocol §1](dendro_wire_core::protocol)).
 ///
 /// Frames of a kind this build does not know are skipped and counted
-/// ([`unknown`](Self::unknown)); [`set_yield_unknown`](Self::set_yield_unknown)
-/// hands them to the caller instead.
+/// ([`unknown`](Self::unknown)); [`yield_unknown`](Self::yield_unknown)
+/// hands them to the caller instead, as the tokio codecs'
+/// `yield_unknown` does.
 ///
 /// ```
 /// use dendro_wire_core::{ClockOffset, Frame};
@@ -78,10 +79,12 @@ impl<R: Read> FrameReader<R> {
     }
 
     /// Hand frames of unknown kinds to the caller as
-    /// [`Frame::Unknown`] instead of skipping them. Either way they are
-    /// counted in [`unknown`](Self::unknown).
-    pub fn set_yield_unknown(&mut self, yield_unknown: bool) {
+    /// [`Frame::Unknown`] instead of skipping them (what a forwarder
+    /// needs): `FrameReader::new(input)?.yield_unknown(true)`. Either way
+    /// they are counted in [`unknown`](Self::unknown).
+    pub fn yield_unknown(mut self, yield_unknown: bool) -> Self {
         self.frames.set_yield_unknown(yield_unknown);
+        self
     }
 
     /// The next frame, or `None` at a clean end of stream.

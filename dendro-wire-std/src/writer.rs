@@ -3,13 +3,16 @@
 use std::fmt;
 use std::io::{self, Write};
 
-use dendro_wire_core::{Error, Frame, Row, RowsBuilder, RowsHeader, Storage, PREAMBLE};
+use dendro_wire_core::{
+    Error, Frame, FrameDecoder, Row, RowsBuilder, RowsHeader, Status, Storage, PREAMBLE,
+};
 
 use crate::growable::Growable;
 use crate::owned::OwnedFrame;
 
 /// Writes a dendro replication stream: the preamble when created, then
-/// frames from views, owned frames, or rows built in place.
+/// frames from views, owned frames, rows built in place, or bytes already
+/// encoded ([`write_encoded`](Self::write_encoded): what a filter forwards).
 ///
 /// Frames are encoded into one reusable buffer and written with one
 /// `write_all` each; the writer does not buffer across frames, so wrap a
@@ -57,13 +60,27 @@ pub enum WriteError {
     Encode(Error),
     /// The transport failed.
     Io(io::Error),
+    /// Bytes given as one encoded frame that are not exactly one: the length
+    /// prefix claims another size.
+    NotOneFrame {
+        /// The bytes given.
+        have: usize,
+        /// The frame's size by its length prefix, prefix included.
+        frame: usize,
+    },
+    /// Bytes given as one encoded frame that break a rule of the spec.
+    Malformed(Error),
 }
 
 impl fmt::Display for WriteError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            WriteError::Encode(e) => write!(f, "{e}"),
+            WriteError::Encode(e) | WriteError::Malformed(e) => write!(f, "{e}"),
             WriteError::Io(e) => write!(f, "the transport failed: {e}"),
+            WriteError::NotOneFrame { have, frame } => write!(
+                f,
+                "{have} bytes given as one frame, and its length prefix says {frame}"
+            ),
         }
     }
 }
@@ -71,8 +88,9 @@ impl fmt::Display for WriteError {
 impl std::error::Error for WriteError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            WriteError::Encode(e) => Some(e),
+            WriteError::Encode(e) | WriteError::Malformed(e) => Some(e),
             WriteError::Io(e) => Some(e),
+            WriteError::NotOneFrame { .. } => None,
         }
     }
 }
@@ -109,6 +127,52 @@ impl<W: Write> FrameWriter<W> {
         }
         let n = frame.emit(&mut self.buf)?;
         self.inner.write_all(&self.buf[..n])?;
+        self.frames += 1;
+        Ok(())
+    }
+
+    /// Write one frame already encoded, length prefix included (a frame a
+    /// [`FrameReader`](crate::FrameReader) handed out with its bytes, say),
+    /// as it is: checked first to be exactly one whole frame within the
+    /// protocol's limit, of a known kind with every rule of the spec kept,
+    /// or of a kind this build does not know (forwarded untouched, as §7
+    /// asks of a relay).
+    ///
+    /// ```
+    /// use dendro_wire_std::{FrameReader, FrameWriter};
+    /// # let mut w = FrameWriter::new(Vec::new())?;
+    /// # w.write_frame(&dendro_wire_std::Frame::ClockOffset(dendro_wire_std::ClockOffset { source: 0, ts: 1, offset_ns: 2 }))?;
+    /// # let stream = w.into_inner();
+    ///
+    /// // A filter: every frame of source 0, forwarded untouched.
+    /// let mut reader = FrameReader::new(&stream[..])?.yield_unknown(true);
+    /// let mut out = FrameWriter::new(Vec::new())?;
+    /// while let Some((frame, bytes)) = reader.next_frame_with_bytes()? {
+    ///     if frame.source() == Some(0) {
+    ///         out.write_encoded(bytes)?;
+    ///     }
+    /// }
+    /// assert_eq!(out.into_inner(), stream);
+    ///
+    /// let mut w = FrameWriter::new(Vec::new())?;
+    /// assert!(w.write_encoded(&stream[14..17]).is_err(), "a piece of a frame");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn write_encoded(&mut self, frame: &[u8]) -> Result<(), WriteError> {
+        let decoder = FrameDecoder::new();
+        check_one_frame(frame, &decoder)?;
+        match decoder.decode(frame) {
+            Ok(Status::Complete(_)) => {}
+            // One whole frame by its length, so not incomplete.
+            Ok(Status::Incomplete { needed }) => {
+                return Err(WriteError::NotOneFrame {
+                    have: frame.len(),
+                    frame: frame.len() + needed,
+                })
+            }
+            Err(e) => return Err(WriteError::Malformed(e)),
+        }
+        self.inner.write_all(frame)?;
         self.frames += 1;
         Ok(())
     }
@@ -178,6 +242,24 @@ pub fn write_frame_to(out: &mut Vec<u8>, frame: &Frame<'_>) -> Result<(), Error>
     let len = frame.buffer_len()?;
     append(out, len, |room| frame.emit(room))?;
     Ok(())
+}
+
+/// Check that `bytes` is exactly one frame by its length prefix: its length
+/// within `decoder`'s limit and the bytes it claims all there, none more.
+/// For [`FrameWriter::write_encoded`] and the codecs' encoders.
+pub(crate) fn check_one_frame(bytes: &[u8], decoder: &FrameDecoder) -> Result<(), WriteError> {
+    match decoder.frame_len(bytes) {
+        Ok(Status::Complete(total)) if total == bytes.len() => Ok(()),
+        Ok(Status::Complete(total)) => Err(WriteError::NotOneFrame {
+            have: bytes.len(),
+            frame: total,
+        }),
+        Ok(Status::Incomplete { needed }) => Err(WriteError::NotOneFrame {
+            have: bytes.len(),
+            frame: bytes.len() + needed,
+        }),
+        Err(e) => Err(WriteError::Malformed(e)),
+    }
 }
 
 /// A growable buffer a frame's bytes are appended to: a `Vec`, or (with

@@ -30,10 +30,7 @@ type Rowset = BTreeSet<(String, String, i64, Vec<u8>)>;
 /// A stream from our publisher: two sources, one indexed, slot churn, and
 /// every row recorded as (source label, stream, ts, bytes).
 fn published() -> (Vec<u8>, Rowset) {
-    let mut p = AgentPublisher::new(AgentConfig {
-        full_every: 25,
-        ..AgentConfig::default()
-    });
+    let mut p = AgentPublisher::new(AgentConfig::default().full_every(25));
     let streams = ["cpu0/usage", "cpu1/usage"];
     let cpu = p
         .add_source(

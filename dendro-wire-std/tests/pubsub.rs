@@ -4,11 +4,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use dendro_wire_core::{ClockOffset, Frame, Handshake, Index, Map, Rows, Segment, SourceUpdate};
+use dendro_wire_core::{Frame, Handshake, Index, Map, Rows, Segment, SourceUpdate};
 use dendro_wire_std::receive::serve;
 use dendro_wire_std::{
-    AgentConfig, AgentPublisher, CountingSink, FrameQueue, FrameReader, Sink, SinkError,
-    SinkSubscriber, SourceConfig, SourceId, SubscribeError,
+    AgentConfig, AgentPublisher, CountingSink, FrameQueue, FrameReader, SegmentStored, Sink,
+    SinkError, SinkSubscriber, SourceConfig, SourceId, SubscribeError,
 };
 
 /// A sink that remembers every row it was given, per connection, and each
@@ -32,24 +32,18 @@ impl Sink for Recording {
         self.labels.insert(o, owned(h.labels));
         Ok(())
     }
-    fn caller_rows(&mut self, o: u32, i: &Index<'_>) -> Result<(), SinkError> {
+    fn index_entry(&mut self, o: u32, i: &Index<'_>) -> Result<(), SinkError> {
         self.index_entries
             .push((o, i.kind == dendro_wire_core::IndexKind::Full));
         Ok(())
     }
-    fn wal(&mut self, _: u32, rows: &Rows<'_>) -> Result<(), SinkError> {
+    fn rows(&mut self, _: u32, rows: &Rows<'_>) -> Result<(), SinkError> {
         for r in rows.rows {
             assert!(
                 self.rows.insert((r.stream.to_string(), r.ts)),
                 "a row twice"
             );
         }
-        Ok(())
-    }
-    fn segment(&mut self, _: u32, _: &Segment<'_>) -> Result<bool, SinkError> {
-        Ok(true)
-    }
-    fn clock_offset(&mut self, _: u32, _: &ClockOffset) -> Result<(), SinkError> {
         Ok(())
     }
     fn source_update(&mut self, o: u32, u: &SourceUpdate<'_>) -> Result<(), SinkError> {
@@ -106,10 +100,7 @@ fn drain(queue: &FrameQueue) -> Vec<u8> {
 
 #[test]
 fn every_row_published_is_applied_and_none_skipped() {
-    let (mut p, cpu, mem) = agent(AgentConfig {
-        full_every: 10,
-        ..AgentConfig::default()
-    });
+    let (mut p, cpu, mem) = agent(AgentConfig::default().full_every(10));
     let queue = p.queue();
     queue.connected();
     for ts in 0..100 {
@@ -137,12 +128,70 @@ fn every_row_published_is_applied_and_none_skipped() {
     assert!(sink.index_entries.iter().any(|e| !e.1), "Deltas were sent");
 }
 
+/// A sink of one method, and one that also keeps segments by stream.
+#[derive(Default)]
+struct RowsOnly(u64);
+
+impl Sink for RowsOnly {
+    fn rows(&mut self, _: u32, rows: &Rows<'_>) -> Result<(), SinkError> {
+        self.0 += rows.rows.len() as u64;
+        Ok(())
+    }
+}
+
+#[derive(Default)]
+struct SegmentsByStream(BTreeSet<String>);
+
+impl Sink for SegmentsByStream {
+    fn rows(&mut self, _: u32, _: &Rows<'_>) -> Result<(), SinkError> {
+        Ok(())
+    }
+    fn segment(&mut self, _: u32, s: &Segment<'_>) -> Result<SegmentStored, SinkError> {
+        Ok(if self.0.insert(s.stream.to_string()) {
+            SegmentStored::Added
+        } else {
+            SegmentStored::AlreadyHeld
+        })
+    }
+}
+
+#[test]
+fn a_sink_of_one_method_gets_every_row_and_a_segment_held_is_counted() {
+    let (mut p, cpu, mem) = agent(AgentConfig::default());
+    let queue = p.queue();
+    queue.connected();
+    for ts in 0..20 {
+        interval(&mut p, cpu, mem, ts);
+    }
+    for stream in ["cpu/usage", "cpu/irq", "cpu/usage"] {
+        let segment = Segment {
+            source: 0,
+            stream,
+            rows: 1,
+            first_ts: 0,
+            last_ts: 0,
+            bytes: b"PAR1",
+            caller_index: None,
+        };
+        p.segment(&segment).unwrap();
+    }
+    let bytes = drain(&queue);
+
+    let mut sub = SinkSubscriber::new(RowsOnly::default());
+    serve(&bytes[..], &mut sub).unwrap();
+    assert_eq!(sub.sink().0, 60);
+    assert_eq!(sub.tally().rows_applied, 60);
+    // The default segment method takes every segment.
+    assert_eq!((sub.tally().segments, sub.segments_held()), (3, 0));
+
+    let mut sub = SinkSubscriber::new(SegmentsByStream::default());
+    serve(&bytes[..], &mut sub).unwrap();
+    assert_eq!((sub.tally().segments, sub.segments_held()), (3, 1));
+}
+
 #[test]
 fn a_frame_that_cannot_be_queued_is_dropped_counted_and_seen_as_a_gap() {
-    let (mut p, cpu, mem) = agent(AgentConfig {
-        queue_frames: 10,
-        ..AgentConfig::default()
-    });
+    let (mut p, cpu, mem) = agent(AgentConfig::default().queue_frames(10));
     let queue = p.queue();
     queue.connected();
     let mut bytes = b"dendro-repl\0\x01\x00".to_vec();
@@ -245,7 +294,7 @@ fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
     use std::time::Instant;
 
     use dendro_wire_std::receive::{Server, ServerConfig};
-    use dendro_wire_std::send::{drain_queue, Backoff, DrainOptions, Reconnect};
+    use dendro_wire_std::send::{default_backoff, drain_queue, DrainOptions, Reconnect};
     let sinks: Arc<Mutex<Vec<Recording>>> = Arc::default();
     let server = {
         let sinks = sinks.clone();
@@ -258,10 +307,7 @@ fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
         .unwrap()
     };
     let addr = server.local_addr().unwrap();
-    let (mut p, cpu, mem) = agent(AgentConfig {
-        full_every: 1000,
-        ..AgentConfig::default()
-    });
+    let (mut p, cpu, mem) = agent(AgentConfig::default().full_every(1000));
     let queue = p.queue();
     let stop = Arc::new(AtomicBool::new(false));
     // Keep a handle on each connection, so the test can cut it.
@@ -274,13 +320,13 @@ fn over_tcp_a_forced_disconnect_resynchronizes_and_loses_nothing_sent_after() {
                 *live.lock().unwrap() = Some(s.try_clone()?);
                 Ok(s)
             };
-            let options = DrainOptions {
-                reconnect: Reconnect::After(Backoff {
-                    initial: Duration::from_millis(5),
-                    max: Duration::from_millis(50),
-                }),
-                stop: Some(stop),
-            };
+            let options = DrainOptions::default()
+                .reconnect(Reconnect::After(
+                    default_backoff()
+                        .with_min_delay(Duration::from_millis(2))
+                        .with_max_delay(Duration::from_millis(25)),
+                ))
+                .stop(stop);
             drain_queue(&queue, connect, options).unwrap()
         })
     };
@@ -394,9 +440,7 @@ fn over_a_unix_socket_every_row_arrives() {
     let (mut p, cpu, mem) = agent(AgentConfig::default());
     let queue = p.queue();
     let transport = publish_unix(queue.clone(), path, DrainOptions::default());
-    while queue.stats().connections == 0 {
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    assert!(queue.wait_connected(Duration::from_secs(10)));
     for ts in 0..50 {
         interval(&mut p, cpu, mem, ts);
     }
@@ -411,10 +455,7 @@ fn over_a_unix_socket_every_row_arrives() {
 #[test]
 fn an_index_entry_is_stamped_no_later_than_the_rows_after_it() {
     // Rule 5: rows are read against entries at or before their timestamps.
-    let (mut p, cpu, mem) = agent(AgentConfig {
-        full_every: 3,
-        ..AgentConfig::default()
-    });
+    let (mut p, cpu, mem) = agent(AgentConfig::default().full_every(3));
     let queue = p.queue();
     queue.connected();
     for ts in 0..20 {
@@ -533,22 +574,20 @@ fn over_tcp_connections_the_subscriber_closed_are_counted() {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
 
-    use dendro_wire_std::send::{publish_tcp, Backoff, DrainOptions, Reconnect};
-    let options = || DrainOptions {
-        reconnect: Reconnect::After(Backoff {
-            initial: Duration::from_millis(5),
-            max: Duration::from_millis(20),
-        }),
-        stop: None,
+    use dendro_wire_std::send::{default_backoff, publish_tcp, DrainOptions, Reconnect};
+    let options = || {
+        DrainOptions::default().reconnect(Reconnect::After(
+            default_backoff()
+                .with_min_delay(Duration::from_millis(5))
+                .with_max_delay(Duration::from_millis(20)),
+        ))
     };
     let publish = |addr, intervals: i64| {
         let (mut p, cpu, mem) = agent(AgentConfig::default());
         let queue = p.queue();
         let transport = publish_tcp(queue.clone(), addr, options());
         for ts in 0..intervals {
-            while queue.stats().connections == 0 {
-                std::thread::sleep(Duration::from_millis(1));
-            }
+            assert!(queue.wait_connected(Duration::from_secs(10)));
             interval(&mut p, cpu, mem, ts);
             std::thread::sleep(Duration::from_millis(10));
         }
@@ -592,4 +631,45 @@ fn over_tcp_connections_the_subscriber_closed_are_counted() {
         (1, 0),
         "{stats:?}"
     );
+}
+
+#[test]
+fn a_transport_whose_backoff_runs_out_ends_with_the_last_error() {
+    use dendro_wire_std::send::{default_backoff, drain_queue, DrainOptions, Reconnect};
+    let queue = FrameQueue::new(16, 1 << 16);
+    let mut attempts = 0;
+    let connect = || -> std::io::Result<Vec<u8>> {
+        attempts += 1;
+        Err(std::io::Error::new(
+            std::io::ErrorKind::ConnectionRefused,
+            format!("refused, attempt {attempts}"),
+        ))
+    };
+    let backoff = default_backoff()
+        .with_min_delay(Duration::from_millis(1))
+        .with_max_times(2);
+    let options = DrainOptions::default().reconnect(Reconnect::After(backoff));
+    let err = drain_queue(&queue, connect, options).unwrap_err();
+    // Two waits, so three attempts, and the third's error is said.
+    assert_eq!(err.kind(), std::io::ErrorKind::ConnectionRefused);
+    assert_eq!(
+        err.to_string(),
+        "refused, attempt 3; gave up after 3 failed attempt(s), as the backoff says"
+    );
+    assert_eq!(attempts, 3);
+
+    // Reconnect::Never: the first failure is the end.
+    let mut attempts = 0;
+    let connect = || -> std::io::Result<Vec<u8>> {
+        attempts += 1;
+        Err(std::io::Error::other("no"))
+    };
+    let options = DrainOptions::default().reconnect(Reconnect::Never);
+    assert_eq!(
+        drain_queue(&queue, connect, options)
+            .unwrap_err()
+            .to_string(),
+        "no"
+    );
+    assert_eq!(attempts, 1);
 }

@@ -79,10 +79,9 @@ fn stream(frames: &[OwnedFrame]) -> Vec<u8> {
 /// Read everything, unknown frames yielded; the frames, and the error if any.
 fn read_all(r: impl Read) -> (Vec<OwnedFrame>, Option<dendro_wire_std::ReadError>) {
     let mut reader = match FrameReader::new(r) {
-        Ok(reader) => reader,
+        Ok(reader) => reader.yield_unknown(true),
         Err(e) => return (Vec::new(), Some(e)),
     };
-    reader.set_yield_unknown(true);
     let mut out = Vec::new();
     loop {
         match reader.next_frame() {
@@ -369,4 +368,67 @@ fn memory_follows_the_bytes_that_arrived_not_what_a_length_claims() {
             "a buffer of {buffer} with {arrived} bytes arrived"
         );
     }
+}
+
+#[test]
+fn a_transport_that_fails_inside_the_preamble_is_placed_at_the_preamble() {
+    struct FailsAfter(&'static [u8]);
+    impl Read for FailsAfter {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.0.is_empty() {
+                return Err(io::Error::other("reset by peer"));
+            }
+            let n = buf.len().min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+    let err = FrameReader::new(FailsAfter(b"dendro")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "preamble: the transport failed: reset by peer"
+    );
+    assert_eq!(err.frame(), 0);
+}
+
+#[test]
+fn write_encoded_forwards_one_whole_frame_and_refuses_anything_else() {
+    let bytes = stream(&frames_with(10));
+    let mut reader = FrameReader::new(&bytes[..]).unwrap().yield_unknown(true);
+    let mut out = FrameWriter::new(Vec::new()).unwrap();
+    let mut pieces = Vec::new();
+    while let Some((_, frame)) = reader.next_frame_with_bytes().unwrap() {
+        out.write_encoded(frame).unwrap();
+        pieces.push(frame.to_vec());
+    }
+    // Every frame, the unknown kind among them, forwarded byte for byte.
+    assert_eq!(out.frames(), 4);
+    assert_eq!(out.into_inner(), bytes);
+
+    let mut w = FrameWriter::new(Vec::new()).unwrap();
+    let two = [&pieces[0][..], &pieces[1]].concat();
+    let refused = |r: Result<(), dendro_wire_std::WriteError>| r.unwrap_err().to_string();
+    assert_eq!(
+        refused(w.write_encoded(&two)),
+        format!(
+            "{} bytes given as one frame, and its length prefix says {}",
+            two.len(),
+            pieces[0].len()
+        )
+    );
+    let short = &pieces[0][..pieces[0].len() - 1];
+    assert!(refused(w.write_encoded(short)).contains("bytes given as one frame"));
+    // A whole frame by its length whose fields break a rule.
+    let mut bad = pieces[3].clone(); // the ClockOffset
+    let last = bad.len() - 1;
+    bad.truncate(last);
+    bad[..4].copy_from_slice(&(last as u32 - 4).to_le_bytes());
+    assert!(matches!(
+        w.write_encoded(&bad),
+        Err(dendro_wire_std::WriteError::Malformed(_))
+    ));
+    // Nothing refused was written.
+    assert_eq!(w.frames(), 0);
+    assert_eq!(w.into_inner(), dendro_wire_core::PREAMBLE);
 }

@@ -216,9 +216,11 @@ async fn a_publisher_streams_to_a_tokio_subscriber() {
         move || tokio::net::TcpStream::connect(addr),
         DrainOptions::default(),
     ));
-    while queue.stats().connections == 0 {
-        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
-    }
+    let connected = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        queue.wait_connected_async(),
+    );
+    assert!(connected.await.unwrap(), "the transport connects");
     for ts in 0..100 {
         p.observe(s, "x/y", ts, 0, &[1, 2, 3]).unwrap();
         p.end_interval();
@@ -258,7 +260,7 @@ async fn the_async_transport_retries_as_told_and_stops_when_told() {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use dendro_wire_std::send::{Backoff, Reconnect};
+    use dendro_wire_std::send::{default_backoff, Reconnect};
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -273,13 +275,13 @@ async fn the_async_transport_retries_as_told_and_stops_when_told() {
     let queue = AgentPublisher::new(AgentConfig::default()).queue();
     let attempts = Arc::new(AtomicU32::new(0));
     let stop = Arc::new(AtomicBool::new(false));
-    let options = DrainOptions {
-        reconnect: Reconnect::After(Backoff {
-            initial: Duration::from_millis(2),
-            max: Duration::from_millis(4),
-        }),
-        stop: Some(stop.clone()),
-    };
+    let options = DrainOptions::default()
+        .reconnect(Reconnect::After(
+            default_backoff()
+                .with_min_delay(Duration::from_millis(1))
+                .with_max_delay(Duration::from_millis(2)),
+        ))
+        .stop(stop.clone());
     let transport = tokio::spawn(drain_queue_async(
         queue.clone(),
         {
@@ -296,9 +298,10 @@ async fn the_async_transport_retries_as_told_and_stops_when_told() {
         },
         options,
     ));
-    while queue.stats().connections == 0 {
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
+    // Two refusals first: the wait sees only the third attempt's success.
+    let connected = tokio::time::timeout(Duration::from_secs(10), queue.wait_connected_async());
+    assert!(connected.await.unwrap(), "the transport connects");
+    assert_eq!(attempts.load(Ordering::Relaxed), 3);
     stop.store(true, Ordering::Relaxed);
     let sent = tokio::time::timeout(Duration::from_secs(5), transport)
         .await

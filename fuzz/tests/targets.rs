@@ -1,6 +1,8 @@
 //! The fuzz targets. Each holds for every input, or bolero reports the
 //! input that broke it.
 
+mod c_api;
+
 use std::collections::HashMap;
 use std::io::Read;
 
@@ -123,10 +125,9 @@ impl Read for Chunked<'_> {
 
 fn read_all(r: impl Read) -> (Vec<OwnedFrame>, Option<String>) {
     let mut reader = match FrameReader::new(r) {
-        Ok(r) => r,
+        Ok(r) => r.yield_unknown(true),
         Err(e) => return (Vec::new(), Some(e.to_string())),
     };
-    reader.set_yield_unknown(true);
     let mut frames = Vec::new();
     loop {
         match reader.next_frame() {

@@ -11,8 +11,13 @@
 //!   for the Cortex-M3, run them under QEMU (the network agent into a live
 //!   collector in a namespace of its own), check what they wrote and
 //!   counted with `dendro-wire check`, and print their footprint (see
-//!   `firmware.rs`, `net.rs`, `footprint.rs`).
+//!   `firmware.rs`, `net.rs`, `footprint.rs`); then the C agent
+//!   (`c_firmware.rs`).
+//! - `cargo xtask c`: the C API proved from C (see `c.rs`).
 
+mod c;
+mod c_firmware;
+mod ci;
 mod firmware;
 mod footprint;
 mod metrics;
@@ -25,9 +30,10 @@ use std::process::{Command, ExitCode};
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
-        Some("ci") => ci(),
-        Some("no-std") => no_std(),
-        Some("firmware") => firmware::run(),
+        Some("ci") => ci::ci(),
+        Some("no-std") => ci::no_std(),
+        Some("firmware") => firmware::run().and_then(|()| c_firmware::run()),
+        Some("c") => c::run(&args[1..]),
         Some("bench-report") => bench_report(&args[1..]),
         Some("soak") => soak(&args[1..]),
         Some("metrics") => release_tool().and_then(|tool| metrics::run_metrics(&tool)),
@@ -56,7 +62,7 @@ usage: cargo xtask <command>
 
 commands:
   ci       formatting, clippy (-D warnings), all tests (the archive feature's too),
-           no-std, firmware, rustdoc (-D warnings)
+           no-std, firmware, c, rustdoc (-D warnings)
   no-std   build a no_std, no_main program over dendro-wire-core with no allocator
   firmware build the agent, decoder and plain (xtask/firmware) for thumbv7m, thumbv6m and
            riscv32imc and run them under QEMU (lm3s6965evb, microbit, sifive_e),
@@ -66,10 +72,19 @@ commands:
            dendro-wire listen in a network namespace, shaped and restarted
            (target/firmware/net/); count observe's instructions per row
            (-icount); print every program's footprint
+           then the C agent (dendro-wire-core/ffi/examples/firmware, arm-none-eabi-gcc)
+           for thumbv7m under QEMU, its streams (target/firmware/c/) the Rust agent's
+           bytes exactly
+  c [--update-header]
+           the C API (dendro-wire-core/ffi): the header regenerated with cbindgen and
+           compared with the committed one (or written), dump.c built with ASan and
+           UBSan and compared with dendro-wire dump --json over testdata/ and
+           generated and damaged streams, and decode.py (ctypes) over the sample
   fuzz --target NAME [--seconds N]
            run one fuzz target coverage-guided (bolero's libFuzzer engine, nightly)
            for N seconds (default 60); targets: decode_arbitrary, reader_chunks,
-           encode_decode, json_identity, differential_dendro, subscriber_model
+           encode_decode, json_identity, differential_dendro, subscriber_model,
+           c_entry_points
   bench-report [--quick]
            measure ours, dendro 0.6.1 and memcpy on the same bytes; print one table
   metrics  a real Prometheus scrapes `dendro-wire listen --metrics`; its query of the
@@ -79,22 +94,6 @@ commands:
            64 MiB frames, 5,000 sequential connections and a reconnect storm, with
            an honest agent throughout; print a table (not part of ci)
 ";
-
-/// The optional features checked and tested in every CI run with the rest
-/// (the archive feature, a heavy build, has steps of its own).
-const CORE_FEATURES: &str =
-    "dendro-wire-core/embedded-io-async dendro-wire-core/serde dendro-wire-std/tokio";
-
-/// The tests against dendro's archive side (`dendro-wire-std/tests/archive.rs`).
-const ARCHIVE_TESTS: &[&str] = &[
-    "test",
-    "-p",
-    "dendro-wire-std",
-    "--features",
-    "archive",
-    "--test",
-    "archive",
-];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -180,311 +179,6 @@ fn release_tool() -> Result<PathBuf, String> {
     Ok(root().join("target/release/dendro-wire"))
 }
 
-fn ci() -> Result<(), String> {
-    setup::ensure("ci", &[setup::CI, setup::FIRMWARE, setup::METRICS])?;
-    run(
-        "cargo fmt --check",
-        cargo().args(["fmt", "--all", "--check"]),
-    )?;
-    run(
-        "clippy",
-        cargo().args([
-            "clippy",
-            "--workspace",
-            "--all-targets",
-            "--features",
-            CORE_FEATURES,
-            "--",
-            "-D",
-            "warnings",
-        ]),
-    )?;
-    // The archive feature builds dendro with SQLite, arrow and parquet, so
-    // it is checked on its own rather than in every build.
-    run(
-        "clippy, archive feature",
-        cargo().args([
-            "clippy",
-            "-p",
-            "dendro-wire-std",
-            "-p",
-            "dendro-wire",
-            "--all-targets",
-            "--features",
-            "dendro-wire/archive",
-            "--",
-            "-D",
-            "warnings",
-        ]),
-    )?;
-    lean_library()?;
-    run(
-        "tests",
-        cargo().args(["test", "--workspace", "--features", CORE_FEATURES]),
-    )?;
-    run(
-        "the firmware example",
-        cargo().args([
-            "run",
-            "--quiet",
-            "-p",
-            "dendro-wire-core",
-            "--example",
-            "firmware_agent",
-            "--features",
-            "embedded-io",
-        ]),
-    )?;
-    filter_example()?;
-    run(
-        "the tokio example",
-        cargo().args([
-            "run",
-            "--quiet",
-            "-p",
-            "dendro-wire-std",
-            "--example",
-            "tokio_subscriber",
-            "--features",
-            "tokio",
-        ]),
-    )?;
-    run(
-        "tests against dendro's archive side",
-        cargo().args(ARCHIVE_TESTS),
-    )?;
-    no_std()?;
-    firmware::run()?;
-    metrics::run_metrics(&release_tool()?)?;
-    // Every feature documented, as docs.rs builds it (the archive feature's
-    // dependencies were built by its clippy step).
-    run(
-        "rustdoc, every feature",
-        cargo()
-            .args(["doc", "--workspace", "--no-deps", "--all-features"])
-            .env("RUSTDOCFLAGS", "-D warnings"),
-    )?;
-    docs_rs()?;
-    rust_version()?;
-    forget_packaged_copies();
-    run(
-        "each crate packaged and built on its own",
-        cargo().args([
-            "package",
-            "--quiet",
-            "--allow-dirty",
-            "-p",
-            "dendro-wire-core",
-            "-p",
-            "dendro-wire-std",
-            "-p",
-            "dendro-wire",
-        ]),
-    )?;
-    eprintln!("==> ci: all steps passed");
-    Ok(())
-}
-
-/// A user who adds `dendro-wire-std` gets the library, not the tool: none of
-/// the tool's dependencies in its default build.
-fn lean_library() -> Result<(), String> {
-    eprintln!("==> the library's default dependencies");
-    let tree = cargo_tree("dendro-wire-std", "normal")?;
-    let heavy: Vec<&str> = ["clap ", "serde_json ", "tokio ", "rustls ", "dendro "]
-        .into_iter()
-        .filter(|name| tree.lines().any(|l| l.starts_with(name)))
-        .collect();
-    if !heavy.is_empty() {
-        return Err(format!(
-            "dendro-wire-std's default build pulls in {heavy:?}; they belong behind features \
-             or in the tool"
-        ));
-    }
-    Ok(())
-}
-
-/// Remove the copies of this workspace's packages that an earlier `cargo
-/// package` unpacked from its local registry, and what was built from them:
-/// cargo takes a registry package to be the same by name and version, so
-/// it reuses an unpacked copy and counts its build as fresh, and a changed
-/// crate would be verified as it was. (A fresh machine has neither.)
-fn forget_packaged_copies() {
-    forget_packaged_builds();
-    let home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
-    let Some(registry) = home.map(|h| h.join("registry")) else {
-        return;
-    };
-    for kind in ["src", "cache"] {
-        let Ok(registries) = std::fs::read_dir(registry.join(kind)) else {
-            continue;
-        };
-        // Local registries' directories start with '-'; crates.io's do not.
-        for local in registries
-            .flatten()
-            .filter(|e| e.file_name().to_string_lossy().starts_with('-'))
-        {
-            let Ok(packages) = std::fs::read_dir(local.path()) else {
-                continue;
-            };
-            for package in packages.flatten() {
-                if package
-                    .file_name()
-                    .to_string_lossy()
-                    .starts_with("dendro-wire")
-                {
-                    let path = package.path();
-                    let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
-                }
-            }
-        }
-    }
-}
-
-/// Mark stale every build of one of this workspace's packages from a
-/// local registry (its dep-info names sources under `registry/src/-…`), by
-/// removing its fingerprint, so `cargo package` builds it again from what
-/// it has just packaged.
-fn forget_packaged_builds() {
-    let Ok(profiles) = std::fs::read_dir(root().join("target")) else {
-        return;
-    };
-    for profile in profiles.flatten().map(|e| e.path()) {
-        let Ok(deps) = std::fs::read_dir(profile.join("deps")) else {
-            continue;
-        };
-        for dep_info in deps.flatten().map(|e| e.path()) {
-            let Some(stem) = dep_info
-                .file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_suffix(".d"))
-                .filter(|n| n.starts_with("dendro_wire"))
-            else {
-                continue;
-            };
-            let from_local_registry = std::fs::read(&dep_info)
-                .is_ok_and(|d| d.windows(14).any(|w| w == b"registry/src/-"));
-            if from_local_registry {
-                let fingerprint = profile.join(".fingerprint").join(stem.replace('_', "-"));
-                let _ = std::fs::remove_dir_all(fingerprint);
-            }
-        }
-    }
-}
-
-/// The docs as docs.rs builds them (nightly, `--cfg docsrs`, each
-/// feature-gated item marked with its feature), warnings denied. The
-/// archive feature is left out: its SQLite, arrow and parquet would be built
-/// again with nightly, and its docs build on stable above.
-fn docs_rs() -> Result<(), String> {
-    run(
-        "rustdoc as docs.rs builds it (nightly, --cfg docsrs)",
-        rustup_cargo("nightly")
-            .env("RUSTDOCFLAGS", "--cfg docsrs -D warnings")
-            .args([
-                "doc",
-                "--quiet",
-                "--no-deps",
-                "-p",
-                "dendro-wire-core",
-                "-p",
-                "dendro-wire-std",
-                "--features",
-                "dendro-wire-core/embedded-io-async dendro-wire-core/defmt dendro-wire-core/serde \
-                 dendro-wire-std/serde dendro-wire-std/tls",
-                "--target-dir",
-                "target/docsrs",
-            ]),
-    )
-}
-
-/// The `rust-version` the crates declare: the core and the library build
-/// and pass their tests with that toolchain (`.ci/run` installs it).
-fn rust_version() -> Result<(), String> {
-    let manifest = std::fs::read_to_string(root().join("Cargo.toml"))
-        .map_err(|e| format!("Cargo.toml: {e}"))?;
-    let version = manifest
-        .lines()
-        .find_map(|l| l.strip_prefix("rust-version = "))
-        .map(|v| v.trim_matches('"').to_string())
-        .ok_or("Cargo.toml declares no rust-version")?;
-    run(
-        &format!("the core and the library on Rust {version}, the declared rust-version"),
-        rustup_cargo(&version)
-            // The only step that builds the tests with default features,
-            // so the only one to see what is unused without them.
-            .env("RUSTFLAGS", "-D warnings")
-            .args([
-                "test",
-                "-p",
-                "dendro-wire-core",
-                "-p",
-                "dendro-wire-std",
-                "--lib",
-                "--tests",
-                "--target-dir",
-                "target/rust-version",
-            ]),
-    )
-}
-
-fn no_std() -> Result<(), String> {
-    // First the clear message: no dependency of the core may have a std or
-    // alloc feature turned on.
-    eprintln!("==> dependency features of dendro-wire-core");
-    let tree = cargo_tree("dendro-wire-core", "normal,features,no-proc-macro")?;
-    let offending: Vec<&str> = tree
-        .lines()
-        .filter(|l| l.contains("feature \"std\"") || l.contains("feature \"alloc\""))
-        .collect();
-    if !offending.is_empty() {
-        return Err(format!(
-            "std or alloc reaches dendro-wire-core through a dependency:\n  {}",
-            offending.join("\n  ")
-        ));
-    }
-    // Then the proof: a program with its own panic handler and no allocator
-    // fails to build if std or alloc is anywhere in its graph.
-    let check = root().join("xtask/no-std-check");
-    run(
-        "no_std, no_main build of dendro-wire-core",
-        cargo()
-            .current_dir(&check)
-            .args([
-                "rustc",
-                "--release",
-                "--quiet",
-                "--",
-                "-C",
-                "link-arg=-nostartfiles",
-                "-C",
-                "link-arg=-lc",
-            ])
-            .env("CARGO_TARGET_DIR", root().join("target/no-std-check")),
-    )?;
-    // Every optional feature of the core builds for a microcontroller too
-    // (defmt's logging and serde's views are for devices).
-    run(
-        "dendro-wire-core with every feature, for thumbv7m-none-eabi",
-        cargo()
-            .args([
-                "check",
-                "--quiet",
-                "-p",
-                "dendro-wire-core",
-                "--target",
-                "thumbv7m-none-eabi",
-                "--all-features",
-            ])
-            .env("CARGO_TARGET_DIR", root().join("target/no-std-check")),
-    )?;
-    run(
-        "rustfmt of the no_std program",
-        cargo().current_dir(&check).args(["fmt", "--check"]),
-    )
-}
-
 fn bench_report(args: &[String]) -> Result<(), String> {
     // The `check` line times the real tool as a whole process.
     let binary = release_tool()?;
@@ -501,6 +195,10 @@ fn bench_report(args: &[String]) -> Result<(), String> {
     ]);
     cmd.args(args);
     cmd.arg("--check-binary").arg(binary);
+    // The decoder through the C API, from C, beside the Rust decoder.
+    setup::ensure("bench-report", &[setup::C])?;
+    let c_bench = c::build_bench(&c::host_libraries()?)?;
+    cmd.arg("--c-bench-binary").arg(c_bench);
     run("bench report", &mut cmd)
 }
 
@@ -538,6 +236,7 @@ const FUZZ_TARGETS: &[&str] = &[
     "json_identity",
     "differential_dendro",
     "subscriber_model",
+    "c_entry_points",
 ];
 
 fn fuzz(args: &[String]) -> Result<(), String> {
@@ -596,52 +295,4 @@ fn fuzz(args: &[String]) -> Result<(), String> {
             &target,
         ]),
     )
-}
-
-/// The filter example on the committed sample, its output checked by the
-/// tool: only source 1's frames (and the unknown one) remain, and the result
-/// is a stream the subscriber's rules accept.
-fn filter_example() -> Result<(), String> {
-    eprintln!("==> the filter example");
-    let sample = std::fs::File::open(root().join("testdata/sample.dwr"))
-        .map_err(|e| format!("testdata/sample.dwr: {e}"))?;
-    let filtered = output(
-        "the filter example",
-        cargo()
-            .args([
-                "run",
-                "--quiet",
-                "-p",
-                "dendro-wire-std",
-                "--example",
-                "filter",
-                "--",
-                "1",
-            ])
-            .stdin(sample),
-    )?;
-    let path = root().join("target/filter-example.dwr");
-    std::fs::write(&path, &filtered).map_err(|e| e.to_string())?;
-    let check = cargo()
-        .args([
-            "run",
-            "--quiet",
-            "--bin",
-            "dendro-wire",
-            "--",
-            "check",
-            "--json",
-        ])
-        .arg(&path)
-        .output()
-        .map_err(|e| format!("dendro-wire check: {e}"))?;
-    let summary = String::from_utf8_lossy(&check.stdout);
-    let want = r#""frames":6,"sources":1,"index_entries":0,"rows_applied":1"#;
-    if !check.status.success() || !summary.contains(want) {
-        return Err(format!(
-            "the filtered sample does not check as expected: {summary}{}",
-            String::from_utf8_lossy(&check.stderr)
-        ));
-    }
-    Ok(())
 }

@@ -73,6 +73,33 @@ pub(crate) const FIRMWARE: &[Need] = &[
     },
 ];
 
+/// `cargo xtask c`: dump.c and bench.c built with gcc, decode.py run with
+/// python3.
+pub(crate) const C: &[Need] = &[
+    Apt {
+        program: "gcc",
+        package: "gcc",
+    },
+    Apt {
+        program: "python3",
+        package: "python3",
+    },
+];
+
+/// The C firmware agent, after `FIRMWARE`: built with arm-none-eabi-gcc
+/// against the Cortex-M3's staticlib, run under its QEMU.
+pub(crate) const C_FIRMWARE: &[Need] = &[
+    Target("thumbv7m-none-eabi"),
+    Apt {
+        program: "arm-none-eabi-gcc",
+        package: "gcc-arm-none-eabi",
+    },
+    Apt {
+        program: "qemu-system-arm",
+        package: "qemu-system-arm",
+    },
+];
+
 /// `cargo xtask metrics` on its own.
 pub(crate) const METRICS: &[Need] = &[
     Apt {

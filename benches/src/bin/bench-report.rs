@@ -85,6 +85,39 @@ fn main() {
         });
     }
 
+    // The same decoding through the C API, from C, with the Rust decoder
+    // measured again beside it.
+    let from_c = arg_after("--c-bench-binary").map(|binary| {
+        let (c_decode, c_visit) = decode_from_c(&binary, &body, &m);
+        let t = m.best(&mut [
+            &mut || decode_all(&body, false),
+            &mut || decode_all(&body, true),
+            &mut || memcpy(&mut dst, &body),
+        ]);
+        for (ours, what) in [
+            (c_decode, "decode through the C API, from C (dw_decode)"),
+            (
+                c_visit,
+                "decode + read every row through the C API, from C (dw_rows_next)",
+            ),
+        ] {
+            lines.push(Line {
+                what,
+                bytes: body.len(),
+                rows: stream.rows,
+                ours,
+                dendro: None,
+                memcpy: t[2],
+            });
+        }
+        format!(
+            "From C through the C API, as a share of the Rust decoder's rate measured just \
+             after: decode {:.2}, decode + read every row {:.2}.",
+            t[0] / c_decode,
+            t[1] / c_visit
+        )
+    });
+
     // Our FrameReader over an in-memory reader, the copy included.
     for (visit, what) in [
         (false, "FrameReader, realistic stream"),
@@ -206,6 +239,9 @@ fn main() {
     print_table(&stream, &lines, quick);
     println!();
     println!("{reference}");
+    if let Some(from_c) = from_c {
+        println!("{from_c}");
+    }
 
     if let Some(binary) = arg_after("--check-binary") {
         check_process(&binary, quick);
@@ -218,6 +254,43 @@ fn arg_after(flag: &str) -> Option<String> {
     args.iter()
         .position(|a| a == flag)
         .and_then(|i| args.get(i + 1).cloned())
+}
+
+/// The best seconds per pass of `examples/bench.c` (the C API from C) over
+/// `body`: frames only, and every row read.
+fn decode_from_c(binary: &str, body: &[u8], m: &Measure) -> (f64, f64) {
+    use std::io::Write;
+    let path =
+        std::env::temp_dir().join(format!("dendro-wire-bench-c-{}.body", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    // A new file, never one planted at the name.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(body))
+        .expect("the body is written");
+    let out = std::process::Command::new(binary)
+        .arg(&path)
+        .arg(m.rounds.to_string())
+        .arg(m.per_sample.as_millis().to_string())
+        .output()
+        .expect("bench.c runs");
+    let _ = std::fs::remove_file(&path);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seconds = |name: &str| {
+        stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|s| s.trim().parse::<f64>().ok())
+            .expect("bench.c's line")
+    };
+    (seconds("decode "), seconds("visit "))
 }
 
 /// `dendro-wire check` over a ~400 MB capture, as a whole process, against

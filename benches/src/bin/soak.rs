@@ -97,11 +97,12 @@ fn honest(addr: SocketAddr, stop: &AtomicBool) -> (u64, u64, Duration) {
         "net/tx",
         "disk/io",
     ];
-    let mut p = AgentPublisher::new(AgentConfig {
-        full_every: 10_000,
-        queue_frames: 16_384,
-        queue_bytes: 32 << 20,
-    });
+    let mut p = AgentPublisher::new(
+        AgentConfig::default()
+            .full_every(10_000)
+            .queue_frames(16_384)
+            .queue_bytes(32 << 20),
+    );
     let mut config = SourceConfig::new().label("host", "honest");
     for s in STREAMS {
         config = config.stream(s);
@@ -109,9 +110,8 @@ fn honest(addr: SocketAddr, stop: &AtomicBool) -> (u64, u64, Duration) {
     let source = p.add_source(config).expect("a source");
     let queue = p.queue();
     let transport = publish_tcp(queue.clone(), addr, DrainOptions::default());
-    while queue.stats().connections == 0 {
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    let connected = queue.wait_connected(Duration::from_secs(10));
+    assert!(connected, "the honest agent cannot connect");
     let started = Instant::now();
     let mut row = [0u8; 32];
     let mut n = 0u64;

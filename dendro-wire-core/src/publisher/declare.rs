@@ -62,7 +62,7 @@ impl<S: Storage> Source<S> {
         }
         let mut caps = 0usize;
         for (i, name) in decl.streams.iter().enumerate() {
-            if decl.streams[..i].contains(name) {
+            if decl.streams.iter().take(i).any(|n| n == name) {
                 return Err(PublishError::DuplicateStream {
                     source: ordinal,
                     stream: i as u32,

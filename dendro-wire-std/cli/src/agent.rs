@@ -41,6 +41,16 @@ pub(crate) struct Args {
     /// Stop after this many intervals.
     #[arg(long)]
     intervals: Option<u64>,
+    /// A label for every source, `KEY=VALUE`; repeatable. Each source is
+    /// labelled `host` (this machine's hostname unless given here) and
+    /// `source` (`cpu`, `memory`, `network`); two agents on one host are two
+    /// sources each only if a label tells them apart (`--label agent=b`).
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = parse_label)]
+    labels: Vec<(String, String)>,
+    /// Write the stream to standard output (`-o -`) even when it is a
+    /// terminal.
+    #[arg(long)]
+    force: bool,
 }
 
 /// Where to publish: exactly one.
@@ -87,6 +97,25 @@ impl Target {
     }
 }
 
+/// How long the agent waits for its first connection before it samples
+/// anyway.
+const FIRST_CONNECTION_WAIT: Duration = Duration::from_secs(5);
+
+/// `KEY=VALUE`, the key not empty and not `source` (which names each of
+/// the agent's sources).
+fn parse_label(s: &str) -> Result<(String, String), String> {
+    let (key, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("{s:?} is not KEY=VALUE"))?;
+    match key {
+        "" => Err(format!("{s:?} has no key before the =")),
+        "source" => Err(
+            "the source label is the agent's own: cpu, memory and network name its sources".into(),
+        ),
+        key => Ok((key.to_string(), value.to_string())),
+    }
+}
+
 fn wall_ns() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -125,13 +154,20 @@ fn interfaces(dev: &str) -> impl Iterator<Item = (&str, &str)> {
         .filter_map(|line| line.split_once(':').map(|(n, c)| (n.trim(), c)))
 }
 
-fn declare(p: &mut AgentPublisher, anchor: i64) -> Result<Sources, Failure> {
+fn declare(
+    p: &mut AgentPublisher,
+    anchor: i64,
+    extra: &[(String, String)],
+) -> Result<Sources, Failure> {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .unwrap_or_else(|_| "unknown".into());
+    let mut labels = BTreeMap::from([("host".to_string(), host)]);
+    labels.extend(extra.iter().cloned());
     let source = |name: &str| {
-        SourceConfig::new()
-            .label("host", host.clone())
+        let mut config = SourceConfig::new();
+        config.labels = labels.clone();
+        config
             .label("source", name)
             .metadata("encoder", crate::AGENT_ENCODER)
             .clock_anchor(anchor)
@@ -215,7 +251,7 @@ fn sample(p: &mut AgentPublisher, s: &mut Sources, ts: i64) -> Result<(), Failur
 pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let mut publisher = AgentPublisher::new(AgentConfig::default());
     let anchor = wall_ns();
-    let mut sources = declare(&mut publisher, anchor)?;
+    let mut sources = declare(&mut publisher, anchor, &options.labels)?;
     let queue = publisher.queue();
     // SIGINT and SIGTERM end the agent after the interval in hand, with
     // what it wrote said, as at the end of its intervals.
@@ -227,10 +263,10 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     // The transport stops when the queue is drained, never halfway through
     // it: it has no stop flag of its own.
     let drain = DrainOptions::default();
-    let (transport, wait_for_connection) = match options.target.destination()? {
+    let transport = match options.target.destination()? {
         Destination::Tcp(connect) => {
             let addr = crate::resolve(connect)?;
-            let transport = match options.tls.client(connect)? {
+            match options.tls.client(connect)? {
                 Some((client, server_name)) => dendro_wire_std::tls::publish_tls(
                     queue.clone(),
                     addr,
@@ -239,27 +275,33 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
                     drain,
                 ),
                 None => publish_tcp(queue.clone(), addr, drain),
-            };
-            (transport, false)
+            }
         }
         #[cfg(unix)]
         Destination::Unix(path) => {
-            let transport =
-                dendro_wire_std::send::publish_unix(queue.clone(), path.to_path_buf(), drain);
-            (transport, false)
+            dendro_wire_std::send::publish_unix(queue.clone(), path.to_path_buf(), drain)
         }
-        Destination::File(path) if path.as_os_str() == "-" => (
-            publish_to_writer(queue.clone(), std::io::stdout(), drain),
-            true,
-        ),
+        Destination::File(path) if path.as_os_str() == "-" => {
+            let out = crate::terminal::binary_stdout(options.force)?;
+            publish_to_writer(queue.clone(), out, drain)
+        }
         Destination::File(path) => {
             let file = crate::open_output(path)?;
-            (publish_to_writer(queue.clone(), file, drain), true)
+            publish_to_writer(queue.clone(), file, drain)
         }
     };
-    // A file is open at once; the first interval should not miss it.
-    while wait_for_connection && queue.stats().connections == 0 {
-        std::thread::sleep(Duration::from_millis(1));
+    // Rows observed before the transport's first connection are dropped:
+    // wait for it (a file is open at once; a collector may be starting
+    // too), but not for ever, and not past a signal.
+    let waited = Instant::now();
+    while !queue.wait_connected(Duration::from_millis(100)) && !stop.load(Ordering::Relaxed) {
+        if waited.elapsed() >= FIRST_CONNECTION_WAIT {
+            log::warn!(
+                "no connection after {FIRST_CONNECTION_WAIT:?}; sampling anyway, and rows \
+                 observed until one opens are dropped and counted"
+            );
+            break;
+        }
     }
 
     let start = Instant::now();

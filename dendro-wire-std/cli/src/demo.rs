@@ -344,11 +344,12 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         );
     }
 
-    let mut publisher = AgentPublisher::new(AgentConfig {
-        full_every: 10_000,
-        queue_frames: 16_384,
-        queue_bytes: 32 << 20,
-    });
+    let mut publisher = AgentPublisher::new(
+        AgentConfig::default()
+            .full_every(10_000)
+            .queue_frames(16_384)
+            .queue_bytes(32 << 20),
+    );
     let mut agent = Agent::declare(&mut publisher)?;
     let queue = publisher.queue();
     let loss = Arc::new(Loss::default());
@@ -372,16 +373,13 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         ),
     };
 
+    if !queue.wait_connected(Duration::from_secs(5)) {
+        return Err(Failure(
+            "the agent could not connect to the subscriber".into(),
+        ));
+    }
     let started = Instant::now();
     let deadline = Duration::from_secs_f64(options.seconds);
-    while queue.stats().connections == 0 {
-        if started.elapsed() > Duration::from_secs(5) {
-            return Err(Failure(
-                "the agent could not connect to the subscriber".into(),
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
     let mut n = 0u64;
     let mut progress = Progress::new(
         Duration::from_millis(250),

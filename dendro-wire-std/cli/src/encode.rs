@@ -17,13 +17,25 @@ pub(crate) struct Args {
     /// written in place, so a file keeps its owner, mode and hard links.
     #[arg(short, long)]
     output: Option<PathBuf>,
+    /// Write the stream to standard output even when it is a terminal.
+    #[arg(long)]
+    force: bool,
 }
 
-pub(crate) fn run(Args { path, output }: Args) -> Result<(), Failure> {
-    let input = BufReader::new(open_input(path.as_deref())?);
+pub(crate) fn run(
+    Args {
+        path,
+        output,
+        force,
+    }: Args,
+) -> Result<(), Failure> {
     match output.as_deref() {
-        Some(out) if out.as_os_str() != "-" => to_file(input, out),
+        Some(out) if out.as_os_str() != "-" => {
+            to_file(BufReader::new(open_input(path.as_deref())?), out)
+        }
         _ => {
+            crate::terminal::binary_stdout(force)?;
+            let input = BufReader::new(open_input(path.as_deref())?);
             let mut w = stdout();
             encode(input, &mut w)?;
             w.flush()?;

@@ -18,10 +18,12 @@ mod demo;
 mod dump;
 mod encode;
 mod ended;
+mod inputs;
 mod listen;
 mod metrics;
 mod progress;
 mod replay;
+mod terminal;
 mod tls_args;
 
 #[derive(Parser)]

@@ -24,8 +24,8 @@ pub(crate) struct Args {
 pub(crate) fn run(args: Args) -> Result<(), Failure> {
     // Every frame is checked on the way, so a damaged capture stops at the
     // damage rather than sending it on.
-    let mut reader = FrameReader::new(open_input(args.path.as_deref())?)?;
-    reader.set_yield_unknown(true);
+    crate::terminal::warn_if_terminal_input("replay", args.path.as_deref());
+    let mut reader = FrameReader::new(open_input(args.path.as_deref())?)?.yield_unknown(true);
     let connect = &args.connect;
     let conn: Box<dyn Write> = match args.tls.client(connect)? {
         None => Box::new(

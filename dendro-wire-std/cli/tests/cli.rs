@@ -227,12 +227,12 @@ fn usage_errors_exit_2_and_every_command_has_help() {
         &[][..],
         &["frob"],
         &["dump", "--frob"],
-        &["check", "a", "b"],
         // A flag for a Unix socket given with TCP.
         &["listen", "--bind", "127.0.0.1:0", "--allow-uid", "0"],
         &["listen", "--bind", "127.0.0.1:0", "--unix-mode", "660"],
         // A capture cap with nothing recorded.
         &["listen", "--bind", "127.0.0.1:0", "--record-max", "1MiB"],
+        &["encode", "a", "b"],
     ] {
         let out = TOOL.run(args, b"");
         assert_eq!(out.status.code(), Some(2), "{args:?}");

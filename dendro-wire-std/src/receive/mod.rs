@@ -50,7 +50,7 @@ pub use server::{
     ConnectionInfo, Ended, Listener, LiveConnection, Peer, Server, ServerConfig, ServerStats,
     ServerWatch, Serving,
 };
-pub use sink::{CountingSink, Sink, SinkError};
+pub use sink::{CountingSink, SegmentStored, Sink, SinkError};
 pub use subscriber::{SinkSubscriber, SubscribeError, MAX_SOURCES_PER_CONNECTION};
 #[cfg(unix)]
 pub use unix::{bind_unix, bind_unix_file, UnixSocketFile};

@@ -6,31 +6,88 @@ use dendro_wire_core::{ClockOffset, Handshake, Index, Rows, Segment, SourceUpdat
 /// What a sink's failure carries.
 pub type SinkError = Box<dyn std::error::Error + Send + Sync>;
 
-/// Where applied frames land: one method per destination table of
-/// [protocol §4](dendro_wire_core::protocol) (and `SourceUpdate`'s), each called only for a frame the rules let
-/// through. `ordinal` is the connection's handshake ordinal; a sink that
-/// outlives connections maps it to its own source at
-/// [`open_source`](Sink::open_source) and forgets the mapping at
-/// [`end_connection`](Sink::end_connection).
+/// What [`Sink::segment`] did with a segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SegmentStored {
+    /// The sink took it: a segment it did not hold, or one it does not keep
+    /// at all.
+    Added,
+    /// The sink already held this segment, and kept the one it had: counted
+    /// in [`SinkSubscriber::segments_held`](crate::SinkSubscriber::segments_held).
+    AlreadyHeld,
+}
+
+/// Where applied frames land: one method per kind of frame that carries
+/// data, each called only for a frame the subscriber's rules let through,
+/// in the order the frames arrived.
+///
+/// Only [`rows`](Sink::rows) must be written; every other method does
+/// nothing by default, so a sink that counts rows is one method:
+///
+/// ```
+/// use dendro_wire_std::{Rows, Sink, SinkError};
+///
+/// #[derive(Default)]
+/// struct RowCount(u64);
+///
+/// impl Sink for RowCount {
+///     fn rows(&mut self, _source: u32, rows: &Rows<'_>) -> Result<(), SinkError> {
+///         self.0 += rows.rows.len() as u64;
+///         Ok(())
+///     }
+/// }
+/// ```
+///
+/// `source` is the connection's handshake ordinal (the frame's own
+/// `source` field). It means something only within one connection: a sink
+/// that outlives connections maps it to its own source at
+/// [`open_source`](Sink::open_source) (from the handshake's uuid or labels)
+/// and forgets the mapping at [`end_connection`](Sink::end_connection).
+///
+/// An error from any method ends the connection, said as the sink's.
+/// [Protocol §4](dendro_wire_core::protocol) says what each kind of frame
+/// carries, and where dendro's own archive stores it.
 pub trait Sink {
-    /// The encoder this sink stores rows for, if it cares: a handshake whose
-    /// `encoder` metadata names another is refused.
+    /// The `encoder` this sink stores rows for, if it cares: a handshake
+    /// whose `encoder` metadata names another is refused. `None` by
+    /// default: any encoder.
     fn expected_encoder(&self) -> Option<&str> {
         None
     }
-    /// A handshake: the source, bound for `sources`.
-    fn open_source(&mut self, ordinal: u32, handshake: &Handshake<'_>) -> Result<(), SinkError>;
-    /// An index entry, bound for `caller_rows`.
-    fn caller_rows(&mut self, ordinal: u32, index: &Index<'_>) -> Result<(), SinkError>;
-    /// Rows the rules let through, bound for `wal`.
-    fn wal(&mut self, ordinal: u32, rows: &Rows<'_>) -> Result<(), SinkError>;
-    /// A segment, bound for `segments`; `Ok(false)` if already held.
-    fn segment(&mut self, ordinal: u32, segment: &Segment<'_>) -> Result<bool, SinkError>;
-    /// A clock-drift observation, bound for `clock_offsets`.
-    fn clock_offset(&mut self, ordinal: u32, offset: &ClockOffset) -> Result<(), SinkError>;
-    /// New labels and metadata for a source.
-    fn source_update(&mut self, ordinal: u32, update: &SourceUpdate<'_>) -> Result<(), SinkError>;
-    /// The connection ended; its ordinals mean nothing from here on.
+    /// A source opened by a handshake: its uuid, labels and metadata. Does
+    /// nothing by default.
+    fn open_source(&mut self, source: u32, handshake: &Handshake<'_>) -> Result<(), SinkError> {
+        let _ = (source, handshake);
+        Ok(())
+    }
+    /// Rows the rules let through (never an empty frame, never rows the
+    /// rules skip), in the order observed.
+    fn rows(&mut self, source: u32, rows: &Rows<'_>) -> Result<(), SinkError>;
+    /// An entry of a source's index: a slot state, full or delta (its
+    /// `blob` is opaque to the protocol). Does nothing by default.
+    fn index_entry(&mut self, source: u32, index: &Index<'_>) -> Result<(), SinkError> {
+        let _ = (source, index);
+        Ok(())
+    }
+    /// A segment: rows already sealed into one file. Says whether the sink
+    /// added it or already held it; by default it is dropped, said as
+    /// [`SegmentStored::Added`].
+    fn segment(&mut self, source: u32, segment: &Segment<'_>) -> Result<SegmentStored, SinkError> {
+        let _ = (source, segment);
+        Ok(SegmentStored::Added)
+    }
+    /// A clock-drift observation. Does nothing by default.
+    fn clock_offset(&mut self, source: u32, offset: &ClockOffset) -> Result<(), SinkError> {
+        let _ = (source, offset);
+        Ok(())
+    }
+    /// New labels and metadata for an open source. Does nothing by default.
+    fn source_update(&mut self, source: u32, update: &SourceUpdate<'_>) -> Result<(), SinkError> {
+        let _ = (source, update);
+        Ok(())
+    }
+    /// The connection ended; its ordinals mean nothing from here on. Does
+    /// nothing by default.
     fn end_connection(&mut self) -> Result<(), SinkError> {
         Ok(())
     }
@@ -46,13 +103,13 @@ macro_rules! forward_sink {
             fn open_source(&mut self, ordinal: u32, h: &Handshake<'_>) -> Result<(), SinkError> {
                 (**self).open_source(ordinal, h)
             }
-            fn caller_rows(&mut self, ordinal: u32, i: &Index<'_>) -> Result<(), SinkError> {
-                (**self).caller_rows(ordinal, i)
+            fn rows(&mut self, ordinal: u32, r: &Rows<'_>) -> Result<(), SinkError> {
+                (**self).rows(ordinal, r)
             }
-            fn wal(&mut self, ordinal: u32, r: &Rows<'_>) -> Result<(), SinkError> {
-                (**self).wal(ordinal, r)
+            fn index_entry(&mut self, ordinal: u32, i: &Index<'_>) -> Result<(), SinkError> {
+                (**self).index_entry(ordinal, i)
             }
-            fn segment(&mut self, ordinal: u32, s: &Segment<'_>) -> Result<bool, SinkError> {
+            fn segment(&mut self, ordinal: u32, s: &Segment<'_>) -> Result<SegmentStored, SinkError> {
                 (**self).segment(ordinal, s)
             }
             fn clock_offset(&mut self, ordinal: u32, c: &ClockOffset) -> Result<(), SinkError> {
@@ -101,17 +158,17 @@ impl Sink for CountingSink {
         self.sources += 1;
         Ok(())
     }
-    fn caller_rows(&mut self, _: u32, _: &Index<'_>) -> Result<(), SinkError> {
-        self.index_entries += 1;
-        Ok(())
-    }
-    fn wal(&mut self, _: u32, rows: &Rows<'_>) -> Result<(), SinkError> {
+    fn rows(&mut self, _: u32, rows: &Rows<'_>) -> Result<(), SinkError> {
         self.rows += rows.rows.len() as u64;
         Ok(())
     }
-    fn segment(&mut self, _: u32, _: &Segment<'_>) -> Result<bool, SinkError> {
+    fn index_entry(&mut self, _: u32, _: &Index<'_>) -> Result<(), SinkError> {
+        self.index_entries += 1;
+        Ok(())
+    }
+    fn segment(&mut self, _: u32, _: &Segment<'_>) -> Result<SegmentStored, SinkError> {
         self.segments += 1;
-        Ok(true)
+        Ok(SegmentStored::Added)
     }
     fn clock_offset(&mut self, _: u32, _: &ClockOffset) -> Result<(), SinkError> {
         self.clock_offsets += 1;

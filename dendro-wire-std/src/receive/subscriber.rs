@@ -5,7 +5,7 @@ use std::fmt;
 
 use dendro_wire_core::{kind, Admitted, Frame, Handshake, ProtocolError, Subscriber, Tally};
 
-use super::sink::{Sink, SinkError};
+use super::sink::{SegmentStored, Sink, SinkError};
 
 /// The most sources one connection may open, unless lowered with
 /// [`SinkSubscriber::with_source_limit`].
@@ -342,11 +342,11 @@ impl<S: Sink> SinkSubscriber<S> {
                 self.sink.open_source(source, h).map_err(sink)?;
             }
             (Admitted::Index { source, .. }, Frame::Index(i)) => {
-                self.sink.caller_rows(source, i).map_err(sink)?;
+                self.sink.index_entry(source, i).map_err(sink)?;
             }
             (Admitted::Rows(v), Frame::Rows(rows)) => {
                 if v.skip.is_none() && !rows.rows.is_empty() {
-                    self.sink.wal(v.source, rows).map_err(sink)?;
+                    self.sink.rows(v.source, rows).map_err(sink)?;
                 }
                 if v.lost > 0 && v.first_gap {
                     log::warn!(
@@ -359,8 +359,8 @@ impl<S: Sink> SinkSubscriber<S> {
                 }
             }
             (Admitted::Apply { source }, Frame::Segment(s)) => {
-                let inserted = self.sink.segment(source, s).map_err(sink)?;
-                self.segments_held += u64::from(!inserted);
+                let stored = self.sink.segment(source, s).map_err(sink)?;
+                self.segments_held += u64::from(stored == SegmentStored::AlreadyHeld);
             }
             (Admitted::Apply { source }, Frame::ClockOffset(c)) => {
                 self.sink.clock_offset(source, c).map_err(sink)?;

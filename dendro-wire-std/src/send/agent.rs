@@ -19,14 +19,30 @@ use crate::writer::append;
 pub const MAX_SOURCES: usize = 1024;
 
 /// How an [`AgentPublisher`] paces full index state and bounds its queue.
+///
+/// `#[non_exhaustive]`, as every configuration of this crate is: start from
+/// [`AgentConfig::default`] and set what differs with the setters (or by
+/// assigning a field), so a field added later breaks no caller.
+///
+/// ```
+/// use dendro_wire_std::{AgentConfig, AgentPublisher};
+///
+/// let config = AgentConfig::default().full_every(600).queue_frames(16_384);
+/// assert_eq!((config.full_every, config.queue_bytes), (600, 16 << 20));
+/// let _publisher = AgentPublisher::new(config);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct AgentConfig {
     /// Re-send an indexed source's `Full` every this many intervals (rule 7),
-    /// besides the one every connection opens with (rule 2).
+    /// besides the one every connection opens with (rule 2). Default 60
+    /// intervals: a minute at one interval a second.
     pub full_every: u64,
-    /// The most frames waiting for the transport.
+    /// The most frames waiting for the transport; past it a frame is
+    /// dropped and counted. Default 4,096 frames.
     pub queue_frames: usize,
-    /// The most bytes waiting for the transport.
+    /// The most bytes waiting for the transport; past it a frame is dropped
+    /// and counted. Default 16 MiB (`16 << 20` bytes).
     pub queue_bytes: usize,
 }
 
@@ -40,8 +56,30 @@ impl Default for AgentConfig {
     }
 }
 
-/// What a publisher has done.
+impl AgentConfig {
+    /// Set [`full_every`](Self::full_every), in intervals.
+    pub fn full_every(mut self, intervals: u64) -> Self {
+        self.full_every = intervals;
+        self
+    }
+
+    /// Set [`queue_frames`](Self::queue_frames).
+    pub fn queue_frames(mut self, frames: usize) -> Self {
+        self.queue_frames = frames;
+        self
+    }
+
+    /// Set [`queue_bytes`](Self::queue_bytes), in bytes.
+    pub fn queue_bytes(mut self, bytes: usize) -> Self {
+        self.queue_bytes = bytes;
+        self
+    }
+}
+
+/// What a publisher has done: counts since it was made, never reset.
+/// `#[non_exhaustive]`, as every count of this crate is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct AgentStats {
     /// Intervals ended.
     pub intervals: u64,
@@ -89,7 +127,23 @@ struct Queued {
 /// It never waits on the transport: frames go into a bounded
 /// [`FrameQueue`](crate::FrameQueue) that a transport thread drains, and a
 /// frame that does not fit is dropped and counted, which the subscriber sees
-/// as a `seq` gap.
+/// as a `seq` gap. Rows observed while no connection is open are dropped
+/// too, and counted in [`rows_dropped`](AgentStats::rows_dropped): wait for
+/// the transport's first connection
+/// ([`FrameQueue::wait_connected`](crate::FrameQueue::wait_connected))
+/// before the first interval.
+///
+/// What it and its transports have to say as they go (a row left out, a
+/// failed connect, a reconnect) goes through the [`log`] crate, at `warn`:
+/// install a logger (`env_logger`, say) to see it.
+///
+/// Timestamps: a row's `ts` is in the caller's own unit (nanoseconds is
+/// what the tool's agent uses), the same unit for every row and index
+/// entry of a source; `wall_offset` is the wall clock minus `ts` at the
+/// moment of observation, in that unit ([PROTOCOL.md §3, §4.3]); a clock
+/// offset's `offset_ns` is in nanoseconds.
+///
+/// [PROTOCOL.md §3, §4.3]: dendro_wire_core::protocol
 ///
 /// ```
 /// use dendro_wire_std::{AgentConfig, AgentPublisher, FrameQueue, SourceConfig};

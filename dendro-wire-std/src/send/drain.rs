@@ -16,62 +16,57 @@ use dendro_wire_core::Rows;
 use super::queue::FrameQueue;
 use crate::throttle::Throttle;
 
-/// How long to wait between attempts to connect: doubling from `initial` up
-/// to `max`, each wait jittered between half and all of that (so a fleet of
-/// agents that lost one collector together do not all come back at once);
-/// back to `initial` after a connection succeeds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Backoff {
-    /// The first wait.
-    pub initial: Duration,
-    /// The longest wait.
-    pub max: Duration,
-}
+/// How long a transport waits between attempts to connect: backon's
+/// [`ExponentialBuilder`], which this crate re-exports as
+/// [`send::ExponentialBuilder`](crate::send::ExponentialBuilder) so a
+/// program need not name backon itself.
+///
+/// The default, [`default_backoff`], waits 25 ms, doubling to at most
+/// 2.5 s, each wait with backon's jitter of up to the wait again (so the
+/// first is 25 to 50 ms, and none is above 5 s: a fleet of agents that lost
+/// one collector together do not all come back at once), and never gives
+/// up. The waits start over after a connection succeeds.
+///
+/// A builder's `max_times` or `total_delay` is how long a transport keeps
+/// trying, counted from its last connection: once the builder's waits run
+/// out, the transport ends with the last error. backon's own
+/// `ExponentialBuilder::default()` stops after 3 attempts, so start from
+/// [`default_backoff`] (or call `without_max_times`) for a transport that
+/// keeps trying.
+// backon does the waiting; a type of our own beside it would only name the
+// same two numbers again.
+pub use backon::ExponentialBuilder;
 
-impl Default for Backoff {
-    fn default() -> Self {
-        Backoff {
-            initial: Duration::from_millis(50),
-            max: Duration::from_secs(5),
-        }
-    }
-}
-
-impl Backoff {
-    /// The waits, one per failed attempt, without end.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use dendro_wire_std::send::Backoff;
-    ///
-    /// let backoff = Backoff { initial: Duration::from_millis(100), max: Duration::from_secs(1) };
-    /// for wait in backoff.delays().take(20) {
-    ///     assert!(wait >= Duration::from_millis(50) && wait <= Duration::from_secs(1), "{wait:?}");
-    /// }
-    /// ```
-    pub fn delays(&self) -> impl Iterator<Item = Duration> {
-        self.waits()
-    }
-
-    fn waits(&self) -> ExponentialBackoff {
-        // backon adds up to the wait again as jitter: half the waits, and
-        // their jitter, make the waits asked for.
-        backon::ExponentialBuilder::default()
-            .with_min_delay(self.initial / 2)
-            .with_max_delay(self.max.max(self.initial) / 2)
-            .with_jitter()
-            .without_max_times()
-            .build()
-    }
+/// The backoff [`Reconnect::default`] uses: from 25 ms, doubling, to at most
+/// 2.5 s, each wait jittered up to twice itself (25 ms to 5 s in all), with
+/// no end.
+///
+/// ```
+/// use std::time::Duration;
+/// use dendro_wire_std::send::{default_backoff, BackoffBuilder};
+///
+/// for wait in default_backoff().build().take(20) {
+///     assert!(wait >= Duration::from_millis(25) && wait <= Duration::from_secs(5), "{wait:?}");
+/// }
+/// ```
+pub const fn default_backoff() -> ExponentialBuilder {
+    ExponentialBuilder::new()
+        .with_min_delay(Duration::from_millis(25))
+        .with_max_delay(Duration::from_millis(2500))
+        .with_jitter()
+        .without_max_times()
 }
 
 /// What a publishing transport does when it cannot connect or loses its
-/// connection.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// connection. The default is [`Reconnect::After`] with
+/// [`default_backoff`].
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub enum Reconnect {
     /// Connect again, waiting between attempts as the backoff says: a
-    /// network peer that may come back.
-    After(Backoff),
+    /// network peer that may come back. A lost connection is tried again at
+    /// once; each failed attempt then waits the backoff's next delay.
+    After(ExponentialBuilder),
     /// The first connection is the only one, and its failure ends the
     /// transport with that error: a file, or a pipe.
     Never,
@@ -79,41 +74,60 @@ pub enum Reconnect {
 
 impl Default for Reconnect {
     fn default() -> Self {
-        Reconnect::After(Backoff::default())
+        Reconnect::After(default_backoff())
     }
 }
 
 /// How a publishing transport drains its queue: what it does when a
 /// connection fails, and what ends it early.
 ///
-/// The default reconnects with the default [`Backoff`] and runs until the
-/// queue is closed and drained.
+/// The default reconnects with [`default_backoff`] (25 ms to 5 s, never
+/// giving up) and runs until the queue is closed and drained, with no stop
+/// flag. Like every configuration and count of this crate it is
+/// `#[non_exhaustive]`: start from [`DrainOptions::default`] and change
+/// what differs with the setters (or by assigning a field), so a field
+/// added later breaks no caller.
 ///
 /// ```
 /// use std::sync::{atomic::AtomicBool, Arc};
 /// use std::time::Duration;
-/// use dendro_wire_std::send::{Backoff, DrainOptions, Reconnect};
+/// use dendro_wire_std::send::{default_backoff, DrainOptions, Reconnect};
 ///
 /// let stop = Arc::new(AtomicBool::new(false));
-/// let options = DrainOptions {
-///     reconnect: Reconnect::After(Backoff { initial: Duration::from_millis(10), max: Duration::from_secs(1) }),
-///     stop: Some(stop.clone()),
-/// };
+/// let options = DrainOptions::default()
+///     .reconnect(Reconnect::After(default_backoff().with_max_delay(Duration::from_secs(1))))
+///     .stop(stop.clone());
 /// # let _ = options;
 /// ```
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct DrainOptions {
-    /// What follows a failed connect or a lost connection.
+    /// What follows a failed connect or a lost connection; by default
+    /// [`Reconnect::After`] with [`default_backoff`].
     pub reconnect: Reconnect,
     /// Set to end the transport as soon as it sees it (within
     /// [`STOP_CHECK`] when it is waiting for frames), dropping what is still
     /// queued (counted in the queue's `dropped_disconnected`). Closing the
     /// queue ([`FrameQueue::close`]) is the graceful end: every frame queued
-    /// is written first.
+    /// is written first. `None` by default.
     pub stop: Option<Arc<AtomicBool>>,
 }
 
-/// How often a transport waiting for frames looks at its stop flag.
+impl DrainOptions {
+    /// Set [`reconnect`](Self::reconnect).
+    pub fn reconnect(mut self, reconnect: Reconnect) -> Self {
+        self.reconnect = reconnect;
+        self
+    }
+
+    /// Set [`stop`](Self::stop): the flag that ends the transport.
+    pub fn stop(mut self, stop: Arc<AtomicBool>) -> Self {
+        self.stop = Some(stop);
+        self
+    }
+}
+
+/// How often a transport waiting for frames looks at its stop flag: 50 ms.
 pub const STOP_CHECK: Duration = Duration::from_millis(50);
 
 /// Whether a write failed because the other end had closed the connection.
@@ -127,8 +141,10 @@ pub(crate) fn closed_by_peer(e: &io::Error) -> bool {
     )
 }
 
-/// What a publishing transport did.
+/// What a publishing transport did: every count since it started, over all
+/// its connections.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TransportStats {
     /// Connections opened.
     pub connections: u64,
@@ -162,7 +178,9 @@ pub(crate) struct Drain<'q> {
     queue: &'q FrameQueue,
     options: DrainOptions,
     stats: TransportStats,
-    delays: ExponentialBackoff,
+    /// The waits before the next attempts; `None` for a transport that
+    /// does not reconnect.
+    delays: Option<ExponentialBackoff>,
     failures: Throttle,
     failed_since_connected: u64,
 }
@@ -171,7 +189,7 @@ impl<'q> Drain<'q> {
     pub(crate) fn new(queue: &'q FrameQueue, options: DrainOptions) -> Self {
         Drain {
             queue,
-            delays: Self::backoff(&options).waits(),
+            delays: Self::backoff(&options),
             options,
             stats: TransportStats::default(),
             failures: Throttle::new(Duration::from_secs(1)),
@@ -179,10 +197,10 @@ impl<'q> Drain<'q> {
         }
     }
 
-    fn backoff(options: &DrainOptions) -> Backoff {
+    fn backoff(options: &DrainOptions) -> Option<ExponentialBackoff> {
         match options.reconnect {
-            Reconnect::After(backoff) => backoff,
-            Reconnect::Never => Backoff::default(),
+            Reconnect::After(backoff) => Some(backoff.build()),
+            Reconnect::Never => None,
         }
     }
 
@@ -205,14 +223,21 @@ impl<'q> Drain<'q> {
     }
 
     /// An attempt to connect failed: how long to wait before the next, or
-    /// the error that ends a transport that does not reconnect.
+    /// the error that ends a transport that does not reconnect, or whose
+    /// backoff has run out.
     pub(crate) fn connect_failed(&mut self, e: io::Error) -> io::Result<Duration> {
-        let Reconnect::After(backoff) = self.options.reconnect else {
+        let Some(delays) = &mut self.delays else {
             return Err(e);
         };
-        let delay = self.delays.next().unwrap_or(backoff.max);
         self.stats.failed_connects += 1;
         self.failed_since_connected += 1;
+        let Some(delay) = delays.next() else {
+            let attempts = self.failed_since_connected;
+            return Err(io::Error::new(
+                e.kind(),
+                format!("{e}; gave up after {attempts} failed attempt(s), as the backoff says"),
+            ));
+        };
         if let Some(held) = self.failures.hit() {
             log::warn!(
                 "{e}; trying again in {delay:?} ({} failed attempt(s) in all, {held} not said \
@@ -234,7 +259,7 @@ impl<'q> Drain<'q> {
             );
         }
         self.failed_since_connected = 0;
-        self.delays = Self::backoff(&self.options).waits();
+        self.delays = Self::backoff(&self.options);
         self.stats.connections += 1;
     }
 
@@ -273,7 +298,7 @@ impl<'q> Drain<'q> {
         self.queue.disconnected();
         match result {
             Ok(()) => Some(Ok(std::mem::take(&mut self.stats))),
-            Err(e) if self.options.reconnect == Reconnect::Never => Some(Err(e)),
+            Err(e) if self.delays.is_none() => Some(Err(e)),
             Err(e) => {
                 if closed_by_peer(&e) {
                     self.stats.closed_by_peer += 1;

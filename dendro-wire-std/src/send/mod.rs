@@ -18,8 +18,13 @@ mod transport;
 mod transport_async;
 
 pub use agent::{AgentConfig, AgentError, AgentPublisher, AgentStats, MAX_SOURCES};
-pub use drain::{Backoff, DrainOptions, Reconnect, TransportStats, STOP_CHECK};
-pub use queue::{FrameQueue, Pushed, QueueLen, QueueStats, Ready};
+/// backon's trait that turns a builder into its waits: what calls
+/// [`ExponentialBuilder::build`] (to see the waits a backoff gives).
+pub use backon::BackoffBuilder;
+pub use drain::{
+    default_backoff, DrainOptions, ExponentialBuilder, Reconnect, TransportStats, STOP_CHECK,
+};
+pub use queue::{FrameQueue, Pushed, QueueLen, QueueStats, Ready, WaitConnected};
 pub use source::SourceConfig;
 #[cfg(unix)]
 pub use transport::publish_unix;

@@ -1,5 +1,13 @@
 //! [`FrameQueue`]: the bounded hand-off between a publisher's sampling loop
 //! and the thread that writes to the transport.
+//!
+//! Written here rather than taken from a channel crate (crossbeam, flume,
+//! async-channel): what it needs is not a channel's — dropping rather than
+//! waiting when full, emptying itself and refusing frames until a new
+//! connection's opening is queued, an epoch per connection, buffers handed
+//! back for reuse — and each of those decisions is taken under the one lock
+//! that guards the frames, with the waits (a `Condvar` for threads, a list
+//! of wakers for tasks) under that same lock so no wake-up is lost.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -23,6 +31,18 @@ use dendro_wire_core::Rows;
 /// ([`pop`](Self::pop)), a task awaits [`ready`](Self::ready); both are woken
 /// when a frame arrives or the queue closes, with no runtime of its own.
 ///
+/// An agent that should not sample before it can send waits for the
+/// transport's first connection the same two ways:
+/// [`wait_connected`](Self::wait_connected) on a thread,
+/// [`wait_connected_async`](Self::wait_connected_async) in a task. Rows
+/// observed while no connection is open are dropped and counted (in
+/// `AgentStats::rows_dropped`), never held for a later connection: a new
+/// connection starts afresh with the latest row of every stream (rule 3).
+///
+/// Its bounds, [`new`](Self::new)'s two numbers, are what
+/// [`AgentConfig`](crate::AgentConfig) says for an agent's queue: by default
+/// 4,096 frames and 16 MiB.
+///
 /// Cloning gives another handle to the same queue.
 #[derive(Clone, Debug)]
 pub struct FrameQueue {
@@ -34,6 +54,8 @@ struct Shared {
     inner: Mutex<Inner>,
     /// Threads waiting in `pop` for a frame or the close.
     arrived: Condvar,
+    /// Threads waiting in `wait_connected` for a connection or the close.
+    opened: Condvar,
 }
 
 #[derive(Debug)]
@@ -55,6 +77,9 @@ struct Inner {
     stats: QueueStats,
     /// Tasks waiting in `ready` for a frame or the close.
     wakers: Vec<Waker>,
+    /// Tasks waiting in `wait_connected_async` for a connection or the
+    /// close.
+    connect_wakers: Vec<Waker>,
 }
 
 /// What is waiting in a [`FrameQueue`] for the transport.
@@ -66,8 +91,11 @@ pub struct QueueLen {
     pub bytes: usize,
 }
 
-/// What a queue has seen.
+/// What a queue has seen: counts since it was made, never reset.
+/// `#[non_exhaustive]`, as every count of this crate is, so a count added
+/// later breaks no caller.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct QueueStats {
     /// Frames accepted.
     pub queued: u64,
@@ -97,7 +125,9 @@ pub enum Pushed {
 }
 
 impl FrameQueue {
-    /// A queue holding at most `max_frames` frames and `max_bytes` bytes.
+    /// A queue holding at most `max_frames` frames and `max_bytes` bytes
+    /// (each at least 1; a 0 is taken as 1). A connection's opening
+    /// sequence may go past them (see [`push_opening`](Self::push_opening)).
     pub fn new(max_frames: usize, max_bytes: usize) -> Self {
         FrameQueue {
             shared: Arc::new(Shared {
@@ -113,8 +143,10 @@ impl FrameQueue {
                     closed: false,
                     stats: QueueStats::default(),
                     wakers: Vec::new(),
+                    connect_wakers: Vec::new(),
                 }),
                 arrived: Condvar::new(),
+                opened: Condvar::new(),
             }),
         }
     }
@@ -218,6 +250,58 @@ impl FrameQueue {
         q.epoch += 1;
         q.connected = true;
         q.resync = true;
+        let wakers = std::mem::take(&mut q.connect_wakers);
+        drop(q);
+        self.shared.opened.notify_all();
+        wakers.into_iter().for_each(Waker::wake);
+    }
+
+    /// Wait, on a thread, up to `timeout` for the transport to have a
+    /// connection open: `true` once it has (at once if it already has),
+    /// `false` if `timeout` passed first or the queue is closed.
+    ///
+    /// What an agent calls before its first interval, so that its first
+    /// rows go out rather than being dropped for want of a connection. The
+    /// publisher's next [`end_interval`](crate::AgentPublisher::end_interval)
+    /// then opens the connection with handshakes and full state.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use dendro_wire_std::FrameQueue;
+    ///
+    /// let queue = FrameQueue::new(16, 1 << 16);
+    /// assert!(!queue.wait_connected(Duration::from_millis(1)), "no transport yet");
+    /// let transport = queue.clone();
+    /// std::thread::spawn(move || transport.connected()); // a transport connects
+    /// assert!(queue.wait_connected(Duration::from_secs(10)));
+    /// ```
+    pub fn wait_connected(&self, timeout: Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        let mut q = self.lock();
+        loop {
+            if q.connected || q.closed {
+                return q.connected && !q.closed;
+            }
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            q = self
+                .shared
+                .opened
+                .wait_timeout(q, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// [`wait_connected`](Self::wait_connected) in a task: resolves to
+    /// `true` once the transport has a connection open, `false` once the
+    /// queue is closed; woken by the transport, not by polling, with no
+    /// runtime of its own. Bound it with the runtime's timeout
+    /// (`tokio::time::timeout`).
+    pub fn wait_connected_async(&self) -> WaitConnected<'_> {
+        WaitConnected { queue: self }
     }
 
     /// Transport side: the connection ended. Until the next one, frames are
@@ -279,8 +363,10 @@ impl FrameQueue {
     pub fn close(&self) {
         let mut q = self.lock();
         q.closed = true;
-        let wakers = std::mem::take(&mut q.wakers);
+        let mut wakers = std::mem::take(&mut q.wakers);
+        wakers.append(&mut q.connect_wakers);
         drop(q);
+        self.shared.opened.notify_all();
         self.wake(wakers);
     }
 
@@ -309,6 +395,31 @@ impl Future for Ready<'_> {
         // pushed after the check above wakes this task.
         if !q.wakers.iter().any(|w| w.will_wake(cx.waker())) {
             q.wakers.push(cx.waker().clone());
+        }
+        Poll::Pending
+    }
+}
+
+/// The future [`FrameQueue::wait_connected_async`] returns: `true` once a
+/// connection is open, `false` once the queue is closed.
+#[derive(Debug)]
+#[must_use = "a future does nothing unless awaited"]
+pub struct WaitConnected<'a> {
+    queue: &'a FrameQueue,
+}
+
+impl Future for WaitConnected<'_> {
+    type Output = bool;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
+        let mut q = self.queue.lock();
+        if q.connected || q.closed {
+            return Poll::Ready(q.connected && !q.closed);
+        }
+        // Registered under the lock `connected` and `close` take, so
+        // neither can come between the check and the registration unseen.
+        if !q.connect_wakers.iter().any(|w| w.will_wake(cx.waker())) {
+            q.connect_wakers.push(cx.waker().clone());
         }
         Poll::Pending
     }

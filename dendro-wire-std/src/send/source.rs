@@ -3,20 +3,29 @@
 
 use std::collections::BTreeMap;
 
-use dendro_wire_core::write_uuid;
-
 /// A source to declare: its identity, its streams, and whether it keeps an
 /// index of slots.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SourceConfig {
-    /// The source's identity across connections; minted (a random v4 uuid)
-    /// when `None`.
+    /// The source's identity across connections, canonical lowercase
+    /// 8-4-4-4-12 hex; `None` (the default) has a random version-4 uuid
+    /// minted when the source is declared, so give one that is kept (in a
+    /// file, say) for a source that should stay the same source across
+    /// restarts.
     pub uuid: Option<String>,
-    /// The source's name.
+    /// The source's name: what tells it from other sources (`host`,
+    /// `source`, ...). Empty by default.
     pub labels: BTreeMap<String, String>,
-    /// Everything else; put the rows' `encoder` here.
+    /// Everything else. Put the rows' `encoder` here: a name for the layout
+    /// of the rows' bytes (and the segments'), with its version, such as
+    /// `"dendro-wire-agent-1"` — changed whenever that layout changes,
+    /// because a subscriber that stores another encoder refuses the source
+    /// ([PROTOCOL.md §4.1, §8.8](dendro_wire_core::protocol)). Empty by
+    /// default; a source with no `encoder` passes that check.
     pub metadata: BTreeMap<String, String>,
-    /// The anchor that pins the source's timeline.
+    /// The publisher's wall clock, in nanoseconds since the Unix epoch, at
+    /// the point the source's timeline is pinned to (when it started, say).
+    /// 0 by default.
     pub clock_anchor_wall_ns: i64,
     /// The streams rows are observed on.
     pub streams: Vec<String>,
@@ -62,7 +71,7 @@ impl SourceConfig {
         self
     }
 
-    /// Set the clock anchor.
+    /// Set the clock anchor, in nanoseconds since the Unix epoch.
     pub fn clock_anchor(mut self, wall_ns: i64) -> Self {
         self.clock_anchor_wall_ns = wall_ns;
         self
@@ -76,26 +85,8 @@ pub(super) fn wall_now_ns() -> i64 {
         .map_or(0, |d| d.as_nanos() as i64)
 }
 
-/// A random version-4 uuid, from the randomness std's hash maps are seeded
-/// with, the clock and a counter: unique per process and across processes,
-/// which is all an identity here needs.
+/// A random version-4 uuid from the operating system's random source (the
+/// `uuid` crate's `new_v4`), in the canonical form a handshake carries.
 pub(super) fn mint_uuid() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut words = [0u64; 2];
-    for (i, w) in words.iter_mut().enumerate() {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-        h.write_i64(wall_now_ns());
-        h.write_usize(i);
-        h.write_u32(std::process::id());
-        *w = h.finish();
-    }
-    let mut b = [0u8; 16];
-    b[..8].copy_from_slice(&words[0].to_le_bytes());
-    b[8..].copy_from_slice(&words[1].to_le_bytes());
-    b[6] = (b[6] & 0x0f) | 0x40; // version 4
-    b[8] = (b[8] & 0x3f) | 0x80; // RFC 4122 variant
-    write_uuid(&b, &mut [0; 36]).to_string()
+    uuid::Uuid::new_v4().hyphenated().to_string()
 }

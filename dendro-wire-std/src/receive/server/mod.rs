@@ -171,7 +171,7 @@ impl Shared {
 /// let queue = publisher.queue();
 /// let addr = server.local_addr().expect("a TCP server");
 /// let transport = publish_tcp(queue.clone(), addr, DrainOptions::default());
-/// while queue.stats().connections == 0 { std::thread::sleep(Duration::from_millis(1)); }
+/// assert!(queue.wait_connected(Duration::from_secs(10)), "the server accepts");
 /// for ts in 0..10 {
 ///     publisher.observe(s, "x", ts, 0, &[1])?;
 ///     publisher.end_interval();

@@ -1,0 +1,228 @@
+//! The checks every entry point makes before it touches C's memory, and
+//! the `unsafe` they need (the only other `unsafe` of the crate is a
+//! source's storage, in `publisher.rs`).
+//!
+//! A pointer becomes a Rust reference or slice only here, and only after
+//! it was found non-null and aligned for its type, with a length no slice
+//! could exceed. A value C wrote is copied out, and only of a type every bit
+//! pattern of which is valid ([`Plain`]). An object the library keeps in C's
+//! memory carries a tag, checked before each use, so a handle of the wrong
+//! kind, or one released, is refused rather than misread.
+//!
+//! What cannot be checked is the header's contract for every pointer: it
+//! points at as many bytes as the caller says, alive for the call (or, for
+//! storage, for as long as the object using it), that no other thread
+//! touches meanwhile.
+
+use core::mem::{align_of, size_of, MaybeUninit};
+
+use crate::error::{dw_invalid, Failure};
+
+/// A call refused at the boundary or by the core.
+pub(crate) type Checked<T> = Result<T, Failure>;
+
+/// The most bytes one buffer may claim: a Rust slice holds at most this.
+const MAX_LEN: usize = isize::MAX as usize;
+
+/// A type C may write and the library read back: integers and raw
+/// pointers only, so every bit pattern is a value.
+///
+/// # Safety
+///
+/// Implement it only for `#[repr(C)]` types made of integers, raw pointers
+/// and arrays of them, with no `bool`, enum or reference.
+pub(crate) unsafe trait Plain: Copy {}
+
+/// `ptr` null or not aligned for `T`: the refusal, if any. A pointer that
+/// passes may be read field by field (`subscriber.rs` reads a frame so).
+pub(crate) fn check<T>(ptr: *const T) -> Checked<()> {
+    if ptr.is_null() {
+        Err(Failure::Null)
+    } else if !ptr.is_aligned() {
+        Err(Failure::Invalid(dw_invalid::DW_INVALID_MISALIGNED))
+    } else {
+        Ok(())
+    }
+}
+
+/// `len` bytes at `ptr`, lent by C to read during the call.
+///
+/// # Safety
+///
+/// If `ptr` is not null it points at `len` bytes readable for `'a` that
+/// nothing writes meanwhile.
+pub(crate) unsafe fn bytes<'a>(ptr: *const u8, len: usize) -> Checked<&'a [u8]> {
+    check(ptr)?;
+    if len > MAX_LEN {
+        return Err(Failure::Invalid(dw_invalid::DW_INVALID_TOO_LONG));
+    }
+    // SAFETY: not null, a byte needs no alignment, the length is one a
+    // slice can have, and the bytes are readable and unwritten for 'a by
+    // the caller's contract.
+    Ok(unsafe { core::slice::from_raw_parts(ptr, len) })
+}
+
+/// `len` bytes at `ptr`, lent by C to write during the call.
+///
+/// # Safety
+///
+/// If `ptr` is not null it points at `len` bytes writable for `'a` that
+/// nothing else reads or writes meanwhile.
+pub(crate) unsafe fn bytes_mut<'a>(ptr: *mut u8, len: usize) -> Checked<&'a mut [u8]> {
+    check(ptr)?;
+    if len > MAX_LEN {
+        return Err(Failure::Invalid(dw_invalid::DW_INVALID_TOO_LONG));
+    }
+    // SAFETY: as in `bytes`, and by the contract nothing else holds these
+    // bytes while the call runs, so the borrow is unique.
+    Ok(unsafe { core::slice::from_raw_parts_mut(ptr, len) })
+}
+
+/// An out-parameter: C's memory for one `T`, written before the call
+/// returns.
+///
+/// # Safety
+///
+/// If `ptr` is not null it points at `size_of::<T>()` bytes writable for
+/// `'a` that nothing else touches meanwhile.
+pub(crate) unsafe fn out<'a, T>(ptr: *mut T) -> Checked<&'a mut MaybeUninit<T>> {
+    check(ptr)?;
+    // SAFETY: not null, aligned for T, writable and unshared for 'a by the
+    // contract; `MaybeUninit` asks nothing of the bytes there now.
+    Ok(unsafe { &mut *ptr.cast::<MaybeUninit<T>>() })
+}
+
+/// A value C wrote, copied: nothing of C's memory is held after.
+///
+/// # Safety
+///
+/// If `ptr` is not null it points at a `T` readable during the call.
+pub(crate) unsafe fn read<T: Plain>(ptr: *const T) -> Checked<T> {
+    check(ptr)?;
+    // SAFETY: not null, aligned, readable by the contract, and any bits
+    // are a `T` because it is `Plain`.
+    Ok(unsafe { ptr.read() })
+}
+
+/// `len` values at `ptr`, at most `most` of them, lent by C to read during
+/// the call; null is no values when `len` is 0.
+///
+/// # Safety
+///
+/// If `ptr` is not null it points at `len` `T`s readable for `'a` that
+/// nothing writes meanwhile.
+pub(crate) unsafe fn items<'a, T: Plain>(
+    ptr: *const T,
+    len: usize,
+    most: usize,
+) -> Checked<&'a [T]> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    check(ptr)?;
+    if len > most {
+        return Err(Failure::Invalid(dw_invalid::DW_INVALID_TOO_MANY));
+    }
+    // SAFETY: not null, aligned, `len` is at most `most` (a few dozen), so
+    // the bytes fit a slice; readable and unwritten for 'a by the contract,
+    // and any bits are a `T` because it is `Plain`.
+    Ok(unsafe { core::slice::from_raw_parts(ptr, len) })
+}
+
+/// An object the library keeps in C's memory, behind its kind's tag.
+#[repr(C)]
+pub(crate) struct Placed<T> {
+    tag: u64,
+    value: T,
+}
+
+/// What an object placed in C's memory needs: the size and alignment the
+/// storage must have, and its kind's tag.
+pub(crate) trait Object: Sized {
+    /// Distinct per kind, and unlikely in memory that holds none.
+    const TAG: u64;
+
+    /// The bytes of storage the object takes, tag included.
+    const SIZE: usize = size_of::<Placed<Self>>();
+
+    /// The alignment its storage needs.
+    const ALIGN: usize = align_of::<Placed<Self>>();
+}
+
+/// Move `value` into C's storage, returning the handle C passes back.
+///
+/// # Safety
+///
+/// If `storage` is not null it points at `len` bytes writable for as long
+/// as the object is used, that the caller touches only through the handle.
+pub(crate) unsafe fn place<T: Object, H>(
+    storage: *mut u8,
+    len: usize,
+    value: T,
+) -> Checked<*mut H> {
+    let at = storage.cast::<Placed<T>>();
+    check(at)?;
+    if len < T::SIZE {
+        return Err(Failure::Invalid(dw_invalid::DW_INVALID_STORAGE_TOO_SMALL));
+    }
+    // SAFETY: not null, aligned for `Placed<T>`, at least its size, and
+    // writable by the contract; `write` neither reads nor drops what was
+    // there.
+    unsafe { at.write(Placed { tag: T::TAG, value }) };
+    Ok(at.cast::<H>())
+}
+
+/// The object behind a handle `place` returned, for the call's duration.
+///
+/// # Safety
+///
+/// If `handle` is not null and its tag is `T`'s, it is a handle `place`
+/// returned for a `T` whose storage is still lent, which the caller has
+/// not written to since and uses from no other thread meanwhile.
+pub(crate) unsafe fn placed<'a, T: Object, H>(handle: *mut H) -> Checked<&'a mut T> {
+    let at = handle.cast::<Placed<T>>();
+    check(at)?;
+    // SAFETY: not null and aligned; the tag is a `u64` at the start of the
+    // storage, readable whatever the storage holds.
+    let tag = unsafe { core::ptr::addr_of!((*at).tag).read() };
+    if tag != T::TAG {
+        return Err(Failure::Invalid(dw_invalid::DW_INVALID_NOT_A_HANDLE));
+    }
+    // SAFETY: the tag is `T`'s, so by the contract this is the `T` `place`
+    // wrote and nothing else refers to it while the call runs.
+    Ok(unsafe { &mut (*at).value })
+}
+
+/// Forget the object behind a handle: its tag is cleared, so the handle is
+/// refused from now on and its storage is the caller's again.
+///
+/// # Safety
+///
+/// As for [`placed`].
+pub(crate) unsafe fn release<T: Object, H>(handle: *mut H) -> Checked<()> {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { placed::<T, H>(handle) }?;
+    let at = handle.cast::<Placed<T>>();
+    // SAFETY: `placed` found this a live `T`'s storage; the tag is a plain
+    // `u64` and the value needs no drop (the objects hold no resources).
+    unsafe { core::ptr::addr_of_mut!((*at).tag).write(0) };
+    Ok(())
+}
+
+/// Whether two byte ranges share a byte.
+pub(crate) fn overlap(a: (usize, usize), b: (usize, usize)) -> bool {
+    let (a_end, b_end) = (a.0.saturating_add(a.1), b.0.saturating_add(b.1));
+    a.1 > 0 && b.1 > 0 && a.0 < b_end && b.0 < a_end
+}
+
+/// A string C passed as a pointer and a length: UTF-8, as the protocol's
+/// `str` is.
+///
+/// # Safety
+///
+/// As for [`bytes`].
+pub(crate) unsafe fn str<'a>(ptr: *const core::ffi::c_char, len: usize) -> Checked<&'a str> {
+    // SAFETY: the caller's contract, passed on.
+    let bytes = unsafe { bytes(ptr.cast::<u8>(), len) }?;
+    core::str::from_utf8(bytes).map_err(|_| Failure::Invalid(dw_invalid::DW_INVALID_NOT_UTF8))
+}

@@ -1,0 +1,548 @@
+//! What every C function returns, `dw_result`; what a failed call says in
+//! detail, `dw_error` (plain integers, never a Rust value C could
+//! overwrite); and the sentence each error says, written only when asked,
+//! from the core's own `Display`.
+
+use core::ffi::{c_char, CStr};
+use core::fmt::{self, Write};
+
+use dendro_wire_core::{Error, Field, ProtocolError, PublishError};
+
+use crate::boundary::{self, Plain};
+
+mod parts;
+
+use parts::{
+    invalid_from, protocol_from, protocol_parts, publish_from, publish_parts, wire_from, wire_parts,
+};
+
+/// What a call came to. Every function that can fail returns one; the
+/// details of a failure are in the `dw_error` it was given, if any.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum dw_result {
+    /// Done; the out-parameters hold the result.
+    DW_RESULT_OK = 0,
+    /// Not an error: the buffer holds too little yet. `*needed` says how
+    /// many more bytes at least; read them, append, and call again.
+    DW_RESULT_INCOMPLETE = 1,
+    /// Not an error: nothing left (a cursor at its end, no frame due).
+    DW_RESULT_DONE = 2,
+    /// A pointer the call needs is null. Nothing was read or written.
+    DW_RESULT_NULL_PARAMETER = 3,
+    /// An argument the call cannot take: a misaligned pointer, a length
+    /// past its bound, a string that is not UTF-8, storage too small, a
+    /// handle of another kind. `dw_error.reason` is a `dw_invalid`.
+    DW_RESULT_INVALID_ARGUMENT = 4,
+    /// A buffer the caller gave is too small for what goes in it (a
+    /// sentence, a frame to poll); what fits may have been written.
+    DW_RESULT_BUFFER_TOO_SMALL = 5,
+    /// The bytes break a rule of the protocol: `dw_error.rule`, `.field`
+    /// and `.offset` say which and where (the preamble's errors too: a
+    /// stream that is not dendro's, another version).
+    DW_RESULT_MALFORMED = 6,
+    /// The subscriber refuses the frame: the stream cannot go on.
+    /// `dw_error.reason` is a `dw_protocol_error`.
+    DW_RESULT_PROTOCOL_ERROR = 7,
+    /// The publisher refuses the call; nothing changed. `dw_error.reason`
+    /// is a `dw_publish_error`.
+    DW_RESULT_REFUSED = 8,
+}
+
+/// Why an argument was refused (`dw_error.reason` with
+/// `DW_RESULT_INVALID_ARGUMENT`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum dw_invalid {
+    /// No reason (another result).
+    DW_INVALID_NONE = 0,
+    /// A pointer is not aligned for the type it points at.
+    DW_INVALID_MISALIGNED = 1,
+    /// A length is above what one buffer can hold.
+    DW_INVALID_TOO_LONG = 2,
+    /// A string is not valid UTF-8.
+    DW_INVALID_NOT_UTF8 = 3,
+    /// Storage for an object is smaller than its `_SIZE`.
+    DW_INVALID_STORAGE_TOO_SMALL = 4,
+    /// The handle is not one `_init` made for this kind of object, or it was
+    /// released.
+    DW_INVALID_NOT_A_HANDLE = 5,
+    /// Storage given to a publisher overlaps the publisher's own or another
+    /// source's.
+    DW_INVALID_OVERLAP = 6,
+    /// More streams or map entries than the C API takes at once
+    /// (`DW_MAX_STREAMS`, `DW_MAX_MAP_ENTRIES`).
+    DW_INVALID_TOO_MANY = 7,
+    /// A cursor that no longer points at what the decoder checked: its
+    /// bytes changed, or `dw_decode` did not make it.
+    DW_INVALID_CURSOR = 8,
+    /// A value outside its enum: a `dw_index_kind`, or a `dw_error` the
+    /// library did not write.
+    DW_INVALID_VALUE = 9,
+}
+
+/// The rule a stream broke (`dw_error.rule`), as the protocol names it;
+/// `dw_error.values` holds its numbers, in the order given.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum dw_rule {
+    /// No rule (another result).
+    DW_RULE_NONE = 0,
+    /// The stream does not start with `"dendro-repl\0"` (§2).
+    DW_RULE_NOT_A_DENDRO_STREAM = 1,
+    /// Another protocol version (§2): values[0] the version.
+    DW_RULE_UNSUPPORTED_VERSION = 2,
+    /// A frame length of zero (§2).
+    DW_RULE_ZERO_LENGTH = 3,
+    /// A frame length above the limit (§2): values[0] the length, [1] the
+    /// limit.
+    DW_RULE_FRAME_TOO_LARGE = 4,
+    /// A field runs past the frame: values[0] the bytes it needs, [1] those
+    /// left.
+    DW_RULE_ENDS_EARLY = 5,
+    /// A `bool` neither 0 nor 1 (§3): values[0] the byte.
+    DW_RULE_NOT_A_BOOL = 6,
+    /// An `opt` presence byte neither 0 nor 1 (§3): values[0] the byte.
+    DW_RULE_NOT_A_PRESENCE_BYTE = 7,
+    /// An index kind neither 0 nor 1 (§4.2): values[0] the byte.
+    DW_RULE_NOT_AN_INDEX_KIND = 8,
+    /// A `str` that is not UTF-8 (§3).
+    DW_RULE_NOT_UTF8 = 9,
+    /// A uuid that is not canonical lowercase 8-4-4-4-12 hex (§4.1).
+    DW_RULE_NOT_A_CANONICAL_UUID = 10,
+    /// Map keys not strictly ascending (§3).
+    DW_RULE_KEYS_NOT_ASCENDING = 11,
+    /// A count the bytes left cannot hold: values[0] the count, [1] the
+    /// bytes left.
+    DW_RULE_COUNT_TOO_LARGE = 12,
+    /// Bytes after the last field (§2): values[0] how many.
+    DW_RULE_TRAILING_BYTES = 13,
+    /// An unknown frame given a known kind (encoding).
+    DW_RULE_KNOWN_KIND_AS_UNKNOWN = 14,
+    /// An output buffer too small for a frame (encoding): values[0] the
+    /// bytes needed, [1] those given.
+    DW_RULE_BUFFER_TOO_SMALL = 15,
+    /// A rule of a newer core that this header does not name.
+    DW_RULE_OTHER = 255,
+}
+
+/// The field a rule was broken in (`dw_error.field`), by the protocol's
+/// name for it.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)] // each is the protocol's field of that name
+pub enum dw_field {
+    DW_FIELD_NONE = 0,
+    DW_FIELD_MAGIC,
+    DW_FIELD_VERSION,
+    DW_FIELD_LEN,
+    DW_FIELD_FRAME_KIND,
+    DW_FIELD_SOURCE,
+    DW_FIELD_UUID,
+    DW_FIELD_LABELS,
+    DW_FIELD_METADATA,
+    DW_FIELD_CLOCK_ANCHOR_WALL_NS,
+    DW_FIELD_COMPLETE,
+    DW_FIELD_STREAM,
+    DW_FIELD_TS,
+    DW_FIELD_INDEX_KIND,
+    DW_FIELD_STATE,
+    DW_FIELD_BLOB,
+    DW_FIELD_SEQ,
+    DW_FIELD_INDEX_STATE,
+    DW_FIELD_COUNT,
+    DW_FIELD_WALL_OFFSET,
+    DW_FIELD_ROW,
+    DW_FIELD_SEGMENT_ROWS,
+    DW_FIELD_FIRST_TS,
+    DW_FIELD_LAST_TS,
+    DW_FIELD_BYTES,
+    DW_FIELD_CALLER_INDEX,
+    DW_FIELD_OFFSET_NS,
+    DW_FIELD_PAYLOAD,
+    /// A field of a newer core that this header does not name.
+    DW_FIELD_OTHER = 255,
+}
+
+/// The core's fields, in `dw_field`'s order from `DW_FIELD_MAGIC`.
+const FIELDS: [Field; 27] = [
+    Field::Magic,
+    Field::Version,
+    Field::Length,
+    Field::FrameKind,
+    Field::Source,
+    Field::Uuid,
+    Field::Labels,
+    Field::Metadata,
+    Field::ClockAnchorWallNs,
+    Field::Complete,
+    Field::Stream,
+    Field::Ts,
+    Field::IndexKind,
+    Field::State,
+    Field::Blob,
+    Field::Seq,
+    Field::IndexState,
+    Field::Count,
+    Field::WallOffset,
+    Field::Row,
+    Field::SegmentRows,
+    Field::FirstTs,
+    Field::LastTs,
+    Field::Bytes,
+    Field::CallerIndex,
+    Field::OffsetNs,
+    Field::Payload,
+];
+
+/// The stream-level rule a subscriber's refusal names (`dw_error.reason`
+/// with `DW_RESULT_PROTOCOL_ERROR`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum dw_protocol_error {
+    /// A frame names an ordinal no handshake introduced (rule 1):
+    /// values[0] the ordinal, [1] the frame's kind.
+    DW_PROTOCOL_UNKNOWN_SOURCE = 1,
+    /// A second handshake for a live ordinal (§4.1): values[0] the ordinal.
+    DW_PROTOCOL_DUPLICATE_HANDSHAKE = 2,
+    /// More sources than allowed: values[0] the limit.
+    DW_PROTOCOL_TOO_MANY_SOURCES = 3,
+    /// A refusal of a newer core that this header does not name.
+    DW_PROTOCOL_OTHER = 255,
+}
+
+/// What a publisher refused (`dw_error.reason` with `DW_RESULT_REFUSED`,
+/// or `DW_RESULT_BUFFER_TOO_SMALL` from a poll). The numbers in
+/// `dw_error.values` are the core's `PublishError` fields, in the order
+/// given.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum dw_publish_error {
+    /// No room for another source: [0] the limit.
+    DW_PUBLISH_TOO_MANY_SOURCES = 1,
+    /// A source never declared: [0] the ordinal.
+    DW_PUBLISH_UNKNOWN_SOURCE = 2,
+    /// A stream never declared: [0] the source, [1] the stream's place.
+    DW_PUBLISH_UNKNOWN_STREAM = 3,
+    /// A stream name declared twice: [0] the source, [1] the second place.
+    DW_PUBLISH_DUPLICATE_STREAM = 4,
+    /// A row on another source's stream: [0] the source, [1] the stream's.
+    DW_PUBLISH_OTHER_SOURCE = 5,
+    /// A slot change for a source without an index: [0] the source.
+    DW_PUBLISH_NO_INDEX = 6,
+    /// A frame before the source's handshake went out: [0] the source, [1]
+    /// the kind.
+    DW_PUBLISH_NOT_HANDSHAKEN = 7,
+    /// A frame the publisher sends itself: [0] the kind.
+    DW_PUBLISH_NOT_PASSTHROUGH = 8,
+    /// A frame would outgrow the frame buffer: [0] the source, [1] the
+    /// kind, [2] the bytes needed, [3] the frame buffer.
+    DW_PUBLISH_FRAME_TOO_LARGE = 9,
+    /// The source's storage is full: [0] the source, [1] the bytes needed,
+    /// [2] those it has.
+    DW_PUBLISH_STORAGE_FULL = 10,
+    /// The storage holds fewer bytes than were written: [0] the source.
+    DW_PUBLISH_STORAGE_SHRANK = 11,
+    /// The poll buffer is too small; the frame stays due: [0] the bytes
+    /// needed, [1] those given.
+    DW_PUBLISH_BUFFER_TOO_SMALL = 12,
+    /// The encoder refused: `rule`, `field` and `offset` say why.
+    DW_PUBLISH_ENCODE = 13,
+    /// A refusal of a newer core that this header does not name.
+    DW_PUBLISH_OTHER = 255,
+}
+
+/// The details of a failed call, written into the `dw_error` a call was
+/// given (when not null) only if it fails. Plain numbers: read them, or
+/// have `dw_error_message` say the sentence.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct dw_error {
+    /// The `dw_result` the call returned.
+    pub result: u32,
+    /// A `dw_invalid`, `dw_protocol_error` or `dw_publish_error`, by
+    /// `result`; 0 for the others.
+    pub reason: u32,
+    /// A `dw_rule`: the protocol rule broken, for `DW_RESULT_MALFORMED`
+    /// and `DW_PUBLISH_ENCODE`; `DW_RULE_NONE` otherwise.
+    pub rule: u32,
+    /// A `dw_field`: the field the rule was broken in.
+    pub field: u32,
+    /// Where that field starts: bytes from the start of the frame (its
+    /// length prefix is byte 0), or of the stream for the preamble.
+    pub offset: u64,
+    /// The row of a `Rows` frame or the entry of a map, from 0; -1 if none.
+    pub item: i64,
+    /// The frame's kind byte once known; -1 if not.
+    pub frame_kind: i32,
+    /// 1 if an encoder refused, 0 if a decoder did.
+    pub encoding: u32,
+    /// The rule's numbers, or else the reason's, as their documentation
+    /// orders them.
+    pub values: [u64; 4],
+}
+
+// SAFETY: integers only.
+unsafe impl Plain for dw_error {}
+
+/// Why a call failed, inside the crate; `dw_error` is its C form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Failure {
+    Null,
+    Invalid(dw_invalid),
+    /// A caller's buffer too small for a sentence.
+    MessageTooLong,
+    Wire(Error),
+    Protocol(ProtocolError),
+    Publish(PublishError),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Wire(e)
+    }
+}
+
+impl From<ProtocolError> for Failure {
+    fn from(e: ProtocolError) -> Self {
+        Failure::Protocol(e)
+    }
+}
+
+impl From<PublishError> for Failure {
+    fn from(e: PublishError) -> Self {
+        Failure::Publish(e)
+    }
+}
+
+impl Failure {
+    pub(crate) fn result(&self) -> dw_result {
+        match self {
+            Failure::Null => dw_result::DW_RESULT_NULL_PARAMETER,
+            Failure::Invalid(_) => dw_result::DW_RESULT_INVALID_ARGUMENT,
+            Failure::MessageTooLong => dw_result::DW_RESULT_BUFFER_TOO_SMALL,
+            Failure::Wire(_) => dw_result::DW_RESULT_MALFORMED,
+            Failure::Protocol(_) => dw_result::DW_RESULT_PROTOCOL_ERROR,
+            Failure::Publish(PublishError::BufferTooSmall { .. }) => {
+                dw_result::DW_RESULT_BUFFER_TOO_SMALL
+            }
+            Failure::Publish(_) => dw_result::DW_RESULT_REFUSED,
+        }
+    }
+
+    /// The C form.
+    pub(crate) fn to_c(self) -> dw_error {
+        let mut e = dw_error {
+            result: self.result() as u32,
+            reason: 0,
+            rule: dw_rule::DW_RULE_NONE as u32,
+            field: dw_field::DW_FIELD_NONE as u32,
+            offset: 0,
+            item: -1,
+            frame_kind: -1,
+            encoding: 0,
+            values: [0; 4],
+        };
+        match self {
+            Failure::Null | Failure::MessageTooLong => {}
+            Failure::Invalid(why) => e.reason = why as u32,
+            Failure::Wire(wire) => wire_parts(wire, &mut e),
+            Failure::Protocol(p) => {
+                let (reason, values) = protocol_parts(p);
+                (e.reason, e.values) = (reason as u32, values);
+            }
+            Failure::Publish(PublishError::Encode(wire)) => {
+                e.reason = dw_publish_error::DW_PUBLISH_ENCODE as u32;
+                wire_parts(wire, &mut e);
+            }
+            Failure::Publish(p) => {
+                let (reason, values) = publish_parts(p);
+                (e.reason, e.values) = (reason as u32, values);
+            }
+        }
+        e
+    }
+
+    /// The failure a `dw_error` describes, if the library could have
+    /// written it.
+    fn from_c(e: &dw_error) -> Option<Failure> {
+        let wire = || wire_from(e);
+        Some(match e.result {
+            r if r == dw_result::DW_RESULT_NULL_PARAMETER as u32 => Failure::Null,
+            r if r == dw_result::DW_RESULT_INVALID_ARGUMENT as u32 => {
+                Failure::Invalid(invalid_from(e.reason)?)
+            }
+            r if r == dw_result::DW_RESULT_MALFORMED as u32 => Failure::Wire(wire()?),
+            r if r == dw_result::DW_RESULT_PROTOCOL_ERROR as u32 => {
+                Failure::Protocol(protocol_from(e.reason, e.values)?)
+            }
+            r if r == dw_result::DW_RESULT_REFUSED as u32
+                || (r == dw_result::DW_RESULT_BUFFER_TOO_SMALL as u32 && e.reason != 0) =>
+            {
+                if e.reason == dw_publish_error::DW_PUBLISH_ENCODE as u32 {
+                    Failure::Publish(PublishError::Encode(wire()?))
+                } else {
+                    Failure::Publish(publish_from(e.reason, e.values)?)
+                }
+            }
+            r if r == dw_result::DW_RESULT_BUFFER_TOO_SMALL as u32 => Failure::MessageTooLong,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Null => f.write_str("a pointer the call needs is null"),
+            Failure::Invalid(why) => f.write_str(match why {
+                dw_invalid::DW_INVALID_NONE => "an argument the call cannot take",
+                dw_invalid::DW_INVALID_MISALIGNED => {
+                    "a pointer is not aligned for the type it points at"
+                }
+                dw_invalid::DW_INVALID_TOO_LONG => "a length is above what one buffer can hold",
+                dw_invalid::DW_INVALID_NOT_UTF8 => "a string given is not valid UTF-8",
+                dw_invalid::DW_INVALID_STORAGE_TOO_SMALL => {
+                    "the storage given for the object is smaller than the header's _SIZE for it"
+                }
+                dw_invalid::DW_INVALID_NOT_A_HANDLE => {
+                    "the handle is not one _init made for this kind of object, or it was released"
+                }
+                dw_invalid::DW_INVALID_OVERLAP => {
+                    "the storage given overlaps the publisher's own or another source's"
+                }
+                dw_invalid::DW_INVALID_TOO_MANY => {
+                    "more streams or map entries than the C API takes (DW_MAX_STREAMS, \
+                     DW_MAX_MAP_ENTRIES)"
+                }
+                dw_invalid::DW_INVALID_CURSOR => {
+                    "the cursor does not point at what the decoder checked: its bytes changed, \
+                     or dw_decode did not make it"
+                }
+                dw_invalid::DW_INVALID_VALUE => "a value outside its enum",
+            }),
+            Failure::MessageTooLong => f.write_str("the buffer is too small for the sentence"),
+            Failure::Wire(e) => write!(f, "{e}"),
+            Failure::Protocol(e) => write!(f, "{e}"),
+            Failure::Publish(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// The end of every entry point: the result, with the failure's details
+/// written into `error` when it is given.
+///
+/// # Safety
+///
+/// `error` is null or points at a `dw_error` the caller lent for the call.
+pub(crate) unsafe fn finish(result: Result<dw_result, Failure>, error: *mut dw_error) -> dw_result {
+    match result {
+        Ok(r) => r,
+        Err(failure) => {
+            // SAFETY: the caller's contract, passed on; a null or misaligned
+            // `error` is not written.
+            if let Ok(slot) = unsafe { boundary::out(error) } {
+                slot.write(failure.to_c());
+            }
+            failure.result()
+        }
+    }
+}
+
+/// A `fmt::Write` into a caller's buffer that stops at its end, at a
+/// character boundary, and remembers that it did.
+struct Bounded<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+    cut: bool,
+}
+
+impl Write for Bounded<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let room = self.buf.len() - self.len;
+        let mut take = s.len().min(room);
+        while !s.is_char_boundary(take) {
+            take -= 1;
+        }
+        if let (Some(to), Some(from)) = (self.buf.get_mut(self.len..self.len + take), s.get(..take))
+        {
+            to.copy_from_slice(from.as_bytes());
+            self.len += take;
+        }
+        if take < s.len() {
+            self.cut = true;
+            return Err(fmt::Error);
+        }
+        Ok(())
+    }
+}
+
+/// Write the sentence for `error` into `buf` — the same words the Rust
+/// error's `Display` says (rule, field, offset), as `dendro-wire` prints
+/// them — and its length into `*written`. A NUL follows it when there is
+/// room; it is not counted.
+///
+/// Returns `DW_RESULT_OK`; `DW_RESULT_BUFFER_TOO_SMALL` with as much as
+/// fits (cut at a character) when `len` is short (256 bytes always
+/// suffice); `DW_RESULT_INVALID_ARGUMENT` for a `dw_error` the library did
+/// not write; `DW_RESULT_NULL_PARAMETER` when a pointer is null.
+///
+/// # Safety
+///
+/// `error` points at a `dw_error`, `buf` at `len` writable bytes and
+/// `written` at a `size_t`.
+#[no_mangle]
+pub unsafe extern "C" fn dw_error_message(
+    error: *const dw_error,
+    buf: *mut c_char,
+    len: usize,
+    written: *mut usize,
+) -> dw_result {
+    // SAFETY: the pointers are the caller's, as documented; each is
+    // checked before use.
+    let run = || unsafe {
+        let error = boundary::read(error)?;
+        let buf = boundary::bytes_mut(buf.cast::<u8>(), len)?;
+        let written = boundary::out(written)?;
+        let failure =
+            Failure::from_c(&error).ok_or(Failure::Invalid(dw_invalid::DW_INVALID_VALUE))?;
+        let mut out = Bounded {
+            buf,
+            len: 0,
+            cut: false,
+        };
+        let _ = write!(out, "{failure}");
+        written.write(out.len);
+        if let Some(nul) = out.buf.get_mut(out.len) {
+            *nul = 0;
+        }
+        match out.cut {
+            true => Err(Failure::MessageTooLong),
+            false => Ok(dw_result::DW_RESULT_OK),
+        }
+    };
+    match run() {
+        Ok(r) => r,
+        Err(f) => f.result(),
+    }
+}
+
+/// The name of a `dw_result` as the header spells it (`"DW_RESULT_OK"`),
+/// NUL-terminated and static; `"DW_RESULT_UNKNOWN"` for a value outside
+/// the enum.
+#[no_mangle]
+pub extern "C" fn dw_result_name(result: u32) -> *const c_char {
+    let name: &CStr = match result {
+        0 => c"DW_RESULT_OK",
+        1 => c"DW_RESULT_INCOMPLETE",
+        2 => c"DW_RESULT_DONE",
+        3 => c"DW_RESULT_NULL_PARAMETER",
+        4 => c"DW_RESULT_INVALID_ARGUMENT",
+        5 => c"DW_RESULT_BUFFER_TOO_SMALL",
+        6 => c"DW_RESULT_MALFORMED",
+        7 => c"DW_RESULT_PROTOCOL_ERROR",
+        8 => c"DW_RESULT_REFUSED",
+        _ => c"DW_RESULT_UNKNOWN",
+    };
+    name.as_ptr()
+}

@@ -1,0 +1,284 @@
+//! Each error the core can return, taken into a `dw_error`'s plain
+//! integers and made again from them, so the sentence C asks for later is
+//! the core's own `Display` of the very same value.
+
+use dendro_wire_core::{Error, ProtocolError, PublishError, Rule};
+
+use super::{dw_error, dw_field, dw_invalid, dw_protocol_error, dw_publish_error, dw_rule, FIELDS};
+
+pub(super) fn wire_parts(wire: Error, e: &mut dw_error) {
+    let (rule, values) = rule_parts(wire.rule());
+    e.rule = rule as u32;
+    e.values = values;
+    e.field = FIELDS
+        .iter()
+        .position(|f| *f == wire.field())
+        .map_or(dw_field::DW_FIELD_OTHER as u32, |i| i as u32 + 1);
+    e.offset = wire.offset() as u64;
+    e.item = wire.item().map_or(-1, i64::from);
+    e.frame_kind = wire.frame_kind().map_or(-1, i32::from);
+    e.encoding = u32::from(wire.is_encoding());
+}
+
+pub(super) fn wire_from(e: &dw_error) -> Option<Error> {
+    let field = *FIELDS.get((e.field as usize).checked_sub(1)?)?;
+    let item = match e.item {
+        -1 => None,
+        item => Some(u32::try_from(item).ok()?),
+    };
+    let frame_kind = match e.frame_kind {
+        -1 => None,
+        kind => Some(u8::try_from(kind).ok()?),
+    };
+    let encoding = match e.encoding {
+        0 => false,
+        1 => true,
+        _ => return None,
+    };
+    Some(Error::from_parts(
+        rule_from(e.rule, e.values)?,
+        field,
+        usize::try_from(e.offset).ok()?,
+        frame_kind,
+        item,
+        encoding,
+    ))
+}
+
+pub(super) fn rule_parts(rule: Rule) -> (dw_rule, [u64; 4]) {
+    use dw_rule::*;
+    let n = |v: usize| v as u64;
+    match rule {
+        Rule::NotADendroStream => (DW_RULE_NOT_A_DENDRO_STREAM, [0; 4]),
+        Rule::UnsupportedVersion { version } => {
+            (DW_RULE_UNSUPPORTED_VERSION, [version.into(), 0, 0, 0])
+        }
+        Rule::ZeroLength => (DW_RULE_ZERO_LENGTH, [0; 4]),
+        Rule::FrameTooLarge { len, limit } => {
+            (DW_RULE_FRAME_TOO_LARGE, [n(len), limit.into(), 0, 0])
+        }
+        Rule::EndsEarly { needed, left } => (DW_RULE_ENDS_EARLY, [n(needed), n(left), 0, 0]),
+        Rule::NotABool { value } => (DW_RULE_NOT_A_BOOL, [value.into(), 0, 0, 0]),
+        Rule::NotAPresenceByte { value } => (DW_RULE_NOT_A_PRESENCE_BYTE, [value.into(), 0, 0, 0]),
+        Rule::NotAnIndexKind { value } => (DW_RULE_NOT_AN_INDEX_KIND, [value.into(), 0, 0, 0]),
+        Rule::NotUtf8 => (DW_RULE_NOT_UTF8, [0; 4]),
+        Rule::NotACanonicalUuid => (DW_RULE_NOT_A_CANONICAL_UUID, [0; 4]),
+        Rule::KeysNotAscending => (DW_RULE_KEYS_NOT_ASCENDING, [0; 4]),
+        Rule::CountTooLarge { count, left } => {
+            (DW_RULE_COUNT_TOO_LARGE, [count.into(), n(left), 0, 0])
+        }
+        Rule::TrailingBytes { count } => (DW_RULE_TRAILING_BYTES, [n(count), 0, 0, 0]),
+        Rule::KnownKindAsUnknown => (DW_RULE_KNOWN_KIND_AS_UNKNOWN, [0; 4]),
+        Rule::BufferTooSmall { needed, have } => {
+            (DW_RULE_BUFFER_TOO_SMALL, [n(needed), n(have), 0, 0])
+        }
+        _ => (DW_RULE_OTHER, [0; 4]),
+    }
+}
+
+pub(super) fn rule_from(rule: u32, v: [u64; 4]) -> Option<Rule> {
+    use dw_rule::*;
+    let size = |i: usize| usize::try_from(v[i]).ok();
+    let byte = |i: usize| u8::try_from(v[i]).ok();
+    let word = |i: usize| u32::try_from(v[i]).ok();
+    Some(match rule {
+        r if r == DW_RULE_NOT_A_DENDRO_STREAM as u32 => Rule::NotADendroStream,
+        r if r == DW_RULE_UNSUPPORTED_VERSION as u32 => Rule::UnsupportedVersion {
+            version: u16::try_from(v[0]).ok()?,
+        },
+        r if r == DW_RULE_ZERO_LENGTH as u32 => Rule::ZeroLength,
+        r if r == DW_RULE_FRAME_TOO_LARGE as u32 => Rule::FrameTooLarge {
+            len: size(0)?,
+            limit: word(1)?,
+        },
+        r if r == DW_RULE_ENDS_EARLY as u32 => Rule::EndsEarly {
+            needed: size(0)?,
+            left: size(1)?,
+        },
+        r if r == DW_RULE_NOT_A_BOOL as u32 => Rule::NotABool { value: byte(0)? },
+        r if r == DW_RULE_NOT_A_PRESENCE_BYTE as u32 => Rule::NotAPresenceByte { value: byte(0)? },
+        r if r == DW_RULE_NOT_AN_INDEX_KIND as u32 => Rule::NotAnIndexKind { value: byte(0)? },
+        r if r == DW_RULE_NOT_UTF8 as u32 => Rule::NotUtf8,
+        r if r == DW_RULE_NOT_A_CANONICAL_UUID as u32 => Rule::NotACanonicalUuid,
+        r if r == DW_RULE_KEYS_NOT_ASCENDING as u32 => Rule::KeysNotAscending,
+        r if r == DW_RULE_COUNT_TOO_LARGE as u32 => Rule::CountTooLarge {
+            count: word(0)?,
+            left: size(1)?,
+        },
+        r if r == DW_RULE_TRAILING_BYTES as u32 => Rule::TrailingBytes { count: size(0)? },
+        r if r == DW_RULE_KNOWN_KIND_AS_UNKNOWN as u32 => Rule::KnownKindAsUnknown,
+        r if r == DW_RULE_BUFFER_TOO_SMALL as u32 => Rule::BufferTooSmall {
+            needed: size(0)?,
+            have: size(1)?,
+        },
+        _ => return None,
+    })
+}
+
+pub(super) fn protocol_parts(p: ProtocolError) -> (dw_protocol_error, [u64; 4]) {
+    use dw_protocol_error::*;
+    match p {
+        ProtocolError::UnknownSource { source, kind } => (
+            DW_PROTOCOL_UNKNOWN_SOURCE,
+            [source.into(), kind.into(), 0, 0],
+        ),
+        ProtocolError::DuplicateHandshake { source } => {
+            (DW_PROTOCOL_DUPLICATE_HANDSHAKE, [source.into(), 0, 0, 0])
+        }
+        ProtocolError::TooManySources { limit } => {
+            (DW_PROTOCOL_TOO_MANY_SOURCES, [limit as u64, 0, 0, 0])
+        }
+        _ => (DW_PROTOCOL_OTHER, [0; 4]),
+    }
+}
+
+pub(super) fn protocol_from(reason: u32, v: [u64; 4]) -> Option<ProtocolError> {
+    use dw_protocol_error::*;
+    let word = |i: usize| u32::try_from(v[i]).ok();
+    Some(match reason {
+        r if r == DW_PROTOCOL_UNKNOWN_SOURCE as u32 => ProtocolError::UnknownSource {
+            source: word(0)?,
+            kind: u8::try_from(v[1]).ok()?,
+        },
+        r if r == DW_PROTOCOL_DUPLICATE_HANDSHAKE as u32 => {
+            ProtocolError::DuplicateHandshake { source: word(0)? }
+        }
+        r if r == DW_PROTOCOL_TOO_MANY_SOURCES as u32 => ProtocolError::TooManySources {
+            limit: usize::try_from(v[0]).ok()?,
+        },
+        _ => return None,
+    })
+}
+
+pub(super) fn publish_parts(p: PublishError) -> (dw_publish_error, [u64; 4]) {
+    use dw_publish_error::*;
+    let n = |v: usize| v as u64;
+    match p {
+        PublishError::TooManySources { limit } => {
+            (DW_PUBLISH_TOO_MANY_SOURCES, [n(limit), 0, 0, 0])
+        }
+        PublishError::UnknownSource { source } => {
+            (DW_PUBLISH_UNKNOWN_SOURCE, [source.into(), 0, 0, 0])
+        }
+        PublishError::UnknownStream { source, stream } => (
+            DW_PUBLISH_UNKNOWN_STREAM,
+            [source.into(), stream.into(), 0, 0],
+        ),
+        PublishError::DuplicateStream { source, stream } => (
+            DW_PUBLISH_DUPLICATE_STREAM,
+            [source.into(), stream.into(), 0, 0],
+        ),
+        PublishError::OtherSource {
+            source,
+            stream_source,
+        } => (
+            DW_PUBLISH_OTHER_SOURCE,
+            [source.into(), stream_source.into(), 0, 0],
+        ),
+        PublishError::NoIndex { source } => (DW_PUBLISH_NO_INDEX, [source.into(), 0, 0, 0]),
+        PublishError::NotHandshaken { source, kind } => (
+            DW_PUBLISH_NOT_HANDSHAKEN,
+            [source.into(), kind.into(), 0, 0],
+        ),
+        PublishError::NotPassthrough { kind } => {
+            (DW_PUBLISH_NOT_PASSTHROUGH, [kind.into(), 0, 0, 0])
+        }
+        PublishError::FrameTooLarge {
+            source,
+            kind,
+            needed,
+            limit,
+        } => (
+            DW_PUBLISH_FRAME_TOO_LARGE,
+            [source.into(), kind.into(), n(needed), n(limit)],
+        ),
+        PublishError::StorageFull {
+            source,
+            needed,
+            have,
+        } => (
+            DW_PUBLISH_STORAGE_FULL,
+            [source.into(), n(needed), n(have), 0],
+        ),
+        PublishError::StorageShrank { source } => {
+            (DW_PUBLISH_STORAGE_SHRANK, [source.into(), 0, 0, 0])
+        }
+        PublishError::BufferTooSmall { needed, have } => {
+            (DW_PUBLISH_BUFFER_TOO_SMALL, [n(needed), n(have), 0, 0])
+        }
+        PublishError::Encode(_) => (DW_PUBLISH_ENCODE, [0; 4]),
+        _ => (DW_PUBLISH_OTHER, [0; 4]),
+    }
+}
+
+pub(super) fn publish_from(reason: u32, v: [u64; 4]) -> Option<PublishError> {
+    use dw_publish_error::*;
+    let size = |i: usize| usize::try_from(v[i]).ok();
+    let word = |i: usize| u32::try_from(v[i]).ok();
+    let byte = |i: usize| u8::try_from(v[i]).ok();
+    Some(match reason {
+        r if r == DW_PUBLISH_TOO_MANY_SOURCES as u32 => {
+            PublishError::TooManySources { limit: size(0)? }
+        }
+        r if r == DW_PUBLISH_UNKNOWN_SOURCE as u32 => {
+            PublishError::UnknownSource { source: word(0)? }
+        }
+        r if r == DW_PUBLISH_UNKNOWN_STREAM as u32 => PublishError::UnknownStream {
+            source: word(0)?,
+            stream: word(1)?,
+        },
+        r if r == DW_PUBLISH_DUPLICATE_STREAM as u32 => PublishError::DuplicateStream {
+            source: word(0)?,
+            stream: word(1)?,
+        },
+        r if r == DW_PUBLISH_OTHER_SOURCE as u32 => PublishError::OtherSource {
+            source: word(0)?,
+            stream_source: word(1)?,
+        },
+        r if r == DW_PUBLISH_NO_INDEX as u32 => PublishError::NoIndex { source: word(0)? },
+        r if r == DW_PUBLISH_NOT_HANDSHAKEN as u32 => PublishError::NotHandshaken {
+            source: word(0)?,
+            kind: byte(1)?,
+        },
+        r if r == DW_PUBLISH_NOT_PASSTHROUGH as u32 => {
+            PublishError::NotPassthrough { kind: byte(0)? }
+        }
+        r if r == DW_PUBLISH_FRAME_TOO_LARGE as u32 => PublishError::FrameTooLarge {
+            source: word(0)?,
+            kind: byte(1)?,
+            needed: size(2)?,
+            limit: size(3)?,
+        },
+        r if r == DW_PUBLISH_STORAGE_FULL as u32 => PublishError::StorageFull {
+            source: word(0)?,
+            needed: size(1)?,
+            have: size(2)?,
+        },
+        r if r == DW_PUBLISH_STORAGE_SHRANK as u32 => {
+            PublishError::StorageShrank { source: word(0)? }
+        }
+        r if r == DW_PUBLISH_BUFFER_TOO_SMALL as u32 => PublishError::BufferTooSmall {
+            needed: size(0)?,
+            have: size(1)?,
+        },
+        _ => return None,
+    })
+}
+
+pub(super) fn invalid_from(reason: u32) -> Option<dw_invalid> {
+    use dw_invalid::*;
+    [
+        DW_INVALID_NONE,
+        DW_INVALID_MISALIGNED,
+        DW_INVALID_TOO_LONG,
+        DW_INVALID_NOT_UTF8,
+        DW_INVALID_STORAGE_TOO_SMALL,
+        DW_INVALID_NOT_A_HANDLE,
+        DW_INVALID_OVERLAP,
+        DW_INVALID_TOO_MANY,
+        DW_INVALID_CURSOR,
+        DW_INVALID_VALUE,
+    ]
+    .into_iter()
+    .find(|i| *i as u32 == reason)
+}

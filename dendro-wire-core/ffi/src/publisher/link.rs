@@ -1,0 +1,240 @@
+//! The publisher on its link: a connection opened and lost, the interval
+//! ended, the frames due polled into C's buffer, what waits and what was
+//! counted, and release. Everything here is the core's `Publisher` as it
+//! is, so a frame not polled before the next interval ends is dropped and
+//! counted through C exactly as in Rust.
+
+use super::{dw_publisher, dw_stats, dw_transmit, dw_waiting, machine, with, Machine};
+use crate::boundary;
+use crate::error::{dw_error, dw_invalid, dw_result, finish, Failure};
+
+/// A new connection is open (its preamble written): anything still due
+/// for the last one is dropped, counted as unsent, and the next interval
+/// opens this one with every handshake, a `Full` per indexed source and
+/// the latest row of every stream (rules 2, 3, 8).
+///
+/// # Safety
+///
+/// `publisher` is a handle from `dw_publisher_init`.
+#[no_mangle]
+pub unsafe extern "C" fn dw_publisher_connected(publisher: *mut dw_publisher) -> dw_result {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { with(publisher, |m| m.publisher.connected()) }
+}
+
+/// The connection ended: anything still due is dropped, counted as
+/// unsent, and until the next, intervals send nothing.
+///
+/// # Safety
+///
+/// `publisher` is a handle from `dw_publisher_init`.
+#[no_mangle]
+pub unsafe extern "C" fn dw_publisher_disconnected(publisher: *mut dw_publisher) -> dw_result {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { with(publisher, |m| m.publisher.disconnected()) }
+}
+
+/// End the interval: every source spends one `seq` and, on a connection,
+/// has its frames made due (a handshake not yet sent, an index entry if
+/// one is due, exactly one `Rows` frame). Poll them with
+/// `dw_publisher_poll` before the next interval ends: frames still due then
+/// are dropped, lost as a link slower than the readings loses them, and
+/// counted (`frames_dropped`, `rows_dropped`).
+///
+/// # Safety
+///
+/// `publisher` is a handle from `dw_publisher_init`.
+#[no_mangle]
+pub unsafe extern "C" fn dw_publisher_end_interval(publisher: *mut dw_publisher) -> dw_result {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { with(publisher, |m| m.publisher.end_interval()) }
+}
+
+/// Drop every frame due, as the next `dw_publisher_end_interval` would:
+/// for a link that is up but cannot carry them in time.
+///
+/// # Safety
+///
+/// `publisher` is a handle from `dw_publisher_init`.
+#[no_mangle]
+pub unsafe extern "C" fn dw_publisher_drop_waiting(publisher: *mut dw_publisher) -> dw_result {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { with(publisher, |m| m.publisher.drop_waiting()) }
+}
+
+/// What is due and not yet polled, into `*waiting`.
+///
+/// # Safety
+///
+/// `publisher` is a handle from `dw_publisher_init`; `waiting` points at a
+/// `dw_waiting`.
+#[no_mangle]
+pub unsafe extern "C" fn dw_publisher_waiting(
+    publisher: *mut dw_publisher,
+    waiting: *mut dw_waiting,
+) -> dw_result {
+    // SAFETY: the pointers are the caller's, as documented, and checked.
+    let run = || unsafe {
+        let w = machine(publisher)?.publisher.waiting();
+        boundary::out(waiting)?.write(dw_waiting {
+            frames: w.frames,
+            bytes: w.bytes,
+            rows: w.rows,
+        });
+        Ok(dw_result::DW_RESULT_OK)
+    };
+    run().unwrap_or_else(|f: Failure| f.result())
+}
+
+/// What the publisher has done so far, into `*stats`.
+///
+/// # Safety
+///
+/// `publisher` is a handle from `dw_publisher_init`; `stats` points at a
+/// `dw_stats`.
+#[no_mangle]
+pub unsafe extern "C" fn dw_publisher_stats(
+    publisher: *mut dw_publisher,
+    stats: *mut dw_stats,
+) -> dw_result {
+    // SAFETY: the pointers are the caller's, as documented, and checked.
+    let run = || unsafe {
+        let s = machine(publisher)?.publisher.stats();
+        boundary::out(stats)?.write(dw_stats {
+            intervals: s.intervals,
+            connections: s.connections,
+            frames_sent: s.frames_sent,
+            rows_observed: s.rows_observed,
+            rows_sent: s.rows_sent,
+            rows_repeated: s.rows_repeated,
+            frames_dropped: s.frames_dropped,
+            rows_dropped: s.rows_dropped,
+            frames_unsent: s.frames_unsent,
+            rows_unsent: s.rows_unsent,
+            rows_refused: s.rows_refused,
+            slot_changes_refused: s.slot_changes_refused,
+        });
+        Ok(dw_result::DW_RESULT_OK)
+    };
+    run().unwrap_or_else(|f: Failure| f.result())
+}
+
+/// The index state of `source` now (the hash of its slots, or 0, 0 for a
+/// source without an index), into `state[0]`, `state[1]`.
+///
+/// # Safety
+///
+/// `publisher` is a handle from `dw_publisher_init`; `state` points at two
+/// `uint64_t`s; `error` is null or points at a `dw_error`.
+#[no_mangle]
+pub unsafe extern "C" fn dw_publisher_index_state(
+    publisher: *mut dw_publisher,
+    source: u32,
+    state: *mut [u64; 2],
+    error: *mut dw_error,
+) -> dw_result {
+    // SAFETY: the pointers are the caller's, as documented; each is
+    // checked before use.
+    let run = || unsafe {
+        let m = machine(publisher)?;
+        let out = boundary::out(state)?;
+        let (a, b) = m.publisher.index_state(m.id(source)?)?;
+        out.write([a, b]);
+        Ok(dw_result::DW_RESULT_OK)
+    };
+    // SAFETY: `error` is the caller's, as documented.
+    unsafe { finish(run(), error) }
+}
+
+/// The size of the frame the next poll writes into `*len`:
+/// `DW_RESULT_OK`, or `DW_RESULT_DONE` if none is due.
+///
+/// # Safety
+///
+/// `publisher` is a handle from `dw_publisher_init`; `len` points at a
+/// `size_t`.
+#[no_mangle]
+pub unsafe extern "C" fn dw_publisher_next_frame_len(
+    publisher: *mut dw_publisher,
+    len: *mut usize,
+) -> dw_result {
+    // SAFETY: the pointers are the caller's, as documented, and checked.
+    let run = || unsafe {
+        let m = machine(publisher)?;
+        let out = boundary::out(len)?;
+        Ok(match m.publisher.next_frame_len() {
+            Some(n) => {
+                out.write(n);
+                dw_result::DW_RESULT_OK
+            }
+            None => dw_result::DW_RESULT_DONE,
+        })
+    };
+    run().unwrap_or_else(|f: Failure| f.result())
+}
+
+/// Write the next frame the rules require at the start of `buf` (`len`
+/// bytes) and what it is into `*transmit`: `DW_RESULT_OK`, or
+/// `DW_RESULT_DONE` when none is left. Call it until `DW_RESULT_DONE`
+/// after each `dw_publisher_end_interval`.
+///
+/// `DW_RESULT_BUFFER_TOO_SMALL` (`DW_PUBLISH_BUFFER_TOO_SMALL`, the size
+/// needed in `values[0]`) if `len` is short, and the frame stays due; a
+/// buffer of the configured `frame_buffer` always holds it.
+/// `DW_RESULT_INVALID_ARGUMENT` if `buf` overlaps the publisher's or a
+/// source's storage.
+///
+/// # Safety
+///
+/// `publisher` is a handle from `dw_publisher_init`; `buf` points at `len`
+/// writable bytes; `transmit` at a `dw_transmit`; `error` is null or points
+/// at a `dw_error`.
+#[no_mangle]
+pub unsafe extern "C" fn dw_publisher_poll(
+    publisher: *mut dw_publisher,
+    buf: *mut u8,
+    len: usize,
+    transmit: *mut dw_transmit,
+    error: *mut dw_error,
+) -> dw_result {
+    // SAFETY: the pointers are the caller's, as documented; each is
+    // checked before use.
+    let run = || unsafe {
+        let m = machine(publisher)?;
+        if m.overlaps((buf as usize, len)) {
+            return Err(Failure::Invalid(dw_invalid::DW_INVALID_OVERLAP));
+        }
+        let buf = boundary::bytes_mut(buf, len)?;
+        let out = boundary::out(transmit)?;
+        Ok(match m.publisher.poll_transmit(buf)? {
+            Some((_, t)) => {
+                out.write(dw_transmit {
+                    len: t.len,
+                    kind: t.kind,
+                    source: t.source,
+                    rows: t.rows,
+                });
+                dw_result::DW_RESULT_OK
+            }
+            None => dw_result::DW_RESULT_DONE,
+        })
+    };
+    // SAFETY: `error` is the caller's, as documented.
+    unsafe { finish(run(), error) }
+}
+
+/// Release the publisher: its handle is refused from now on, and its
+/// storage and every source's are the caller's again. Nothing needs
+/// freeing.
+///
+/// # Safety
+///
+/// `publisher` is a handle from `dw_publisher_init`.
+#[no_mangle]
+pub unsafe extern "C" fn dw_publisher_release(publisher: *mut dw_publisher) -> dw_result {
+    // SAFETY: the handle is the caller's, as documented, and checked.
+    match unsafe { boundary::release::<Machine, _>(publisher) } {
+        Ok(()) => dw_result::DW_RESULT_OK,
+        Err(f) => f.result(),
+    }
+}

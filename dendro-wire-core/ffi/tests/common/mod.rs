@@ -1,0 +1,239 @@
+//! What the C-surface tests share: calling the entry points as C does
+//! (raw pointers, out-parameters), and reading what they wrote back into
+//! Rust values to compare with the core's.
+
+#![allow(dead_code)]
+
+use core::mem::MaybeUninit;
+use core::ptr::{null, null_mut};
+
+use dendro_wire_core::Frame;
+use dendro_wire_ffi::*;
+
+/// A `dw_error` as a caller declares one: written only on failure.
+pub fn no_error() -> dw_error {
+    // SAFETY: a dw_error is integers only; all zeros is a value.
+    unsafe { MaybeUninit::zeroed().assume_init() }
+}
+
+/// What one `dw_decode` call said.
+pub struct Decoded {
+    pub result: dw_result,
+    pub frame: MaybeUninit<dw_frame>,
+    pub consumed: usize,
+    pub needed: usize,
+    pub error: dw_error,
+}
+
+impl Decoded {
+    /// The frame, once the call said `DW_RESULT_OK`.
+    pub fn frame(&self) -> &dw_frame {
+        assert_eq!(self.result, dw_result::DW_RESULT_OK);
+        // SAFETY: written by dw_decode, which said OK.
+        unsafe { self.frame.assume_init_ref() }
+    }
+}
+
+/// `dw_decode_limited` over `buf`, as C calls it.
+pub fn decode_limited(buf: &[u8], max: u32) -> Decoded {
+    let mut d = Decoded {
+        result: dw_result::DW_RESULT_OK,
+        frame: MaybeUninit::uninit(),
+        consumed: usize::MAX,
+        needed: usize::MAX,
+        error: no_error(),
+    };
+    // SAFETY: every pointer is to a live local or `buf`.
+    d.result = unsafe {
+        dw_decode_limited(
+            buf.as_ptr(),
+            buf.len(),
+            max,
+            d.frame.as_mut_ptr(),
+            &mut d.consumed,
+            &mut d.needed,
+            &mut d.error,
+        )
+    };
+    d
+}
+
+/// `dw_decode` over `buf`.
+pub fn decode(buf: &[u8]) -> Decoded {
+    decode_limited(buf, DW_MAX_FRAME_BYTES)
+}
+
+/// The sentence `dw_error_message` writes for `error`.
+pub fn message(error: &dw_error) -> String {
+    let mut buf = [0u8; 256];
+    let mut written = usize::MAX;
+    // SAFETY: live locals, the buffer's true length.
+    let r = unsafe { dw_error_message(error, buf.as_mut_ptr().cast(), buf.len(), &mut written) };
+    assert_eq!(r, dw_result::DW_RESULT_OK, "256 bytes hold every sentence");
+    assert_eq!(buf[written], 0, "a NUL follows the sentence");
+    String::from_utf8(buf[..written].to_vec()).unwrap()
+}
+
+/// The bytes a `dw_bytes` names.
+pub fn bytes(b: dw_bytes) -> Vec<u8> {
+    if b.len == 0 {
+        return Vec::new();
+    }
+    // SAFETY: the decoder pointed it into a buffer the test still holds.
+    unsafe { core::slice::from_raw_parts(b.ptr, b.len) }.to_vec()
+}
+
+/// The string a `dw_str` names.
+pub fn string(s: dw_str) -> String {
+    String::from_utf8(bytes(dw_bytes {
+        ptr: s.ptr.cast(),
+        len: s.len,
+    }))
+    .unwrap()
+}
+
+/// Every entry of a map, stepped with `dw_map_next` until `DW_RESULT_DONE`.
+pub fn entries(mut map: dw_map) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    loop {
+        let (mut k, mut v) = (
+            dw_str {
+                ptr: null(),
+                len: 0,
+            },
+            dw_str {
+                ptr: null(),
+                len: 0,
+            },
+        );
+        // SAFETY: live locals; the map's bytes are still held.
+        match unsafe { dw_map_next(&mut map, &mut k, &mut v) } {
+            dw_result::DW_RESULT_OK => out.push((string(k), string(v))),
+            dw_result::DW_RESULT_DONE => return out,
+            other => panic!("dw_map_next: {other:?}"),
+        }
+    }
+}
+
+/// One row as the cursor gives it.
+pub type RowOut = (String, i64, i64, Vec<u8>);
+
+/// Every row of a cursor, stepped with `dw_rows_next`.
+pub fn rows(mut cursor: dw_row_cursor) -> Vec<RowOut> {
+    let mut out = Vec::new();
+    loop {
+        let mut row = MaybeUninit::<dw_row>::uninit();
+        // SAFETY: live locals; the rows' bytes are still held.
+        match unsafe { dw_rows_next(&mut cursor, row.as_mut_ptr()) } {
+            dw_result::DW_RESULT_OK => {
+                // SAFETY: written, as the call said OK.
+                let r = unsafe { row.assume_init() };
+                out.push((string(r.stream), r.ts, r.wall_offset, bytes(r.row)));
+            }
+            dw_result::DW_RESULT_DONE => return out,
+            other => panic!("dw_rows_next: {other:?}"),
+        }
+    }
+}
+
+fn map_pairs(m: &dendro_wire_core::Map<'_>) -> Vec<(String, String)> {
+    m.iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// Every field of the C frame is the core's decoded frame's.
+pub fn assert_same(c: &dw_frame, f: &Frame<'_>) {
+    use dw_frame_kind::*;
+    // SAFETY (each union read below): the member read is the one `kind`
+    // names, which dw_decode filled.
+    unsafe {
+        match f {
+            Frame::Handshake(h) => {
+                assert_eq!(c.kind, DW_FRAME_HANDSHAKE as u32);
+                let b = c.body.handshake;
+                assert_eq!(b.source, h.source);
+                assert_eq!(b.has_uuid, h.uuid.is_some());
+                assert_eq!(b.has_uuid.then(|| string(b.uuid)).as_deref(), h.uuid);
+                assert_eq!(entries(b.labels), map_pairs(&h.labels));
+                assert_eq!(entries(b.metadata), map_pairs(&h.metadata));
+                assert_eq!(b.clock_anchor_wall_ns, h.clock_anchor_wall_ns);
+                assert_eq!(b.complete, h.complete);
+            }
+            Frame::Index(i) => {
+                assert_eq!(c.kind, DW_FRAME_INDEX as u32);
+                let b = c.body.index;
+                assert_eq!(b.source, i.source);
+                assert_eq!(string(b.stream), i.stream);
+                assert_eq!(b.ts, i.ts);
+                assert_eq!(b.kind, u32::from(i.kind.to_byte()));
+                assert_eq!(b.state, [i.state.0, i.state.1]);
+                assert_eq!(bytes(b.blob), i.blob);
+            }
+            Frame::Rows(r) => {
+                assert_eq!(c.kind, DW_FRAME_ROWS as u32);
+                let b = c.body.rows;
+                assert_eq!(b.source, r.source);
+                assert_eq!(b.seq, r.seq);
+                assert_eq!(b.index_state, [r.index_state.0, r.index_state.1]);
+                assert_eq!(b.count as usize, r.rows.len());
+                let want: Vec<RowOut> = r
+                    .rows
+                    .iter()
+                    .map(|row| {
+                        (
+                            row.stream.to_string(),
+                            row.ts,
+                            row.wall_offset,
+                            row.row.to_vec(),
+                        )
+                    })
+                    .collect();
+                assert_eq!(rows(b.rows), want);
+            }
+            Frame::Segment(s) => {
+                assert_eq!(c.kind, DW_FRAME_SEGMENT as u32);
+                let b = c.body.segment;
+                assert_eq!(b.source, s.source);
+                assert_eq!(string(b.stream), s.stream);
+                assert_eq!(
+                    (b.rows, b.first_ts, b.last_ts),
+                    (s.rows, s.first_ts, s.last_ts)
+                );
+                assert_eq!(bytes(b.bytes), s.bytes);
+                assert_eq!(b.has_caller_index, s.caller_index.is_some());
+                assert_eq!(bytes(b.caller_index), s.caller_index.unwrap_or(&[]));
+            }
+            Frame::ClockOffset(o) => {
+                assert_eq!(c.kind, DW_FRAME_CLOCK_OFFSET as u32);
+                let b = c.body.clock_offset;
+                assert_eq!((b.source, b.ts, b.offset_ns), (o.source, o.ts, o.offset_ns));
+            }
+            Frame::SourceUpdate(u) => {
+                assert_eq!(c.kind, DW_FRAME_SOURCE_UPDATE as u32);
+                let b = c.body.source_update;
+                assert_eq!((b.source, b.ts), (u.source, u.ts));
+                assert_eq!(entries(b.labels), map_pairs(&u.labels));
+                assert_eq!(entries(b.metadata), map_pairs(&u.metadata));
+            }
+            Frame::Unknown { kind, payload } => {
+                assert_eq!(c.kind, DW_FRAME_UNKNOWN as u32);
+                let b = c.body.unknown;
+                assert_eq!(b.kind, *kind);
+                assert_eq!(bytes(b.payload), *payload);
+            }
+        }
+    }
+}
+
+/// A frame's bytes, length prefix included.
+pub fn encoded(frame: &Frame<'_>) -> Vec<u8> {
+    let mut out = vec![0; frame.buffer_len().unwrap()];
+    frame.emit(&mut out).unwrap();
+    out
+}
+
+/// A null out-pointer of any type.
+pub fn nul<T>() -> *mut T {
+    null_mut()
+}

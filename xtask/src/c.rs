@@ -1,0 +1,395 @@
+//! `cargo xtask c`: the C API (`dendro-wire-core/ffi`) proved from C.
+//!
+//! - The header, `dendro-wire-core/ffi/include/dendro_wire.h`, is generated
+//!   with cbindgen and compared with the committed one (`--update-header`
+//!   writes it instead).
+//! - The host libraries are built with the `ffi` profile (a panic aborts),
+//!   and `examples/dump.c` is built against the staticlib with
+//!   `-Wall -Wextra -Werror -fsanitize=address,undefined` to
+//!   `target/c/dump`, then run beside `dendro-wire dump --json` over every
+//!   stream under `testdata/` and a generated and damaged set
+//!   (`examples/streams.rs`): standard output byte for byte, the exit
+//!   status, and the error's sentence, which must also be the one
+//!   `dendro-wire check --json` refuses the stream with.
+//! - `examples/bench.c` is built too (optimized, no sanitizers), for
+//!   `cargo xtask bench-report`.
+//! - `examples/decode.py` (ctypes over the cdylib) prints the sample's
+//!   frames, compared with the tool's.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Instant;
+
+use crate::{cargo, root};
+
+/// Where the ffi crate is, from the workspace root.
+const FFI: &str = "dendro-wire-core/ffi";
+const HEADER: &str = "dendro-wire-core/ffi/include/dendro_wire.h";
+
+/// The compiler flags every C program here is held to.
+const WARNINGS: &[&str] = &["-std=c11", "-Wall", "-Wextra", "-Werror"];
+
+pub(crate) fn run(args: &[String]) -> Result<(), String> {
+    let started = Instant::now();
+    let update = match args {
+        [] => false,
+        [flag] if flag == "--update-header" => true,
+        _ => return Err(format!("c takes only --update-header, not {args:?}")),
+    };
+    crate::setup::ensure("c", &[crate::setup::C])?;
+    header(update)?;
+    let libs = host_libraries()?;
+    let tool = crate::release_tool()?;
+    let dump = build_dump(&libs)?;
+    build_bench(&libs)?;
+    let compared = compare_dumps(&tool, &dump)?;
+    python(&tool, &libs)?;
+    eprintln!(
+        "==> c: header {}; dump.c agrees with dendro-wire on {} streams ({} refused, each \
+         as check --json refuses it; {} more refused earlier by the subscriber's rules), 0 \
+         sanitizer reports; decode.py agrees; in {:.1} s",
+        if update { "written" } else { "current" },
+        compared.streams,
+        compared.refusals,
+        compared.refused_earlier,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Generate the header and compare it with the committed one, or write it.
+fn header(update: bool) -> Result<(), String> {
+    eprintln!("==> the C header from {FFI} (cbindgen)");
+    let dir = root().join(FFI);
+    let config = cbindgen::Config::from_file(dir.join("cbindgen.toml"))
+        .map_err(|e| format!("{FFI}/cbindgen.toml: {e}"))?;
+    let bindings = cbindgen::Builder::new()
+        .with_crate(&dir)
+        .with_config(config)
+        .generate()
+        .map_err(|e| format!("cbindgen: {e}"))?;
+    let mut generated = Vec::new();
+    bindings.write(&mut generated);
+    let path = root().join(HEADER);
+    if update {
+        std::fs::write(&path, &generated).map_err(|e| format!("{HEADER}: {e}"))?;
+        return Ok(());
+    }
+    let committed = std::fs::read(&path).unwrap_or_default();
+    if committed != generated {
+        let fresh = root().join("target/c/dendro_wire.h");
+        std::fs::create_dir_all(root().join("target/c")).map_err(|e| e.to_string())?;
+        std::fs::write(&fresh, &generated).map_err(|e| e.to_string())?;
+        return Err(format!(
+            "{HEADER} is stale: the crate now generates {} (diff them, then run \
+             `cargo xtask c --update-header` and commit it)",
+            fresh.display()
+        ));
+    }
+    Ok(())
+}
+
+/// The host's staticlib and cdylib, built with the `ffi` profile.
+pub(crate) struct Libraries {
+    pub(crate) staticlib: PathBuf,
+    pub(crate) cdylib: PathBuf,
+}
+
+/// Build dendro-wire-ffi with the `ffi` profile (a panic aborts), for the
+/// host or for `target`.
+pub(crate) fn build_library(target: Option<&str>) -> Result<(), String> {
+    let mut cmd = cargo();
+    cmd.args([
+        "build",
+        "--quiet",
+        "-p",
+        "dendro-wire-ffi",
+        "--profile",
+        "ffi",
+    ]);
+    if let Some(target) = target {
+        cmd.args(["--target", target]);
+    }
+    crate::run(
+        &format!(
+            "build dendro-wire-ffi for {} (the ffi profile: a panic aborts)",
+            target.unwrap_or("the host")
+        ),
+        &mut cmd,
+    )
+}
+
+pub(crate) fn host_libraries() -> Result<Libraries, String> {
+    build_library(None)?;
+    let dir = root().join("target/ffi");
+    let libs = Libraries {
+        staticlib: dir.join("libdendro_wire_ffi.a"),
+        cdylib: dir.join("libdendro_wire_ffi.so"),
+    };
+    no_panic_path(&libs.cdylib, "nm")?;
+    Ok(libs)
+}
+
+/// No function of a linked build reaches the panic handler: the linker
+/// kept no `rust_begin_unwind`.
+fn no_panic_path(binary: &Path, nm: &str) -> Result<(), String> {
+    let symbols = crate::output(
+        &format!("{nm} {}", binary.display()),
+        Command::new(nm).arg(binary),
+    )?;
+    let symbols = String::from_utf8_lossy(&symbols);
+    if let Some(line) = symbols.lines().find(|l| l.contains("rust_begin_unwind")) {
+        return Err(format!(
+            "{} can panic: its panic handler was linked ({line}); find the call that can panic \
+             (cargo asm, or the linker's map) and make it checked",
+            binary.display()
+        ));
+    }
+    Ok(())
+}
+
+/// `examples/dump.c`, with every warning an error and both sanitizers.
+fn build_dump(libs: &Libraries) -> Result<PathBuf, String> {
+    let out = root().join("target/c");
+    std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let dump = out.join("dump");
+    let ffi = root().join(FFI);
+    crate::run(
+        "build dump.c (-Wall -Wextra -Werror -fsanitize=address,undefined)",
+        Command::new("gcc")
+            .args(WARNINGS)
+            .args(["-O1", "-g", "-fno-omit-frame-pointer"])
+            .args(["-fsanitize=address,undefined", "-fno-sanitize-recover=all"])
+            .arg("-I")
+            .arg(ffi.join("include"))
+            .arg(ffi.join("examples/dump.c"))
+            .arg(&libs.staticlib)
+            // The precompiled `core` refers to an unwinder its unwinding
+            // code needs; none of that code is reached, and the linker
+            // drops it with the reference.
+            .arg("-Wl,--gc-sections")
+            .arg("-o")
+            .arg(&dump),
+    )?;
+    Ok(dump)
+}
+
+/// `examples/bench.c`, optimized as a C caller would build it, every
+/// warning an error: `cargo xtask bench-report` runs it.
+pub(crate) fn build_bench(libs: &Libraries) -> Result<PathBuf, String> {
+    let out = root().join("target/c");
+    std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let bench = out.join("bench");
+    let ffi = root().join(FFI);
+    crate::run(
+        "build bench.c (-O2)",
+        Command::new("gcc")
+            .args(WARNINGS)
+            .arg("-O2")
+            .arg("-I")
+            .arg(ffi.join("include"))
+            .arg(ffi.join("examples/bench.c"))
+            .arg(&libs.staticlib)
+            .arg("-Wl,--gc-sections")
+            .arg("-o")
+            .arg(&bench),
+    )?;
+    Ok(bench)
+}
+
+/// Run a program on a stream, its output captured.
+fn capture(cmd: &mut Command) -> Result<Output, String> {
+    cmd.stdin(Stdio::null())
+        .env("ASAN_OPTIONS", "detect_leaks=1")
+        .env("UBSAN_OPTIONS", "print_stacktrace=1")
+        .output()
+        .map_err(|e| format!("{cmd:?}: {e}"))
+}
+
+/// The sentence a program said on stderr after its name.
+fn sentence(stderr: &[u8], program: &str) -> Option<String> {
+    let text = String::from_utf8_lossy(stderr);
+    text.strip_prefix(&format!("{program}: "))
+        .map(|s| s.trim_end_matches('\n').to_string())
+}
+
+/// What the comparison covered.
+struct Compared {
+    streams: usize,
+    /// Streams refused, each in the same sentence by `check --json`.
+    refusals: usize,
+    /// Streams `check` refused at an earlier frame, by a rule of the
+    /// subscriber's that `dump` does not apply.
+    refused_earlier: usize,
+}
+
+/// `dump.c` beside the tool over every stream: output, status, sentence.
+fn compare_dumps(tool: &Path, dump: &Path) -> Result<Compared, String> {
+    let generated = root().join("target/c/streams");
+    let _ = std::fs::remove_dir_all(&generated);
+    crate::run(
+        "generate streams, whole and damaged (dendro-wire-ffi's streams example)",
+        cargo()
+            .args([
+                "run",
+                "--quiet",
+                "-p",
+                "dendro-wire-ffi",
+                "--example",
+                "streams",
+                "--",
+            ])
+            .arg(&generated),
+    )?;
+    let mut streams = Vec::new();
+    for dir in [root().join("testdata"), generated] {
+        let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        for entry in entries {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            if path.extension().is_some_and(|x| x == "dwr") {
+                streams.push(path);
+            }
+        }
+    }
+    streams.sort();
+    eprintln!(
+        "==> dump.c beside dendro-wire dump --json over {} streams",
+        streams.len()
+    );
+    let mut differ = Vec::new();
+    let (mut refusals, mut refused_earlier) = (0, 0);
+    for stream in &streams {
+        let name = stream
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let ours = capture(Command::new(dump).arg(stream))?;
+        let theirs = capture(Command::new(tool).args(["dump", "--json"]).arg(stream))?;
+        let reported = String::from_utf8_lossy(&ours.stderr);
+        if reported.contains("Sanitizer") || reported.contains("runtime error") {
+            return Err(format!(
+                "{name}: a sanitizer report from dump.c:\n{reported}"
+            ));
+        }
+        if ours.stdout != theirs.stdout {
+            differ.push(format!("{name}: standard output differs"));
+        }
+        if ours.status.code() != theirs.status.code() {
+            differ.push(format!(
+                "{name}: dump.c exits {:?}, the tool {:?}",
+                ours.status.code(),
+                theirs.status.code()
+            ));
+        }
+        let (said, told) = (
+            sentence(&ours.stderr, "dump"),
+            sentence(&theirs.stderr, "dendro-wire"),
+        );
+        if said != told {
+            differ.push(format!("{name}: dump.c says {said:?}, the tool {told:?}"));
+        }
+        if let Some(said) = said.filter(|_| !theirs.status.success()) {
+            // The tool's check refuses the stream with the same sentence,
+            // unless the subscriber's rules (which dump does not apply)
+            // refused an earlier frame.
+            let check = capture(Command::new(tool).args(["check", "--json"]).arg(stream))?;
+            let json = String::from_utf8_lossy(&check.stdout);
+            let checked_at = json_number(&json, "frame");
+            let dumped_at = match said.strip_prefix("frame ") {
+                Some(rest) => rest.split(' ').next().and_then(|n| n.parse().ok()),
+                None => Some(0),
+            };
+            if checked_at.is_some() && checked_at < dumped_at {
+                refused_earlier += 1;
+            } else if !json.contains(&format!("\"error\":{}", json_string(&said))) {
+                differ.push(format!(
+                    "{name}: check --json says {json:?}, dump.c {said:?}"
+                ));
+            } else {
+                refusals += 1;
+            }
+        }
+    }
+    // Standard input, as `dump -` reads it.
+    let sample = std::fs::File::open(root().join("testdata/sample.dwr"))
+        .map_err(|e| format!("testdata/sample.dwr: {e}"))?;
+    let piped = Command::new(dump)
+        .arg("-")
+        .stdin(sample)
+        .output()
+        .map_err(|e| e.to_string())?;
+    let expected = capture(
+        Command::new(tool)
+            .args(["dump", "--json"])
+            .arg(root().join("testdata/sample.dwr")),
+    )?;
+    if piped.stdout != expected.stdout || !piped.status.success() {
+        differ.push("testdata/sample.dwr on standard input: dump - differs".into());
+    }
+    if !differ.is_empty() {
+        return Err(format!(
+            "dump.c and dendro-wire dump --json differ on {} point(s):\n  {}",
+            differ.len(),
+            differ.join("\n  ")
+        ));
+    }
+    Ok(Compared {
+        streams: streams.len(),
+        refusals,
+        refused_earlier,
+    })
+}
+
+/// The whole number after `"key":` in a flat JSON object.
+fn json_number(json: &str, key: &str) -> Option<u64> {
+    let at = json.find(&format!("\"{key}\":"))? + key.len() + 3;
+    let digits: String = json[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+/// A string as serde_json writes it.
+fn json_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `examples/decode.py`: ctypes over the cdylib, the sample's frames.
+fn python(tool: &Path, libs: &Libraries) -> Result<(), String> {
+    let sample = root().join("testdata/sample.dwr");
+    let printed = crate::output(
+        "decode.py (ctypes over the cdylib)",
+        Command::new("python3")
+            .arg(root().join(FFI).join("examples/decode.py"))
+            .arg(&libs.cdylib)
+            .arg(&sample),
+    )?;
+    let expected = crate::output(
+        "dendro-wire dump --json",
+        Command::new(tool).args(["dump", "--json"]).arg(&sample),
+    )?;
+    if printed != expected {
+        return Err(format!(
+            "decode.py printed:\n{}\nand dendro-wire dump --json:\n{}",
+            String::from_utf8_lossy(&printed),
+            String::from_utf8_lossy(&expected)
+        ));
+    }
+    eprintln!("==> decode.py (Python ctypes over the cdylib) prints the sample as the tool does");
+    Ok(())
+}

@@ -1,0 +1,173 @@
+//! The C firmware agent (`dendro-wire-core/ffi/examples/firmware/agent.c`):
+//! the Rust agent's workload written in C over the C API, built with
+//! arm-none-eabi-gcc against the staticlib for `thumbv7m-none-eabi` (no
+//! libc, no heap), run under QEMU's `lm3s6965evb` with semihosting.
+//!
+//! Each connection's stream, `target/firmware/c/connection-N.dwr`, must
+//! check with `dendro-wire check --json` exactly as the agent says, and be
+//! byte for byte the Rust agent's stream of the same connection
+//! (`target/firmware/thumbv7m-none-eabi/connection-N.dwr`, which
+//! `firmware.rs` checks and dendro's own `Subscriber` lands): the same
+//! calls give the same frames through C as through Rust. Then its
+//! footprint is printed beside the Rust agent's.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::firmware::{check, compare, finish, qemu_args, spawn_qemu, BOARDS};
+use crate::root;
+
+const TARGET: &str = BOARDS[0].target;
+const FIRMWARE: &str = "dendro-wire-core/ffi/examples/firmware";
+/// The gaps the agent is told to cause: the Rust agent's.
+const GAPS: &str = "gaps=4";
+
+pub(crate) fn run() -> Result<(), String> {
+    crate::setup::ensure("firmware (the C agent)", &[crate::setup::C_FIRMWARE])?;
+    let tool = crate::release_tool()?;
+    crate::c::build_library(Some(TARGET))?;
+    let out = root().join("target/firmware/c");
+    crate::firmware::fresh_dir(&out)?;
+    let elf = build(&out)?;
+    let connections = streams(&elf, &out, &tool)?;
+    footprint(&elf)?;
+    eprintln!("==> firmware (C): {connections} connections checked, each the Rust agent's bytes");
+    Ok(())
+}
+
+/// The agent, every warning an error, linked with no libc.
+fn build(out: &Path) -> Result<PathBuf, String> {
+    let dir = root().join(FIRMWARE);
+    let elf = out.join("agent.elf");
+    let staticlib = root().join(format!("target/{TARGET}/ffi/libdendro_wire_ffi.a"));
+    crate::run(
+        "build the C agent (arm-none-eabi-gcc, -Wall -Wextra -Werror, no libc)",
+        Command::new("arm-none-eabi-gcc")
+            .args(["-std=c11", "-Wall", "-Wextra", "-Werror"])
+            .args(["-mcpu=cortex-m3", "-mthumb", "-Os", "-g"])
+            .args(["-ffunction-sections", "-fdata-sections"])
+            .args(["-ffreestanding", "-nostdlib"])
+            .arg("-I")
+            .arg(root().join("dendro-wire-core/ffi/include"))
+            .arg("-T")
+            .arg(dir.join("link.ld"))
+            .arg(dir.join("agent.c"))
+            .arg(&staticlib)
+            .args(["-Wl,--gc-sections", "-Wl,-z,noexecstack"])
+            .arg("-o")
+            .arg(&elf),
+    )?;
+    // A panic cannot happen on the device: no path to the handler linked.
+    let symbols = crate::output(
+        "arm-none-eabi-nm agent.elf",
+        Command::new("arm-none-eabi-nm").arg(&elf),
+    )?;
+    if let Some(line) = String::from_utf8_lossy(&symbols)
+        .lines()
+        .find(|l| l.contains("rust_begin_unwind"))
+    {
+        return Err(format!(
+            "{} can panic: its panic handler was linked ({line})",
+            elf.display()
+        ));
+    }
+    Ok(elf)
+}
+
+/// Each connection's stream: checked as the agent said, and the Rust
+/// agent's bytes. The number of connections.
+fn streams(elf: &Path, out: &Path, tool: &Path) -> Result<u64, String> {
+    let board = &BOARDS[0];
+    eprintln!(
+        "==> run the C agent under {} ({})",
+        board.qemu, board.machine
+    );
+    let mut command = Command::new(board.qemu);
+    command.args(qemu_args(board, elf, &["agent", GAPS]));
+    let report = finish(
+        spawn_qemu(board, &mut command, out)?,
+        "agent.elf (C)",
+        board.qemu,
+    )?;
+    let summary = report.line("agent")?;
+    let connections = summary.get("connections")?;
+    if summary.get("told_gaps")? != 4 || summary.get("gaps")? != 4 {
+        return Err(format!(
+            "the C agent was told 4 gaps and caused {}",
+            summary.get("gaps")?
+        ));
+    }
+    if connections < 2 {
+        return Err(format!(
+            "the C agent opened {connections} connection(s); it must reconnect once (rule 8)"
+        ));
+    }
+    let rust_dir = root().join("target/firmware").join(board.target);
+    for n in 0..connections {
+        let name = format!("connection-{n}.dwr");
+        let path = out.join(&name);
+        let checked = check(tool, &path, false)?;
+        let said = report.line(&format!("connection {n}"))?;
+        compare(
+            &said.fields,
+            &checked,
+            &format!("the C agent's connection {n}"),
+        )?;
+        let rust = rust_dir.join(&name);
+        match (std::fs::read(&path), std::fs::read(&rust)) {
+            (Ok(a), Ok(b)) if a == b => {}
+            (a, b) => {
+                return Err(format!(
+                    "{} is not the Rust agent's {} ({} and {}); `cargo xtask firmware` runs the \
+                     Rust agent first",
+                    path.display(),
+                    rust.display(),
+                    a.map_or_else(|e| e.to_string(), |b| format!("{} bytes", b.len())),
+                    b.map_or_else(|e| e.to_string(), |b| format!("{} bytes", b.len())),
+                ))
+            }
+        }
+        eprintln!("    connection {n}: checks as the agent said, the Rust agent's bytes exactly");
+    }
+    Ok(connections)
+}
+
+/// Flash and static RAM of an ELF, by `arm-none-eabi-size` (Berkeley:
+/// flash is text + data, RAM data + bss).
+fn sizes(elf: &Path) -> Result<(u64, u64), String> {
+    let printed = crate::output(
+        "arm-none-eabi-size",
+        Command::new("arm-none-eabi-size").arg(elf),
+    )?;
+    let printed = String::from_utf8_lossy(&printed);
+    let figures: Vec<u64> = printed
+        .lines()
+        .nth(1)
+        .map(|l| {
+            l.split_whitespace()
+                .take(3)
+                .filter_map(|n| n.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    match figures[..] {
+        [text, data, bss] => Ok((text + data, data + bss)),
+        _ => Err(format!("arm-none-eabi-size printed:\n{printed}")),
+    }
+}
+
+fn footprint(elf: &Path) -> Result<(), String> {
+    let (flash, ram) = sizes(elf)?;
+    let rust = root()
+        .join("target/firmware")
+        .join(TARGET)
+        .join("agent.elf");
+    let (rust_flash, rust_ram) = sizes(&rust)?;
+    eprintln!(
+        "    C agent: flash {flash} B, static RAM {ram} B (the publisher in DW_PUBLISHER_SIZE, \
+         its two sources and the frame buffer, all static); the Rust agent: flash {rust_flash} \
+         B, static RAM {rust_ram} B; C at {:.2}x the Rust agent's flash",
+        flash as f64 / rust_flash as f64
+    );
+    Ok(())
+}
