@@ -58,6 +58,7 @@ pub mod archive;
 #[cfg(feature = "tokio")]
 pub mod codec;
 mod growable;
+mod lines;
 mod owned;
 mod read_error;
 mod reader;
@@ -80,6 +81,7 @@ pub use dendro_wire_core::{
     RowList, Rows, Segment, SourceId, SourceUpdate, Status, StreamId, Subscriber, Tally,
     NO_INDEX_STATE, PREAMBLE,
 };
+pub use lines::{Escaped, LineWriter};
 pub use owned::{OwnedFrame, OwnedRow};
 pub use read_error::{Position, ReadError, ReadErrorKind};
 pub use reader::FrameReader;

@@ -71,6 +71,10 @@ pub enum ReadErrorKind {
     MemoryBudget {
         /// The buffer size the frame needed next.
         needed: usize,
+        /// The most this connection's buffer could hold then: what was
+        /// free, within its share ([`MemoryBudget`](crate::MemoryBudget)
+        /// says what the shares are).
+        most: usize,
         /// The bytes of the budget in use by every connection.
         in_use: usize,
         /// The budget.
@@ -159,13 +163,16 @@ impl fmt::Display for ReadError {
             ),
             ReadErrorKind::MemoryBudget {
                 needed,
+                most,
                 in_use,
                 limit,
             } => write!(
                 f,
-                "holding this frame needs a buffer of {needed} bytes, which would take the \
-                 memory budget past its {limit} bytes ({in_use} in use by every connection); \
-                 the connection is ended and the others go on"
+                "holding this frame needs a buffer of {needed} bytes, and this connection may \
+                 hold {most} of the memory budget's {limit} bytes now ({in_use} in use by every \
+                 connection; an eighth is kept for new connections and small frames, and no \
+                 connection's large frames hold more than half the rest); the connection is \
+                 ended and the others go on"
             ),
         }
     }

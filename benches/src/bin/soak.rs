@@ -8,18 +8,22 @@
 //! `--bin`), so what is measured is what an operator runs. Not part of `cargo
 //! xtask ci`: it opens tens of thousands of connections.
 
-use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use dendro_wire_core::PREAMBLE;
 use dendro_wire_std::send::{publish_tcp, DrainOptions};
 use dendro_wire_std::{AgentConfig, AgentPublisher, SourceConfig};
+use listener::{Listener, Stopped};
+
+#[path = "soak/attacks.rs"]
+mod attacks;
+#[path = "soak/listener.rs"]
+mod listener;
 
 struct Options {
     bin: PathBuf,
@@ -56,169 +60,6 @@ fn options() -> Result<Options, String> {
         return Err("--bin PATH (a release build of dendro-wire) is required".into());
     }
     Ok(o)
-}
-
-/// A `dendro-wire listen` process, its output collected as it comes.
-struct Listener {
-    child: Child,
-    addr: SocketAddr,
-    stdout: Arc<Mutex<Vec<String>>>,
-    stderr: Arc<Mutex<Vec<String>>>,
-    readers: Vec<std::thread::JoinHandle<()>>,
-}
-
-impl Listener {
-    fn start(bin: &Path, extra: &[&str]) -> Listener {
-        // As many descriptors as the system allows this process.
-        let script = format!(
-            "ulimit -n \"$(ulimit -Hn)\" && exec \"$0\" listen --bind 127.0.0.1:0 {}",
-            extra.join(" ")
-        );
-        let mut child = Command::new("sh")
-            .args(["-c", &script])
-            .arg(bin)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start dendro-wire listen");
-        let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
-        let first = out.next().expect("a first line").expect("stdout");
-        let addr = first
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("{first}"))
-            .parse()
-            .unwrap();
-        let stdout: Arc<Mutex<Vec<String>>> = Arc::default();
-        let stderr: Arc<Mutex<Vec<String>>> = Arc::default();
-        let mut readers = Vec::new();
-        {
-            let stdout = stdout.clone();
-            readers.push(std::thread::spawn(move || {
-                for line in out.map_while(Result::ok) {
-                    stdout.lock().unwrap().push(line);
-                }
-            }));
-        }
-        {
-            let stderr = stderr.clone();
-            let err = BufReader::new(child.stderr.take().unwrap()).lines();
-            readers.push(std::thread::spawn(move || {
-                for line in err.map_while(Result::ok) {
-                    stderr.lock().unwrap().push(line);
-                }
-            }));
-        }
-        Listener {
-            child,
-            addr,
-            stdout,
-            stderr,
-            readers,
-        }
-    }
-
-    fn status(&self, key: &str) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(key))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    }
-
-    /// Peak resident memory so far, in bytes.
-    fn peak_rss(&self) -> u64 {
-        self.status("VmHWM:") * 1024
-    }
-
-    fn fds(&self) -> usize {
-        std::fs::read_dir(format!("/proc/{}/fd", self.child.id()))
-            .map(|d| d.count())
-            .unwrap_or(0)
-    }
-
-    /// SIGTERM, then what it said: whether it exited 0, its summary, and the
-    /// connections' endings tallied by reason.
-    fn stop(mut self) -> Stopped {
-        let peak_rss = self.peak_rss();
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        let status = self.child.wait().expect("wait for the listener");
-        for r in self.readers.drain(..) {
-            let _ = r.join();
-        }
-        let stdout = std::mem::take(&mut *self.stdout.lock().unwrap());
-        let stderr = std::mem::take(&mut *self.stderr.lock().unwrap());
-        let mut reasons: BTreeMap<&'static str, u64> = BTreeMap::new();
-        let mut rows_applied = 0;
-        for line in &stdout {
-            if line.starts_with("connection ") {
-                *reasons.entry(reason(line)).or_default() += 1;
-                rows_applied += number_after(line, "; sources ")
-                    .and_then(|_| number_after(line, ", rows "))
-                    .unwrap_or(0);
-            }
-        }
-        let summary = stdout
-            .iter()
-            .find(|l| l.starts_with("listener: "))
-            .cloned()
-            .unwrap_or_default();
-        if let Some(refused) = number_after(&summary, "), ") {
-            if refused > 0 {
-                reasons.insert("closed at once: over the connection cap", refused);
-            }
-        }
-        let clean_exit = status.success() && !stderr.iter().any(|l| l.contains("panicked"));
-        if !clean_exit {
-            eprintln!("listener: {status}");
-            for line in stderr.iter().rev().take(20) {
-                eprintln!("  {line}");
-            }
-        }
-        Stopped {
-            clean_exit,
-            peak_rss,
-            reasons,
-            rows_applied,
-        }
-    }
-}
-
-struct Stopped {
-    clean_exit: bool,
-    peak_rss: u64,
-    reasons: BTreeMap<&'static str, u64>,
-    rows_applied: u64,
-}
-
-fn reason(line: &str) -> &'static str {
-    const REASONS: &[(&str, &str)] = &[
-        ("ended cleanly", "ended cleanly"),
-        ("the idle timeout", "idle timeout"),
-        ("the frame timeout", "frame timeout"),
-        ("the server shut down", "shut down by SIGTERM"),
-        ("not a dendro replication stream", "refused: not a stream"),
-        ("the stream ends inside", "truncated by the peer"),
-        ("memory budget", "memory budget"),
-        ("the transport failed", "transport failed"),
-    ];
-    REASONS
-        .iter()
-        .find(|(needle, _)| line.contains(needle))
-        .map_or("other", |(_, reason)| reason)
-}
-
-fn number_after(text: &str, label: &str) -> Option<u64> {
-    let at = text.find(label)? + label.len();
-    text[at..]
-        .split(|c: char| !c.is_ascii_digit())
-        .next()?
-        .parse()
-        .ok()
 }
 
 /// An honest agent at full rate: one source, eight streams, a row of 32
@@ -327,14 +168,12 @@ fn main() {
     };
     let secs = Duration::from_secs_f64(o.seconds);
     let mut table: Vec<Row> = Vec::new();
-    let ended = |s: &Stopped| {
-        s.reasons
-            .iter()
-            .map(|(why, n)| format!("{n} {why}"))
-            .collect::<Vec<_>>()
-            .join("; ")
-    };
-    let limit = "--max-connections 30000";
+    let ended = Stopped::why;
+    // Every peer here connects from 127.0.0.1, and these cases measure
+    // holding many connections, not the caps on those yet to open a source
+    // (tests/collector_admission.rs has those).
+    let limit = "--max-connections 30000 --max-connections-per-peer 30000 \
+                 --max-unopened-connections 30000 --handshake-timeout 3600s";
     println!(
         "Each case's honest rate is set beside the same agent alone against a fresh listener, \
          measured just before it."
@@ -501,7 +340,8 @@ fn main() {
     let cap = 1_000;
     eprintln!("soak: a reconnect storm against a cap of {cap}, {secs:?}");
     let alone = rate_alone(&o.bin, secs);
-    let l = Listener::start(&o.bin, &["--max-connections", &cap.to_string()]);
+    let caps = format!("--max-connections {cap} --max-connections-per-peer {cap}");
+    let l = Listener::start(&o.bin, &[&caps]);
     let agent = Honest::start(l.addr);
     let storming = Arc::new(AtomicBool::new(true));
     let made = Arc::new(AtomicU64::new(0));
@@ -551,6 +391,11 @@ fn main() {
         ok: s.clean_exit && delivered_all && s.rows_applied == run.1,
     });
 
+    // Against the defaults: peers that aim at the bounds themselves.
+    table.push(attacks::hoarders(&o, secs));
+    table.push(attacks::cap_holders(&o, secs));
+    table.push(attacks::unread_stdout(&o, secs));
+
     println!("| case | listener peak RSS | listener fds before → after | honest agent | connections ended, and why | held |");
     println!("|---|---:|---|---|---|---|");
     let mut all = true;
@@ -572,9 +417,9 @@ fn main() {
     }
 }
 
-/// A short honest stream: a handshake and one empty Rows frame.
-fn small_stream() -> Vec<u8> {
-    use dendro_wire_core::{Frame, Handshake, Map, RowsHeader, NO_INDEX_STATE};
+/// A writer with a stream's preamble and a bare handshake for source 0 in.
+fn opening() -> dendro_wire_std::FrameWriter<Vec<u8>> {
+    use dendro_wire_core::{Frame, Handshake, Map};
     let mut w = dendro_wire_std::FrameWriter::new(Vec::new()).unwrap();
     w.write_frame(&Frame::Handshake(Handshake {
         source: 0,
@@ -585,6 +430,13 @@ fn small_stream() -> Vec<u8> {
         complete: false,
     }))
     .unwrap();
+    w
+}
+
+/// A short honest stream: a handshake and one empty Rows frame.
+fn small_stream() -> Vec<u8> {
+    use dendro_wire_core::{RowsHeader, NO_INDEX_STATE};
+    let mut w = opening();
     w.write_rows(
         RowsHeader {
             source: 0,

@@ -9,8 +9,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dendro_wire_std::receive::{ConnectionInfo, Listener, Server, ServerConfig};
-use dendro_wire_std::{CountingSink, Sink, Tally};
+use dendro_wire_std::{CountingSink, LineWriter, Sink, Tally};
 
+use crate::ended::EndLines;
 use crate::metrics::Metrics;
 use crate::progress::Progress;
 use crate::tls_args::ServerTls;
@@ -72,12 +73,28 @@ pub(crate) struct Args {
     /// The most sources one connection may open.
     #[arg(long, default_value_t = 256)]
     max_sources: usize,
-    /// Connections served at once; one more is closed as soon as it is
-    /// accepted.
+    /// Connections served at once; one more takes the place of the oldest
+    /// connection yet to open a source, or, if every one has, is closed as
+    /// soon as it is accepted.
     #[arg(long, default_value_t = 10_000)]
     max_connections: usize,
-    /// Memory all connections' buffers may hold together (e.g. 256MiB,
-    /// 1GiB); a frame that would cross it ends its connection.
+    /// Of those, connections that have not yet opened a source (sent a
+    /// valid Handshake); when either cap is reached, the oldest such
+    /// connection is closed to admit the new one.
+    #[arg(long, default_value_t = 1_000)]
+    max_unopened_connections: usize,
+    /// Connections served at once from one remote address; one more takes
+    /// the place of the oldest of its connections yet to open a source, or
+    /// is closed at once.
+    #[arg(long, default_value_t = 256)]
+    max_connections_per_peer: usize,
+    /// End a connection that has not opened a source this long after it
+    /// was accepted, its TLS handshake included.
+    #[arg(long, default_value = "5s", value_parser = crate::parse_duration)]
+    handshake_timeout: Duration,
+    /// Memory all connections may hold together (e.g. 256MiB, 1GiB): their
+    /// buffers, and an estimate of their state; a frame that would cross it,
+    /// or a connection's share of it, ends its connection.
     #[arg(long, default_value = "256MiB", value_parser = crate::parse_size)]
     max_memory: usize,
     /// End a connection that sends no whole frame for this long (a publisher
@@ -118,6 +135,9 @@ impl Args {
         let mut config = ServerConfig::default();
         config.max_sources = self.max_sources;
         config.max_connections = self.max_connections;
+        config.max_unopened_connections = self.max_unopened_connections;
+        config.max_connections_per_peer = self.max_connections_per_peer;
+        config.handshake_timeout = self.handshake_timeout;
         config.max_memory = self.max_memory;
         config.idle_timeout = self.idle_timeout;
         config.frame_timeout = self.frame_timeout;
@@ -134,6 +154,12 @@ impl Args {
         Ok(config)
     }
 }
+
+/// Bytes of lines that may wait for stdout.
+const LINE_QUEUE: usize = 1 << 20;
+
+/// How long the last lines may wait for stdout at exit.
+const EXIT_FLUSH: Duration = Duration::from_secs(5);
 
 /// What every ended connection added up to.
 #[derive(Default)]
@@ -190,13 +216,18 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let max_connections = config.max_connections;
     let max_memory = config.max_memory;
     let metrics: Arc<Metrics> = Arc::default();
+    // Ended connections' lines are queued, never written where connections
+    // are served: a stdout nobody reads loses lines (counted), not service.
+    let lines = Arc::new(EndLines::new(LineWriter::spawn(
+        "stdout",
+        std::io::stdout(),
+        LINE_QUEUE,
+    )?));
     let server = {
-        let totals = totals.clone();
+        let (totals, lines) = (totals.clone(), lines.clone());
         let metrics = metrics.clone();
         Server::start(listener, config, make_sink, move |ended, _| {
-            // One line for every connection, whatever ended it; a reader of
-            // stdout that went away does not stop the listener.
-            let _ = writeln!(std::io::stdout().lock(), "{ended}");
+            lines.ended(&ended);
             metrics.record(&ended);
             let mut t = totals.lock().unwrap_or_else(|e| e.into_inner());
             t.connections += 1;
@@ -241,6 +272,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
             break;
         }
         progress.show(|| live(&server));
+        lines.summarize(false);
     }
     progress.finish();
     metrics.stopping();
@@ -266,27 +298,45 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
             ),
         }
     }
-    let mut out = std::io::stdout().lock();
+    lines.summarize(true);
+    // The report goes through the queue too, after what is queued: a
+    // stdout nobody reads holds the exit no longer than the flush's wait.
+    let dropped = lines.out().dropped();
+    let mut report = Vec::new();
     #[cfg(feature = "archive")]
     if let Some(archive) = archive {
-        crate::archive::finish(archive, &mut out)?;
+        crate::archive::finish(archive, &mut report)?;
     }
     let t = totals.lock().unwrap_or_else(|e| e.into_inner());
     let a = t.tally;
     writeln!(
-        out,
-        "listener: {} connection(s) served ({} ended cleanly), {} refused over the cap of {}; \
-         rows {} applied {} skipped, gaps {} ({} frames lost)",
+        report,
+        "listener: {} connection(s) served ({} ended cleanly), {} refused at accept (a cap of {} \
+         connections), {} closed to admit newer ones; rows {} applied {} skipped, gaps {} ({} \
+         frames lost){}",
         t.connections,
         t.clean,
         stats.refused,
         max_connections,
+        stats.evicted,
         a.rows_applied,
         a.rows_skipped,
         a.gaps,
         a.frames_lost,
+        match dropped {
+            0 => String::new(),
+            n => format!("; {n} line(s) not printed, stdout was not read fast enough"),
+        },
     )?;
-    out.flush()?;
+    for line in String::from_utf8_lossy(&report).lines() {
+        lines.out().line(line);
+    }
+    if !lines.out().flush(EXIT_FLUSH) {
+        log::warn!(
+            "listen: stdout did not take what was left to print within {EXIT_FLUSH:?}; \
+             exiting without it"
+        );
+    }
     Ok(())
 }
 
@@ -331,14 +381,15 @@ fn live(server: &Server) -> String {
     let stats = server.stats();
     format!(
         "{} live connections: {} frames, {bytes} bytes, rows {} applied {} skipped, {} gap(s); \
-         {} bytes of buffers; {} refused over the cap",
+         {} bytes held; {} refused at accept, {} closed to admit newer ones",
         live.len(),
         tally.frames,
         tally.rows_applied,
         tally.rows_skipped,
         tally.gaps,
         stats.memory_in_use,
-        stats.refused
+        stats.refused,
+        stats.evicted
     )
 }
 
@@ -384,6 +435,9 @@ mod tests {
             (
                 got.max_sources,
                 got.max_connections,
+                got.max_unopened_connections,
+                got.max_connections_per_peer,
+                got.handshake_timeout,
                 got.max_memory,
                 got.idle_timeout,
                 got.frame_timeout,
@@ -393,6 +447,9 @@ mod tests {
             (
                 want.max_sources,
                 want.max_connections,
+                want.max_unopened_connections,
+                want.max_connections_per_peer,
+                want.handshake_timeout,
                 want.max_memory,
                 want.idle_timeout,
                 want.frame_timeout,

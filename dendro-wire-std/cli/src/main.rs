@@ -8,6 +8,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use dendro_wire_std::LineWriter;
 
 mod agent;
 #[cfg(feature = "archive")]
@@ -16,6 +17,7 @@ mod check;
 mod demo;
 mod dump;
 mod encode;
+mod ended;
 mod inputs;
 mod listen;
 mod metrics;
@@ -200,11 +202,18 @@ pub(crate) fn is_broken_pipe(e: &io::Error) -> bool {
 
 /// The library's messages (a gap, logged once per source; a reconnect) on
 /// stderr as the tool's own are: warnings by default, fewer with `-q`, more
-/// with `-v`, or as `RUST_LOG` says.
+/// with `-v`, or as `RUST_LOG` says. They go through a bounded queue written
+/// by a thread of its own ([`LineWriter`]): a collector logs where it serves
+/// connections, and a stderr nobody reads must not stop it.
 fn log_to_stderr(level: log::LevelFilter) {
+    let Ok(queue) = LineWriter::spawn("stderr", io::stderr(), 1 << 20) else {
+        return;
+    };
+    let _ = STDERR.set(queue.clone());
     let _ = env_logger::Builder::new()
         .filter_level(level)
         .parse_env("RUST_LOG")
+        .target(env_logger::Target::Pipe(Box::new(QueuedLines(queue))))
         .format(|out, record| match record.level() {
             log::Level::Error | log::Level::Warn => writeln!(out, "dendro-wire: {}", record.args()),
             level => writeln!(
@@ -215,6 +224,35 @@ fn log_to_stderr(level: log::LevelFilter) {
             ),
         })
         .try_init();
+}
+
+/// The queue log records go through, to be flushed before the tool exits.
+static STDERR: std::sync::OnceLock<LineWriter> = std::sync::OnceLock::new();
+
+/// Write what the log queue holds, for at most a few seconds (a stderr
+/// nobody reads never takes it).
+fn flush_log() {
+    if let Some(queue) = STDERR.get() {
+        queue.flush(std::time::Duration::from_secs(2));
+    }
+}
+
+/// A log target that queues each record's lines.
+struct QueuedLines(LineWriter);
+
+impl Write for QueuedLines {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        // A record is formatted whole and written in one piece.
+        let text = String::from_utf8_lossy(buf);
+        for line in text.lines() {
+            self.0.line(line);
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Whether `-q` asked for nothing but errors: no progress lines.
@@ -245,6 +283,7 @@ fn main() -> ExitCode {
             }
         }
     };
+    flush_log();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure(message)) => {

@@ -106,8 +106,14 @@ impl Metrics {
         );
         counter(
             "connections_refused",
-            "Connections closed at accept because the connection cap was reached",
+            "Connections closed at accept: a cap was reached (every connection, or one \
+             address's, having opened a source) or the memory budget was full",
             stats.refused,
+        );
+        counter(
+            "connections_evicted",
+            "Connections yet to open a source, closed to admit newer ones",
+            stats.evicted,
         );
         counter("accept_errors", "Accepts that failed", stats.accept_errors);
         counter(

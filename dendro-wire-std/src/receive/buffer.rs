@@ -10,8 +10,7 @@
 //! anything else.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use dendro_wire_core::{Frame, FrameDecoder, Status};
 
@@ -25,23 +24,45 @@ pub(crate) const START: usize = 4 * 1024;
 /// hand needs: large enough that small frames arrive many to a read.
 pub(crate) const READ_AHEAD: usize = 64 * 1024;
 
-/// Memory shared by many connections' receive buffers, bounded.
+/// Memory shared by many connections' receive buffers (and, in a server,
+/// each connection's own state), bounded, and shared fairly.
 ///
 /// A buffer asks it before growing; growth that a frame needs and the
 /// budget cannot give ends that connection
 /// ([`ReadErrorKind::MemoryBudget`]), while growth for reading ahead is
 /// simply skipped. Buffers give their memory back when they shrink or drop.
 ///
+/// So that a few connections cannot lock out the rest, what buffers hold
+/// past 64 KiB each (the read-ahead; only large frames need more) may take
+/// at most seven eighths of the limit, and one connection at most half of
+/// that: an eighth is always left for new connections and frames of up to
+/// 64 KiB.
+///
 /// ```
 /// use dendro_wire_std::MemoryBudget;
 ///
 /// let budget = MemoryBudget::new(1 << 20);
 /// assert_eq!((budget.limit(), budget.in_use()), (1 << 20, 0));
+/// assert_eq!(budget.most_per_connection(), (64 << 10) + (448 << 10));
 /// ```
 #[derive(Debug)]
 pub struct MemoryBudget {
     limit: usize,
-    in_use: AtomicUsize,
+    usage: Mutex<Usage>,
+}
+
+/// What a budget has given out.
+#[derive(Debug, Default)]
+struct Usage {
+    /// Every byte held.
+    in_use: usize,
+    /// Of those, what buffers hold past [`READ_AHEAD`] each.
+    large: usize,
+}
+
+/// Of a buffer of `len` bytes, the part past [`READ_AHEAD`].
+fn large(len: usize) -> usize {
+    len.saturating_sub(READ_AHEAD)
 }
 
 impl MemoryBudget {
@@ -49,7 +70,7 @@ impl MemoryBudget {
     pub fn new(limit: usize) -> Self {
         MemoryBudget {
             limit,
-            in_use: AtomicUsize::new(0),
+            usage: Mutex::default(),
         }
     }
 
@@ -60,20 +81,77 @@ impl MemoryBudget {
 
     /// The bytes held now.
     pub fn in_use(&self) -> usize {
-        self.in_use.load(Ordering::Relaxed)
+        self.usage().in_use
     }
 
-    /// Take `n` bytes, if that keeps within the limit.
-    fn charge(&self, n: usize) -> bool {
-        self.in_use
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
-                used.checked_add(n).filter(|&total| total <= self.limit)
-            })
-            .is_ok()
+    /// The most one connection's buffer may hold: 64 KiB of read-ahead, and
+    /// half of what large frames may hold together.
+    pub fn most_per_connection(&self) -> usize {
+        READ_AHEAD + self.large_limit() / 2
     }
 
-    fn refund(&self, n: usize) {
-        self.in_use.fetch_sub(n, Ordering::AcqRel);
+    /// What buffers may hold together past [`READ_AHEAD`] each: all but the
+    /// eighth kept for new connections and small frames.
+    fn large_limit(&self) -> usize {
+        self.limit - self.limit / 8
+    }
+
+    fn usage(&self) -> MutexGuard<'_, Usage> {
+        self.usage.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Let a buffer of `from` bytes grow to `to`, if that keeps within the
+    /// limit, the large frames' share and one connection's; else the most
+    /// it may grow to now.
+    fn charge(&self, from: usize, to: usize) -> Result<(), usize> {
+        if to <= from {
+            return Ok(());
+        }
+        let mut usage = self.usage();
+        let free = self.limit.saturating_sub(usage.in_use);
+        let large_most = (self.large_limit() / 2)
+            .min(large(from) + self.large_limit().saturating_sub(usage.large));
+        if to - from > free || large(to) > large_most {
+            return Err((from + free).min(READ_AHEAD + large_most));
+        }
+        usage.in_use += to - from;
+        usage.large += large(to) - large(from);
+        Ok(())
+    }
+
+    /// A buffer of `from` bytes now holds `to`, whether or not the budget
+    /// agrees (the allocator gave or kept other than what was asked).
+    fn settle(&self, from: usize, to: usize) {
+        let mut usage = self.usage();
+        usage.in_use = (usage.in_use + to).saturating_sub(from);
+        usage.large = (usage.large + large(to)).saturating_sub(large(from));
+    }
+
+    /// Hold `n` bytes for what a connection keeps beside its buffer (its
+    /// task, its socket, its TLS state), if the limit allows; given back
+    /// when the hold drops.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn hold(self: &Arc<Self>, n: usize) -> Option<Held> {
+        self.charge(0, n.min(READ_AHEAD)).ok()?;
+        Some(Held {
+            budget: self.clone(),
+            n: n.min(READ_AHEAD),
+        })
+    }
+}
+
+/// Bytes held of a [`MemoryBudget`] until dropped.
+#[cfg(feature = "tokio")]
+#[derive(Debug)]
+pub(crate) struct Held {
+    budget: Arc<MemoryBudget>,
+    n: usize,
+}
+
+#[cfg(feature = "tokio")]
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.budget.settle(self.n, 0);
     }
 }
 
@@ -201,18 +279,19 @@ impl FrameBuffer {
     fn grow(&mut self, len: usize, least: usize) -> Result<(), ReadError> {
         let mut target = len;
         if let Some(budget) = &self.budget {
-            if budget.charge(len.saturating_sub(self.charged)) {
+            if budget.charge(self.charged, len).is_ok() {
                 self.charged = self.charged.max(len);
-            } else if budget.charge(least.saturating_sub(self.charged)) {
-                self.charged = self.charged.max(least);
-                target = least;
-            } else {
+            } else if let Err(most) = budget.charge(self.charged, least) {
                 let (limit, in_use) = (budget.limit(), budget.in_use());
                 return Err(self.error(ReadErrorKind::MemoryBudget {
                     needed: least,
+                    most,
                     in_use,
                     limit,
                 }));
+            } else {
+                self.charged = self.charged.max(least);
+                target = least;
             }
         }
         self.buf.reserve_exact(target - self.buf.len());
@@ -227,13 +306,7 @@ impl FrameBuffer {
     fn settle(&mut self) {
         let held = self.buf.capacity();
         if let Some(budget) = &self.budget {
-            if held > self.charged {
-                budget
-                    .in_use
-                    .fetch_add(held - self.charged, Ordering::AcqRel);
-            } else {
-                budget.refund(self.charged - held);
-            }
+            budget.settle(self.charged, held);
         }
         self.charged = held;
     }
@@ -251,6 +324,25 @@ impl FrameBuffer {
     #[cfg(feature = "tokio")]
     pub(crate) fn can_release(&self) -> bool {
         self.start == self.end && self.buf.len() > START
+    }
+
+    /// Give back what a large frame needed, once it is cut: the buffer
+    /// keeps [`READ_AHEAD`] bytes, or what has arrived of the next frame if
+    /// that is more. A connection holds a large frame's memory only while it
+    /// sends one.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn shrink(&mut self) {
+        let have = self.end - self.start;
+        let keep = have.max(READ_AHEAD);
+        if self.buf.len() <= keep {
+            return;
+        }
+        self.buf.copy_within(self.start..self.end, 0);
+        self.start = 0;
+        self.end = have;
+        self.buf.truncate(keep);
+        self.buf.shrink_to(keep);
+        self.settle();
     }
 
     /// Give memory back while nothing is buffered: a connection that has
@@ -329,7 +421,7 @@ impl FrameBuffer {
 impl Drop for FrameBuffer {
     fn drop(&mut self) {
         if let Some(budget) = &self.budget {
-            budget.refund(self.charged);
+            budget.settle(self.charged, 0);
         }
     }
 }

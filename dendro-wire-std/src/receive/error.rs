@@ -6,7 +6,7 @@ use std::fmt;
 use std::time::Duration;
 
 use super::subscriber::SubscribeError;
-use crate::read_error::{Position, ReadError};
+use crate::read_error::{Position, ReadError, ReadErrorKind};
 
 /// Why a connection's stream stopped being applied.
 #[derive(Debug)]
@@ -47,9 +47,41 @@ pub enum ServeError {
     /// chain to the client CA or has expired, or a client that refused the
     /// server's.
     Tls(std::io::Error),
+    /// No `Handshake` opened a source this long after the connection was
+    /// accepted (a TLS handshake included).
+    HandshakeTimeout {
+        /// The time allowed.
+        after: Duration,
+    },
+    /// Closed to admit a newer connection: it was the oldest of those that
+    /// had opened no source, and their cap (or the connection cap) was
+    /// reached.
+    Evicted,
 }
 
 impl ServeError {
+    /// Why the stream ended, in a few words and without anything the peer
+    /// sent: what a summary of many ended connections counts them by.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            ServeError::Read(e) => match e.kind() {
+                ReadErrorKind::Io(_) => "failed in transport",
+                ReadErrorKind::Preamble(_) => "not a dendro replication stream",
+                ReadErrorKind::MemoryBudget { .. } => "over the memory budget",
+                ReadErrorKind::Truncated { .. } => "cut off inside a frame",
+                _ => "broke a framing rule",
+            },
+            ServeError::Subscribe(..) => "broke a subscriber rule",
+            ServeError::IdleTimeout { .. } => "idle timeout",
+            ServeError::FrameTimeout { .. } => "frame timeout",
+            ServeError::Shutdown { .. } => "shut down",
+            ServeError::NotAllowed(_) => "not allowed",
+            ServeError::Tls(_) => "refused at the TLS handshake",
+            ServeError::HandshakeTimeout { .. } => "handshake timeout",
+            ServeError::Evicted => "evicted for a newer connection",
+        }
+    }
+
     /// A short name for why the connection ended, the same for every
     /// connection that ended so (`"idle_timeout"`): a metric's label or a
     /// summary's key, where the sentence would be too long and too varied.
@@ -62,6 +94,8 @@ impl ServeError {
             ServeError::Shutdown { .. } => "shutdown",
             ServeError::NotAllowed(_) => "not_allowed",
             ServeError::Tls(_) => "tls",
+            ServeError::HandshakeTimeout { .. } => "handshake_timeout",
+            ServeError::Evicted => "evicted",
         }
     }
 }
@@ -94,6 +128,15 @@ impl fmt::Display for ServeError {
             ),
             ServeError::NotAllowed(why) => write!(f, "not allowed to connect: {why}"),
             ServeError::Tls(e) => write!(f, "refused at the TLS handshake: {e}"),
+            ServeError::HandshakeTimeout { after } => write!(
+                f,
+                "no Handshake opened a source within {after:?} of the connection, the handshake \
+                 timeout (a TLS handshake included)"
+            ),
+            ServeError::Evicted => f.write_str(
+                "closed to admit a newer connection: this was the oldest of the connections \
+                 that had opened no source, and their cap or the connection cap was reached",
+            ),
         }
     }
 }

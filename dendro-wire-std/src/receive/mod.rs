@@ -15,10 +15,11 @@
 //!
 //! A collector is where bytes from anyone who can reach it arrive, so every
 //! connection is bounded: its buffer grows with the bytes that arrived, never
-//! with what a length prefix claims, against a memory budget shared by all
-//! connections; a connection that sends no whole frame for a while, or
-//! starts a frame and does not finish it, is ended; connections past a cap
-//! are closed as soon as they are accepted. Every connection that ends,
+//! with what a length prefix claims, against a memory budget shared fairly by
+//! all connections; a connection that sends no whole frame for a while,
+//! starts a frame and does not finish it, or opens no source in time, is
+//! ended; those yet to open one make room for new ones, and connections past
+//! a cap are closed as soon as they are accepted. Every connection that ends,
 //! whatever the cause, closes its socket, frees what it held, and is
 //! reported once with why it ended.
 //!

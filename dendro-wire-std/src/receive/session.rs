@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use dendro_wire_core::{FrameDecoder, Tally, PREAMBLE, PREAMBLE_BYTES};
 use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
 
 use super::buffer::{FrameBuffer, MemoryBudget, Next};
 use super::capture::Capture;
@@ -49,6 +49,17 @@ pub(crate) struct Progress {
     pub(crate) tally: Tally,
 }
 
+/// What a server asks of a connection before it has opened a source: to
+/// open one by `deadline`, and to go if told to make room.
+pub(crate) struct Admission<'a> {
+    pub(crate) deadline: Instant,
+    /// The handshake timeout `deadline` comes from, to say it.
+    pub(crate) timeout: Duration,
+    pub(crate) evicted: &'a Notify,
+    /// Called once, as the first source opens.
+    pub(crate) opened: &'a (dyn Fn() + Sync),
+}
+
 /// How long a session stays quiet before its grown buffer is given back.
 const QUIET: Duration = Duration::from_secs(1);
 
@@ -58,6 +69,7 @@ enum Event {
     /// Nothing arrived for [`QUIET`].
     Quiet,
     Timeout,
+    Evicted,
     Stop,
 }
 
@@ -77,6 +89,8 @@ pub(crate) struct Session<'a, IO, S: Sink> {
     /// Where its progress is shared after every read, if anywhere.
     shared: Option<&'a Mutex<Progress>>,
     stop: Option<watch::Receiver<bool>>,
+    /// Until it opens a source, if asked.
+    admission: Option<Admission<'a>>,
 }
 
 impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
@@ -96,6 +110,7 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
             capture: None,
             shared: None,
             stop: None,
+            admission: None,
         }
     }
 
@@ -109,6 +124,12 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
     /// Share what the session has done `to` a watcher after every read.
     pub(crate) fn share_progress(mut self, to: &'a Mutex<Progress>) -> Self {
         self.shared = Some(to);
+        self
+    }
+
+    /// Open a source as `admission` asks, or end.
+    pub(crate) fn admit(mut self, admission: Admission<'a>) -> Self {
+        self.admission = Some(admission);
         self
     }
 
@@ -159,22 +180,37 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
             if let Some(shared) = self.shared {
                 *shared.lock().unwrap_or_else(|e| e.into_inner()) = self.progress();
             }
-            let deadline = match frame_started {
+            if self.admission.is_some() && self.subscriber.tally().sources > 0 {
+                if let Some(admission) = self.admission.take() {
+                    (admission.opened)();
+                }
+            }
+            let mut deadline = match frame_started {
                 Some(started) => after(started, self.limits.frame_timeout),
                 None => after(last_frame, self.limits.idle_timeout),
             };
-            // A buffer that grew for a busy spell is given back once the
-            // connection has been quiet for a while, not at every frame
-            // boundary: a fast stream would otherwise shrink and regrow it.
+            let handshake_due = self
+                .admission
+                .as_ref()
+                .is_some_and(|admission| admission.deadline <= deadline);
+            if let Some(admission) = self.admission.as_ref().filter(|_| handshake_due) {
+                deadline = admission.deadline;
+            }
+            // What a large frame needed is given back as soon as it is
+            // applied; the read-ahead a busy spell grew, once the connection
+            // has been quiet for a while, not at every frame boundary: a
+            // fast stream would otherwise shrink and regrow it.
             let quiet = self
                 .buffer
                 .can_release()
                 .then(|| (now + QUIET).min(deadline))
                 .filter(|&quiet| quiet < deadline);
             let room = self.buffer.spare(needed).map_err(ServeError::Read)?;
+            let evicted = self.admission.as_ref().map(|admission| admission.evicted);
             let event = tokio::select! {
                 biased;
                 _ = stopped_if_asked(&mut self.stop) => Event::Stop,
+                _ = notified_if_asked(evicted) => Event::Evicted,
                 read = tokio::time::timeout_at(
                     quiet.unwrap_or(deadline).into(),
                     self.io.read(room),
@@ -191,8 +227,14 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
                         return Ok(());
                     }
                 }
+                Event::Evicted => return Err(ServeError::Evicted),
                 Event::Timeout => {
                     let at = self.buffer.position();
+                    if let Some(admission) = self.admission.as_ref().filter(|_| handshake_due) {
+                        return Err(ServeError::HandshakeTimeout {
+                            after: admission.timeout,
+                        });
+                    }
                     return Err(match frame_started {
                         Some(_) => ServeError::FrameTimeout {
                             after: self.limits.frame_timeout,
@@ -210,8 +252,8 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
         }
     }
 
-    /// Cut and apply every whole frame in hand; then how many more bytes the
-    /// next one needs.
+    /// Cut and apply every whole frame in hand, and give back what a large
+    /// one needed; then how many more bytes the next one needs.
     fn apply_whole_frames(&mut self) -> Result<usize, ServeError> {
         loop {
             let next = self.buffer.next().map_err(ServeError::Read)?;
@@ -223,7 +265,10 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
                         .apply(&frame)
                         .map_err(|e| ServeError::Subscribe(at, e))?;
                 }
-                Next::Need(needed) => return Ok(needed),
+                Next::Need(needed) => {
+                    self.buffer.shrink();
+                    return Ok(needed);
+                }
             }
         }
     }
@@ -275,14 +320,17 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
         Ok(ControlFlow::Break(()))
     }
 
-    /// At shutdown: read what has already arrived, without waiting, apply
-    /// its whole frames, and end.
+    /// At shutdown: read what has already arrived, apply its whole frames,
+    /// and end. Bytes still on their way in (a sender's kernel holds what
+    /// the receive window had no room for) arrive within moments of each
+    /// read, so it reads until the socket is quiet for [`DRAIN_QUIET`], for
+    /// at most [`DRAIN_FOR`].
     async fn apply_what_arrived(&mut self, mut needed: usize) -> Result<(), ServeError> {
+        let until = Instant::now() + DRAIN_FOR;
         loop {
+            let quiet = (Instant::now() + DRAIN_QUIET).min(until);
             let room = self.buffer.spare(needed).map_err(ServeError::Read)?;
-            // A zero timeout polls the read once: data already here is
-            // taken, none is waited for.
-            match tokio::time::timeout(Duration::ZERO, self.io.read(room)).await {
+            match tokio::time::timeout_at(quiet.into(), self.io.read(room)).await {
                 Ok(read) => {
                     if self.keep_read(read, needed)?.is_break() {
                         return Ok(());
@@ -300,9 +348,16 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
     }
 }
 
+/// At shutdown, how long a socket must be quiet to have given all it held.
+const DRAIN_QUIET: Duration = Duration::from_millis(250);
+
+/// At shutdown, the longest a connection reads what it holds: a sender that
+/// keeps sending is cut off here.
+const DRAIN_FOR: Duration = Duration::from_secs(2);
+
 /// `from + wait`, or a time too far off to matter if that is past what an
 /// `Instant` holds (`Duration::MAX` means no timeout).
-fn after(from: Instant, wait: Duration) -> Instant {
+pub(crate) fn after(from: Instant, wait: Duration) -> Instant {
     from.checked_add(wait)
         .unwrap_or_else(|| from + Duration::from_secs(100 * 365 * 86_400))
 }
@@ -316,6 +371,14 @@ pub(crate) async fn stopped(stop: &mut watch::Receiver<bool>) {
 async fn stopped_if_asked(stop: &mut Option<watch::Receiver<bool>>) {
     match stop {
         Some(stop) => stopped(stop).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Resolves once `evict` is told, if given: else never.
+async fn notified_if_asked(evict: Option<&Notify>) {
+    match evict {
+        Some(evict) => evict.notified().await,
         None => std::future::pending().await,
     }
 }

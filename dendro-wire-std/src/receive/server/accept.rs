@@ -9,12 +9,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::runtime::Handle;
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
 use tokio::task::JoinSet;
 
 use super::connection::{serve_connection, Io};
 use super::report::{ConnectionInfo, Ended, Peer};
 use super::{Live, Shared};
+use crate::receive::buffer::Held;
 use crate::receive::session::stopped;
 use crate::receive::sink::Sink;
 use crate::throttle::Throttle;
@@ -144,29 +145,29 @@ pub(super) async fn accept_loop<S, M, D>(
                 continue;
             }
         };
-        if shared.live_count() >= shared.config.max_connections {
-            shared.refused.fetch_add(1, Ordering::Relaxed);
-            drop(stream);
-            if let Some(held) = refusals.hit() {
-                log::warn!(
-                    "closed a connection from {peer} at once: {} connections are live, the most \
-                     allowed ({held} more refused since last said)",
-                    shared.config.max_connections
-                );
-            }
-            continue;
-        }
         let id = next_id;
+        let admitted = admit(&shared, id, &peer);
+        let (held, live) = match admitted {
+            Ok(admitted) => admitted,
+            Err(why) => {
+                shared.refused.fetch_add(1, Ordering::Relaxed);
+                drop(stream);
+                if let Some(held) = refusals.hit() {
+                    log::warn!(
+                        "closed a connection from {peer} at once: {why} ({held} more refused \
+                         since last said)"
+                    );
+                }
+                continue;
+            }
+        };
         next_id += 1;
         shared.accepted.fetch_add(1, Ordering::Relaxed);
-        let live = Arc::new(Live {
-            peer: peer.clone(),
-            progress: Mutex::default(),
-        });
-        shared.live().insert(id, live.clone());
         let guard = LiveGuard {
             shared: shared.clone(),
             id,
+            peer: peer.clone(),
+            _held: held,
         };
         let (handlers, stop) = (handlers.clone(), stop.clone());
         connections.spawn(async move {
@@ -178,27 +179,104 @@ pub(super) async fn accept_loop<S, M, D>(
                 capture: None,
             };
             let (ended, sink) =
-                serve_connection(stream, info, &guard.shared, &live.progress, make_sink, stop)
-                    .await;
+                serve_connection(stream, info, &guard.shared, &live, make_sink, stop).await;
             // Gone from the live connections before `done` hears of it.
             drop(guard);
             done(ended, sink);
         });
+        // The new connection reads its first bytes before the next is
+        // accepted: under a flood, an honest peer's Handshake is applied
+        // before newer connections can make it the oldest yet to open a
+        // source.
+        tokio::task::yield_now().await;
     }
     drop(listener);
     while connections.join_next().await.is_some() {}
 }
 
-/// Takes a connection off the live list when its task ends, however it
-/// ends.
+/// Admit connection `id` from `peer`, or say why not: its address has its
+/// share, the cap is reached and every live connection has opened a source,
+/// or the memory budget cannot hold one more. To admit it, the oldest
+/// connection yet to open a source (from the same address, if that is the
+/// cap reached) may be told to go.
+fn admit(shared: &Shared, id: u64, peer: &Peer) -> Result<(Held, Arc<Live>), String> {
+    let config = &shared.config;
+    let mut table = shared.live();
+    let evict_oldest_from = |table: &mut super::Table, address| {
+        let evicted = table.evict_oldest_from(address);
+        if evicted {
+            shared.evicted.fetch_add(1, Ordering::Relaxed);
+        }
+        evicted
+    };
+    let address = match peer {
+        Peer::Tcp(addr) => Some(addr.ip()),
+        Peer::Unix { .. } => None,
+    };
+    // Room made for it by one that is going.
+    let mut made_room = false;
+    if let Some(address) = address {
+        let from = table.per_peer.get(&address).copied().unwrap_or(0);
+        if from >= config.max_connections_per_peer {
+            made_room = evict_oldest_from(&mut table, Some(address));
+            if !made_room {
+                return Err(format!(
+                    "{from} connections are live from {address}, the most allowed from one \
+                     address, and each has opened a source"
+                ));
+            }
+        }
+    }
+    let full = table.unopened.len() >= config.max_unopened_connections.max(1)
+        || table.len() >= config.max_connections;
+    if full && !made_room && !evict_oldest_from(&mut table, None) {
+        return Err(format!(
+            "{} connections are live, the most allowed, and each has opened a source",
+            config.max_connections
+        ));
+    }
+    let Some(held) = shared.budget.hold(config.connection_state()) else {
+        return Err(format!(
+            "the memory budget of {} bytes is full",
+            shared.budget.limit()
+        ));
+    };
+    let live = Arc::new(Live {
+        peer: peer.clone(),
+        progress: Mutex::default(),
+        evict: Notify::new(),
+    });
+    table.connections.insert(id, live.clone());
+    table.unopened.insert(id);
+    if let Some(address) = address {
+        *table.per_peer.entry(address).or_default() += 1;
+    }
+    Ok((held, live))
+}
+
+/// Takes a connection off the live list, and gives back what it held of
+/// the memory budget, when its task ends, however it ends.
 struct LiveGuard {
     shared: Arc<Shared>,
     id: u64,
+    peer: Peer,
+    _held: Held,
 }
 
 impl Drop for LiveGuard {
     fn drop(&mut self) {
-        self.shared.live().remove(&self.id);
+        let mut table = self.shared.live();
+        table.connections.remove(&self.id);
+        table.unopened.remove(&self.id);
+        if let Peer::Tcp(addr) = &self.peer {
+            if let Some(n) = table.per_peer.get_mut(&addr.ip()) {
+                *n -= 1;
+                if *n == 0 {
+                    table.per_peer.remove(&addr.ip());
+                }
+            }
+        }
+        drop(table);
         self.shared.ended.fetch_add(1, Ordering::Relaxed);
         self.shared.left.notify_all();
     }

@@ -4,7 +4,6 @@
 
 #[cfg(feature = "tls")]
 use std::io;
-use std::sync::Mutex;
 use std::time::Instant;
 
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -12,10 +11,10 @@ use tokio::sync::watch;
 
 use super::config::ServerConfig;
 use super::report::{ConnectionInfo, Ended, Peer};
-use super::Shared;
+use super::{Live, Shared};
 use crate::read_error::Position;
 use crate::receive::error::ServeError;
-use crate::receive::session::{Limits, Progress, Session};
+use crate::receive::session::{after, Admission, Limits, Progress, Session};
 use crate::receive::sink::Sink;
 use crate::receive::subscriber::{SinkSubscriber, SubscribeError};
 
@@ -84,19 +83,34 @@ async fn check_peer(
 }
 
 /// Serve one accepted connection to its end: the peer checked, then its
-/// session, sharing what it has done in `progress`; the socket is closed
-/// when this returns.
+/// session, sharing what it has done in `live`; the socket is closed when
+/// this returns. Until it opens a source it is bounded by the handshake
+/// timeout, and closed if told to make room.
 pub(super) async fn serve_connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
     stream: Box<dyn Io>,
     mut info: ConnectionInfo,
     shared: &Shared,
-    progress: &Mutex<Progress>,
+    live: &Live,
     make_sink: &M,
     stop: watch::Receiver<bool>,
 ) -> (Ended, S) {
     let started = Instant::now();
     let config = &shared.config;
-    let checked = check_peer(stream, &info, config).await;
+    let id = info.id;
+    let opened = move || shared.opened(id);
+    let admission = Admission {
+        deadline: after(started, config.handshake_timeout),
+        timeout: config.handshake_timeout,
+        evicted: &live.evict,
+        opened: &opened,
+    };
+    let checked = tokio::select! {
+        checked = check_peer(stream, &info, config) => checked,
+        _ = admission.evicted.notified() => Err(ServeError::Evicted),
+        _ = tokio::time::sleep_until(admission.deadline.into()) => {
+            Err(ServeError::HandshakeTimeout { after: admission.timeout })
+        }
+    };
     if let Ok((_, identity)) = &checked {
         info.identity = identity.clone();
     }
@@ -118,7 +132,8 @@ pub(super) async fn serve_connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
             let budget = Some(shared.budget.clone());
             Session::new(&mut stream, &mut subscriber, Limits::from(config), budget)
                 .capture(capture.as_mut())
-                .share_progress(progress)
+                .share_progress(&live.progress)
+                .admit(admission)
                 .stop_on(stop)
                 .run()
                 .await
@@ -128,7 +143,6 @@ pub(super) async fn serve_connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
     // The session's buffer is given back by now, before the sink hears of
     // the end.
     let segments_held = subscriber.segments_held();
-    let id = info.id;
     let (sink, finished) = subscriber.end();
     let result = match (result, finished) {
         (Ok(()), Err(e)) => Err(ServeError::Subscribe(

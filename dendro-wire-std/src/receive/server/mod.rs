@@ -10,15 +10,15 @@ mod connection;
 mod on_runtime;
 mod report;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
 
 use super::buffer::MemoryBudget;
 use super::capture::Recorder;
@@ -34,23 +34,69 @@ pub use report::{ConnectionInfo, Ended, LiveConnection, Peer, ServerStats};
 struct Shared {
     config: ServerConfig,
     budget: Arc<MemoryBudget>,
-    live: Mutex<BTreeMap<u64, Arc<Live>>>,
+    live: Mutex<Table>,
     /// Notified each time a connection leaves `live`: what a shutdown's
     /// grace waits on.
     left: Condvar,
     accepted: AtomicU64,
     refused: AtomicU64,
     accept_errors: AtomicU64,
+    evicted: AtomicU64,
     ended: AtomicU64,
     /// Where connections are recorded, if they are.
     recorder: Option<Arc<Recorder>>,
 }
 
-/// A live connection, as the server holds it: who connected, and where its
-/// session shares what it has done.
+/// The live connections, and what admitting the next one weighs.
+#[derive(Default)]
+struct Table {
+    /// By number: the order they were accepted.
+    connections: BTreeMap<u64, Arc<Live>>,
+    /// Those that have not opened a source and are not yet told to go,
+    /// oldest first.
+    unopened: BTreeSet<u64>,
+    /// Live connections from each remote address.
+    per_peer: HashMap<IpAddr, usize>,
+}
+
+impl Table {
+    fn len(&self) -> usize {
+        self.connections.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.connections.is_empty()
+    }
+
+    /// Tell the oldest connection yet to open a source (from `address`, if
+    /// given) to go, and take it off that list at once, so it is told only
+    /// once; whether there was one.
+    fn evict_oldest_from(&mut self, address: Option<IpAddr>) -> bool {
+        let connections = &self.connections;
+        let oldest = self.unopened.iter().copied().find(|id| {
+            address.is_none()
+                || connections.get(id).is_some_and(
+                    |live| matches!(live.peer, Peer::Tcp(a) if Some(a.ip()) == address),
+                )
+        });
+        let Some(oldest) = oldest else {
+            return false;
+        };
+        self.unopened.remove(&oldest);
+        if let Some(live) = connections.get(&oldest) {
+            live.evict.notify_one();
+        }
+        true
+    }
+}
+
+/// A live connection, as the server holds it: who connected, where its
+/// session shares what it has done, and how it is told to make room.
 struct Live {
     peer: Peer,
     progress: Mutex<Progress>,
+    /// Told once, if it is closed to admit a newer connection.
+    evict: Notify,
 }
 
 impl Shared {
@@ -73,17 +119,23 @@ impl Shared {
             accepted: AtomicU64::new(0),
             refused: AtomicU64::new(0),
             accept_errors: AtomicU64::new(0),
+            evicted: AtomicU64::new(0),
             ended: AtomicU64::new(0),
             recorder,
         }))
     }
 
-    fn live(&self) -> MutexGuard<'_, BTreeMap<u64, Arc<Live>>> {
+    fn live(&self) -> MutexGuard<'_, Table> {
         self.live.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn live_count(&self) -> usize {
         self.live().len()
+    }
+
+    /// Connection `id` opened a source: it is no longer closed to make room.
+    fn opened(&self, id: u64) {
+        self.live().unopened.remove(&id);
     }
 }
 
@@ -92,10 +144,12 @@ impl Shared {
 /// of its own (so callers need not be async).
 ///
 /// Every connection is bounded ([`ServerConfig`]): its buffer grows with
-/// the bytes that arrived against a memory budget shared by all; an idle
-/// connection and an unfinished frame are ended by timeouts; connections
-/// past the cap are closed at once. Each that ends closes its socket, frees
-/// its buffer and task, and is handed to `done` with why it ended.
+/// the bytes that arrived against a memory budget shared fairly by all; an
+/// idle connection, an unfinished frame and a connection that opens no
+/// source in time are ended by timeouts; the oldest connection yet to open
+/// a source makes room for a new one at a cap, and past it the new one is
+/// closed at once. Each that ends closes its socket, frees its buffer and
+/// task, and is handed to `done` with why it ended.
 ///
 /// ```
 /// use std::net::TcpListener;
@@ -265,6 +319,7 @@ impl ServerWatch {
     pub fn live(&self) -> Vec<LiveConnection> {
         self.shared
             .live()
+            .connections
             .iter()
             .map(|(&id, live)| {
                 let progress = *live.progress.lock().unwrap_or_else(|e| e.into_inner());
@@ -285,6 +340,7 @@ impl ServerWatch {
             accepted: s.accepted.load(Ordering::Relaxed),
             refused: s.refused.load(Ordering::Relaxed),
             accept_errors: s.accept_errors.load(Ordering::Relaxed),
+            evicted: s.evicted.load(Ordering::Relaxed),
             live: s.live_count() as u64,
             ended: s.ended.load(Ordering::Relaxed),
             memory_in_use: s.budget.in_use(),

@@ -107,7 +107,8 @@ impl std::fmt::Display for Ended {
             self.info.id,
             self.info.peer,
             match &self.info.identity {
-                Some(identity) => format!(" ({identity})"),
+                // A certificate's name is the peer's to choose.
+                Some(identity) => format!(" ({})", crate::Escaped::bare(identity)),
                 None => String::new(),
             },
             t.frames,
@@ -139,8 +140,13 @@ impl std::fmt::Display for Ended {
 pub struct ServerStats {
     /// Connections accepted and served.
     pub accepted: u64,
-    /// Connections closed at once because `max_connections` were live.
+    /// Connections closed at once: `max_connections` were live and none had
+    /// yet to open a source, or `max_connections_per_peer` from its
+    /// address, or the memory budget was full.
     pub refused: u64,
+    /// Connections that had not opened a source, closed to admit newer
+    /// ones.
+    pub evicted: u64,
     /// Accepts that failed (out of file descriptors, say).
     pub accept_errors: u64,
     /// Connections live now.
@@ -149,4 +155,37 @@ pub struct ServerStats {
     pub ended: u64,
     /// Bytes the connections' buffers hold now.
     pub memory_in_use: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_identity_cannot_forge_a_line() {
+        let ended = Ended {
+            info: ConnectionInfo {
+                id: 7,
+                peer: Peer::Tcp(([127, 0, 0, 1], 4711).into()),
+                identity: Some(
+                    "db-01): ended cleanly\nconnection 99 from 10.9.9.9:4711 (db-01\0".into(),
+                ),
+                capture: None,
+            },
+            bytes: 0,
+            tally: Tally::default(),
+            segments_held: 0,
+            duration: Duration::ZERO,
+            result: Ok(()),
+        };
+        let line = ended.to_string();
+        assert!(!line.contains(['\n', '\0']), "{line}");
+        assert!(
+            line.starts_with(concat!(
+                r"connection 7 from 127.0.0.1:4711 (db-01): ended cleanly\nconnection 99 from ",
+                r"10.9.9.9:4711 (db-01\0): 0 frames"
+            )),
+            "{line}"
+        );
+    }
 }

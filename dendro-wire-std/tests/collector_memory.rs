@@ -1,0 +1,213 @@
+//! A collector's memory is shared fairly: a large frame's buffer is given
+//! back as soon as it is applied, peers that hoard what they can leave room
+//! for everyone else's frames, and at shutdown what a socket already holds
+//! is read and applied. Each attack small (a budget of a few MiB).
+
+#![cfg(feature = "tokio")]
+
+#[path = "support/collector.rs"]
+mod support;
+use support::{recv, start, wait_until, KEEPALIVE};
+
+use std::io::Write;
+use std::net::{SocketAddr, TcpStream};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use dendro_wire_core::{Frame, Segment};
+use dendro_wire_std::receive::{ServeError, ServerConfig};
+use dendro_wire_std::{FrameWriter, MemoryBudget};
+use dendro_wire_test_support::fixtures::handshake;
+use dendro_wire_test_support::streams::{honest_stream, ROWS_PER_FRAME};
+
+/// What a buffer keeps to read ahead once a large frame is applied.
+const READ_AHEAD: usize = 64 << 10;
+
+/// A stream opening source 0 and sending `count` segments of `bytes` bytes.
+fn segments(count: i64, bytes: usize) -> Vec<u8> {
+    let parquet = vec![0x50; bytes];
+    let mut w = FrameWriter::new(Vec::new()).unwrap();
+    w.write_frame(&handshake(0)).unwrap();
+    for ts in 0..count {
+        w.write_frame(&Frame::Segment(Segment {
+            source: 0,
+            stream: "cpu/usage",
+            rows: 1,
+            first_ts: ts,
+            last_ts: ts,
+            bytes: &parquet,
+            caller_index: None,
+        }))
+        .unwrap();
+    }
+    w.into_inner()
+}
+
+/// A peer that sends `stream`, then a keepalive every 50 ms until told.
+fn keepalive_after(
+    addr: SocketAddr,
+    stream: Vec<u8>,
+) -> (mpsc::Sender<()>, std::thread::JoinHandle<()>) {
+    let (stop, stopped) = mpsc::channel();
+    let peer = std::thread::spawn(move || {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.write_all(&stream).unwrap();
+        while stopped.recv_timeout(Duration::from_millis(50)).is_err() {
+            if s.write_all(&KEEPALIVE).is_err() {
+                return;
+            }
+        }
+    });
+    (stop, peer)
+}
+
+fn config(max_memory: usize) -> ServerConfig {
+    let mut config = ServerConfig::default();
+    config.max_memory = max_memory;
+    config.idle_timeout = Duration::from_secs(30);
+    config.frame_timeout = Duration::from_secs(30);
+    config
+}
+
+#[test]
+fn a_large_frame_is_given_back_as_soon_as_it_is_applied() {
+    let (server, ended) = start(config(16 << 20));
+    let addr = server.local_addr().unwrap();
+    let (stop, peer) = keepalive_after(addr, segments(1, 4 << 20));
+    wait_until("the segment was applied", Duration::from_secs(20), || {
+        server.live().first().is_some_and(|c| c.tally.segments == 1)
+    });
+    // Kept alive, it holds what reading ahead needs, and no more.
+    for _ in 0..5 {
+        let held = server.stats().memory_in_use;
+        assert!(held <= READ_AHEAD + (4 << 10), "{held} bytes held");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    stop.send(()).unwrap();
+    peer.join().unwrap();
+    assert!(recv(&ended).result.is_ok());
+    server.shutdown(Duration::ZERO);
+}
+
+#[test]
+fn four_hoarders_cannot_lock_out_an_honest_publisher() {
+    const BUDGET: usize = 4 << 20;
+    let budget = MemoryBudget::new(BUDGET);
+    let (server, ended) = start(config(BUDGET));
+    let addr = server.local_addr().unwrap();
+    // Two send a large frame whole, then keepalives.
+    let large = budget.most_per_connection() - READ_AHEAD - (64 << 10);
+    let keepalives: Vec<_> = (0..2)
+        .map(|_| keepalive_after(addr, segments(1, large)))
+        .collect();
+    wait_until("their frames were applied", Duration::from_secs(20), || {
+        let live = server.live();
+        live.len() == 2 && live.iter().all(|c| c.tally.segments == 1)
+    });
+    // Two send all but the end of one, and stall there, holding what
+    // their share lets them.
+    let whole = segments(1, large);
+    let stalled: Vec<TcpStream> = (0..2)
+        .map(|_| {
+            let mut s = TcpStream::connect(addr).unwrap();
+            s.write_all(&whole[..whole.len() - 1_000]).unwrap();
+            s
+        })
+        .collect();
+    // Their buffers, and 4 KiB of state each.
+    let held_by_four = 2 * budget.most_per_connection() + 2 * READ_AHEAD + 4 * (4 << 10);
+    wait_until(
+        "the stalled hold their frames",
+        Duration::from_secs(20),
+        || {
+            let live = server.live();
+            live.len() == 4 && server.stats().memory_in_use > 2 * large
+        },
+    );
+    assert!(server.stats().memory_in_use <= held_by_four);
+
+    // An honest publisher beside them lands every row and every segment of
+    // 11 KiB.
+    let mut rows = TcpStream::connect(addr).unwrap();
+    rows.write_all(&honest_stream(2_000)).unwrap();
+    drop(rows);
+    let e = recv(&ended);
+    assert!(e.result.is_ok(), "{e}");
+    assert_eq!(e.tally.rows_applied, 2_000 * ROWS_PER_FRAME);
+    let mut segs = TcpStream::connect(addr).unwrap();
+    segs.write_all(&segments(200, 11 << 10)).unwrap();
+    drop(segs);
+    let e = recv(&ended);
+    assert!(e.result.is_ok(), "{e}");
+    assert_eq!(e.tally.segments, 200);
+    assert_eq!(server.stats().live, 4);
+
+    // A third large frame would take the large frames' share past its
+    // bound: that connection ends, and says why.
+    let mut over = TcpStream::connect(addr).unwrap();
+    let _ = over.write_all(&whole);
+    let e = recv(&ended);
+    assert!(
+        e.to_string()
+            .contains("an eighth is kept for new connections"),
+        "{e}"
+    );
+    for (stop, peer) in keepalives {
+        stop.send(()).unwrap();
+        peer.join().unwrap();
+    }
+    drop(stalled);
+    server.shutdown(Duration::ZERO);
+}
+
+#[test]
+fn at_shutdown_what_a_socket_holds_is_read_and_applied() {
+    let (server, ended) = start(config(256 << 20));
+    let addr = server.local_addr().unwrap();
+    const FRAMES: u64 = 40_000;
+    let stream = honest_stream(FRAMES);
+    let mut s = TcpStream::connect(addr).unwrap();
+    // Written whole: what the collector has not read yet waits in the
+    // sockets' buffers on both sides.
+    s.write_all(&stream).unwrap();
+    let stats = server.shutdown(Duration::ZERO);
+    assert_eq!(stats.live, 0);
+    let e = recv(&ended);
+    assert!(
+        matches!(e.result, Err(ServeError::Shutdown { cut: 0, .. })),
+        "{e}"
+    );
+    assert_eq!(e.bytes, stream.len() as u64, "{e}");
+    assert_eq!(e.tally.rows_applied, FRAMES * ROWS_PER_FRAME, "{e}");
+}
+
+#[test]
+fn at_shutdown_bytes_still_on_their_way_in_are_applied() {
+    let (server, ended) = start(config(256 << 20));
+    let addr = server.local_addr().unwrap();
+    const FRAMES: u64 = 2_000;
+    let stream = honest_stream(FRAMES);
+    let len = stream.len() as u64;
+    // A sender writing in pieces, a few milliseconds apart, over a third of
+    // a second; the collector shuts down while it is at it.
+    let sender = std::thread::spawn(move || {
+        let mut s = TcpStream::connect(addr).unwrap();
+        for piece in stream.chunks(stream.len() / 100 + 1) {
+            s.write_all(piece).unwrap();
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        s
+    });
+    wait_until("the first bytes arrived", Duration::from_secs(20), || {
+        server.live().first().is_some_and(|c| c.bytes > 0)
+    });
+    server.shutdown(Duration::ZERO);
+    let e = recv(&ended);
+    assert!(
+        matches!(e.result, Err(ServeError::Shutdown { cut: 0, .. })),
+        "{e}"
+    );
+    assert_eq!(e.bytes, len, "{e}");
+    assert_eq!(e.tally.rows_applied, FRAMES * ROWS_PER_FRAME, "{e}");
+    drop(sender.join().unwrap());
+}
