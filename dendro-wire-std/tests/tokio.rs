@@ -378,10 +378,12 @@ async fn a_server_on_the_callers_runtime_keeps_its_bounds_and_stops_on_a_future(
     let bytes = sample();
     let mut first = tokio::net::TcpStream::connect(addr).await.unwrap();
     first.write_all(&bytes[..bytes.len() - 3]).await.unwrap();
-    while watch.stats().live == 0 {
+    // Once it has opened its sources (a connection yet to open one would
+    // be evicted to admit the next)...
+    while watch.live().first().map(|c| c.tally.sources) != Some(2) {
         tokio::time::sleep(std::time::Duration::from_millis(1)).await;
     }
-    // A second is closed at once, as Server::start's would be.
+    // ...a second is closed at once, as Server::start's would be.
     let mut second = tokio::net::TcpStream::connect(addr).await.unwrap();
     let mut byte = [0u8; 1];
     assert_eq!(second.read(&mut byte).await.unwrap_or(0), 0, "closed");
