@@ -28,9 +28,10 @@
 //! [`TransportStats`](send::TransportStats), [`Tally`], `ServerStats`) is
 //! `#[non_exhaustive]`, its fields public to read (and, for a
 //! configuration, to assign), with a `Default`. Start from the default and
-//! change what differs — `AgentConfig::default().full_every(600)` with the
-//! sending side's setters (one per field, taking and returning the
-//! configuration, each field's default and unit in its docs), or `let mut c
+//! change what differs — `AgentConfig::default().full_every(600)` or
+//! `ServerConfig::default().max_memory(1 << 30)` with the setters (one per
+//! field, taking and returning the configuration, each field's default and
+//! unit in its docs), or `let mut c
 //! = AgentConfig::default(); c.full_every = 600;` — and a field added in a
 //! later version breaks no caller.
 //!

@@ -11,48 +11,66 @@ use dendro_wire_core::FrameDecoder;
 use crate::receive::session::Limits;
 
 /// How a [`Server`](super::Server) bounds what its connections may cost.
+/// Every field has a setter of its name; the defaults are in each field's
+/// doc.
+///
+/// ```
+/// use std::time::Duration;
+/// use dendro_wire_std::receive::ServerConfig;
+///
+/// let config = ServerConfig::default()
+///     .max_memory(64 << 20)
+///     .idle_timeout(Duration::from_secs(120))
+///     .record("captures".into());
+/// assert_eq!(config.max_memory, 64 << 20);
+/// assert_eq!(config.record.as_deref(), Some("captures".as_ref()));
+/// assert_eq!(config.max_connections, 10_000, "the rest as they default");
+/// ```
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct ServerConfig {
-    /// Connections served at once. One more is admitted in place of the
-    /// oldest connection yet to open a source, or, if every one has opened
-    /// one, closed as soon as it is accepted, and counted.
+    /// Connections served at once (default 10,000). One more is admitted
+    /// in place of the oldest connection yet to open a source, or, if every
+    /// one has opened one, closed as soon as it is accepted, and counted.
     pub max_connections: usize,
     /// Of those, connections that have not yet opened a source (sent a
-    /// valid `Handshake`). When either cap is reached, the oldest such
+    /// valid `Handshake`; default 1,000). When either cap is reached, the oldest such
     /// connection is closed to admit a new one, so peers that never open a
     /// source cannot hold the door shut.
     pub max_unopened_connections: usize,
-    /// Connections served at once from one remote address (TCP). One more
+    /// Connections served at once from one remote address (TCP; default
+    /// 256). One more
     /// from it is admitted in place of the oldest of that address's
     /// connections yet to open a source, or, if each has opened one, closed
     /// as soon as it is accepted.
     pub max_connections_per_peer: usize,
     /// End a connection that has not opened a source this long after it
-    /// was accepted, its TLS handshake included.
+    /// was accepted, its TLS handshake included (default 5 s).
     pub handshake_timeout: Duration,
-    /// Bytes that every connection may hold together: its receive buffer,
+    /// Bytes that every connection may hold together (default 256 MiB): its receive buffer,
     /// and an estimate of its state beside it (4 KiB; 32 KiB more under
     /// TLS). A frame that would take them past it, or past a connection's
     /// share ([`MemoryBudget`](crate::MemoryBudget)), ends its connection;
     /// the others go on. A connection accepted while it is full is closed
     /// at once.
     pub max_memory: usize,
-    /// End a connection that has sent no whole frame for this long. A
+    /// End a connection that has sent no whole frame for this long
+    /// (default 60 s). A
     /// publisher sends one every interval, even an empty one (rule 6), so
     /// set it well above the slowest publisher's interval.
     pub idle_timeout: Duration,
     /// End a connection whose frame has started arriving and is not whole
-    /// this long after.
+    /// this long after (default 60 s).
     pub frame_timeout: Duration,
-    /// The largest frame accepted (at most the protocol's 64 MiB).
+    /// The largest frame accepted, in bytes (default and most: the
+    /// protocol's 64 MiB).
     pub max_frame_bytes: u32,
-    /// The most sources one connection may open.
+    /// The most sources one connection may open (default 256).
     pub max_sources: usize,
     /// Capture each connection's bytes, as they arrive, in this directory:
     /// `connection-N.dwr`, `N` the first number whose name is free, made
     /// once the connection's first whole frame has arrived (one that sends
-    /// none leaves no file).
+    /// none leaves no file). Default: none.
     pub record: Option<PathBuf>,
     /// The most bytes the capture directory may hold, its files at start
     /// counted (1 GiB unless set): past it, captures stop (each with a
@@ -61,18 +79,21 @@ pub struct ServerConfig {
     /// The most bytes one connection's capture may hold (64 MiB unless
     /// set); past it, its recording stops with a line and it is served on.
     pub record_max_per_connection: u64,
-    /// Worker threads serving connections (at least 1).
+    /// Worker threads serving connections (at least 1; default: the
+    /// machine's available parallelism). [`Serving`](super::Serving) runs on
+    /// the caller's runtime and ignores it.
     pub threads: usize,
     /// TLS for every TCP connection: a connection whose client certificate
     /// does not chain to the configured CA is ended at the handshake
-    /// ([`tls::server_config`](crate::tls::server_config)).
+    /// ([`tls::server_config`](crate::tls::server_config)). Default: none,
+    /// plaintext.
     #[cfg(feature = "tls")]
     pub tls: Option<Arc<rustls::ServerConfig>>,
     /// The label every source a TLS client opens or updates must carry,
     /// with its certificate's identity as the value
     /// ([`SinkSubscriber::bind_identity`](crate::SinkSubscriber::bind_identity)).
     /// A client whose certificate proves no identity is then refused at
-    /// the handshake.
+    /// the handshake. Default: none.
     #[cfg(feature = "tls")]
     pub bind_identity: Option<String>,
     /// Where a client's identity comes from: its certificate's DNS names
@@ -81,7 +102,7 @@ pub struct ServerConfig {
     pub identity_from: crate::tls::IdentityFrom,
     /// On a Unix socket, the user ids allowed to connect, checked against the
     /// peer's credentials; `None` allows whoever the socket's permissions
-    /// let in.
+    /// let in (the default).
     #[cfg(unix)]
     pub allow_uids: Option<Vec<u32>>,
 }
@@ -114,6 +135,57 @@ impl Default for ServerConfig {
             allow_uids: None,
         }
     }
+}
+
+/// For each field, a setter of the same name that takes its value (an
+/// optional one, the value inside): `ServerConfig::default().max_memory(1
+/// << 30).record(dir)`. The struct grows without breaking its users, who
+/// start from [`Default`] either way.
+macro_rules! setters {
+    ($($(#[$attr:meta])* $field:ident: $ty:ty),* ; $($(#[$oattr:meta])* $ofield:ident: $oty:ty),*) => {
+        impl ServerConfig {
+            $(
+                $(#[$attr])*
+                #[doc = concat!("Set [`", stringify!($field), "`](Self::", stringify!($field), ").")]
+                pub fn $field(mut self, $field: $ty) -> Self {
+                    self.$field = $field;
+                    self
+                }
+            )*
+            $(
+                $(#[$oattr])*
+                #[doc = concat!("Set [`", stringify!($ofield), "`](Self::", stringify!($ofield), ").")]
+                pub fn $ofield(mut self, $ofield: $oty) -> Self {
+                    self.$ofield = Some($ofield);
+                    self
+                }
+            )*
+        }
+    };
+}
+
+setters! {
+    max_connections: usize,
+    max_unopened_connections: usize,
+    max_connections_per_peer: usize,
+    handshake_timeout: Duration,
+    max_memory: usize,
+    idle_timeout: Duration,
+    frame_timeout: Duration,
+    max_frame_bytes: u32,
+    max_sources: usize,
+    record_max: u64,
+    record_max_per_connection: u64,
+    threads: usize,
+    #[cfg(feature = "tls")]
+    identity_from: crate::tls::IdentityFrom;
+    record: PathBuf,
+    #[cfg(feature = "tls")]
+    tls: Arc<rustls::ServerConfig>,
+    #[cfg(feature = "tls")]
+    bind_identity: String,
+    #[cfg(unix)]
+    allow_uids: Vec<u32>
 }
 
 /// What a connection is taken to hold beside its receive buffer: its task,
