@@ -112,6 +112,21 @@ pub(crate) fn ci() -> Result<(), String> {
     firmware::run()?;
     c_firmware::run()?;
     c::run(&[])?;
+    // Every pointer the C surface is handed in its tests, checked for
+    // undefined behaviour (it found two aliasing bugs the sanitizers did
+    // not).
+    run(
+        "the ffi crate's tests under Miri",
+        rustup_cargo("nightly").args([
+            "miri",
+            "test",
+            "--quiet",
+            "-p",
+            "dendro-wire-ffi",
+            "--target-dir",
+            "target/miri",
+        ]),
+    )?;
     metrics::run_metrics(&release_tool()?)?;
     // Every feature documented, as docs.rs builds it (the archive feature's
     // dependencies were built by its clippy step).

@@ -14,6 +14,8 @@ pub(crate) enum Need {
     Target(&'static str),
     /// A rustup component of the toolchain running the xtask.
     Component(&'static str),
+    /// A rustup component of the nightly toolchain.
+    NightlyComponent(&'static str),
     /// A toolchain: "nightly", or the version the workspace declares
     /// ([`RUST_VERSION`]).
     Toolchain(&'static str),
@@ -43,6 +45,9 @@ pub(crate) const CI: &[Need] = &[
     Component("clippy"),
     Toolchain(RUST_VERSION),
     Toolchain("nightly"),
+    // The ffi crate's tests under Miri.
+    NightlyComponent("miri"),
+    NightlyComponent("rust-src"),
 ];
 
 /// `cargo xtask firmware` on its own: three targets, QEMU for Arm and
@@ -118,6 +123,10 @@ impl Need {
             Target(t) => sysroot().join("lib/rustlib").join(t).exists(),
             Component(c) => rustup(&["component", "list", "--installed"])
                 .is_some_and(|out| out.lines().any(|l| l.starts_with(c))),
+            NightlyComponent(c) => {
+                rustup(&["component", "list", "--installed", "--toolchain", "nightly"])
+                    .is_some_and(|out| out.lines().any(|l| l.starts_with(c)))
+            }
             Toolchain(t) => Command::new("rustup")
                 .args(["run", &toolchain(t), "rustc", "--version"])
                 .output()
@@ -132,6 +141,7 @@ impl Need {
         match self {
             Target(t) => Some(format!("rustup target add {t}")),
             Component(c) => Some(format!("rustup component add {c}")),
+            NightlyComponent(c) => Some(format!("rustup component add {c} --toolchain nightly")),
             Toolchain(t) => Some(format!(
                 "rustup toolchain install {} --profile minimal",
                 toolchain(t)
@@ -145,6 +155,7 @@ impl Need {
         match self {
             Target(t) => format!("the {t} target"),
             Component(c) => format!("the {c} component"),
+            NightlyComponent(c) => format!("nightly's {c} component"),
             Toolchain(t) => format!("the {} toolchain", toolchain(t)),
             Apt { program, .. } => program.to_string(),
             Device { path, what } => format!("{path}, {what}"),
