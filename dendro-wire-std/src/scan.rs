@@ -13,16 +13,18 @@
 //! short and followed by another is found too. The bytes before the first
 //! preamble, between a stream's error and the next preamble, and after the
 //! last stream are reported as [`Found::Unread`]: where and how many, never
-//! read as frames. A preamble inside a frame that reads as it should is
-//! that frame's bytes, not a stream: the search runs only where no stream
-//! is being read.
+//! read as frames.
 //!
-//! So a stream cut inside a frame whose claimed bytes end in opaque ones (a
-//! row, a segment's file) can take the next stream's first bytes as that
-//! frame's, when they fill the claimed length: that frame reads as it
-//! should, the stream breaks at the one after, and the stream whose
-//! preamble was taken is not found. Telling the two apart would take a
-//! guess at which bytes are whose, which the scan does not make.
+//! Every preamble starts a stream, one inside the bytes a frame's length
+//! claims too: a stream cut inside a frame can have the next stream's
+//! first bytes fill that frame's claimed length, so a frame whose bytes
+//! hold the start of a preamble is taken as cut there (its stream ends,
+//! truncated) and the next stream is read from its preamble. Whether
+//! bytes that follow such a frame would read as frames is not asked: random
+//! bytes often do, so it would be a guess. A frame that carries the 14
+//! bytes of a preamble as its own (a row or a file holding one) is so cut
+//! too; the scan is for bytes that are not one clean stream, and
+//! `dump`/`check` without `--scan` read a stream as one.
 
 use std::io::{self, Read};
 
@@ -282,7 +284,54 @@ impl<R: Read> Scanner<R> {
                             return Ok(Some(Found::End(end)));
                         }
                     }
-                    let error = match cutter.cut(held) {
+                    // A preamble may start inside the next frame and end
+                    // past it: have its bytes in hand before cutting.
+                    if cutter.preamble_read() && !self.eof {
+                        if let Ok(Status::Complete(total)) = self.decoder.frame_len(held) {
+                            let want = total + PREAMBLE_BYTES - 1;
+                            if held.len() >= total && held.len() < want {
+                                self.fill()?;
+                                continue;
+                            }
+                        }
+                    }
+                    let cut = cutter.cut(held);
+                    // A frame whose bytes hold a preamble was cut short by
+                    // the next stream, whose first bytes filled its claimed
+                    // length: the stream ends inside it, and the search
+                    // starts again at its first byte (so finds that
+                    // preamble).
+                    let framed = match &cut {
+                        Ok(Cut::Frame(n, at)) => Some((*n, *at)),
+                        // An unknown kind skipped (the preamble's own skip
+                        // comes first, before any frame).
+                        Ok(Cut::Skip(n)) if cutter.frames() > 0 => {
+                            let at = Position {
+                                frame: cutter.frames(),
+                                offset: cutter.offset() - *n as u64,
+                            };
+                            Some((*n, at))
+                        }
+                        _ => None,
+                    };
+                    // From its second byte (its length prefix is never the
+                    // magic, checked above) to a preamble that starts in it
+                    // and ends past it.
+                    let inside = framed.and_then(|(n, at)| {
+                        let window = held.get(1..(n + PREAMBLE_BYTES - 1).min(held.len()))?;
+                        let i = self.finder.find(window)? + 1;
+                        Some((n, at, i))
+                    });
+                    if let Some((n, at, have)) = inside {
+                        let error = ReadError::new(
+                            ReadErrorKind::Truncated { needed: n, have },
+                            at.frame,
+                            at.offset,
+                        );
+                        let end = ended(&mut self.state, self.at, Some(error));
+                        return Ok(Some(Found::End(end)));
+                    }
+                    let error = match cut {
                         Ok(Cut::Skip(n)) => {
                             self.consume(n);
                             continue;

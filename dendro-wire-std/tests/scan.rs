@@ -1,7 +1,7 @@
 //! The scanner over bytes that are not one clean stream: garbage around
 //! streams, captures back to back, a stream cut and followed by another, a
 //! preamble split across reads, and a preamble inside a frame's payload,
-//! which belongs to that frame.
+//! which starts a stream as every preamble does.
 
 use std::io::{self, Read};
 
@@ -118,15 +118,13 @@ fn a_stream_cut_inside_a_frame_then_another_stream_is_found() {
     let one = stream(&[7; 300]);
     let n = one.len();
     // Cut inside the handshake: the handshake's length claims bytes the
-    // next stream begins with, and they do not read as a handshake.
+    // next stream begins with, its preamble among them, so the handshake
+    // is truncated where that preamble starts.
     let cut = &one[..20];
     let blob = [cut, &one[..]].concat();
     let seen = scan(&blob[..]);
     assert_eq!(seen[0], "stream 0");
-    assert!(
-        seen[1].starts_with("end 0+14 frames 1 Malformed"),
-        "{seen:?}"
-    );
+    assert_eq!(seen[1], "end 0+14 frames 1 truncated", "{seen:?}");
     // The search resumes at the frame the stream broke at.
     assert_eq!(seen[2], "unread 14+6");
     assert_eq!(seen[3], "stream 20");
@@ -145,12 +143,18 @@ fn a_stream_cut_at_the_end_of_the_input_is_truncated() {
 }
 
 #[test]
-fn a_preamble_inside_a_frame_is_that_frames_bytes() {
+fn a_preamble_inside_a_frame_starts_a_stream_and_cuts_the_frame() {
     let one = stream(&[PREAMBLE, PREAMBLE].concat());
-    let n = one.len();
     let seen = scan(&one[..]);
-    assert_eq!(seen.len(), 4, "{seen:?}");
-    assert_eq!(seen[3], format!("end 0+{n} frames 2 clean"));
+    // The Rows frame holding the preambles is cut where the first starts;
+    // a stream is read from each.
+    assert_eq!(seen[0], "stream 0");
+    assert_eq!(seen[1], "frame 1 at 14");
+    assert!(seen[2].ends_with("frames 2 truncated"), "{seen:?}");
+    assert!(
+        seen.iter().filter(|l| l.starts_with("stream ")).count() == 3,
+        "{seen:?}"
+    );
 }
 
 #[test]
@@ -178,4 +182,25 @@ fn no_preamble_at_all_is_one_unread_run_and_empty_input_is_nothing() {
     assert!(scan(&[][..]).is_empty());
     // A preamble's first bytes at the very end are not a stream.
     assert_eq!(scan(&PREAMBLE[..10]), ["unread 0+10"]);
+}
+
+/// A stream cut at any byte and followed by another: the other is found
+/// whole, though the cut frame's claimed length runs into its preamble.
+#[test]
+fn a_stream_cut_anywhere_then_another_is_found_whole() {
+    let one = stream(&[7; 40]);
+    let n = one.len();
+    for cut in 15..n {
+        let blob = [&one[..cut], &one[..]].concat();
+        let seen = scan(&blob[..]);
+        assert_eq!(
+            seen.last().unwrap(),
+            &format!("end {cut}+{n} frames 2 clean"),
+            "cut at {cut}: {seen:?}"
+        );
+        assert!(
+            seen.contains(&format!("stream {cut}")),
+            "cut at {cut}: {seen:?}"
+        );
+    }
 }
