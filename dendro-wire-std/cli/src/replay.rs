@@ -5,6 +5,7 @@ use std::net::TcpStream;
 use std::path::PathBuf;
 
 use dendro_wire_core::PREAMBLE;
+use dendro_wire_std::send::closed_by_subscriber;
 use dendro_wire_std::FrameReader;
 
 use crate::tls_args::ClientTls;
@@ -27,11 +28,16 @@ pub(crate) fn run(args: Args) -> Result<(), Failure> {
     crate::terminal::warn_if_terminal_input("replay", args.path.as_deref());
     let mut reader = FrameReader::new(open_input(args.path.as_deref())?)?.yield_unknown(true);
     let connect = &args.connect;
+    // Over plain TCP, a second handle on the socket, to see at the end
+    // whether the collector refused what was written.
+    let mut watch = None;
     let conn: Box<dyn Write> = match args.tls.client(connect)? {
-        None => Box::new(
-            TcpStream::connect(connect)
-                .map_err(|e| Failure(format!("cannot connect to {connect}: {e}")))?,
-        ),
+        None => {
+            let stream = TcpStream::connect(connect)
+                .map_err(|e| Failure(format!("cannot connect to {connect}: {e}")))?;
+            watch = stream.try_clone().ok();
+            Box::new(stream)
+        }
         Some((client, server_name)) => {
             Box::new(client.connect(crate::resolve(connect)?, &server_name)?)
         }
@@ -42,8 +48,16 @@ pub(crate) fn run(args: Args) -> Result<(), Failure> {
         out.write_all(bytes)?;
     }
     out.flush()?;
+    if let Some(refused) = watch.as_ref().and_then(closed_by_subscriber) {
+        return Err(Failure(format!(
+            "the collector at {connect} closed the connection on {} frames, {} bytes written: \
+             {refused}; they may not have been applied",
+            reader.frames(),
+            reader.offset()
+        )));
+    }
     eprintln!(
-        "dendro-wire replay: {} frames, {} bytes sent to {connect}",
+        "dendro-wire replay: {} frames, {} bytes written to {connect}",
         reader.frames(),
         reader.offset()
     );

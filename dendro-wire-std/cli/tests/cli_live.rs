@@ -531,6 +531,36 @@ mod agent {
         assert!(summary.contains("0 connection(s) served"), "{summary}");
     }
 
+    /// `replay` into a collector that closes every connection at accept
+    /// wrote the capture, but fails saying the collector closed it; into
+    /// one that serves it, it succeeds.
+    #[test]
+    fn a_replay_the_collector_refused_fails_and_one_it_served_succeeds() {
+        for (cap, code) in [("0", 1), ("10", 0)] {
+            let listen = TOOL.listen(&[
+                "--bind".as_ref(),
+                "127.0.0.1:0".as_ref(),
+                "--max-connections".as_ref(),
+                cap.as_ref(),
+            ]);
+            let out = output(
+                TOOL.command()
+                    .args(["replay", "--connect", listen.addr()])
+                    .arg(testdata("sample.dwr")),
+                b"",
+            );
+            assert!(listen.terminate());
+            listen.finish();
+            let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+            assert_eq!(out.status.code(), Some(code), "cap {cap}: {stderr}");
+            assert_eq!(
+                stderr.contains("closed the connection"),
+                code == 1,
+                "cap {cap}: {stderr}"
+            );
+        }
+    }
+
     /// An agent certified as another host than its sources say, against a
     /// collector binding `host`: every connection ends at its first
     /// Handshake, and the agent fails saying so.

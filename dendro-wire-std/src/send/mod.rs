@@ -29,7 +29,7 @@ pub use source::SourceConfig;
 #[cfg(unix)]
 pub use transport::publish_unix;
 #[cfg(feature = "tls")]
-pub(crate) use transport::{closed_by_subscriber, connect_tcp, drain_checked};
-pub use transport::{drain_queue, publish_tcp, publish_to_writer};
+pub(crate) use transport::{connect_tcp, drain_checked};
+pub use transport::{closed_by_subscriber, drain_queue, publish_tcp, publish_to_writer, Socket};
 #[cfg(feature = "tokio")]
 pub use transport_async::drain_queue_async;

@@ -129,10 +129,14 @@ const SETTLE: Duration = Duration::from_millis(200);
 /// side, after the transport has closed its own.
 const END_WAIT: Duration = Duration::from_secs(1);
 
-/// A socket a subscriber may have closed under the transport.
-pub(crate) trait Socket {
+/// A socket a subscriber may have closed under its writer: a TCP or Unix
+/// stream ([`closed_by_subscriber`]).
+pub trait Socket {
+    /// As the stream's own `set_read_timeout`.
     fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()>;
+    /// Shut the stream for writing: the subscriber sees the stream's end.
     fn shutdown_write(&self) -> io::Result<()>;
+    /// Read what the subscriber sent, if anything.
     fn read_some(&self, buf: &mut [u8]) -> io::Result<usize>;
 }
 
@@ -155,11 +159,14 @@ socket!(TcpStream);
 #[cfg(unix)]
 socket!(std::os::unix::net::UnixStream);
 
-/// Whether the subscriber closed `socket` before the transport's own end
-/// ([`ended_already`]), or reset it after,
-/// with what was written not all read. The transport's side is shut for
-/// writing either way.
-pub(crate) fn closed_by_subscriber(socket: &impl Socket) -> Option<io::Error> {
+/// Whether the subscriber closed `socket` on its writer, once everything
+/// has been written: it ended the connection within 200 ms of the last
+/// write (a subscriber that serves a stream never ends it first, so one
+/// that does had refused it), or reset it, within a second of the writer's
+/// end, with what was written not all read. The writer's side is shut for
+/// writing either way. Written is not applied: the protocol has no
+/// acknowledgement, and `None` says only that no refusal was seen.
+pub fn closed_by_subscriber(socket: &impl Socket) -> Option<io::Error> {
     let mut buf = [0; 512];
     if let Some(ended) = ended_already(socket, &mut buf) {
         return Some(ended);
