@@ -69,6 +69,24 @@ struct Checked<'a> {
 
 pub(crate) fn run(args: Args) -> Result<(), Failure> {
     each_input("check", &args.paths, |label, input| {
+        let input = match input {
+            Ok(input) => input,
+            Err(failure) => {
+                if args.json {
+                    let mut out = Report::new();
+                    let broken = Broken {
+                        path: label,
+                        error: failure.0.clone(),
+                        frame: None,
+                        offset: None,
+                    };
+                    serde_json::to_writer(&mut out, &broken)?;
+                    writeln!(out)?;
+                    out.flush()?;
+                }
+                return Err(failure);
+            }
+        };
         if args.scan {
             scan(&args, label, input)
         } else {

@@ -69,6 +69,7 @@ impl Lines<'_> {
 
 pub(crate) fn run(args: Args) -> Result<(), Failure> {
     each_input("dump", &args.paths, |label, input| {
+        let input = input?;
         let mut lines = Lines {
             out: stdout(),
             json: args.json,

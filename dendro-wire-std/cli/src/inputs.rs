@@ -18,7 +18,7 @@ use crate::{open_input, Failure};
 pub(crate) fn each_input(
     command: &str,
     paths: &[PathBuf],
-    mut each: impl FnMut(Option<&str>, Box<dyn Read>) -> Result<(), Failure>,
+    mut each: impl FnMut(Option<&str>, Result<Box<dyn Read>, Failure>) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
     let one = paths.len() <= 1;
     let paths: Vec<Option<&Path>> = if paths.is_empty() {
@@ -30,7 +30,9 @@ pub(crate) fn each_input(
     for path in &paths {
         warn_if_terminal_input(command, *path);
         let label = path.map_or("-".into(), |p| p.display().to_string());
-        let result = open_input(*path).and_then(|input| each((!one).then_some(&label), input));
+        // An input that cannot be opened is handed on as its failure, for
+        // a report that says one line per input (`check --json`).
+        let result = each((!one).then_some(&label), open_input(*path));
         match result {
             Ok(()) => {}
             Err(failure) if one => return Err(failure),

@@ -279,3 +279,32 @@ fn agent_labels_every_source_and_may_set_the_host() {
         assert_eq!(out.status.code(), Some(2), "{bad}: {}", stderr(&out));
     }
 }
+
+/// `check --json` says one line per input, one it cannot open included, so
+/// a script can pair each path with its report.
+#[test]
+fn check_json_reports_an_input_it_cannot_open_as_one_line() {
+    let missing = "no-such-capture.dwr";
+    let sample = testdata("sample.dwr");
+    let out = TOOL.run(
+        [
+            "check".as_ref(),
+            "--json".as_ref(),
+            sample.as_os_str(),
+            missing.as_ref(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[1]["path"], missing);
+    assert!(
+        lines[1]["error"].as_str().unwrap().contains("cannot open"),
+        "{lines:?}"
+    );
+}

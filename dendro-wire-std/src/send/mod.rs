@@ -28,8 +28,8 @@ pub use queue::{FrameQueue, Pushed, QueueLen, QueueStats, Ready, WaitConnected};
 pub use source::SourceConfig;
 #[cfg(unix)]
 pub use transport::publish_unix;
+pub use transport::{closed_by_subscriber, drain_queue, publish_tcp, publish_to_writer, Socket};
 #[cfg(feature = "tls")]
 pub(crate) use transport::{connect_tcp, drain_checked};
-pub use transport::{closed_by_subscriber, drain_queue, publish_tcp, publish_to_writer, Socket};
 #[cfg(feature = "tokio")]
 pub use transport_async::drain_queue_async;
