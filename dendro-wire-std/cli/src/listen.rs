@@ -214,6 +214,10 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let make_sink = sink_factory(archive.as_ref());
     let totals: Arc<Mutex<Totals>> = Arc::default();
     let max_connections = config.max_connections;
+    let (max_unopened, max_per_peer) = (
+        config.max_unopened_connections,
+        config.max_connections_per_peer,
+    );
     let max_memory = config.max_memory;
     let metrics: Arc<Metrics> = Arc::default();
     // Ended connections' lines are queued, never written where connections
@@ -311,13 +315,16 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let a = t.tally;
     writeln!(
         report,
-        "listener: {} connection(s) served ({} ended cleanly), {} refused at accept (a cap of {} \
-         connections), {} closed to admit newer ones; rows {} applied {} skipped, gaps {} ({} \
-         frames lost){}",
+        "listener: {} connection(s) served ({} ended cleanly), {} refused at accept (over a \
+         connection cap of {} in all, {} yet to open a source or {} from one address, or the \
+         memory budget full), {} told to close to admit newer ones; rows {} applied {} skipped, \
+         gaps {} ({} frames lost){}",
         t.connections,
         t.clean,
         stats.refused,
         max_connections,
+        max_unopened,
+        max_per_peer,
         stats.evicted,
         a.rows_applied,
         a.rows_skipped,
@@ -381,7 +388,7 @@ fn live(server: &Server) -> String {
     let stats = server.stats();
     format!(
         "{} live connections: {} frames, {bytes} bytes, rows {} applied {} skipped, {} gap(s); \
-         {} bytes held; {} refused at accept, {} closed to admit newer ones",
+         {} bytes held; {} refused at accept, {} told to close to admit newer ones",
         live.len(),
         tally.frames,
         tally.rows_applied,

@@ -112,7 +112,7 @@ impl Metrics {
         );
         counter(
             "connections_evicted",
-            "Connections yet to open a source, closed to admit newer ones",
+            "Connections yet to open a source, told to close to admit newer ones",
             stats.evicted,
         );
         counter("accept_errors", "Accepts that failed", stats.accept_errors);

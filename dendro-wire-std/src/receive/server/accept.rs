@@ -222,7 +222,7 @@ fn admit(shared: &Shared, id: u64, peer: &Peer) -> Result<(Held, Arc<Live>), Str
             if !made_room {
                 return Err(format!(
                     "{from} connections are live from {address}, the most allowed from one \
-                     address, and each has opened a source"
+                     address, each having opened a source or being closed to make room"
                 ));
             }
         }
@@ -231,8 +231,10 @@ fn admit(shared: &Shared, id: u64, peer: &Peer) -> Result<(Held, Arc<Live>), Str
         || table.len() >= config.max_connections;
     if full && !made_room && !evict_oldest_from(&mut table, None) {
         return Err(format!(
-            "{} connections are live, the most allowed, and each has opened a source",
-            config.max_connections
+            "{} connections are live ({} yet to open a source), at a cap, each having opened a \
+             source or being closed to make room",
+            table.len(),
+            table.unopened.len()
         ));
     }
     let Some(held) = shared.budget.hold(config.connection_state()) else {
