@@ -239,7 +239,9 @@ impl Metrics {
 ///
 /// At most [`MAX_SCRAPERS`] connections are served at once (one more closes
 /// the oldest), each has [`HEAD_TIMEOUT`] to send a request and lives
-/// at most [`CONNECTION_LIFETIME`]: whoever reaches the port cannot hold it.
+/// at most [`CONNECTION_LIFETIME`]: idle or slow sockets cannot hold the
+/// port, though a peer opening connections faster than a scraper sends its
+/// request can evict it (README: serve it where only the scraper reaches).
 pub(crate) fn serve(
     addr: &str,
     metrics: Arc<Metrics>,
