@@ -335,13 +335,17 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
             n => format!("; {n} line(s) not printed, stdout was not read fast enough"),
         },
     )?;
-    for line in String::from_utf8_lossy(&report).lines() {
+    let report = String::from_utf8_lossy(&report);
+    for line in report.lines() {
         lines.out().line(line);
     }
     if !lines.out().flush(EXIT_FLUSH) {
+        // The summary on stderr instead, so that it is not lost with the
+        // rest (stderr has a queue of its own, flushed at exit).
         log::warn!(
             "listen: stdout did not take what was left to print within {EXIT_FLUSH:?}; \
-             exiting without it"
+             exiting without it; the summary: {}",
+            report.lines().last().unwrap_or_default()
         );
     }
     Ok(())
