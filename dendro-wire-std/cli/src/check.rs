@@ -73,16 +73,7 @@ pub(crate) fn run(args: Args) -> Result<(), Failure> {
             Ok(input) => input,
             Err(failure) => {
                 if args.json {
-                    let mut out = Report::new();
-                    let broken = Broken {
-                        path: label,
-                        error: failure.0.clone(),
-                        frame: None,
-                        offset: None,
-                    };
-                    serde_json::to_writer(&mut out, &broken)?;
-                    writeln!(out)?;
-                    out.flush()?;
+                    broken(&mut Report::new(), label, &failure.0, None)?;
                 }
                 return Err(failure);
             }
@@ -95,6 +86,26 @@ pub(crate) fn run(args: Args) -> Result<(), Failure> {
     })
 }
 
+/// `--json`'s line for an input that broke (or could not be opened): what,
+/// and where if known.
+fn broken(
+    out: &mut Report,
+    label: Option<&str>,
+    error: &str,
+    at: Option<Position>,
+) -> Result<(), Failure> {
+    let broken = Broken {
+        path: label,
+        error: error.to_string(),
+        frame: at.map(|at| at.frame),
+        offset: at.map(|at| at.offset),
+    };
+    serde_json::to_writer(&mut *out, &broken)?;
+    writeln!(out)?;
+    out.flush()?;
+    Ok(())
+}
+
 /// Check `input` as one stream.
 fn one(args: &Args, label: Option<&str>, input: Box<dyn Read>) -> Result<(), Failure> {
     let mut out = Report::new();
@@ -102,15 +113,7 @@ fn one(args: &Args, label: Option<&str>, input: Box<dyn Read>) -> Result<(), Fai
         Ok(checked) => checked,
         Err((message, at)) => {
             if args.json {
-                let broken = Broken {
-                    path: label,
-                    error: message.clone(),
-                    frame: at.map(|at| at.frame),
-                    offset: at.map(|at| at.offset),
-                };
-                serde_json::to_writer(&mut out, &broken)?;
-                writeln!(out)?;
-                out.flush()?;
+                broken(&mut out, label, &message, at)?;
             }
             return Err(Failure(message));
         }
