@@ -99,6 +99,7 @@ mod source_update;
 mod storage;
 mod subscriber;
 mod tally;
+mod truncated;
 
 pub use clock_offset::ClockOffset;
 pub use codec::{is_canonical_uuid, write_uuid};
@@ -119,8 +120,11 @@ pub use rows::{Row, RowIter, RowList, Rows, RowsBuilder, RowsHeader};
 pub use segment::Segment;
 pub use source_update::SourceUpdate;
 pub use storage::Storage;
-pub use subscriber::{Admitted, ProtocolError, RowsVerdict, SkipReason, Subscriber};
+pub use subscriber::{
+    Admitted, ProtocolError, RowsVerdict, SkipReason, SourceSlot, Subscriber, SubscriberIn,
+};
 pub use tally::Tally;
+pub use truncated::Truncated;
 
 /// The largest frame this crate reads or writes by default: 64 MiB, counted
 /// as [protocol §2](crate::protocol) counts `len` (the kind byte and the payload).

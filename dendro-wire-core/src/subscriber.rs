@@ -4,8 +4,6 @@
 
 use core::fmt;
 
-use heapless::Vec;
-
 use crate::frame::Frame;
 use crate::index::IndexKind;
 use crate::index_state::{IndexState, NO_INDEX_STATE};
@@ -146,16 +144,42 @@ struct SourceState {
     gap_seen: bool,
 }
 
-/// The subscriber's rules for one connection, over at most `N` sources.
+/// One place in a subscriber's table of sources: an open source's ordinal
+/// and what is held of it. Opaque; a table is made of
+/// [`EMPTY`](Self::EMPTY) places and only the subscriber writes them.
+#[derive(Clone, Copy, Debug)]
+pub struct SourceSlot {
+    source: u32,
+    state: SourceState,
+}
+
+impl SourceSlot {
+    /// A place no source holds yet.
+    pub const EMPTY: SourceSlot = SourceSlot {
+        source: 0,
+        state: SourceState {
+            // What a publisher with no index sends forever, so such a
+            // stream matches from its first frame.
+            index_state: NO_INDEX_STATE,
+            seen_full: false,
+            last_seq: None,
+            gap_seen: false,
+        },
+    };
+}
+
+/// The subscriber's rules for one connection, over at most `N` sources:
+/// a [`SubscriberIn`] whose table is an array of its own.
 ///
-/// Feed it every frame in stream order with [`admit`](Self::admit); it says
-/// what to do with the frame, or which rule the frame broke. It holds, per
-/// source, the index state, whether a `Full` has arrived and the last `seq`:
-/// nothing that grows with the stream. `N` is any number of sources (a
-/// device's one source is `Subscriber<1>`); a lower runtime limit can be set
-/// with [`with_source_limit`](Self::with_source_limit). The table is kept in
-/// ordinal order: a publisher's ordinals count from 0, so a source is found
-/// at its own place in one look, any other by a binary search.
+/// Feed it every frame in stream order with [`admit`](SubscriberIn::admit);
+/// it says what to do with the frame, or which rule the frame broke. It
+/// holds, per source, the index state, whether a `Full` has arrived and
+/// the last `seq`: nothing that grows with the stream. `N` is any number of
+/// sources (a device's one source is `Subscriber<1>`); a lower runtime
+/// limit can be set with
+/// [`with_source_limit`](SubscriberIn::with_source_limit). The table is
+/// kept in ordinal order: a publisher's ordinals count from 0, so a source
+/// is found at its own place in one look, any other by a binary search.
 ///
 /// ```
 /// use dendro_wire_core::*;
@@ -174,24 +198,32 @@ struct SourceState {
 /// let co = ClockOffset { source: 9, ts: 0, offset_ns: 0 };
 /// assert!(matches!(sub.admit(&Frame::ClockOffset(co)), Err(ProtocolError::UnknownSource { .. })));
 /// ```
+pub type Subscriber<const N: usize> = SubscriberIn<[SourceSlot; N]>;
+
+/// The subscriber's rules over a table of sources held in `T`: an array
+/// ([`Subscriber<N>`]), or places lent by a caller that sizes the table at
+/// run time (the C API keeps it in the caller's storage). The table's
+/// length is the most sources it can hold.
 #[derive(Clone, Debug)]
-pub struct Subscriber<const N: usize> {
-    /// The open sources, by ordinal, in ordinal order.
-    sources: Vec<(u32, SourceState), N>,
+pub struct SubscriberIn<T> {
+    /// The open sources, by ordinal, in ordinal order: `table[..open]`.
+    table: T,
+    open: usize,
     limit: usize,
 }
 
-impl<const N: usize> Default for Subscriber<N> {
+impl<const N: usize> Default for SubscriberIn<[SourceSlot; N]> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<const N: usize> Subscriber<N> {
+impl<const N: usize> SubscriberIn<[SourceSlot; N]> {
     /// A subscriber for a new connection, allowing `N` sources.
     pub const fn new() -> Self {
-        Subscriber {
-            sources: Vec::new(),
+        SubscriberIn {
+            table: [SourceSlot::EMPTY; N],
+            open: 0,
             limit: N,
         }
     }
@@ -223,10 +255,29 @@ impl<const N: usize> Subscriber<N> {
     /// ```
     pub fn resize<const M: usize>(&self) -> Option<Subscriber<M>> {
         let mut resized = Subscriber::<M>::new().with_source_limit(self.limit);
-        for &open in &self.sources {
-            resized.sources.push(open).ok()?;
-        }
+        let open = self.table.get(..self.open)?;
+        resized.table.get_mut(..open.len())?.copy_from_slice(open);
+        resized.open = open.len();
         Some(resized)
+    }
+}
+
+impl<T: AsRef<[SourceSlot]> + AsMut<[SourceSlot]>> SubscriberIn<T> {
+    /// A subscriber for a new connection over `table`, every place of which
+    /// is [`SourceSlot::EMPTY`] or will be overwritten, allowing at most
+    /// `limit` sources (never more than the table holds).
+    pub fn in_table(table: T, limit: usize) -> Self {
+        let limit = limit.min(table.as_ref().len());
+        SubscriberIn {
+            table,
+            open: 0,
+            limit,
+        }
+    }
+
+    /// The open sources, in ordinal order.
+    fn sources(&self) -> &[SourceSlot] {
+        self.table.as_ref().get(..self.open).unwrap_or(&[])
     }
 
     /// The most sources this subscriber allows.
@@ -237,29 +288,30 @@ impl<const N: usize> Subscriber<N> {
     /// Forget every source: the connection ended, and the next one starts
     /// with handshakes from ordinal 0 (rule 8).
     pub fn reset(&mut self) {
-        self.sources.clear();
+        self.open = 0;
     }
 
     /// The sources open on this connection.
     pub fn source_count(&self) -> usize {
-        self.sources.len()
+        self.open
     }
 
     /// The index state held for a source, if it is open.
     pub fn index_state(&self, source: u32) -> Option<IndexState> {
         self.find(source)
             .ok()
-            .and_then(|i| self.sources.get(i))
-            .map(|(_, s)| s.index_state)
+            .and_then(|i| self.sources().get(i))
+            .map(|open| open.state.index_state)
     }
 
     /// Where `source` is in the table, or where it would go: its own place
     /// first, as ordinals count from 0, then a binary search.
     #[inline]
     fn find(&self, source: u32) -> Result<usize, usize> {
-        match self.sources.get(source as usize) {
-            Some((at, _)) if *at == source => Ok(source as usize),
-            _ => self.sources.binary_search_by_key(&source, |(s, _)| *s),
+        let sources = self.sources();
+        match sources.get(source as usize) {
+            Some(open) if open.source == source => Ok(source as usize),
+            _ => sources.binary_search_by_key(&source, |open| open.source),
         }
     }
 
@@ -274,7 +326,10 @@ impl<const N: usize> Subscriber<N> {
         }
         let unknown = ProtocolError::UnknownSource { source, kind };
         let at = self.find(source).map_err(|_| unknown)?;
-        let (_, st) = self.sources.get_mut(at).ok_or(unknown)?;
+        let st = match self.table.as_mut().get_mut(..self.open) {
+            Some(open) => &mut open.get_mut(at).ok_or(unknown)?.state,
+            None => return Err(unknown),
+        };
         Ok(match frame {
             Frame::Index(index) => {
                 // The state hashes the complete set after the entry, so Full
@@ -295,26 +350,23 @@ impl<const N: usize> Subscriber<N> {
         let Err(at) = self.find(source) else {
             return Err(ProtocolError::DuplicateHandshake { source });
         };
-        if self.sources.len() >= self.limit {
-            return Err(ProtocolError::TooManySources { limit: self.limit });
+        let too_many = ProtocolError::TooManySources { limit: self.limit };
+        if self.open >= self.limit {
+            return Err(too_many);
         }
-        let fresh = SourceState {
-            // What a publisher with no index sends forever, so such a stream
-            // matches from its first frame.
-            index_state: NO_INDEX_STATE,
-            seen_full: false,
-            last_seq: None,
-            gap_seen: false,
+        let table = self.table.as_mut();
+        let place = table.get_mut(self.open).ok_or(too_many)?;
+        *place = SourceSlot {
+            source,
+            ..SourceSlot::EMPTY
         };
-        self.sources
-            .push((source, fresh))
-            .map_err(|_| ProtocolError::TooManySources { limit: self.limit })?;
-        // Into its place by swaps: `insert` is a `memmove`, 1.6 KB of a
-        // device's flash (the decoder's, as `cargo xtask firmware` prints
-        // it), for a move made once a source.
-        let mut i = self.sources.len().saturating_sub(1);
+        self.open += 1;
+        // Into its place by swaps: a `copy_within` is a `memmove`, 1.6 KB
+        // of a device's flash (the decoder's, as `cargo xtask firmware`
+        // prints it), for a move made once a source.
+        let mut i = self.open.saturating_sub(1);
         while i > at {
-            if let Some([a, b]) = self.sources.get_mut(i - 1..=i) {
+            if let Some([a, b]) = table.get_mut(i - 1..=i) {
                 core::mem::swap(a, b);
             }
             i -= 1;
@@ -354,14 +406,14 @@ impl SourceState {
 }
 
 #[cfg(feature = "defmt")]
-impl<const N: usize> defmt::Format for Subscriber<N> {
+impl<T: AsRef<[SourceSlot]>> defmt::Format for SubscriberIn<T> {
     /// How many sources it holds, and of how many.
     fn format(&self, f: defmt::Formatter<'_>) {
         defmt::write!(
             f,
             "Subscriber sources={=usize} of {=usize}",
-            self.sources.len(),
-            N
+            self.open,
+            self.table.as_ref().len()
         );
     }
 }

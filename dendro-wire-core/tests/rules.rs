@@ -333,3 +333,38 @@ fn a_subscriber_holds_any_number_of_sources_from_one() {
     any_size::<5>();
     any_size::<9>();
 }
+
+/// A table lent by the caller and sized at run time judges every frame as
+/// the array of the same size does, and holds exactly what it was lent.
+#[test]
+fn a_subscriber_over_a_lent_table_is_one_over_an_array() {
+    let mut places = [SourceSlot::EMPTY; 5];
+    let mut lent = SubscriberIn::in_table(&mut places[..], 1024);
+    let mut own = Subscriber::<5>::new();
+    assert_eq!(lent.source_limit(), 5, "the limit is never above the table");
+    let mut frames = Vec::new();
+    for source in [4, 0, 9, 2, 7, 3] {
+        frames.push(handshake(source));
+        frames.push(index(source, IndexKind::Full, (u64::from(source), 1)));
+        frames.push(rows(source, 5, (u64::from(source), 1)));
+        frames.push(rows(source, 8, (u64::from(source), 2)));
+    }
+    for frame in &frames {
+        assert_eq!(lent.admit(frame), own.admit(frame), "{frame:?}");
+    }
+    assert_eq!(lent.source_count(), 5);
+    assert_eq!(lent.index_state(2), own.index_state(2));
+    lent.reset();
+    assert_eq!(lent.source_count(), 0);
+    assert_eq!(lent.index_state(2), None);
+
+    let mut two = [SourceSlot::EMPTY; 8];
+    let mut limited = SubscriberIn::in_table(&mut two[..], 2);
+    for source in 0..2 {
+        limited.admit(&handshake(source)).unwrap();
+    }
+    assert_eq!(
+        limited.admit(&handshake(2)),
+        Err(ProtocolError::TooManySources { limit: 2 })
+    );
+}
