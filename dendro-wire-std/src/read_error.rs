@@ -5,7 +5,7 @@
 use std::fmt;
 use std::io;
 
-use dendro_wire_core::{Error, PREAMBLE_BYTES};
+use dendro_wire_core::{Error, Truncated, PREAMBLE_BYTES};
 
 /// Where a frame stood in a stream: frame 0 at offset 0 is the preamble.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,15 +148,12 @@ impl fmt::Display for ReadError {
         match &self.kind {
             ReadErrorKind::Io(e) => write!(f, "the transport failed: {e}"),
             ReadErrorKind::Preamble(e) | ReadErrorKind::Malformed(e) => write!(f, "{e}"),
-            ReadErrorKind::Truncated { needed, have } => write!(
-                f,
-                "the stream ends inside {}: {have} of at least {needed} byte(s) arrived",
-                if self.is_preamble() {
-                    "the preamble"
-                } else {
-                    "this frame"
-                }
-            ),
+            ReadErrorKind::Truncated { needed, have } => Truncated {
+                in_preamble: self.is_preamble(),
+                have: *have,
+                needed: *needed,
+            }
+            .fmt(f),
             ReadErrorKind::NotOneFrame { have, frame } => write!(
                 f,
                 "{have} bytes given as one frame, and its length prefix says {frame}"
