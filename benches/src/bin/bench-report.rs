@@ -88,7 +88,7 @@ fn main() {
     // The same decoding through the C API, from C, with the Rust decoder
     // measured again beside it.
     let from_c = arg_after("--c-bench-binary").map(|binary| {
-        let (c_decode, c_visit) = decode_from_c(&binary, &body, &m);
+        let (c_decode, c_visit, c_batch) = decode_from_c(&binary, &body, &m);
         let t = m.best(&mut [
             &mut || decode_all(&body, false),
             &mut || decode_all(&body, true),
@@ -99,6 +99,10 @@ fn main() {
             (
                 c_visit,
                 "decode + read every row through the C API, from C (dw_rows_next)",
+            ),
+            (
+                c_batch,
+                "decode + read every row through the C API, from C, in batches (dw_rows_next_batch)",
             ),
         ] {
             lines.push(Line {
@@ -112,9 +116,10 @@ fn main() {
         }
         format!(
             "From C through the C API, as a share of the Rust decoder's rate measured just \
-             after: decode {:.2}, decode + read every row {:.2}.",
+             after: decode {:.2}, decode + read every row {:.2} a row a call, {:.2} in batches.",
             t[0] / c_decode,
-            t[1] / c_visit
+            t[1] / c_visit,
+            t[1] / c_batch
         )
     });
 
@@ -257,8 +262,8 @@ fn arg_after(flag: &str) -> Option<String> {
 }
 
 /// The best seconds per pass of `examples/bench.c` (the C API from C) over
-/// `body`: frames only, and every row read.
-fn decode_from_c(binary: &str, body: &[u8], m: &Measure) -> (f64, f64) {
+/// `body`: frames only, every row read a call each, and in batches.
+fn decode_from_c(binary: &str, body: &[u8], m: &Measure) -> (f64, f64, f64) {
     use std::io::Write;
     let path =
         std::env::temp_dir().join(format!("dendro-wire-bench-c-{}.body", std::process::id()));
@@ -290,7 +295,7 @@ fn decode_from_c(binary: &str, body: &[u8], m: &Measure) -> (f64, f64) {
             .and_then(|s| s.trim().parse::<f64>().ok())
             .expect("bench.c's line")
     };
-    (seconds("decode "), seconds("visit "))
+    (seconds("decode "), seconds("visit "), seconds("batch "))
 }
 
 /// `dendro-wire check` over a ~400 MB capture, as a whole process, against

@@ -2,10 +2,11 @@
  * bench FILE ROUNDS MILLIS: the decoder's rate through the C API, from C.
  * FILE holds frames (no preamble), as the Rust decoder's benchmark decodes
  * them. Each round decodes the whole body over and over for MILLIS ms, in
- * two ways: frames only (the row count read), and every row stepped with
+ * three ways: frames only (the row count read); every row stepped with
  * dw_rows_next and read (timestamp, stream and row lengths), the same
- * checksum the Rust benchmark folds. It prints the best seconds per pass
- * of each, one line each: "decode S" and "visit S".
+ * checksum the Rust benchmark folds; and the same rows taken in batches
+ * with dw_rows_next_batch. It prints the best seconds per pass of each,
+ * one line each: "decode S", "visit S" and "batch S".
  *
  * cargo xtask bench-report runs it beside the Rust decoder on the same
  * bytes; cargo xtask c builds it with every warning an error.
@@ -23,8 +24,14 @@ static double now(void) {
   return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* Rows a batch call fills: a Rows frame of the agent holds 64. */
+#define BATCH 256
+
+/* How a pass reads each frame. */
+enum { COUNT, VISIT, BATCHED };
+
 /* One pass over the body: a checksum, or UINT64_MAX if a frame failed. */
-static uint64_t pass(const uint8_t *body, size_t len, int visit) {
+static uint64_t pass(const uint8_t *body, size_t len, int how) {
   uint64_t sum = 0;
   size_t at = 0;
   while (at < len) {
@@ -36,13 +43,22 @@ static uint64_t pass(const uint8_t *body, size_t len, int visit) {
     at += used;
     if (frame.kind != DW_FRAME_ROWS) {
       sum += 1;
-    } else if (!visit) {
+    } else if (how == COUNT) {
       sum += frame.body.rows.count;
-    } else {
+    } else if (how == VISIT) {
       dw_row_cursor cursor = frame.body.rows.rows;
       dw_row row;
-      while (dw_rows_next(&cursor, &row) == DW_RESULT_OK) {
+      while (dw_rows_next(&cursor, &row, NULL) == DW_RESULT_OK) {
         sum += (uint64_t)row.ts ^ (uint64_t)row.row.len ^ (uint64_t)row.stream.len;
+      }
+    } else {
+      dw_row_cursor cursor = frame.body.rows.rows;
+      static dw_row rows[BATCH];
+      size_t n;
+      while (dw_rows_next_batch(&cursor, rows, BATCH, &n, NULL) == DW_RESULT_OK) {
+        for (size_t i = 0; i < n; i++) {
+          sum += (uint64_t)rows[i].ts ^ (uint64_t)rows[i].row.len ^ (uint64_t)rows[i].stream.len;
+        }
       }
     }
   }
@@ -71,13 +87,14 @@ int main(int argc, char **argv) {
   int rounds = atoi(argv[2]);
   double per_sample = atof(argv[3]) / 1e3;
   volatile uint64_t sink = 0;
-  for (int visit = 0; visit < 2; visit++) {
+  static const char *const names[] = {"decode", "visit", "batch"};
+  for (int how = COUNT; how <= BATCHED; how++) {
     double best = 1e30;
     for (int r = 0; r < rounds; r++) {
       double start = now(), elapsed;
       long n = 0;
       do {
-        uint64_t sum = pass(body, (size_t)size, visit);
+        uint64_t sum = pass(body, (size_t)size, how);
         if (sum == UINT64_MAX) {
           fprintf(stderr, "bench: a frame of %s did not decode\n", argv[1]);
           return 1;
@@ -88,7 +105,7 @@ int main(int argc, char **argv) {
       } while (elapsed < per_sample);
       if (elapsed / (double)n < best) best = elapsed / (double)n;
     }
-    printf("%s %.9f\n", visit ? "visit" : "decode", best);
+    printf("%s %.9f\n", names[how], best);
   }
   free(body);
   (void)sink;
