@@ -25,6 +25,9 @@ use crate::{cargo, root};
 /// Where the ffi crate is, from the workspace root.
 const FFI: &str = "dendro-wire-core/ffi";
 const HEADER: &str = "dendro-wire-core/ffi/include/dendro_wire.h";
+/// The same declarations as `cffi.cdef` reads them: no preprocessor
+/// conditionals, no includes, no function-like macros.
+const CFFI_HEADER: &str = "dendro-wire-core/ffi/include/dendro_wire_cffi.h";
 
 /// The compiler flags every C program here is held to.
 const WARNINGS: &[&str] = &["-std=c11", "-Wall", "-Wextra", "-Werror"];
@@ -57,31 +60,96 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// Generate the header and compare it with the committed one, or write it.
+/// Generate both headers and compare each with the committed one, or
+/// write them.
 fn header(update: bool) -> Result<(), String> {
-    eprintln!("==> the C header from {FFI} (cbindgen)");
+    eprintln!("==> the C headers from {FFI} (cbindgen)");
     let dir = root().join(FFI);
     let config = cbindgen::Config::from_file(dir.join("cbindgen.toml"))
         .map_err(|e| format!("{FFI}/cbindgen.toml: {e}"))?;
+    let mut cffi = config.clone();
+    cffi.header = Some(
+        "/* dendro_wire.h's declarations as cffi.cdef() reads them (ABI or API mode); \
+         C programs include dendro_wire.h. */"
+            .into(),
+    );
+    cffi.trailer = None;
+    cffi.after_includes = None;
+    cffi.sys_includes = Vec::new();
+    cffi.cpp_compat = false;
+    cffi.documentation = false;
+    let c_header = preprocessor_comments(&generate(&dir, config)?);
+    let cffi_header = pre_c23(&generate(&dir, cffi)?);
+    for (path, generated) in [(HEADER, c_header), (CFFI_HEADER, cffi_header)] {
+        compare_or_write(path, generated.as_bytes(), update)?;
+    }
+    Ok(())
+}
+
+fn generate(dir: &Path, config: cbindgen::Config) -> Result<String, String> {
     let bindings = cbindgen::Builder::new()
-        .with_crate(&dir)
+        .with_crate(dir)
         .with_config(config)
         .generate()
         .map_err(|e| format!("cbindgen: {e}"))?;
     let mut generated = Vec::new();
     bindings.write(&mut generated);
-    let path = root().join(HEADER);
+    String::from_utf8(generated).map_err(|e| format!("cbindgen wrote no UTF-8: {e}"))
+}
+
+/// cbindgen ends its conditionals with `// ...`: a `/* */` comment, so a
+/// preprocessor line says nothing a strict C89-minded tool trips on.
+fn preprocessor_comments(header: &str) -> String {
+    let mut out = String::with_capacity(header.len());
+    for line in header.lines() {
+        match line.split_once("//") {
+            Some((code, note)) if line.starts_with('#') => {
+                out.push_str(&format!("{}/* {} */", code, note.trim()));
+            }
+            _ => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The header as a compiler before C23 reads it: cbindgen's
+/// `#if __STDC_VERSION__ >= 202311L` blocks (an enum's fixed type) taken
+/// by their `#else`, so only declarations and `#define`s of numbers are
+/// left, which is all `cffi.cdef` reads.
+fn pre_c23(header: &str) -> String {
+    let mut out = String::with_capacity(header.len());
+    // Inside a C23 block: whether its lines are kept (after its #else).
+    let mut inside: Option<bool> = None;
+    for line in header.lines() {
+        match (line.trim_start(), inside) {
+            (l, None) if l.starts_with("#if __STDC_VERSION__ >= 202311L") => inside = Some(false),
+            ("#else", Some(_)) => inside = Some(true),
+            (l, Some(_)) if l.starts_with("#endif") => inside = None,
+            (_, Some(false)) => {}
+            _ => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// Compare a generated file with the committed one, or write it.
+fn compare_or_write(file: &str, generated: &[u8], update: bool) -> Result<(), String> {
+    let path = root().join(file);
     if update {
-        std::fs::write(&path, &generated).map_err(|e| format!("{HEADER}: {e}"))?;
-        return Ok(());
+        return std::fs::write(&path, generated).map_err(|e| format!("{file}: {e}"));
     }
     let committed = std::fs::read(&path).unwrap_or_default();
     if committed != generated {
-        let fresh = root().join("target/c/dendro_wire.h");
+        let name = Path::new(file).file_name().unwrap_or_default();
+        let fresh = root().join("target/c").join(name);
         std::fs::create_dir_all(root().join("target/c")).map_err(|e| e.to_string())?;
-        std::fs::write(&fresh, &generated).map_err(|e| e.to_string())?;
+        std::fs::write(&fresh, generated).map_err(|e| e.to_string())?;
         return Err(format!(
-            "{HEADER} is stale: the crate now generates {} (diff them, then run \
+            "{file} is stale: the crate now generates {} (diff them, then run \
              `cargo xtask c --update-header` and commit it)",
             fresh.display()
         ));

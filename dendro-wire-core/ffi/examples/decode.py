@@ -100,8 +100,8 @@ def main(library, path):
     dw.dw_check_preamble.argtypes = [C.c_void_p, C.c_size_t, size_p, size_p, C.POINTER(Error)]
     dw.dw_decode.argtypes = [C.c_void_p, C.c_size_t, C.POINTER(Frame), size_p, size_p,
                              C.POINTER(Error)]
-    dw.dw_rows_next.argtypes = [C.POINTER(RowCursor), C.POINTER(Row)]
-    dw.dw_map_next.argtypes = [C.POINTER(Map), C.POINTER(Str), C.POINTER(Str)]
+    dw.dw_rows_next.argtypes = [C.POINTER(RowCursor), C.POINTER(Row), C.POINTER(Error)]
+    dw.dw_map_next.argtypes = [C.POINTER(Map), C.POINTER(Str), C.POINTER(Str), C.POINTER(Error)]
     dw.dw_error_message.argtypes = [C.POINTER(Error), C.c_char_p, C.c_size_t, size_p]
     for f in (dw.dw_check_preamble, dw.dw_decode, dw.dw_rows_next, dw.dw_map_next,
               dw.dw_error_message):
@@ -119,7 +119,7 @@ def main(library, path):
 
     def entries(m):
         m, key, value, out = Map.from_buffer_copy(m), Str(), Str(), {}
-        while dw.dw_map_next(C.byref(m), C.byref(key), C.byref(value)) == OK:
+        while dw.dw_map_next(C.byref(m), C.byref(key), C.byref(value), None) == OK:
             out[key.text()] = value.text()
         return out
 
@@ -148,7 +148,7 @@ def main(library, path):
                     "state": list(i.state), "blob": i.blob.hex()}
         elif frame.kind == 3:
             rows, cursor, row, listed = b.rows, RowCursor.from_buffer_copy(b.rows.rows), Row(), []
-            while dw.dw_rows_next(C.byref(cursor), C.byref(row)) == OK:
+            while dw.dw_rows_next(C.byref(cursor), C.byref(row), None) == OK:
                 listed.append({"stream": row.stream.text(), "ts": row.ts,
                                "wall_offset": row.wall_offset, "row": row.row.hex()})
             line = {"frame": "rows", "source": rows.source, "seq": rows.seq,

@@ -94,7 +94,7 @@ static dw_result put_map(dw_map map) {
   dw_str key, value;
   dw_result r;
   putchar('{');
-  for (int first = 1; (r = dw_map_next(&map, &key, &value)) == DW_RESULT_OK; first = 0) {
+  for (int first = 1; (r = dw_map_next(&map, &key, &value, NULL)) == DW_RESULT_OK; first = 0) {
     if (!first) putchar(',');
     put_str(key);
     putchar(':');
@@ -144,7 +144,7 @@ static dw_result put_frame(const dw_frame *f) {
       fputs(",\"rows\":[", stdout);
       dw_row_cursor cursor = rows->rows;
       dw_row row;
-      for (int first = 1; (r = dw_rows_next(&cursor, &row)) == DW_RESULT_OK; first = 0) {
+      for (int first = 1; (r = dw_rows_next(&cursor, &row, NULL)) == DW_RESULT_OK; first = 0) {
         fputs(first ? "{\"stream\":" : ",{\"stream\":", stdout);
         put_str(row.stream);
         printf(",\"ts\":%" PRId64 ",\"wall_offset\":%" PRId64 ",\"row\":", row.ts,
@@ -212,11 +212,12 @@ static int fail_with(const char *where, const dw_error *err) {
   return fail(where, sentence);
 }
 
-static int truncated(const char *where, const char *inside, size_t have, size_t needed) {
-  char what[160];
-  snprintf(what, sizeof what, "the stream ends inside %s: %zu of at least %zu byte(s) arrived",
-           inside, have, have + needed);
-  return fail(where, what);
+/* The stream ended with the bytes in hand unconsumed: the library says
+ * whether that is a clean end, and if not, the sentence. */
+static int ended(const char *where, const struct input *in, uint32_t preamble_read) {
+  dw_error err;
+  dw_result r = dw_stream_end(in->buf + in->start, in->end - in->start, preamble_read, &err);
+  return r == DW_RESULT_OK ? 0 : fail_with(where, &err);
 }
 
 static int dump(struct input *in) {
@@ -229,9 +230,7 @@ static int dump(struct input *in) {
     if (r != DW_RESULT_INCOMPLETE) return fail_with("preamble: ", &err);
     int got = fill(in, needed);
     if (got < 0) return fail("preamble: ", "the transport failed");
-    if (got == 0) {
-      return truncated("preamble: ", "the preamble", in->end - in->start, needed);
-    }
+    if (got == 0) return ended("preamble: ", in, 0);
   }
   in->start += consumed;
   in->offset += consumed;
@@ -244,12 +243,10 @@ static int dump(struct input *in) {
                           &err)) == DW_RESULT_INCOMPLETE) {
       int got = fill(in, needed);
       if (got > 0) continue;
-      size_t have = in->end - in->start;
-      if (got == 0 && have == 0) return 0; /* a clean end, at a frame boundary */
       snprintf(where, sizeof where, "frame %" PRIu64 " (stream byte %" PRIu64 "): ", number,
                in->offset);
       if (got < 0) return fail(where, "the transport failed");
-      return truncated(where, "this frame", have, needed);
+      return ended(where, in, 1); /* a clean end only at a frame boundary */
     }
     if (r != DW_RESULT_OK) {
       snprintf(where, sizeof where, "frame %" PRIu64 " (stream byte %" PRIu64 "): ", number,

@@ -20,10 +20,28 @@
  *   touches during the call (or, for an object's storage, while it lives).
  * - Strings cross as a pointer and a length (dw_str), never NUL-terminated.
  * - Objects (dw_subscriber, dw_publisher) live in storage the caller
- *   gives, sized by DW_*_SIZE and aligned to DW_*_ALIGN (the
- *   dw_*_storage types below are both); the handle is checked by a tag on
- *   every call. One object is used from one thread at a time.
+ *   gives, sized by DW_SUBSCRIBER_SIZE(sources) and DW_PUBLISHER_SIZE and
+ *   aligned to DW_*_ALIGN (dw_publisher_storage below is both); the handle
+ *   is checked on every call: its kind, that it was not released, and that
+ *   it is where _init put it (a copy of the storage is not the object).
+ *   One object is used from one thread at a time.
  * - A panic cannot unwind into C; the builds C links have no path to one.
+ *
+ * Versions and the ABI:
+ * - DW_VERSION_MAJOR, _MINOR and _PATCH are the library's version;
+ *   dw_version() says the loaded library's, to compare with DW_VERSION.
+ * - The shared library is libdendro_wire.so.DW_ABI_VERSION. That number is
+ *   raised, and the old name never reused, by any change that lets a
+ *   program built against an older header misread this library: a
+ *   function removed or its parameters changed, a struct's size, layout
+ *   or field meanings changed, an enum value renumbered or given another
+ *   meaning, a constant a program sizes memory by (DW_*_SIZE) lowered.
+ * - Within one ABI version a library may add: functions, enum values
+ *   (a program treats a value it does not know as "other"), reasons,
+ *   rules and fields in dw_error, and a larger DW_*_SIZE only by a new
+ *   function; what it returns for a call may only get more precise.
+ * - Before 1.0 a minor version may raise the ABI version; the installed
+ *   pkg-config file and SONAME say which a program linked.
  *
  * Licence: MIT OR Apache-2.0.
  */
@@ -56,15 +74,19 @@
 #define DW_MAX_FRAME_BYTES 67108864
 
 /**
- * The sources one publisher holds at most, fixed at build time.
+ * The sources one publisher holds at most, fixed at build time: the
+ * core's table of sources has a size the compiler knows, and each place
+ * costs every publisher's storage (`DW_PUBLISHER_SIZE`).
  */
-#define DW_PUBLISHER_SOURCES 4
+#define DW_PUBLISHER_SOURCES 8
 
 /**
- * The streams one source may declare through the C API (they are
- * gathered on the stack to declare it).
+ * The streams one source may declare through the C API: a stream per CPU
+ * of a 255-CPU host and one more. They are gathered on the stack to
+ * declare or size a source (16 bytes each on a 64-bit target, 8 on a
+ * 32-bit one), and only then.
  */
-#define DW_MAX_STREAMS 16
+#define DW_MAX_STREAMS 256
 
 /**
  * The entries of a declared source's labels, and of its metadata, the C
@@ -77,7 +99,7 @@
  * (`dw_publisher_size()` says the exact figure for this build), besides
  * each source's own storage.
  */
-#define DW_PUBLISHER_SIZE 1536
+#define DW_PUBLISHER_SIZE 3072
 
 /**
  * The alignment that storage needs.
@@ -85,22 +107,57 @@
 #define DW_PUBLISHER_ALIGN 16
 
 /**
- * The sources one subscriber holds at most: its table is fixed at build
- * time (a power of two, as the core's table needs). A lower limit can be
- * given to `dw_subscriber_init`.
+ * The most sources a subscriber may be given as its limit: what
+ * `dendro-wire` and its collector allow on one connection (PROTOCOL.md
+ * §8.9).
  */
-#define DW_SUBSCRIBER_SOURCES 8
+#define DW_SUBSCRIBER_MAX_SOURCES 1024
 
 /**
- * Bytes of storage a subscriber needs on any target this header serves
- * (`dw_subscriber_size()` says the exact figure for this build).
+ * A subscriber's storage, besides its table of sources, on any target
+ * this header serves: see `DW_SUBSCRIBER_SIZE(sources)`.
  */
-#define DW_SUBSCRIBER_SIZE 512
+#define DW_SUBSCRIBER_HEAD_BYTES 64
 
 /**
- * The alignment that storage needs.
+ * A subscriber's storage for each source its limit allows, on any target
+ * this header serves.
+ */
+#define DW_SUBSCRIBER_SOURCE_BYTES 48
+
+/**
+ * The alignment a subscriber's storage needs.
  */
 #define DW_SUBSCRIBER_ALIGN 8
+
+/**
+ * The library's major version (its package's).
+ */
+#define DW_VERSION_MAJOR 0
+
+/**
+ * The library's minor version.
+ */
+#define DW_VERSION_MINOR 1
+
+/**
+ * The library's patch version.
+ */
+#define DW_VERSION_PATCH 0
+
+/**
+ * The three in one number, `major << 16 | minor << 8 | patch`, as
+ * `dw_version()` returns it (a literal, so every C tool reads it).
+ */
+#define DW_VERSION 256
+
+/**
+ * The ABI's version: the number in the shared library's name for the
+ * dynamic linker (`libdendro_wire.so.1`), raised whenever a program built
+ * against an older header could misread this library (see the header's
+ * preamble). `build.rs` reads it from here.
+ */
+#define DW_ABI_VERSION 1
 
 /**
  * What a call came to. Every function that can fail returns one; the
@@ -109,7 +166,7 @@
 enum dw_result
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+#endif /* defined(__cplusplus) || __STDC_VERSION__ >= 202311L */
  {
   /**
    * Done; the out-parameters hold the result.
@@ -155,14 +212,21 @@ enum dw_result
    * is a `dw_publish_error`.
    */
   DW_RESULT_REFUSED = 8,
+  /**
+   * The stream ended inside its preamble or a frame (`dw_stream_end`):
+   * that frame was lost, an error, never the end. `dw_error.reason` is
+   * a `dw_truncated`, `values[0]` the bytes that arrived and `values[1]`
+   * those it needed at least.
+   */
+  DW_RESULT_TRUNCATED = 9,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
 typedef enum dw_result dw_result;
 #else
 typedef uint32_t dw_result;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
+#endif /* __STDC_VERSION__ >= 202311L */
+#endif /* __cplusplus */
 
 /**
  * What a subscriber does with a frame that broke no rule.
@@ -170,7 +234,7 @@ typedef uint32_t dw_result;
 enum dw_admitted_kind
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+#endif /* defined(__cplusplus) || __STDC_VERSION__ >= 202311L */
  {
   /**
    * A handshake opened `source`.
@@ -198,8 +262,8 @@ enum dw_admitted_kind
 typedef enum dw_admitted_kind dw_admitted_kind;
 #else
 typedef uint32_t dw_admitted_kind;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
+#endif /* __STDC_VERSION__ >= 202311L */
+#endif /* __cplusplus */
 
 /**
  * Why a subscriber skips a `Rows` frame's rows (rule 9).
@@ -207,7 +271,7 @@ typedef uint32_t dw_admitted_kind;
 enum dw_skip_reason
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+#endif /* defined(__cplusplus) || __STDC_VERSION__ >= 202311L */
  {
   /**
    * Apply the rows.
@@ -228,8 +292,33 @@ enum dw_skip_reason
 typedef enum dw_skip_reason dw_skip_reason;
 #else
 typedef uint32_t dw_skip_reason;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
+#endif /* __STDC_VERSION__ >= 202311L */
+#endif /* __cplusplus */
+
+/**
+ * Where a stream was cut (`dw_error.reason` with `DW_RESULT_TRUNCATED`).
+ */
+enum dw_truncated
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif /* defined(__cplusplus) || __STDC_VERSION__ >= 202311L */
+ {
+  /**
+   * Inside a frame, its length prefix included.
+   */
+  DW_TRUNCATED_FRAME = 1,
+  /**
+   * Inside the preamble.
+   */
+  DW_TRUNCATED_PREAMBLE = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum dw_truncated dw_truncated;
+#else
+typedef uint32_t dw_truncated;
+#endif /* __STDC_VERSION__ >= 202311L */
+#endif /* __cplusplus */
 
 /**
  * The rule a stream broke (`dw_error.rule`), as the protocol names it;
@@ -238,7 +327,7 @@ typedef uint32_t dw_skip_reason;
 enum dw_rule
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+#endif /* defined(__cplusplus) || __STDC_VERSION__ >= 202311L */
  {
   /**
    * No rule (another result).
@@ -318,8 +407,8 @@ enum dw_rule
 typedef enum dw_rule dw_rule;
 #else
 typedef uint32_t dw_rule;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
+#endif /* __STDC_VERSION__ >= 202311L */
+#endif /* __cplusplus */
 
 /**
  * The field a rule was broken in (`dw_error.field`), by the protocol's
@@ -328,7 +417,7 @@ typedef uint32_t dw_rule;
 enum dw_field
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+#endif /* defined(__cplusplus) || __STDC_VERSION__ >= 202311L */
  {
   DW_FIELD_NONE = 0,
   DW_FIELD_MAGIC,
@@ -368,8 +457,8 @@ enum dw_field
 typedef enum dw_field dw_field;
 #else
 typedef uint32_t dw_field;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
+#endif /* __STDC_VERSION__ >= 202311L */
+#endif /* __cplusplus */
 
 /**
  * Why an argument was refused (`dw_error.reason` with
@@ -378,7 +467,7 @@ typedef uint32_t dw_field;
 enum dw_invalid
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+#endif /* defined(__cplusplus) || __STDC_VERSION__ >= 202311L */
  {
   /**
    * No reason (another result).
@@ -397,7 +486,8 @@ enum dw_invalid
    */
   DW_INVALID_NOT_UTF8 = 3,
   /**
-   * Storage for an object is smaller than its `_SIZE`.
+   * Storage for an object is smaller than its `_SIZE`: `values[0]` the
+   * bytes it needs, `values[1]` those given.
    */
   DW_INVALID_STORAGE_TOO_SMALL = 4,
   /**
@@ -425,14 +515,40 @@ enum dw_invalid
    * library did not write.
    */
   DW_INVALID_VALUE = 9,
+  /**
+   * The handle names a copy of an object's storage (a `memcpy`), or
+   * storage moved since `_init`: only the handle `_init` returned is the
+   * object.
+   */
+  DW_INVALID_MOVED = 10,
+  /**
+   * A subscriber's source limit outside 1 to `DW_SUBSCRIBER_MAX_SOURCES`:
+   * `values[0]` the limit given, `values[1]` the most.
+   */
+  DW_INVALID_SOURCE_LIMIT = 11,
+  /**
+   * A publisher's `full_every` of 0: `values[0]` the value.
+   */
+  DW_INVALID_FULL_EVERY = 12,
+  /**
+   * A publisher's `frame_buffer` too small for an empty `Rows` frame or
+   * above the largest frame: `values[0]` the value, `values[1]` the
+   * least, `values[2]` the most.
+   */
+  DW_INVALID_FRAME_BUFFER = 13,
+  /**
+   * `dw_stream_end` was given bytes that hold a whole preamble or frame:
+   * decode it first; `values[0]` its bytes.
+   */
+  DW_INVALID_NOT_CUT = 14,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
 typedef enum dw_invalid dw_invalid;
 #else
 typedef uint32_t dw_invalid;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
+#endif /* __STDC_VERSION__ >= 202311L */
+#endif /* __cplusplus */
 
 /**
  * The stream-level rule a subscriber's refusal names (`dw_error.reason`
@@ -441,7 +557,7 @@ typedef uint32_t dw_invalid;
 enum dw_protocol_error
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+#endif /* defined(__cplusplus) || __STDC_VERSION__ >= 202311L */
  {
   /**
    * A frame names an ordinal no handshake introduced (rule 1):
@@ -466,8 +582,8 @@ enum dw_protocol_error
 typedef enum dw_protocol_error dw_protocol_error;
 #else
 typedef uint32_t dw_protocol_error;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
+#endif /* __STDC_VERSION__ >= 202311L */
+#endif /* __cplusplus */
 
 /**
  * What a publisher refused (`dw_error.reason` with `DW_RESULT_REFUSED`,
@@ -478,7 +594,7 @@ typedef uint32_t dw_protocol_error;
 enum dw_publish_error
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+#endif /* defined(__cplusplus) || __STDC_VERSION__ >= 202311L */
  {
   /**
    * No room for another source: `values[0]` the limit.
@@ -546,8 +662,8 @@ enum dw_publish_error
 typedef enum dw_publish_error dw_publish_error;
 #else
 typedef uint32_t dw_publish_error;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
+#endif /* __STDC_VERSION__ >= 202311L */
+#endif /* __cplusplus */
 
 /**
  * Which body a `dw_frame` carries: the kind byte for a known kind, 0 for
@@ -556,7 +672,7 @@ typedef uint32_t dw_publish_error;
 enum dw_frame_kind
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+#endif /* defined(__cplusplus) || __STDC_VERSION__ >= 202311L */
  {
   /**
    * A kind this build does not read: skip it, or forward it (§7).
@@ -592,8 +708,8 @@ enum dw_frame_kind
 typedef enum dw_frame_kind dw_frame_kind;
 #else
 typedef uint32_t dw_frame_kind;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
+#endif /* __STDC_VERSION__ >= 202311L */
+#endif /* __cplusplus */
 
 /**
  * An index entry's kind (§4.2).
@@ -601,7 +717,7 @@ typedef uint32_t dw_frame_kind;
 enum dw_index_kind
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : uint32_t
-#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+#endif /* defined(__cplusplus) || __STDC_VERSION__ >= 202311L */
  {
   /**
    * Every live slot.
@@ -617,8 +733,8 @@ enum dw_index_kind
 typedef enum dw_index_kind dw_index_kind;
 #else
 typedef uint32_t dw_index_kind;
-#endif // __STDC_VERSION__ >= 202311L
-#endif // __cplusplus
+#endif /* __STDC_VERSION__ >= 202311L */
+#endif /* __cplusplus */
 
 /**
  * A publisher, kept in the caller's storage: a handle from
@@ -633,11 +749,14 @@ typedef struct dw_publisher dw_publisher;
 typedef struct dw_subscriber dw_subscriber;
 
 /**
- * The rows of a `Rows` frame not yet stepped over, for `dw_rows_next`.
+ * The rows of a `Rows` frame not yet stepped over, for `dw_rows_next`
+ * and `dw_rows_next_batch`.
  */
 typedef struct dw_row_cursor {
   /**
-   * The encoded rows left; null when there are none.
+   * The encoded rows left: never null in a cursor the decoder made, even
+   * at its end, so a zeroed cursor is told from a finished one
+   * (`DW_INVALID_CURSOR`).
    */
   const uint8_t *rest;
   /**
@@ -703,26 +822,6 @@ typedef struct dw_row {
 } dw_row;
 
 /**
- * A `map` field (labels, metadata): its entries in key order, stepped
- * through with `dw_map_next`, which consumes them from this value (copy it
- * to walk it twice).
- */
-typedef struct dw_map {
-  /**
-   * The encoded entries not yet stepped over; null when there are none.
-   */
-  const uint8_t *entries;
-  /**
-   * Their bytes.
-   */
-  size_t len;
-  /**
-   * How many entries are left.
-   */
-  uint32_t count;
-} dw_map;
-
-/**
  * The details of a failed call, written into the `dw_error` a call was
  * given (when not null) only if it fails. Plain numbers: read them, or
  * have `dw_error_message` say the sentence.
@@ -769,6 +868,28 @@ typedef struct dw_error {
    */
   uint64_t values[4];
 } dw_error;
+
+/**
+ * A `map` field (labels, metadata): its entries in key order, stepped
+ * through with `dw_map_next`, which consumes them from this value (copy it
+ * to walk it twice).
+ */
+typedef struct dw_map {
+  /**
+   * The encoded entries not yet stepped over: never null in a map the
+   * decoder made, even an empty one, so a zeroed `dw_map` is told from
+   * one at its end (`DW_INVALID_CURSOR`).
+   */
+  const uint8_t *entries;
+  /**
+   * Their bytes.
+   */
+  size_t len;
+  /**
+   * How many entries are left.
+   */
+  uint32_t count;
+} dw_map;
 
 /**
  * Kind 1: a source's identity, and the ordinal its later frames carry.
@@ -1002,23 +1123,6 @@ typedef struct dw_frame {
 } dw_frame;
 
 /**
- * How a publisher paces full index state and bounds its frames.
- */
-typedef struct dw_publisher_config {
-  /**
-   * Send an indexed source's `Full` again every this many intervals
-   * (rule 7), besides the one each connection opens with (rule 2).
-   */
-  uint64_t full_every;
-  /**
-   * The size of the buffer frames are polled into: no frame is larger,
-   * length prefix included; what would make one larger is refused when
-   * it is given.
-   */
-  size_t frame_buffer;
-} dw_publisher_config;
-
-/**
  * One entry of a map to declare: both strings UTF-8, the keys of a map
  * in strictly ascending byte order.
  */
@@ -1082,6 +1186,71 @@ typedef struct dw_source_decl {
    */
   struct dw_str index_stream;
 } dw_source_decl;
+
+/**
+ * The most a source is given in one interval, for `dw_source_sizing`: the
+ * core's `Budget`.
+ */
+typedef struct dw_budget {
+  /**
+   * The longest row any of the source's streams is given, in bytes.
+   */
+  size_t largest_row;
+  /**
+   * The most rows observed on the source in one interval, all its
+   * streams together.
+   */
+  size_t rows_per_interval;
+  /**
+   * The most index slots the source holds at once (0 without an index).
+   */
+  size_t slots;
+  /**
+   * The longest slot, its key and value together, in bytes.
+   */
+  size_t largest_slot;
+  /**
+   * The most slots set or removed in one interval.
+   */
+  size_t slot_changes_per_interval;
+} dw_budget;
+
+/**
+ * What one source needs, from `dw_source_sizing`: the core's `Sizing`.
+ */
+typedef struct dw_sizing {
+  /**
+   * The bytes of the source's storage (`dw_publisher_add_source`).
+   */
+  size_t storage;
+  /**
+   * The frame buffer its frames need, length prefixes included (a
+   * publisher's `frame_buffer` is the largest of its sources').
+   */
+  size_t frame_buffer;
+  /**
+   * Of `frame_buffer`, the room a connection's first `Rows` frame keeps
+   * for the latest row of every stream (rule 3).
+   */
+  size_t latest_rows;
+} dw_sizing;
+
+/**
+ * How a publisher paces full index state and bounds its frames.
+ */
+typedef struct dw_publisher_config {
+  /**
+   * Send an indexed source's `Full` again every this many intervals
+   * (rule 7), besides the one each connection opens with (rule 2).
+   */
+  uint64_t full_every;
+  /**
+   * The size of the buffer frames are polled into: no frame is larger,
+   * length prefix included; what would make one larger is refused when
+   * it is given.
+   */
+  size_t frame_buffer;
+} dw_publisher_config;
 
 /**
  * What a publisher has due and not yet polled.
@@ -1229,33 +1398,71 @@ typedef struct dw_admitted {
 
 #ifdef __cplusplus
 extern "C" {
-#endif // __cplusplus
+#endif /* __cplusplus */
 
 /**
- * Step the cursor over one row: `DW_RESULT_OK` with `*row` filled and the
- * cursor moved past it; `DW_RESULT_DONE` once no row is left.
- * `DW_RESULT_INVALID_ARGUMENT` (`DW_INVALID_CURSOR`) if the bytes do not
- * hold the row the count says: the buffer changed after `dw_decode`.
+ * The preamble's bytes, every stream's first: the magic and this
+ * build's protocol version. A sender writes them before its first frame.
+ */
+extern const uint8_t dw_preamble[DW_PREAMBLE_BYTES];
+
+/**
+ * Step the cursor over up to `capacity` rows into `rows[0..]`, in one
+ * call: `DW_RESULT_OK` with `*filled` rows written (at least 1) and the
+ * cursor moved past them; `DW_RESULT_DONE` with `*filled` 0 once no row is
+ * left. Each `dw_row` points into the frame's buffer, as `dw_rows_next`'s
+ * do; a few hundred rows a call make the crossing's cost vanish.
+ *
+ * `DW_RESULT_INVALID_ARGUMENT`: `DW_INVALID_CURSOR` if the cursor was not
+ * made by `dw_decode` (a zeroed one) or its bytes do not hold the rows its
+ * count says (the buffer changed after `dw_decode`; then nothing is
+ * consumed); `DW_INVALID_VALUE` for a `capacity` of 0.
  *
  * # Safety
  *
  * `cursor` points at a `dw_row_cursor` from a `dw_frame` whose buffer is
- * still lent; `row` at a `dw_row`.
+ * still lent; `rows` at `capacity` `dw_row`s; `filled` at a `size_t`;
+ * `error` is null or points at a `dw_error`.
  */
-dw_result dw_rows_next(struct dw_row_cursor *cursor, struct dw_row *row);
+dw_result dw_rows_next_batch(struct dw_row_cursor *cursor,
+                             struct dw_row *rows,
+                             size_t capacity,
+                             size_t *filled,
+                             struct dw_error *error);
+
+/**
+ * Step the cursor over one row: `DW_RESULT_OK` with `*row` filled and the
+ * cursor moved past it; `DW_RESULT_DONE` once no row is left.
+ * `DW_RESULT_INVALID_ARGUMENT` (`DW_INVALID_CURSOR`) if the cursor was not
+ * made by `dw_decode` (a zeroed one), or its bytes do not hold the row
+ * the count says (the buffer changed after `dw_decode`). To step many
+ * rows, `dw_rows_next_batch` crosses once for hundreds.
+ *
+ * # Safety
+ *
+ * `cursor` points at a `dw_row_cursor` from a `dw_frame` whose buffer is
+ * still lent; `row` at a `dw_row`; `error` is null or points at a
+ * `dw_error`.
+ */
+dw_result dw_rows_next(struct dw_row_cursor *cursor, struct dw_row *row, struct dw_error *error);
 
 /**
  * Step over one map entry: `DW_RESULT_OK` with `*key` and `*value`
  * filled and `*map` moved past them; `DW_RESULT_DONE` once none is left.
- * `DW_RESULT_INVALID_ARGUMENT` (`DW_INVALID_CURSOR`) if the bytes do not
- * hold the entry the count says.
+ * `DW_RESULT_INVALID_ARGUMENT` (`DW_INVALID_CURSOR`) if the map was not
+ * made by `dw_decode` (a zeroed one) or its bytes do not hold the entry
+ * the count says.
  *
  * # Safety
  *
  * `map` points at a `dw_map` from a `dw_frame` whose buffer is still
- * lent; `key` and `value` at `dw_str`s.
+ * lent; `key` and `value` at `dw_str`s; `error` is null or points at a
+ * `dw_error`.
  */
-dw_result dw_map_next(struct dw_map *map, struct dw_str *key, struct dw_str *value);
+dw_result dw_map_next(struct dw_map *map,
+                      struct dw_str *key,
+                      struct dw_str *value,
+                      struct dw_error *error);
 
 /**
  * Write the sentence for `error` into `buf` — the same words the Rust
@@ -1344,6 +1551,59 @@ dw_result dw_decode_limited(const uint8_t *buf,
                             size_t *consumed,
                             size_t *needed,
                             struct dw_error *error);
+
+/**
+ * The stream has ended (its transport closed, its file was read whole),
+ * and `rest` (`len` bytes; null when `len` is 0) is what is left of it
+ * unconsumed: from the stream's start if the preamble was not yet read
+ * (`preamble_read` 0), else from a frame boundary (`preamble_read` 1).
+ * The decoder cannot tell an end from a pause (`DW_RESULT_INCOMPLETE`);
+ * this says which it was.
+ *
+ * - `DW_RESULT_OK`: a clean end, at a frame boundary after the preamble.
+ * - `DW_RESULT_TRUNCATED`: the stream was cut inside its preamble or a
+ *   frame, and that frame was lost: an error, never the end (§1).
+ *   `dw_error_message` says it in the tool's words ("the stream ends
+ *   inside this frame: 3 of at least 4 byte(s) arrived");
+ *   `dw_error.values[0]` the bytes that arrived, `values[1]` those needed
+ *   at least.
+ * - `DW_RESULT_MALFORMED`: the bytes left break a rule (a length of zero
+ *   or above the limit), as `dw_decode` says.
+ * - `DW_RESULT_INVALID_ARGUMENT` (`DW_INVALID_NOT_CUT`): they hold a
+ *   whole preamble or frame, still to decode.
+ *
+ * # Safety
+ *
+ * `rest` points at `len` readable bytes; `error` is null or points at a
+ * `dw_error`.
+ */
+dw_result dw_stream_end(const uint8_t *rest,
+                        size_t len,
+                        uint32_t preamble_read,
+                        struct dw_error *error);
+
+/**
+ * The storage and frame buffer a source declared as `*decl` needs so that
+ * nothing it is given within `*budget` is refused, into `*sizing`: the
+ * core's own `SourceDecl::sizing`, the figure a Rust firmware sizes its
+ * arrays by, so no C program finds it by trial. The least that holds the
+ * budget: a byte less of storage for the rows, or of frame buffer, is
+ * refused at the budget's worst.
+ *
+ * `DW_RESULT_INVALID_ARGUMENT` for a declaration `dw_publisher_add_source`
+ * would refuse as an argument (a string that is not UTF-8, too many
+ * streams or entries).
+ *
+ * # Safety
+ *
+ * `decl` points at a `dw_source_decl` whose arrays and strings are
+ * readable for the call; `budget` at a `dw_budget`; `sizing` at a
+ * `dw_sizing`; `error` is null or points at a `dw_error`.
+ */
+dw_result dw_source_sizing(const struct dw_source_decl *decl,
+                           const struct dw_budget *budget,
+                           struct dw_sizing *sizing,
+                           struct dw_error *error);
 
 /**
  * The exact bytes of storage a publisher takes in this build.
@@ -1466,9 +1726,10 @@ dw_result dw_publisher_remove_slot(struct dw_publisher *publisher,
  *
  * # Safety
  *
- * `publisher` is a handle from `dw_publisher_init`.
+ * `publisher` is a handle from `dw_publisher_init`; `error` is null or
+ * points at a `dw_error`.
  */
-dw_result dw_publisher_connected(struct dw_publisher *publisher);
+dw_result dw_publisher_connected(struct dw_publisher *publisher, struct dw_error *error);
 
 /**
  * The connection ended: anything still due is dropped, counted as
@@ -1476,9 +1737,10 @@ dw_result dw_publisher_connected(struct dw_publisher *publisher);
  *
  * # Safety
  *
- * `publisher` is a handle from `dw_publisher_init`.
+ * `publisher` is a handle from `dw_publisher_init`; `error` is null or
+ * points at a `dw_error`.
  */
-dw_result dw_publisher_disconnected(struct dw_publisher *publisher);
+dw_result dw_publisher_disconnected(struct dw_publisher *publisher, struct dw_error *error);
 
 /**
  * End the interval: every source spends one `seq` and, on a connection,
@@ -1490,9 +1752,10 @@ dw_result dw_publisher_disconnected(struct dw_publisher *publisher);
  *
  * # Safety
  *
- * `publisher` is a handle from `dw_publisher_init`.
+ * `publisher` is a handle from `dw_publisher_init`; `error` is null or
+ * points at a `dw_error`.
  */
-dw_result dw_publisher_end_interval(struct dw_publisher *publisher);
+dw_result dw_publisher_end_interval(struct dw_publisher *publisher, struct dw_error *error);
 
 /**
  * Drop every frame due, as the next `dw_publisher_end_interval` would:
@@ -1500,9 +1763,10 @@ dw_result dw_publisher_end_interval(struct dw_publisher *publisher);
  *
  * # Safety
  *
- * `publisher` is a handle from `dw_publisher_init`.
+ * `publisher` is a handle from `dw_publisher_init`; `error` is null or
+ * points at a `dw_error`.
  */
-dw_result dw_publisher_drop_waiting(struct dw_publisher *publisher);
+dw_result dw_publisher_drop_waiting(struct dw_publisher *publisher, struct dw_error *error);
 
 /**
  * What is due and not yet polled, into `*waiting`.
@@ -1510,9 +1774,11 @@ dw_result dw_publisher_drop_waiting(struct dw_publisher *publisher);
  * # Safety
  *
  * `publisher` is a handle from `dw_publisher_init`; `waiting` points at a
- * `dw_waiting`.
+ * `dw_waiting`; `error` is null or points at a `dw_error`.
  */
-dw_result dw_publisher_waiting(struct dw_publisher *publisher, struct dw_waiting *waiting);
+dw_result dw_publisher_waiting(struct dw_publisher *publisher,
+                               struct dw_waiting *waiting,
+                               struct dw_error *error);
 
 /**
  * What the publisher has done so far, into `*stats`.
@@ -1520,9 +1786,11 @@ dw_result dw_publisher_waiting(struct dw_publisher *publisher, struct dw_waiting
  * # Safety
  *
  * `publisher` is a handle from `dw_publisher_init`; `stats` points at a
- * `dw_stats`.
+ * `dw_stats`; `error` is null or points at a `dw_error`.
  */
-dw_result dw_publisher_stats(struct dw_publisher *publisher, struct dw_stats *stats);
+dw_result dw_publisher_stats(struct dw_publisher *publisher,
+                             struct dw_stats *stats,
+                             struct dw_error *error);
 
 /**
  * The index state of `source` now (the hash of its slots, or 0, 0 for a
@@ -1545,9 +1813,11 @@ dw_result dw_publisher_index_state(struct dw_publisher *publisher,
  * # Safety
  *
  * `publisher` is a handle from `dw_publisher_init`; `len` points at a
- * `size_t`.
+ * `size_t`; `error` is null or points at a `dw_error`.
  */
-dw_result dw_publisher_next_frame_len(struct dw_publisher *publisher, size_t *len);
+dw_result dw_publisher_next_frame_len(struct dw_publisher *publisher,
+                                      size_t *len,
+                                      struct dw_error *error);
 
 /**
  * Write the next frame the rules require at the start of `buf` (`len`
@@ -1580,21 +1850,30 @@ dw_result dw_publisher_poll(struct dw_publisher *publisher,
  *
  * # Safety
  *
- * `publisher` is a handle from `dw_publisher_init`.
+ * `publisher` is a handle from `dw_publisher_init`; `error` is null or
+ * points at a `dw_error`.
  */
-dw_result dw_publisher_release(struct dw_publisher *publisher);
+dw_result dw_publisher_release(struct dw_publisher *publisher, struct dw_error *error);
 
 /**
- * The exact bytes of storage a subscriber takes in this build.
+ * The exact bytes of storage a subscriber allowing `source_limit`
+ * sources takes in this build (`DW_SUBSCRIBER_SIZE(source_limit)` is
+ * enough on every target); 0 for a limit outside 1 to
+ * `DW_SUBSCRIBER_MAX_SOURCES`.
  */
-size_t dw_subscriber_size(void);
+size_t dw_subscriber_size(uint32_t source_limit);
 
 /**
- * Make a subscriber for a new connection in `storage` (`len` bytes, at
- * least `DW_SUBSCRIBER_SIZE`, aligned to `DW_SUBSCRIBER_ALIGN`), allowing
- * `source_limit` sources (0, or anything above `DW_SUBSCRIBER_SOURCES`,
- * allows that many), and write its handle into `*subscriber`. The storage
- * is the subscriber's until `dw_subscriber_release`.
+ * Make a subscriber for a new connection in `storage` (`len` bytes,
+ * aligned to `DW_SUBSCRIBER_ALIGN`), allowing `source_limit` sources, and
+ * write its handle into `*subscriber`. The storage is the subscriber's
+ * until `dw_subscriber_release`; it needs `DW_SUBSCRIBER_SIZE(source_limit)`
+ * bytes (`dw_subscriber_size` says the exact figure).
+ *
+ * `DW_RESULT_INVALID_ARGUMENT`: `DW_INVALID_SOURCE_LIMIT` for a limit of 0
+ * or above `DW_SUBSCRIBER_MAX_SOURCES` (the tool's 1024), never lowered
+ * silently; `DW_INVALID_STORAGE_TOO_SMALL` for storage that cannot hold
+ * that many (the bytes needed in `values[0]`).
  *
  * # Safety
  *
@@ -1631,9 +1910,10 @@ dw_result dw_subscriber_admit(struct dw_subscriber *subscriber,
  *
  * # Safety
  *
- * `subscriber` is a handle from `dw_subscriber_init`.
+ * `subscriber` is a handle from `dw_subscriber_init`; `error` is null or
+ * points at a `dw_error`.
  */
-dw_result dw_subscriber_reset(struct dw_subscriber *subscriber);
+dw_result dw_subscriber_reset(struct dw_subscriber *subscriber, struct dw_error *error);
 
 /**
  * The sources open on the connection, into `*count`.
@@ -1641,9 +1921,11 @@ dw_result dw_subscriber_reset(struct dw_subscriber *subscriber);
  * # Safety
  *
  * `subscriber` is a handle from `dw_subscriber_init`; `count` points at a
- * `uint32_t`.
+ * `uint32_t`; `error` is null or points at a `dw_error`.
  */
-dw_result dw_subscriber_source_count(struct dw_subscriber *subscriber, uint32_t *count);
+dw_result dw_subscriber_source_count(struct dw_subscriber *subscriber,
+                                     uint32_t *count,
+                                     struct dw_error *error);
 
 /**
  * The index state held for `source` into `state[0]`, `state[1]`:
@@ -1652,11 +1934,12 @@ dw_result dw_subscriber_source_count(struct dw_subscriber *subscriber, uint32_t 
  * # Safety
  *
  * `subscriber` is a handle from `dw_subscriber_init`; `state` points at
- * two `uint64_t`s.
+ * two `uint64_t`s; `error` is null or points at a `dw_error`.
  */
 dw_result dw_subscriber_index_state(struct dw_subscriber *subscriber,
                                     uint32_t source,
-                                    uint64_t (*state)[2]);
+                                    uint64_t (*state)[2],
+                                    struct dw_error *error);
 
 /**
  * Release the subscriber: its handle is refused from now on, and the
@@ -1664,35 +1947,56 @@ dw_result dw_subscriber_index_state(struct dw_subscriber *subscriber,
  *
  * # Safety
  *
- * `subscriber` is a handle from `dw_subscriber_init`.
+ * `subscriber` is a handle from `dw_subscriber_init`; `error` is null or
+ * points at a `dw_error`.
  */
-dw_result dw_subscriber_release(struct dw_subscriber *subscriber);
+dw_result dw_subscriber_release(struct dw_subscriber *subscriber, struct dw_error *error);
+
+/**
+ * This library's `DW_VERSION`: compare it with the header's to know the
+ * library loaded is the one built against (the major and, before 1.0,
+ * the minor must match).
+ */
+uint32_t dw_version(void);
+
+/**
+ * This library's `DW_ABI_VERSION`.
+ */
+uint32_t dw_abi_version(void);
 
 #ifdef __cplusplus
 }  // extern "C"
-#endif  // __cplusplus
+#endif  /* __cplusplus */
 
-#endif  /* DENDRO_WIRE_H */
+/** Bytes of storage for a subscriber allowing `sources` sources, on every
+ * target (dw_subscriber_size(sources) is the exact figure for this build):
+ * static uint64_t storage[DW_SUBSCRIBER_SIZE(16) / 8]; */
+#define DW_SUBSCRIBER_SIZE(sources) \
+  (DW_SUBSCRIBER_HEAD_BYTES + (size_t)(sources) * DW_SUBSCRIBER_SOURCE_BYTES)
 
-/** Storage for one subscriber, sized and aligned for every target. */
-typedef union dw_subscriber_storage {
-  uint8_t bytes[DW_SUBSCRIBER_SIZE];
-  uint64_t align;
-} dw_subscriber_storage;
+/* Alignment for a declaration: C11 and C++11 have their own words for it;
+ * C99 compilers, GNU's. */
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define DW_ALIGNAS(n) alignas(n)
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define DW_ALIGNAS(n) _Alignas(n)
+#elif defined(__GNUC__)
+#define DW_ALIGNAS(n) __attribute__((aligned(n)))
+#else
+#error "dendro_wire.h needs C11, C++11, or a GNU compiler to align a publisher's storage"
+#endif
 
 /** Storage for one publisher (besides each source's), sized and aligned
  * for every target. */
-#if defined(__cplusplus)
-#define DW_ALIGNAS(n) alignas(n)
-#else
-#define DW_ALIGNAS(n) _Alignas(n)
-#endif
 typedef struct dw_publisher_storage {
   DW_ALIGNAS(DW_PUBLISHER_ALIGN) uint8_t bytes[DW_PUBLISHER_SIZE];
 } dw_publisher_storage;
 
-/** A dw_str of a string literal: DW_STR("cpu"). */
+/** A dw_str of a string literal: DW_STR("cpu") (C99; in C++, spell the
+ * struct out). */
 #define DW_STR(literal) ((dw_str){ (literal), sizeof(literal) - 1 })
 
 /** A dw_str that is absent (a source with no uuid or no index stream). */
 #define DW_NO_STR ((dw_str){ NULL, 0 })
+
+#endif /* DENDRO_WIRE_H */

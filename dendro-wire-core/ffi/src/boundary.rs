@@ -92,6 +92,27 @@ pub(crate) unsafe fn out<'a, T>(ptr: *mut T) -> Checked<&'a mut MaybeUninit<T>> 
     Ok(unsafe { &mut *ptr.cast::<MaybeUninit<T>>() })
 }
 
+/// `len` out-parameters at `ptr`: C's memory for `len` `T`s, written
+/// before the call returns.
+///
+/// # Safety
+///
+/// If `ptr` is not null it points at `len` `T`s writable for `'a` that
+/// nothing else touches meanwhile.
+pub(crate) unsafe fn out_items<'a, T>(
+    ptr: *mut T,
+    len: usize,
+) -> Checked<&'a mut [MaybeUninit<T>]> {
+    check(ptr)?;
+    if len > MAX_LEN / size_of::<T>().max(1) {
+        return Err(Failure::Invalid(dw_invalid::DW_INVALID_TOO_LONG));
+    }
+    // SAFETY: not null, aligned for T, `len` of them a size a slice can
+    // have, writable and unshared for 'a by the contract; `MaybeUninit`
+    // asks nothing of the bytes there now.
+    Ok(unsafe { core::slice::from_raw_parts_mut(ptr.cast::<MaybeUninit<T>>(), len) })
+}
+
 /// A value C wrote, copied: nothing of C's memory is held after.
 ///
 /// # Safety
@@ -129,10 +150,14 @@ pub(crate) unsafe fn items<'a, T: Plain>(
     Ok(unsafe { core::slice::from_raw_parts(ptr, len) })
 }
 
-/// An object the library keeps in C's memory, behind its kind's tag.
+/// An object the library keeps in C's memory, behind its kind's tag and
+/// the address it was placed at: a copy of its bytes elsewhere (a
+/// `memcpy`'d handle) carries the tag but not its own address, and is
+/// refused rather than used as a second object over the same sources.
 #[repr(C)]
 pub(crate) struct Placed<T> {
     tag: u64,
+    home: usize,
     value: T,
 }
 
@@ -163,12 +188,18 @@ pub(crate) unsafe fn place<T: Object, H>(
     let at = storage.cast::<Placed<T>>();
     check(at)?;
     if len < T::SIZE {
-        return Err(Failure::Invalid(dw_invalid::DW_INVALID_STORAGE_TOO_SMALL));
+        return Err(Failure::storage_too_small(T::SIZE, len));
     }
     // SAFETY: not null, aligned for `Placed<T>`, at least its size, and
     // writable by the contract; `write` neither reads nor drops what was
     // there.
-    unsafe { at.write(Placed { tag: T::TAG, value }) };
+    unsafe {
+        at.write(Placed {
+            tag: T::TAG,
+            home: at as usize,
+            value,
+        })
+    };
     Ok(at.cast::<H>())
 }
 
@@ -188,8 +219,14 @@ pub(crate) unsafe fn placed<'a, T: Object, H>(handle: *mut H) -> Checked<&'a mut
     if tag != T::TAG {
         return Err(Failure::Invalid(dw_invalid::DW_INVALID_NOT_A_HANDLE));
     }
-    // SAFETY: the tag is `T`'s, so by the contract this is the `T` `place`
-    // wrote and nothing else refers to it while the call runs.
+    // SAFETY: as for the tag, a `usize` read whatever the storage holds.
+    let home = unsafe { core::ptr::addr_of!((*at).home).read() };
+    if home != at as usize {
+        return Err(Failure::Invalid(dw_invalid::DW_INVALID_MOVED));
+    }
+    // SAFETY: the tag is `T`'s and the object is where `place` put it, so
+    // by the contract this is the `T` `place` wrote and nothing else
+    // refers to it while the call runs.
     Ok(unsafe { &mut (*at).value })
 }
 

@@ -1,15 +1,22 @@
 //! The cursors C steps over a decoded frame's rows and a map's entries:
 //! each step reads the layout of [protocol §3] again, with every length
 //! bounded by what is left, because C holds the cursor between the steps
-//! and a cursor is only as good as the bytes it still points at.
+//! and a cursor is only as good as the bytes it still points at. A step
+//! makes no Rust string of what it reads (the decoder checked the UTF-8),
+//! so bytes changed behind a cursor are refused or handed back as bytes,
+//! never misread as memory.
 //!
 //! [protocol §3]: dendro_wire_core::protocol
 
+use core::ffi::c_char;
+use core::mem::MaybeUninit;
+
 use crate::boundary::{self, Checked};
-use crate::error::{dw_invalid, dw_result, Failure};
-use crate::frame::{bytes_of, dw_map, dw_row, dw_row_cursor, dw_str, str_of};
+use crate::error::{dw_error, dw_invalid, dw_result, finish, Failure};
+use crate::frame::{dw_bytes, dw_map, dw_row, dw_row_cursor, dw_str};
 
 /// One `u32`-length-prefixed field off the front of `rest`.
+#[inline(always)]
 fn take_prefixed<'a>(rest: &mut &'a [u8]) -> Option<&'a [u8]> {
     let (len, tail) = rest.split_first_chunk::<4>()?;
     let (field, tail) = tail.split_at_checked(u32::from_le_bytes(*len) as usize)?;
@@ -18,99 +25,146 @@ fn take_prefixed<'a>(rest: &mut &'a [u8]) -> Option<&'a [u8]> {
 }
 
 /// One little-endian `i64` off the front of `rest`.
+#[inline(always)]
 fn take_i64(rest: &mut &[u8]) -> Option<i64> {
     let (word, tail) = rest.split_first_chunk::<8>()?;
     *rest = tail;
     Some(i64::from_le_bytes(*word))
 }
 
-/// The bytes a cursor points at, for one step.
+fn str_at(bytes: &[u8]) -> dw_str {
+    dw_str {
+        ptr: bytes.as_ptr().cast::<c_char>(),
+        len: bytes.len(),
+    }
+}
+
+/// One row off the front of `rest`, in the layout of §4.3.
+#[inline(always)]
+fn take_row(rest: &mut &[u8]) -> Option<dw_row> {
+    let stream = take_prefixed(rest)?;
+    let ts = take_i64(rest)?;
+    let wall_offset = take_i64(rest)?;
+    let row = take_prefixed(rest)?;
+    Some(dw_row {
+        stream: str_at(stream),
+        ts,
+        wall_offset,
+        row: dw_bytes {
+            ptr: row.as_ptr(),
+            len: row.len(),
+        },
+    })
+}
+
+/// The bytes a cursor points at, for one step: its pointer is never null
+/// in a cursor the decoder made, so null (a zeroed cursor) is refused.
 ///
 /// # Safety
 ///
-/// If `left` is above 0, `ptr` points at `len` readable bytes.
-unsafe fn cursor_bytes<'a>(ptr: *const u8, len: usize, left: u32) -> Checked<&'a [u8]> {
-    match left {
-        0 => Ok(&[]),
-        // SAFETY: the caller's contract, passed on.
-        _ => unsafe { boundary::bytes(ptr, len) },
+/// If `ptr` is not null, it points at `len` readable bytes.
+unsafe fn cursor_bytes<'a>(ptr: *const u8, len: usize) -> Checked<&'a [u8]> {
+    if ptr.is_null() {
+        return Err(Failure::Invalid(dw_invalid::DW_INVALID_CURSOR));
     }
+    // SAFETY: the caller's contract, passed on.
+    unsafe { boundary::bytes(ptr, len) }
 }
 
-/// The address `rest` starts at, as the cursor's pointer.
-fn start_of(rest: &[u8]) -> *const u8 {
-    match rest.is_empty() {
-        true => core::ptr::null(),
-        false => rest.as_ptr(),
-    }
-}
-
-/// Step the cursor over one row: `DW_RESULT_OK` with `*row` filled and the
-/// cursor moved past it; `DW_RESULT_DONE` once no row is left.
-/// `DW_RESULT_INVALID_ARGUMENT` (`DW_INVALID_CURSOR`) if the bytes do not
-/// hold the row the count says: the buffer changed after `dw_decode`.
+/// Step the cursor over up to `capacity` rows into `rows[0..]`, in one
+/// call: `DW_RESULT_OK` with `*filled` rows written (at least 1) and the
+/// cursor moved past them; `DW_RESULT_DONE` with `*filled` 0 once no row is
+/// left. Each `dw_row` points into the frame's buffer, as `dw_rows_next`'s
+/// do; a few hundred rows a call make the crossing's cost vanish.
+///
+/// `DW_RESULT_INVALID_ARGUMENT`: `DW_INVALID_CURSOR` if the cursor was not
+/// made by `dw_decode` (a zeroed one) or its bytes do not hold the rows its
+/// count says (the buffer changed after `dw_decode`; then nothing is
+/// consumed); `DW_INVALID_VALUE` for a `capacity` of 0.
 ///
 /// # Safety
 ///
 /// `cursor` points at a `dw_row_cursor` from a `dw_frame` whose buffer is
-/// still lent; `row` at a `dw_row`.
+/// still lent; `rows` at `capacity` `dw_row`s; `filled` at a `size_t`;
+/// `error` is null or points at a `dw_error`.
 #[no_mangle]
-pub unsafe extern "C" fn dw_rows_next(cursor: *mut dw_row_cursor, row: *mut dw_row) -> dw_result {
+pub unsafe extern "C" fn dw_rows_next_batch(
+    cursor: *mut dw_row_cursor,
+    rows: *mut dw_row,
+    capacity: usize,
+    filled: *mut usize,
+    error: *mut dw_error,
+) -> dw_result {
     // SAFETY: the pointers are the caller's, as documented; each is
     // checked before use.
     let run = || unsafe {
         let c = boundary::read(cursor)?;
-        let out_row = boundary::out(row)?;
-        if c.left == 0 {
+        let out = boundary::out_items(rows, capacity)?;
+        let filled = boundary::out(filled)?;
+        if capacity == 0 {
+            return Err(Failure::Invalid(dw_invalid::DW_INVALID_VALUE));
+        }
+        let mut rest = cursor_bytes(c.rest, c.len)?;
+        let take = (c.left as usize).min(capacity);
+        for slot in out.iter_mut().take(take) {
+            let row = take_row(&mut rest).ok_or(Failure::Invalid(dw_invalid::DW_INVALID_CURSOR))?;
+            slot.write(row);
+        }
+        filled.write(take);
+        if take == 0 {
             return Ok(dw_result::DW_RESULT_DONE);
         }
-        let mut rest = cursor_bytes(c.rest, c.len, c.left)?;
-        let step = (|| {
-            let stream = core::str::from_utf8(take_prefixed(&mut rest)?).ok()?;
-            let ts = take_i64(&mut rest)?;
-            let wall_offset = take_i64(&mut rest)?;
-            let bytes = take_prefixed(&mut rest)?;
-            Some(dw_row {
-                stream: str_of(stream),
-                ts,
-                wall_offset,
-                row: bytes_of(bytes),
-            })
-        })();
-        let r = step.ok_or(Failure::Invalid(dw_invalid::DW_INVALID_CURSOR))?;
-        out_row.write(r);
-        let left = c.left - 1;
         boundary::out(cursor)?.write(dw_row_cursor {
-            rest: if left == 0 {
-                core::ptr::null()
-            } else {
-                start_of(rest)
-            },
+            rest: rest.as_ptr(),
             len: rest.len(),
-            left,
+            left: c.left - take as u32,
         });
         Ok(dw_result::DW_RESULT_OK)
     };
-    match run() {
-        Ok(r) => r,
-        Err(f) => Failure::result(&f),
-    }
+    // SAFETY: `error` is the caller's, as documented.
+    unsafe { finish(run(), error) }
+}
+
+/// Step the cursor over one row: `DW_RESULT_OK` with `*row` filled and the
+/// cursor moved past it; `DW_RESULT_DONE` once no row is left.
+/// `DW_RESULT_INVALID_ARGUMENT` (`DW_INVALID_CURSOR`) if the cursor was not
+/// made by `dw_decode` (a zeroed one), or its bytes do not hold the row
+/// the count says (the buffer changed after `dw_decode`). To step many
+/// rows, `dw_rows_next_batch` crosses once for hundreds.
+///
+/// # Safety
+///
+/// `cursor` points at a `dw_row_cursor` from a `dw_frame` whose buffer is
+/// still lent; `row` at a `dw_row`; `error` is null or points at a
+/// `dw_error`.
+#[no_mangle]
+pub unsafe extern "C" fn dw_rows_next(
+    cursor: *mut dw_row_cursor,
+    row: *mut dw_row,
+    error: *mut dw_error,
+) -> dw_result {
+    let mut filled = MaybeUninit::<usize>::uninit();
+    // SAFETY: the caller's contract, passed on; `filled` is ours.
+    unsafe { dw_rows_next_batch(cursor, row, 1, filled.as_mut_ptr(), error) }
 }
 
 /// Step over one map entry: `DW_RESULT_OK` with `*key` and `*value`
 /// filled and `*map` moved past them; `DW_RESULT_DONE` once none is left.
-/// `DW_RESULT_INVALID_ARGUMENT` (`DW_INVALID_CURSOR`) if the bytes do not
-/// hold the entry the count says.
+/// `DW_RESULT_INVALID_ARGUMENT` (`DW_INVALID_CURSOR`) if the map was not
+/// made by `dw_decode` (a zeroed one) or its bytes do not hold the entry
+/// the count says.
 ///
 /// # Safety
 ///
 /// `map` points at a `dw_map` from a `dw_frame` whose buffer is still
-/// lent; `key` and `value` at `dw_str`s.
+/// lent; `key` and `value` at `dw_str`s; `error` is null or points at a
+/// `dw_error`.
 #[no_mangle]
 pub unsafe extern "C" fn dw_map_next(
     map: *mut dw_map,
     key: *mut dw_str,
     value: *mut dw_str,
+    error: *mut dw_error,
 ) -> dw_result {
     // SAFETY: the pointers are the caller's, as documented; each is
     // checked before use.
@@ -118,32 +172,22 @@ pub unsafe extern "C" fn dw_map_next(
         let m = boundary::read(map)?;
         let out_key = boundary::out(key)?;
         let out_value = boundary::out(value)?;
+        let mut rest = cursor_bytes(m.entries, m.len)?;
         if m.count == 0 {
             return Ok(dw_result::DW_RESULT_DONE);
         }
-        let mut rest = cursor_bytes(m.entries, m.len, m.count)?;
-        let entry = (|| {
-            let k = core::str::from_utf8(take_prefixed(&mut rest)?).ok()?;
-            let v = core::str::from_utf8(take_prefixed(&mut rest)?).ok()?;
-            Some((k, v))
-        })();
-        let (k, v) = entry.ok_or(Failure::Invalid(dw_invalid::DW_INVALID_CURSOR))?;
-        out_key.write(str_of(k));
-        out_value.write(str_of(v));
-        let count = m.count - 1;
+        let invalid = Failure::Invalid(dw_invalid::DW_INVALID_CURSOR);
+        let k = take_prefixed(&mut rest).ok_or(invalid)?;
+        let v = take_prefixed(&mut rest).ok_or(invalid)?;
+        out_key.write(str_at(k));
+        out_value.write(str_at(v));
         boundary::out(map)?.write(dw_map {
-            entries: if count == 0 {
-                core::ptr::null()
-            } else {
-                start_of(rest)
-            },
+            entries: rest.as_ptr(),
             len: rest.len(),
-            count,
+            count: m.count - 1,
         });
         Ok(dw_result::DW_RESULT_OK)
     };
-    match run() {
-        Ok(r) => r,
-        Err(f) => Failure::result(&f),
-    }
+    // SAFETY: `error` is the caller's, as documented.
+    unsafe { finish(run(), error) }
 }

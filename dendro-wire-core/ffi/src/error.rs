@@ -6,7 +6,7 @@
 use core::ffi::{c_char, CStr};
 use core::fmt::{self, Write};
 
-use dendro_wire_core::{Error, Field, ProtocolError, PublishError};
+use dendro_wire_core::{Error, Field, ProtocolError, PublishError, Truncated};
 
 use crate::boundary::{self, Plain};
 
@@ -47,6 +47,21 @@ pub enum dw_result {
     /// The publisher refuses the call; nothing changed. `dw_error.reason`
     /// is a `dw_publish_error`.
     DW_RESULT_REFUSED = 8,
+    /// The stream ended inside its preamble or a frame (`dw_stream_end`):
+    /// that frame was lost, an error, never the end. `dw_error.reason` is
+    /// a `dw_truncated`, `values[0]` the bytes that arrived and `values[1]`
+    /// those it needed at least.
+    DW_RESULT_TRUNCATED = 9,
+}
+
+/// Where a stream was cut (`dw_error.reason` with `DW_RESULT_TRUNCATED`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum dw_truncated {
+    /// Inside a frame, its length prefix included.
+    DW_TRUNCATED_FRAME = 1,
+    /// Inside the preamble.
+    DW_TRUNCATED_PREAMBLE = 2,
 }
 
 /// Why an argument was refused (`dw_error.reason` with
@@ -62,7 +77,8 @@ pub enum dw_invalid {
     DW_INVALID_TOO_LONG = 2,
     /// A string is not valid UTF-8.
     DW_INVALID_NOT_UTF8 = 3,
-    /// Storage for an object is smaller than its `_SIZE`.
+    /// Storage for an object is smaller than its `_SIZE`: `values[0]` the
+    /// bytes it needs, `values[1]` those given.
     DW_INVALID_STORAGE_TOO_SMALL = 4,
     /// The handle is not one `_init` made for this kind of object, or it was
     /// released.
@@ -79,6 +95,22 @@ pub enum dw_invalid {
     /// A value outside its enum: a `dw_index_kind`, or a `dw_error` the
     /// library did not write.
     DW_INVALID_VALUE = 9,
+    /// The handle names a copy of an object's storage (a `memcpy`), or
+    /// storage moved since `_init`: only the handle `_init` returned is the
+    /// object.
+    DW_INVALID_MOVED = 10,
+    /// A subscriber's source limit outside 1 to `DW_SUBSCRIBER_MAX_SOURCES`:
+    /// `values[0]` the limit given, `values[1]` the most.
+    DW_INVALID_SOURCE_LIMIT = 11,
+    /// A publisher's `full_every` of 0: `values[0]` the value.
+    DW_INVALID_FULL_EVERY = 12,
+    /// A publisher's `frame_buffer` too small for an empty `Rows` frame or
+    /// above the largest frame: `values[0]` the value, `values[1]` the
+    /// least, `values[2]` the most.
+    DW_INVALID_FRAME_BUFFER = 13,
+    /// `dw_stream_end` was given bytes that hold a whole preamble or frame:
+    /// decode it first; `values[0]` its bytes.
+    DW_INVALID_NOT_CUT = 14,
 }
 
 /// The rule a stream broke (`dw_error.rule`), as the protocol names it;
@@ -290,6 +322,9 @@ unsafe impl Plain for dw_error {}
 pub(crate) enum Failure {
     Null,
     Invalid(dw_invalid),
+    /// An argument refused, with the numbers its sentence says.
+    Bound(dw_invalid, [u64; 4]),
+    Truncated(Truncated),
     /// A caller's buffer too small for a sentence.
     MessageTooLong,
     Wire(Error),
@@ -316,10 +351,32 @@ impl From<PublishError> for Failure {
 }
 
 impl Failure {
+    /// Storage of `given` bytes where the object needs `needed`.
+    pub(crate) fn storage_too_small(needed: usize, given: usize) -> Failure {
+        Failure::Bound(
+            dw_invalid::DW_INVALID_STORAGE_TOO_SMALL,
+            [needed as u64, given as u64, 0, 0],
+        )
+    }
+
+    /// Whether a refusal for `why` carries numbers (`Failure::Bound`).
+    fn has_values(why: dw_invalid) -> bool {
+        use dw_invalid::*;
+        matches!(
+            why,
+            DW_INVALID_STORAGE_TOO_SMALL
+                | DW_INVALID_SOURCE_LIMIT
+                | DW_INVALID_FULL_EVERY
+                | DW_INVALID_FRAME_BUFFER
+                | DW_INVALID_NOT_CUT
+        )
+    }
+
     pub(crate) fn result(&self) -> dw_result {
         match self {
             Failure::Null => dw_result::DW_RESULT_NULL_PARAMETER,
-            Failure::Invalid(_) => dw_result::DW_RESULT_INVALID_ARGUMENT,
+            Failure::Invalid(_) | Failure::Bound(..) => dw_result::DW_RESULT_INVALID_ARGUMENT,
+            Failure::Truncated(_) => dw_result::DW_RESULT_TRUNCATED,
             Failure::MessageTooLong => dw_result::DW_RESULT_BUFFER_TOO_SMALL,
             Failure::Wire(_) => dw_result::DW_RESULT_MALFORMED,
             Failure::Protocol(_) => dw_result::DW_RESULT_PROTOCOL_ERROR,
@@ -346,6 +403,14 @@ impl Failure {
         match self {
             Failure::Null | Failure::MessageTooLong => {}
             Failure::Invalid(why) => e.reason = why as u32,
+            Failure::Bound(why, values) => (e.reason, e.values) = (why as u32, values),
+            Failure::Truncated(cut) => {
+                e.reason = match cut.in_preamble {
+                    true => dw_truncated::DW_TRUNCATED_PREAMBLE as u32,
+                    false => dw_truncated::DW_TRUNCATED_FRAME as u32,
+                };
+                e.values = [cut.have as u64, cut.needed as u64, 0, 0];
+            }
             Failure::Wire(wire) => wire_parts(wire, &mut e),
             Failure::Protocol(p) => {
                 let (reason, values) = protocol_parts(p);
@@ -370,8 +435,20 @@ impl Failure {
         Some(match e.result {
             r if r == dw_result::DW_RESULT_NULL_PARAMETER as u32 => Failure::Null,
             r if r == dw_result::DW_RESULT_INVALID_ARGUMENT as u32 => {
-                Failure::Invalid(invalid_from(e.reason)?)
+                match invalid_from(e.reason)? {
+                    why if Failure::has_values(why) => Failure::Bound(why, e.values),
+                    why => Failure::Invalid(why),
+                }
             }
+            r if r == dw_result::DW_RESULT_TRUNCATED as u32 => Failure::Truncated(Truncated {
+                in_preamble: match e.reason {
+                    r if r == dw_truncated::DW_TRUNCATED_FRAME as u32 => false,
+                    r if r == dw_truncated::DW_TRUNCATED_PREAMBLE as u32 => true,
+                    _ => return None,
+                },
+                have: usize::try_from(e.values[0]).ok()?,
+                needed: usize::try_from(e.values[1]).ok()?,
+            }),
             r if r == dw_result::DW_RESULT_MALFORMED as u32 => Failure::Wire(wire()?),
             r if r == dw_result::DW_RESULT_PROTOCOL_ERROR as u32 => {
                 Failure::Protocol(protocol_from(e.reason, e.values)?)
@@ -402,9 +479,6 @@ impl fmt::Display for Failure {
                 }
                 dw_invalid::DW_INVALID_TOO_LONG => "a length is above what one buffer can hold",
                 dw_invalid::DW_INVALID_NOT_UTF8 => "a string given is not valid UTF-8",
-                dw_invalid::DW_INVALID_STORAGE_TOO_SMALL => {
-                    "the storage given for the object is smaller than the header's _SIZE for it"
-                }
                 dw_invalid::DW_INVALID_NOT_A_HANDLE => {
                     "the handle is not one _init made for this kind of object, or it was released"
                 }
@@ -420,12 +494,62 @@ impl fmt::Display for Failure {
                      or dw_decode did not make it"
                 }
                 dw_invalid::DW_INVALID_VALUE => "a value outside its enum",
+                dw_invalid::DW_INVALID_MOVED => {
+                    "the handle names a copy of an object's storage, or storage moved since \
+                     _init: only the handle _init returned is the object"
+                }
+                // Said with their numbers, as `Failure::Bound`.
+                dw_invalid::DW_INVALID_STORAGE_TOO_SMALL
+                | dw_invalid::DW_INVALID_SOURCE_LIMIT
+                | dw_invalid::DW_INVALID_FULL_EVERY
+                | dw_invalid::DW_INVALID_FRAME_BUFFER
+                | dw_invalid::DW_INVALID_NOT_CUT => "an argument the call cannot take",
             }),
+            Failure::Bound(why, v) => bound(f, *why, v),
+            Failure::Truncated(cut) => write!(f, "{cut}"),
             Failure::MessageTooLong => f.write_str("the buffer is too small for the sentence"),
             Failure::Wire(e) => write!(f, "{e}"),
             Failure::Protocol(e) => write!(f, "{e}"),
             Failure::Publish(e) => write!(f, "{e}"),
         }
+    }
+}
+
+/// The sentence of an argument refused with numbers.
+fn bound(f: &mut fmt::Formatter<'_>, why: dw_invalid, v: &[u64; 4]) -> fmt::Result {
+    use dw_invalid::*;
+    match why {
+        DW_INVALID_STORAGE_TOO_SMALL => write!(
+            f,
+            "the storage given for the object is {} bytes, and it needs {} (the header's \
+             _SIZE, or _size() for this build)",
+            v[1], v[0]
+        ),
+        DW_INVALID_SOURCE_LIMIT => write!(
+            f,
+            "a source limit of {}: a subscriber allows 1 to {} sources on one connection, \
+             as dendro-wire does",
+            v[0], v[1]
+        ),
+        DW_INVALID_FULL_EVERY => write!(
+            f,
+            "full_every is {}: a Full index is sent every full_every intervals (rule 7), \
+             so it is at least 1",
+            v[0]
+        ),
+        DW_INVALID_FRAME_BUFFER => write!(
+            f,
+            "a frame buffer of {} bytes: it must hold an empty Rows frame ({} bytes) and \
+             need not hold more than the largest frame ({} bytes)",
+            v[0], v[1], v[2]
+        ),
+        DW_INVALID_NOT_CUT => write!(
+            f,
+            "the bytes left hold a whole preamble or frame ({} bytes): decode it; a stream \
+             is cut only inside one",
+            v[0]
+        ),
+        _ => write!(f, "{}", Failure::Invalid(why)),
     }
 }
 
@@ -542,6 +666,7 @@ pub extern "C" fn dw_result_name(result: u32) -> *const c_char {
         6 => c"DW_RESULT_MALFORMED",
         7 => c"DW_RESULT_PROTOCOL_ERROR",
         8 => c"DW_RESULT_REFUSED",
+        9 => c"DW_RESULT_TRUNCATED",
         _ => c"DW_RESULT_UNKNOWN",
     };
     name.as_ptr()

@@ -13,17 +13,23 @@ use core::ffi::c_char;
 use core::mem::MaybeUninit;
 
 use dendro_wire_core::{
-    check_preamble, Frame, FrameDecoder, Map, RowList, Status, LENGTH_PREFIX_BYTES,
-    MAX_FRAME_BYTES, PREAMBLE_BYTES,
+    check_preamble, Frame, FrameDecoder, Map, RowList, Status, Truncated, LENGTH_PREFIX_BYTES,
+    MAX_FRAME_BYTES, PREAMBLE, PREAMBLE_BYTES,
 };
 
 use crate::boundary::{self, Plain};
-use crate::error::{dw_error, dw_result, finish};
+use crate::error::{dw_error, dw_invalid, dw_result, finish, Failure};
 
 /// The preamble's size: the 12-byte magic `"dendro-repl\0"` and the
 /// protocol version, a little-endian `u16`.
 pub const DW_PREAMBLE_BYTES: usize = 14;
 const _: () = assert!(DW_PREAMBLE_BYTES == PREAMBLE_BYTES);
+
+/// The preamble's bytes, every stream's first: the magic and this
+/// build's protocol version. A sender writes them before its first frame.
+#[no_mangle]
+#[allow(non_upper_case_globals)] // a C name
+pub static dw_preamble: [u8; DW_PREAMBLE_BYTES] = PREAMBLE;
 
 /// A frame's length prefix: a little-endian `u32` counting the kind byte
 /// and the payload.
@@ -66,7 +72,9 @@ unsafe impl Plain for dw_str {}
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct dw_map {
-    /// The encoded entries not yet stepped over; null when there are none.
+    /// The encoded entries not yet stepped over: never null in a map the
+    /// decoder made, even an empty one, so a zeroed `dw_map` is told from
+    /// one at its end (`DW_INVALID_CURSOR`).
     pub entries: *const u8,
     /// Their bytes.
     pub len: usize,
@@ -77,11 +85,14 @@ pub struct dw_map {
 // SAFETY: pointers and integers.
 unsafe impl Plain for dw_map {}
 
-/// The rows of a `Rows` frame not yet stepped over, for `dw_rows_next`.
+/// The rows of a `Rows` frame not yet stepped over, for `dw_rows_next`
+/// and `dw_rows_next_batch`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct dw_row_cursor {
-    /// The encoded rows left; null when there are none.
+    /// The encoded rows left: never null in a cursor the decoder made, even
+    /// at its end, so a zeroed cursor is told from a finished one
+    /// (`DW_INVALID_CURSOR`).
     pub rest: *const u8,
     /// Their bytes.
     pub len: usize,
@@ -309,13 +320,14 @@ const NO_BYTES: dw_bytes = dw_bytes {
 /// value's end: where the core's own view found them. The pointer is taken
 /// from `frame`, not from a key, so that it may reach every entry.
 fn map_of(map: &Map<'_>, frame: &[u8]) -> dw_map {
-    const NONE: dw_map = dw_map {
-        entries: core::ptr::null(),
+    // No entries: the frame's own address, never null.
+    let none = dw_map {
+        entries: frame.as_ptr(),
         len: 0,
         count: 0,
     };
     let (Some((first, _)), Some((_, last))) = (map.iter().next(), map.iter().last()) else {
-        return NONE;
+        return none;
     };
     let base = frame.as_ptr() as usize;
     let start = (first.as_ptr() as usize).wrapping_sub(base + LENGTH_PREFIX_BYTES);
@@ -327,7 +339,7 @@ fn map_of(map: &Map<'_>, frame: &[u8]) -> dw_map {
             count: map.len() as u32,
         },
         // Not reached: the decoder found the map inside the frame.
-        None => NONE,
+        None => none,
     }
 }
 
@@ -335,17 +347,21 @@ fn map_of(map: &Map<'_>, frame: &[u8]) -> dw_map {
 /// and the fixed run of `source`, `seq`, `index_state` and `count` (§4.3).
 const ROWS_AT: usize = LENGTH_PREFIX_BYTES + 1 + 4 + 8 + 16 + 4;
 
+/// The bytes of a `Rows` frame with no rows: its fixed run is all of it.
+pub(crate) const EMPTY_ROWS_FRAME: usize = ROWS_AT;
+
 /// The rows of a decoded `Rows` frame: from [`ROWS_AT`] to the frame's end
 /// (the rows are its last field, and the decoder checked every one).
 fn rows_of(rows: &RowList<'_>, frame: &[u8]) -> dw_row_cursor {
     match frame.get(ROWS_AT..) {
-        Some(bytes) if !rows.is_empty() => dw_row_cursor {
+        Some(bytes) => dw_row_cursor {
             rest: bytes.as_ptr(),
             len: bytes.len(),
             left: rows.len() as u32,
         },
-        _ => dw_row_cursor {
-            rest: core::ptr::null(),
+        // Not reached: a decoded Rows frame holds its fixed run.
+        None => dw_row_cursor {
+            rest: frame.as_ptr(),
             len: 0,
             left: 0,
         },
@@ -555,6 +571,74 @@ pub unsafe extern "C" fn dw_decode_limited(
             n
         });
         Ok(progress(status, consumed, needed))
+    };
+    // SAFETY: `error` is the caller's, as documented.
+    unsafe { finish(run(), error) }
+}
+
+/// The stream has ended (its transport closed, its file was read whole),
+/// and `rest` (`len` bytes; null when `len` is 0) is what is left of it
+/// unconsumed: from the stream's start if the preamble was not yet read
+/// (`preamble_read` 0), else from a frame boundary (`preamble_read` 1).
+/// The decoder cannot tell an end from a pause (`DW_RESULT_INCOMPLETE`);
+/// this says which it was.
+///
+/// - `DW_RESULT_OK`: a clean end, at a frame boundary after the preamble.
+/// - `DW_RESULT_TRUNCATED`: the stream was cut inside its preamble or a
+///   frame, and that frame was lost: an error, never the end (§1).
+///   `dw_error_message` says it in the tool's words ("the stream ends
+///   inside this frame: 3 of at least 4 byte(s) arrived");
+///   `dw_error.values[0]` the bytes that arrived, `values[1]` those needed
+///   at least.
+/// - `DW_RESULT_MALFORMED`: the bytes left break a rule (a length of zero
+///   or above the limit), as `dw_decode` says.
+/// - `DW_RESULT_INVALID_ARGUMENT` (`DW_INVALID_NOT_CUT`): they hold a
+///   whole preamble or frame, still to decode.
+///
+/// # Safety
+///
+/// `rest` points at `len` readable bytes; `error` is null or points at a
+/// `dw_error`.
+#[no_mangle]
+pub unsafe extern "C" fn dw_stream_end(
+    rest: *const u8,
+    len: usize,
+    preamble_read: u32,
+    error: *mut dw_error,
+) -> dw_result {
+    // SAFETY: the pointers are the caller's, as documented; each is
+    // checked before use.
+    let run = || unsafe {
+        let rest = match len {
+            0 => &[][..],
+            _ => boundary::bytes(rest, len)?,
+        };
+        let cut = |in_preamble, needed| {
+            Err(Failure::Truncated(Truncated {
+                in_preamble,
+                have: len,
+                needed,
+            }))
+        };
+        let whole = |n: usize| {
+            Err(Failure::Bound(
+                dw_invalid::DW_INVALID_NOT_CUT,
+                [n as u64, 0, 0, 0],
+            ))
+        };
+        match preamble_read {
+            0 => match check_preamble(rest)? {
+                Status::Complete(n) => whole(n),
+                Status::Incomplete { needed } => cut(true, len + needed),
+            },
+            1 if len == 0 => Ok(dw_result::DW_RESULT_OK),
+            1 => match FrameDecoder::new().frame_len(rest)? {
+                Status::Complete(total) if total <= len => whole(total),
+                Status::Complete(total) => cut(false, total),
+                Status::Incomplete { needed } => cut(false, len + needed),
+            },
+            _ => Err(Failure::Invalid(dw_invalid::DW_INVALID_VALUE)),
+        }
     };
     // SAFETY: `error` is the caller's, as documented.
     unsafe { finish(run(), error) }

@@ -22,6 +22,7 @@
 //! | `cursor.rs` | the row and map cursors over a decoded frame |
 //! | `subscriber.rs` | the subscriber's rules in caller storage |
 //! | `publisher.rs` | the publisher machine in caller storage, each source in a C buffer |
+//! | `version.rs` | the library's version and its ABI's |
 //!
 //! The crate is `no_std` with no allocator whenever panics abort, which
 //! is every build C links (the `ffi` profile, and every `none` target); a host build that unwinds (tests, the fuzz target)
@@ -40,32 +41,38 @@ mod error;
 mod frame;
 mod publisher;
 mod subscriber;
+mod version;
 
-pub use cursor::{dw_map_next, dw_rows_next};
+pub use cursor::{dw_map_next, dw_rows_next, dw_rows_next_batch};
 pub use error::{
     dw_error, dw_error_message, dw_field, dw_invalid, dw_protocol_error, dw_publish_error,
-    dw_result, dw_result_name, dw_rule,
+    dw_result, dw_result_name, dw_rule, dw_truncated,
 };
 pub use frame::{
     dw_bytes, dw_check_preamble, dw_clock_offset, dw_decode, dw_decode_limited, dw_frame,
-    dw_frame_body, dw_frame_kind, dw_handshake, dw_index, dw_index_kind, dw_map, dw_row,
-    dw_row_cursor, dw_rows, dw_segment, dw_source_update, dw_str, dw_unknown,
-    DW_LENGTH_PREFIX_BYTES, DW_MAX_FRAME_BYTES, DW_PREAMBLE_BYTES,
+    dw_frame_body, dw_frame_kind, dw_handshake, dw_index, dw_index_kind, dw_map, dw_preamble,
+    dw_row, dw_row_cursor, dw_rows, dw_segment, dw_source_update, dw_str, dw_stream_end,
+    dw_unknown, DW_LENGTH_PREFIX_BYTES, DW_MAX_FRAME_BYTES, DW_PREAMBLE_BYTES,
 };
 pub use publisher::{
-    dw_pair, dw_publisher, dw_publisher_add_source, dw_publisher_config, dw_publisher_connected,
-    dw_publisher_disconnected, dw_publisher_drop_waiting, dw_publisher_end_interval,
-    dw_publisher_index_state, dw_publisher_init, dw_publisher_next_frame_len, dw_publisher_observe,
-    dw_publisher_poll, dw_publisher_release, dw_publisher_remove_slot, dw_publisher_set_slot,
-    dw_publisher_size, dw_publisher_stats, dw_publisher_waiting, dw_source_decl, dw_stats,
-    dw_transmit, dw_waiting, DW_MAX_MAP_ENTRIES, DW_MAX_STREAMS, DW_PUBLISHER_ALIGN,
-    DW_PUBLISHER_SIZE, DW_PUBLISHER_SOURCES,
+    dw_budget, dw_pair, dw_publisher, dw_publisher_add_source, dw_publisher_config,
+    dw_publisher_connected, dw_publisher_disconnected, dw_publisher_drop_waiting,
+    dw_publisher_end_interval, dw_publisher_index_state, dw_publisher_init,
+    dw_publisher_next_frame_len, dw_publisher_observe, dw_publisher_poll, dw_publisher_release,
+    dw_publisher_remove_slot, dw_publisher_set_slot, dw_publisher_size, dw_publisher_stats,
+    dw_publisher_waiting, dw_sizing, dw_source_decl, dw_source_sizing, dw_stats, dw_transmit,
+    dw_waiting, DW_MAX_MAP_ENTRIES, DW_MAX_STREAMS, DW_PUBLISHER_ALIGN, DW_PUBLISHER_SIZE,
+    DW_PUBLISHER_SOURCES,
 };
 pub use subscriber::{
     dw_admitted, dw_admitted_kind, dw_skip_reason, dw_subscriber, dw_subscriber_admit,
     dw_subscriber_index_state, dw_subscriber_init, dw_subscriber_release, dw_subscriber_reset,
-    dw_subscriber_size, dw_subscriber_source_count, DW_SUBSCRIBER_ALIGN, DW_SUBSCRIBER_SIZE,
-    DW_SUBSCRIBER_SOURCES,
+    dw_subscriber_size, dw_subscriber_source_count, DW_SUBSCRIBER_ALIGN, DW_SUBSCRIBER_HEAD_BYTES,
+    DW_SUBSCRIBER_MAX_SOURCES, DW_SUBSCRIBER_SOURCE_BYTES,
+};
+pub use version::{
+    dw_abi_version, dw_version, DW_ABI_VERSION, DW_VERSION, DW_VERSION_MAJOR, DW_VERSION_MINOR,
+    DW_VERSION_PATCH,
 };
 
 /// A panic cannot unwind into C: it stops here. The release builds C links
@@ -81,8 +88,12 @@ fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
 
 /// The unwind tables of a host's precompiled `core` (built to unwind) name
 /// this routine; a build that aborts never unwinds, so nothing calls it.
-/// Defined so that a dynamic loader, or a linker that keeps those tables,
-/// finds the name.
+/// Defined so that a linker that keeps those tables finds the name.
 #[cfg(all(panic = "abort", not(target_os = "none")))]
 #[no_mangle]
 extern "C" fn rust_eh_personality() {}
+
+// Hidden, so the shared library exports `dw_*` and nothing else: the name
+// is for the linker, not for a program.
+#[cfg(all(panic = "abort", target_os = "linux"))]
+core::arch::global_asm!(".hidden rust_eh_personality");

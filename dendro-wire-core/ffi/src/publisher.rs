@@ -11,12 +11,13 @@ use core::ffi::c_void;
 use core::ptr::NonNull;
 
 use dendro_wire_core::{
-    Map, PublishError, Publisher, PublisherConfig, SourceDecl, SourceId, Storage,
+    Budget, Map, PublishError, Publisher, PublisherConfig, SourceDecl, SourceId, Storage,
+    LENGTH_PREFIX_BYTES, MAX_FRAME_BYTES,
 };
 
 use crate::boundary::{self, overlap, Checked, Object, Plain};
 use crate::error::{dw_error, dw_invalid, dw_result, finish, Failure};
-use crate::frame::dw_str;
+use crate::frame::{dw_str, EMPTY_ROWS_FRAME};
 
 mod link;
 
@@ -26,12 +27,16 @@ pub use link::{
     dw_publisher_poll, dw_publisher_release, dw_publisher_stats, dw_publisher_waiting,
 };
 
-/// The sources one publisher holds at most, fixed at build time.
-pub const DW_PUBLISHER_SOURCES: u32 = 4;
+/// The sources one publisher holds at most, fixed at build time: the
+/// core's table of sources has a size the compiler knows, and each place
+/// costs every publisher's storage (`DW_PUBLISHER_SIZE`).
+pub const DW_PUBLISHER_SOURCES: u32 = 8;
 
-/// The streams one source may declare through the C API (they are
-/// gathered on the stack to declare it).
-pub const DW_MAX_STREAMS: usize = 16;
+/// The streams one source may declare through the C API: a stream per CPU
+/// of a 255-CPU host and one more. They are gathered on the stack to
+/// declare or size a source (16 bytes each on a 64-bit target, 8 on a
+/// 32-bit one), and only then.
+pub const DW_MAX_STREAMS: usize = 256;
 
 /// The entries of a declared source's labels, and of its metadata, the C
 /// API takes (gathered on the stack likewise).
@@ -40,7 +45,7 @@ pub const DW_MAX_MAP_ENTRIES: usize = 16;
 /// Bytes of storage a publisher needs on any target this header serves
 /// (`dw_publisher_size()` says the exact figure for this build), besides
 /// each source's own storage.
-pub const DW_PUBLISHER_SIZE: usize = 1536;
+pub const DW_PUBLISHER_SIZE: usize = 3072;
 
 /// The alignment that storage needs.
 pub const DW_PUBLISHER_ALIGN: usize = 16;
@@ -247,6 +252,88 @@ pub struct dw_stats {
     pub slot_changes_refused: u64,
 }
 
+/// The most a source is given in one interval, for `dw_source_sizing`: the
+/// core's `Budget`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct dw_budget {
+    /// The longest row any of the source's streams is given, in bytes.
+    pub largest_row: usize,
+    /// The most rows observed on the source in one interval, all its
+    /// streams together.
+    pub rows_per_interval: usize,
+    /// The most index slots the source holds at once (0 without an index).
+    pub slots: usize,
+    /// The longest slot, its key and value together, in bytes.
+    pub largest_slot: usize,
+    /// The most slots set or removed in one interval.
+    pub slot_changes_per_interval: usize,
+}
+
+// SAFETY: integers only.
+unsafe impl Plain for dw_budget {}
+
+/// What one source needs, from `dw_source_sizing`: the core's `Sizing`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct dw_sizing {
+    /// The bytes of the source's storage (`dw_publisher_add_source`).
+    pub storage: usize,
+    /// The frame buffer its frames need, length prefixes included (a
+    /// publisher's `frame_buffer` is the largest of its sources').
+    pub frame_buffer: usize,
+    /// Of `frame_buffer`, the room a connection's first `Rows` frame keeps
+    /// for the latest row of every stream (rule 3).
+    pub latest_rows: usize,
+}
+
+/// The storage and frame buffer a source declared as `*decl` needs so that
+/// nothing it is given within `*budget` is refused, into `*sizing`: the
+/// core's own `SourceDecl::sizing`, the figure a Rust firmware sizes its
+/// arrays by, so no C program finds it by trial. The least that holds the
+/// budget: a byte less of storage for the rows, or of frame buffer, is
+/// refused at the budget's worst.
+///
+/// `DW_RESULT_INVALID_ARGUMENT` for a declaration `dw_publisher_add_source`
+/// would refuse as an argument (a string that is not UTF-8, too many
+/// streams or entries).
+///
+/// # Safety
+///
+/// `decl` points at a `dw_source_decl` whose arrays and strings are
+/// readable for the call; `budget` at a `dw_budget`; `sizing` at a
+/// `dw_sizing`; `error` is null or points at a `dw_error`.
+#[no_mangle]
+pub unsafe extern "C" fn dw_source_sizing(
+    decl: *const dw_source_decl,
+    budget: *const dw_budget,
+    sizing: *mut dw_sizing,
+    error: *mut dw_error,
+) -> dw_result {
+    // SAFETY: the pointers are the caller's, as documented; each is
+    // checked before use.
+    let run = || unsafe {
+        let b = boundary::read(budget)?;
+        let out = boundary::out(sizing)?;
+        let mut gathered = Gathered::new();
+        let decl = gathered.declaration(decl)?;
+        let budget = Budget::rows(b.largest_row, b.rows_per_interval).with_slots(
+            b.slots,
+            b.largest_slot,
+            b.slot_changes_per_interval,
+        );
+        let s = decl.sizing(&budget);
+        out.write(dw_sizing {
+            storage: s.storage,
+            frame_buffer: s.frame_buffer,
+            latest_rows: s.latest_rows,
+        });
+        Ok(dw_result::DW_RESULT_OK)
+    };
+    // SAFETY: `error` is the caller's, as documented.
+    unsafe { finish(run(), error) }
+}
+
 /// The exact bytes of storage a publisher takes in this build.
 #[no_mangle]
 pub extern "C" fn dw_publisher_size() -> usize {
@@ -263,20 +350,22 @@ unsafe fn machine<'a>(p: *mut dw_publisher) -> Checked<&'a mut Machine> {
     unsafe { boundary::placed::<Machine, _>(p) }
 }
 
-/// Run `f` on the publisher behind `p`, returning `DW_RESULT_OK`.
+/// Run `f` on the publisher behind `p`, returning `DW_RESULT_OK`, or why
+/// the handle was refused (into `error` when given).
 ///
 /// # Safety
 ///
-/// As for `boundary::placed`.
-unsafe fn with(p: *mut dw_publisher, f: impl FnOnce(&mut Machine)) -> dw_result {
+/// As for `boundary::placed`; `error` is null or points at a `dw_error`.
+unsafe fn with(
+    p: *mut dw_publisher,
+    error: *mut dw_error,
+    f: impl FnOnce(&mut Machine),
+) -> dw_result {
     // SAFETY: the caller's contract, passed on.
-    match unsafe { machine(p) } {
-        Ok(m) => {
-            f(m);
-            dw_result::DW_RESULT_OK
-        }
-        Err(e) => e.result(),
-    }
+    let m = unsafe { machine(p) };
+    let run = m.map(f).map(|()| dw_result::DW_RESULT_OK);
+    // SAFETY: as above.
+    unsafe { finish(run, error) }
 }
 
 /// Make a publisher with no sources and no connection in `storage` (`len`
@@ -301,7 +390,7 @@ pub unsafe extern "C" fn dw_publisher_init(
     // SAFETY: the pointers are the caller's, as documented; each is
     // checked before use.
     let run = || unsafe {
-        let config = boundary::read(config)?;
+        let config = checked_config(boundary::read(config)?)?;
         let out = boundary::out(publisher)?;
         let machine = Machine {
             publisher: Publisher::new(PublisherConfig {
@@ -317,6 +406,29 @@ pub unsafe extern "C" fn dw_publisher_init(
     };
     // SAFETY: `error` is the caller's, as documented.
     unsafe { finish(run(), error) }
+}
+
+/// A configuration that means something: a `Full` every `full_every`
+/// intervals, 1 or more; a frame buffer that holds an empty `Rows` frame
+/// (a connection's every interval sends one, rule 6) and no more than the
+/// largest frame.
+fn checked_config(config: dw_publisher_config) -> Checked<dw_publisher_config> {
+    let most = MAX_FRAME_BYTES as usize + LENGTH_PREFIX_BYTES;
+    if config.full_every == 0 {
+        return Err(Failure::Bound(dw_invalid::DW_INVALID_FULL_EVERY, [0; 4]));
+    }
+    if !(EMPTY_ROWS_FRAME..=most).contains(&config.frame_buffer) {
+        return Err(Failure::Bound(
+            dw_invalid::DW_INVALID_FRAME_BUFFER,
+            [
+                config.frame_buffer as u64,
+                EMPTY_ROWS_FRAME as u64,
+                most as u64,
+                0,
+            ],
+        ));
+    }
+    Ok(config)
 }
 
 /// The strings of `len` `dw_str`s at `ptr`, into `out`.
@@ -375,6 +487,52 @@ unsafe fn optional<'a>(s: dw_str) -> Checked<Option<&'a str>> {
     }
 }
 
+/// The strings and pairs of a C declaration, gathered on the stack into
+/// the core's `SourceDecl` for the one call that reads it.
+struct Gathered<'a> {
+    labels: [(&'a str, &'a str); DW_MAX_MAP_ENTRIES],
+    metadata: [(&'a str, &'a str); DW_MAX_MAP_ENTRIES],
+    streams: [&'a str; DW_MAX_STREAMS],
+}
+
+impl<'a> Gathered<'a> {
+    fn new() -> Self {
+        Gathered {
+            labels: [("", ""); DW_MAX_MAP_ENTRIES],
+            metadata: [("", ""); DW_MAX_MAP_ENTRIES],
+            streams: [""; DW_MAX_STREAMS],
+        }
+    }
+
+    /// The declaration at `decl`, as the core takes it.
+    ///
+    /// # Safety
+    ///
+    /// `decl` is null or points at a `dw_source_decl` whose arrays and
+    /// strings are readable for `'a`.
+    unsafe fn declaration(&'a mut self, decl: *const dw_source_decl) -> Checked<SourceDecl<'a>> {
+        // SAFETY: the caller's contract, passed on; each pointer is checked
+        // before use.
+        unsafe {
+            let d = boundary::read(decl)?;
+            let complete = match d.complete {
+                0 => false,
+                1 => true,
+                _ => return Err(Failure::Invalid(dw_invalid::DW_INVALID_VALUE)),
+            };
+            Ok(SourceDecl {
+                uuid: optional(d.uuid)?,
+                labels: Map::from_pairs(pairs(d.labels, d.labels_len, &mut self.labels)?),
+                metadata: Map::from_pairs(pairs(d.metadata, d.metadata_len, &mut self.metadata)?),
+                clock_anchor_wall_ns: d.clock_anchor_wall_ns,
+                complete,
+                streams: strs(d.streams, d.streams_len, &mut self.streams)?,
+                index_stream: optional(d.index_stream)?,
+            })
+        }
+    }
+}
+
 /// Declare a source as `*decl` says, kept in `storage` (`storage_len`
 /// bytes, lent until the publisher is released), and write its ordinal
 /// into `*source`: the ordinal its frames carry on every connection, and
@@ -408,27 +566,9 @@ pub unsafe extern "C" fn dw_publisher_add_source(
     // checked before use.
     let run = || unsafe {
         let m = machine(publisher)?;
-        let d = boundary::read(decl)?;
         let out = boundary::out(source)?;
-        let (mut labels, mut metadata) = (
-            [("", ""); DW_MAX_MAP_ENTRIES],
-            [("", ""); DW_MAX_MAP_ENTRIES],
-        );
-        let mut streams = [""; DW_MAX_STREAMS];
-        let complete = match d.complete {
-            0 => false,
-            1 => true,
-            _ => return Err(Failure::Invalid(dw_invalid::DW_INVALID_VALUE)),
-        };
-        let decl = SourceDecl {
-            uuid: optional(d.uuid)?,
-            labels: Map::from_pairs(pairs(d.labels, d.labels_len, &mut labels)?),
-            metadata: Map::from_pairs(pairs(d.metadata, d.metadata_len, &mut metadata)?),
-            clock_anchor_wall_ns: d.clock_anchor_wall_ns,
-            complete,
-            streams: strs(d.streams, d.streams_len, &mut streams)?,
-            index_stream: optional(d.index_stream)?,
-        };
+        let mut gathered = Gathered::new();
+        let decl = gathered.declaration(decl)?;
         // Before any slice is made of it: a slice over the publisher's own
         // bytes would alias the publisher in hand.
         if m.overlaps((storage as usize, storage_len)) {

@@ -4,36 +4,82 @@
 //! [protocol §5]: dendro_wire_core::protocol
 
 use core::ffi::c_void;
+use core::mem::{align_of, size_of};
+use core::ptr::NonNull;
 
 use dendro_wire_core::{
     Admitted, ClockOffset, Frame, Handshake, Index, IndexKind, Map, RowList, Rows, Segment,
-    SkipReason, SourceUpdate, Subscriber,
+    SkipReason, SourceSlot, SourceUpdate, SubscriberIn,
 };
 
-use crate::boundary::{self, Checked, Object};
+use crate::boundary::{self, Checked, Object, Placed};
 use crate::error::{dw_error, dw_invalid, dw_result, finish, Failure};
 use crate::frame::{dw_frame, dw_frame_kind, dw_index_kind};
 
-/// The sources one subscriber holds at most: its table is fixed at build
-/// time (a power of two, as the core's table needs). A lower limit can be
-/// given to `dw_subscriber_init`.
-pub const DW_SUBSCRIBER_SOURCES: u32 = 8;
+/// The most sources a subscriber may be given as its limit: what
+/// `dendro-wire` and its collector allow on one connection (PROTOCOL.md
+/// §8.9).
+pub const DW_SUBSCRIBER_MAX_SOURCES: u32 = 1024;
 
-/// Bytes of storage a subscriber needs on any target this header serves
-/// (`dw_subscriber_size()` says the exact figure for this build).
-pub const DW_SUBSCRIBER_SIZE: usize = 512;
+/// A subscriber's storage, besides its table of sources, on any target
+/// this header serves: see `DW_SUBSCRIBER_SIZE(sources)`.
+pub const DW_SUBSCRIBER_HEAD_BYTES: usize = 64;
 
-/// The alignment that storage needs.
+/// A subscriber's storage for each source its limit allows, on any target
+/// this header serves.
+pub const DW_SUBSCRIBER_SOURCE_BYTES: usize = 48;
+
+/// The alignment a subscriber's storage needs.
 pub const DW_SUBSCRIBER_ALIGN: usize = 8;
 
-type Rules = Subscriber<{ DW_SUBSCRIBER_SOURCES as usize }>;
+/// A subscriber's table of sources: the places after its head in the
+/// caller's storage, written with `SourceSlot::EMPTY` when it is made.
+struct Table {
+    ptr: NonNull<SourceSlot>,
+    len: usize,
+}
+
+impl AsRef<[SourceSlot]> for Table {
+    fn as_ref(&self) -> &[SourceSlot] {
+        // SAFETY: `dw_subscriber_init` wrote `len` places at `ptr`, in the
+        // caller's storage, which is the subscriber's alone while it lives
+        // (the header's contract), and this borrow lasts one call.
+        unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl AsMut<[SourceSlot]> for Table {
+    fn as_mut(&mut self) -> &mut [SourceSlot] {
+        // SAFETY: as in `as_ref`; `&mut self` makes this the only borrow.
+        unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+type Rules = SubscriberIn<Table>;
 
 impl Object for Rules {
     const TAG: u64 = u64::from_le_bytes(*b"dw-subsc");
 }
 
-const _: () = assert!(<Rules as Object>::SIZE <= DW_SUBSCRIBER_SIZE);
+const PLACE: usize = size_of::<SourceSlot>();
+const _: () = assert!(<Rules as Object>::SIZE <= DW_SUBSCRIBER_HEAD_BYTES);
+const _: () = assert!(PLACE <= DW_SUBSCRIBER_SOURCE_BYTES);
 const _: () = assert!(<Rules as Object>::ALIGN <= DW_SUBSCRIBER_ALIGN);
+const _: () = assert!(align_of::<SourceSlot>() <= DW_SUBSCRIBER_ALIGN);
+// The table starts right after the head, aligned for its places.
+const _: () = assert!(<Rules as Object>::SIZE % align_of::<SourceSlot>() == 0);
+
+/// The exact bytes a subscriber allowing `limit` sources takes in this
+/// build, if the limit is one it may have.
+fn storage_for(limit: u32) -> Checked<usize> {
+    if limit == 0 || limit > DW_SUBSCRIBER_MAX_SOURCES {
+        return Err(Failure::Bound(
+            dw_invalid::DW_INVALID_SOURCE_LIMIT,
+            [limit.into(), DW_SUBSCRIBER_MAX_SOURCES.into(), 0, 0],
+        ));
+    }
+    Ok(<Rules as Object>::SIZE + limit as usize * PLACE)
+}
 
 /// A subscriber, kept in the caller's storage: a handle from
 /// `dw_subscriber_init`, never made or freed by the caller.
@@ -97,17 +143,25 @@ pub struct dw_admitted {
     pub regression: bool,
 }
 
-/// The exact bytes of storage a subscriber takes in this build.
+/// The exact bytes of storage a subscriber allowing `source_limit`
+/// sources takes in this build (`DW_SUBSCRIBER_SIZE(source_limit)` is
+/// enough on every target); 0 for a limit outside 1 to
+/// `DW_SUBSCRIBER_MAX_SOURCES`.
 #[no_mangle]
-pub extern "C" fn dw_subscriber_size() -> usize {
-    <Rules as Object>::SIZE
+pub extern "C" fn dw_subscriber_size(source_limit: u32) -> usize {
+    storage_for(source_limit).unwrap_or(0)
 }
 
-/// Make a subscriber for a new connection in `storage` (`len` bytes, at
-/// least `DW_SUBSCRIBER_SIZE`, aligned to `DW_SUBSCRIBER_ALIGN`), allowing
-/// `source_limit` sources (0, or anything above `DW_SUBSCRIBER_SOURCES`,
-/// allows that many), and write its handle into `*subscriber`. The storage
-/// is the subscriber's until `dw_subscriber_release`.
+/// Make a subscriber for a new connection in `storage` (`len` bytes,
+/// aligned to `DW_SUBSCRIBER_ALIGN`), allowing `source_limit` sources, and
+/// write its handle into `*subscriber`. The storage is the subscriber's
+/// until `dw_subscriber_release`; it needs `DW_SUBSCRIBER_SIZE(source_limit)`
+/// bytes (`dw_subscriber_size` says the exact figure).
+///
+/// `DW_RESULT_INVALID_ARGUMENT`: `DW_INVALID_SOURCE_LIMIT` for a limit of 0
+/// or above `DW_SUBSCRIBER_MAX_SOURCES` (the tool's 1024), never lowered
+/// silently; `DW_INVALID_STORAGE_TOO_SMALL` for storage that cannot hold
+/// that many (the bytes needed in `values[0]`).
 ///
 /// # Safety
 ///
@@ -126,11 +180,24 @@ pub unsafe extern "C" fn dw_subscriber_init(
     // checked before use.
     let run = || unsafe {
         let out = boundary::out(subscriber)?;
-        let limit = match source_limit {
-            0 => DW_SUBSCRIBER_SOURCES,
-            n => n,
+        let needed = storage_for(source_limit)?;
+        boundary::check(storage.cast::<Placed<Rules>>())?;
+        if len < needed {
+            return Err(Failure::storage_too_small(needed, len));
+        }
+        let limit = source_limit as usize;
+        let places = storage
+            .cast::<u8>()
+            .add(<Rules as Object>::SIZE)
+            .cast::<SourceSlot>();
+        for i in 0..limit {
+            places.add(i).write(SourceSlot::EMPTY);
+        }
+        let table = Table {
+            ptr: NonNull::new(places).ok_or(Failure::Null)?,
+            len: limit,
         };
-        let rules = Rules::new().with_source_limit(limit as usize);
+        let rules = SubscriberIn::in_table(table, limit);
         out.write(boundary::place(storage.cast::<u8>(), len, rules)?);
         Ok(dw_result::DW_RESULT_OK)
     };
@@ -299,17 +366,20 @@ pub unsafe extern "C" fn dw_subscriber_admit(
 ///
 /// # Safety
 ///
-/// `subscriber` is a handle from `dw_subscriber_init`.
+/// `subscriber` is a handle from `dw_subscriber_init`; `error` is null or
+/// points at a `dw_error`.
 #[no_mangle]
-pub unsafe extern "C" fn dw_subscriber_reset(subscriber: *mut dw_subscriber) -> dw_result {
+pub unsafe extern "C" fn dw_subscriber_reset(
+    subscriber: *mut dw_subscriber,
+    error: *mut dw_error,
+) -> dw_result {
     // SAFETY: the handle is the caller's, as documented, and checked.
-    match unsafe { boundary::placed::<Rules, _>(subscriber) } {
-        Ok(rules) => {
-            rules.reset();
-            dw_result::DW_RESULT_OK
-        }
-        Err(f) => Failure::result(&f),
-    }
+    let run = || unsafe {
+        boundary::placed::<Rules, _>(subscriber)?.reset();
+        Ok(dw_result::DW_RESULT_OK)
+    };
+    // SAFETY: `error` is the caller's, as documented.
+    unsafe { finish(run(), error) }
 }
 
 /// The sources open on the connection, into `*count`.
@@ -317,11 +387,12 @@ pub unsafe extern "C" fn dw_subscriber_reset(subscriber: *mut dw_subscriber) -> 
 /// # Safety
 ///
 /// `subscriber` is a handle from `dw_subscriber_init`; `count` points at a
-/// `uint32_t`.
+/// `uint32_t`; `error` is null or points at a `dw_error`.
 #[no_mangle]
 pub unsafe extern "C" fn dw_subscriber_source_count(
     subscriber: *mut dw_subscriber,
     count: *mut u32,
+    error: *mut dw_error,
 ) -> dw_result {
     // SAFETY: the pointers are the caller's, as documented, and checked.
     let run = || unsafe {
@@ -329,10 +400,8 @@ pub unsafe extern "C" fn dw_subscriber_source_count(
         boundary::out(count)?.write(rules.source_count() as u32);
         Ok(dw_result::DW_RESULT_OK)
     };
-    match run() {
-        Ok(r) => r,
-        Err(f) => Failure::result(&f),
-    }
+    // SAFETY: `error` is the caller's, as documented.
+    unsafe { finish(run(), error) }
 }
 
 /// The index state held for `source` into `state[0]`, `state[1]`:
@@ -341,12 +410,13 @@ pub unsafe extern "C" fn dw_subscriber_source_count(
 /// # Safety
 ///
 /// `subscriber` is a handle from `dw_subscriber_init`; `state` points at
-/// two `uint64_t`s.
+/// two `uint64_t`s; `error` is null or points at a `dw_error`.
 #[no_mangle]
 pub unsafe extern "C" fn dw_subscriber_index_state(
     subscriber: *mut dw_subscriber,
     source: u32,
     state: *mut [u64; 2],
+    error: *mut dw_error,
 ) -> dw_result {
     // SAFETY: the pointers are the caller's, as documented, and checked.
     let run = || unsafe {
@@ -360,10 +430,8 @@ pub unsafe extern "C" fn dw_subscriber_index_state(
             None => dw_result::DW_RESULT_DONE,
         })
     };
-    match run() {
-        Ok(r) => r,
-        Err(f) => Failure::result(&f),
-    }
+    // SAFETY: `error` is the caller's, as documented.
+    unsafe { finish(run(), error) }
 }
 
 /// Release the subscriber: its handle is refused from now on, and the
@@ -371,12 +439,18 @@ pub unsafe extern "C" fn dw_subscriber_index_state(
 ///
 /// # Safety
 ///
-/// `subscriber` is a handle from `dw_subscriber_init`.
+/// `subscriber` is a handle from `dw_subscriber_init`; `error` is null or
+/// points at a `dw_error`.
 #[no_mangle]
-pub unsafe extern "C" fn dw_subscriber_release(subscriber: *mut dw_subscriber) -> dw_result {
+pub unsafe extern "C" fn dw_subscriber_release(
+    subscriber: *mut dw_subscriber,
+    error: *mut dw_error,
+) -> dw_result {
     // SAFETY: the handle is the caller's, as documented, and checked.
-    match unsafe { boundary::release::<Rules, _>(subscriber) } {
-        Ok(()) => dw_result::DW_RESULT_OK,
-        Err(f) => Failure::result(&f),
-    }
+    let run = || unsafe {
+        boundary::release::<Rules, _>(subscriber)?;
+        Ok(dw_result::DW_RESULT_OK)
+    };
+    // SAFETY: `error` is the caller's, as documented.
+    unsafe { finish(run(), error) }
 }

@@ -8,7 +8,9 @@ mod common;
 use core::mem::MaybeUninit;
 use core::ptr::null;
 
+use core::ptr::null_mut;
 use dendro_wire_core::{decode as core_decode, Frame, Status, PREAMBLE};
+
 use dendro_wire_ffi::*;
 use dendro_wire_test_support::dendro_map::with_view;
 use dendro_wire_test_support::gen::Gen;
@@ -165,8 +167,8 @@ fn a_null_pointer_is_refused_never_followed() {
             null_result
         );
         assert_eq!(dw_check_preamble(p, len, nul(), &mut n, nul()), null_result);
-        assert_eq!(dw_rows_next(nul(), nul()), null_result);
-        assert_eq!(dw_map_next(nul(), nul(), nul()), null_result);
+        assert_eq!(dw_rows_next(nul(), nul(), null_mut()), null_result);
+        assert_eq!(dw_map_next(nul(), nul(), nul(), null_mut()), null_result);
         let mut w = 0usize;
         let mut buf = [0 as core::ffi::c_char; 8];
         assert_eq!(
@@ -249,12 +251,12 @@ fn a_cursor_over_changed_bytes_is_refused_not_overread() {
     cursor.rest = changed[at..].as_ptr();
     let mut row = MaybeUninit::uninit();
     // SAFETY: the cursor points into `bytes`, still held.
-    let r = unsafe { dw_rows_next(&mut cursor, row.as_mut_ptr()) };
+    let r = unsafe { dw_rows_next(&mut cursor, row.as_mut_ptr(), null_mut()) };
     assert_eq!(r, dw_result::DW_RESULT_INVALID_ARGUMENT);
     // A cursor whose length is past what a slice holds.
     cursor.len = usize::MAX;
     // SAFETY: refused before the bytes are read.
-    let r = unsafe { dw_rows_next(&mut cursor, row.as_mut_ptr()) };
+    let r = unsafe { dw_rows_next(&mut cursor, row.as_mut_ptr(), null_mut()) };
     assert_eq!(r, dw_result::DW_RESULT_INVALID_ARGUMENT);
 }
 
@@ -300,5 +302,9 @@ fn every_result_has_its_header_name() {
         name(dw_result::DW_RESULT_REFUSED as u32),
         "DW_RESULT_REFUSED"
     );
-    assert_eq!(name(9), "DW_RESULT_UNKNOWN");
+    assert_eq!(
+        name(dw_result::DW_RESULT_TRUNCATED as u32),
+        "DW_RESULT_TRUNCATED"
+    );
+    assert_eq!(name(10), "DW_RESULT_UNKNOWN");
 }

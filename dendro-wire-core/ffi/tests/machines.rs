@@ -25,7 +25,12 @@ use common::*;
 struct PublisherStorage([u8; DW_PUBLISHER_SIZE]);
 
 #[repr(C, align(8))]
-struct SubscriberStorage([u8; DW_SUBSCRIBER_SIZE]);
+struct SubscriberStorage([u8; SUBSCRIBER_BYTES]);
+
+/// The sources the tests' subscribers allow, and the storage that takes.
+const SUBSCRIBER_SOURCES: u32 = 8;
+const SUBSCRIBER_BYTES: usize =
+    DW_SUBSCRIBER_HEAD_BYTES + SUBSCRIBER_SOURCES as usize * DW_SUBSCRIBER_SOURCE_BYTES;
 
 const SOURCE_BYTES: usize = 2048;
 
@@ -35,8 +40,8 @@ fn subscriber(storage: &mut SubscriberStorage) -> *mut dw_subscriber {
     let r = unsafe {
         dw_subscriber_init(
             storage.0.as_mut_ptr().cast(),
-            DW_SUBSCRIBER_SIZE,
-            0,
+            SUBSCRIBER_BYTES,
+            SUBSCRIBER_SOURCES,
             &mut handle,
             null_mut(),
         )
@@ -88,9 +93,9 @@ fn expected(a: Admitted, kind: u8) -> dw_admitted {
 /// Feed `frames` to the C subscriber and the core's, in order; returns
 /// how many each refused.
 fn judge_both(frames: &[Vec<u8>]) -> usize {
-    let mut storage = SubscriberStorage([0; DW_SUBSCRIBER_SIZE]);
+    let mut storage = SubscriberStorage([0; SUBSCRIBER_BYTES]);
     let c = subscriber(&mut storage);
-    let mut rust = Subscriber::<{ DW_SUBSCRIBER_SOURCES as usize }>::new();
+    let mut rust = Subscriber::<{ SUBSCRIBER_SOURCES as usize }>::new();
     let mut refused = 0;
     for bytes in frames {
         let Ok(Status::Complete((frame, _))) = core_decode(bytes) else {
@@ -117,7 +122,7 @@ fn judge_both(frames: &[Vec<u8>]) -> usize {
         let mut count = u32::MAX;
         // SAFETY: live handle and local.
         assert_eq!(
-            unsafe { dw_subscriber_source_count(c, &mut count) },
+            unsafe { dw_subscriber_source_count(c, &mut count, null_mut()) },
             dw_result::DW_RESULT_OK
         );
         assert_eq!(count as usize, rust.source_count());
@@ -151,45 +156,60 @@ fn the_subscriber_judges_as_the_core_does() {
 
 #[test]
 fn a_subscriber_handle_is_checked_on_every_call() {
-    let mut storage = SubscriberStorage([0; DW_SUBSCRIBER_SIZE]);
+    let mut storage = SubscriberStorage([0; SUBSCRIBER_BYTES]);
     let mut handle = null_mut();
     let mut error = no_error();
     let at = storage.0.as_mut_ptr().cast::<c_void>();
     // SAFETY: every pointer live or null, the lengths the storage's own.
     unsafe {
-        let small = dw_subscriber_size() - 1;
-        let r = dw_subscriber_init(at, small, 0, &mut handle, &mut error);
+        let small = dw_subscriber_size(SUBSCRIBER_SOURCES) - 1;
+        let r = dw_subscriber_init(at, small, SUBSCRIBER_SOURCES, &mut handle, &mut error);
         assert_eq!(r, dw_result::DW_RESULT_INVALID_ARGUMENT);
         assert_eq!(
             error.reason,
             dw_invalid::DW_INVALID_STORAGE_TOO_SMALL as u32
         );
         let odd = at.cast::<u8>().add(1).cast();
-        let r = dw_subscriber_init(odd, DW_SUBSCRIBER_SIZE - 1, 0, &mut handle, &mut error);
+        let r = dw_subscriber_init(
+            odd,
+            SUBSCRIBER_BYTES - 1,
+            SUBSCRIBER_SOURCES,
+            &mut handle,
+            &mut error,
+        );
         assert_eq!(error.reason, dw_invalid::DW_INVALID_MISALIGNED as u32);
         assert_eq!(r, dw_result::DW_RESULT_INVALID_ARGUMENT);
-        let r = dw_subscriber_init(null_mut(), DW_SUBSCRIBER_SIZE, 0, &mut handle, null_mut());
+        let r = dw_subscriber_init(
+            null_mut(),
+            SUBSCRIBER_BYTES,
+            SUBSCRIBER_SOURCES,
+            &mut handle,
+            null_mut(),
+        );
         assert_eq!(r, dw_result::DW_RESULT_NULL_PARAMETER);
-        let r = dw_subscriber_init(at, DW_SUBSCRIBER_SIZE, 0, nul(), null_mut());
+        let r = dw_subscriber_init(at, SUBSCRIBER_BYTES, SUBSCRIBER_SOURCES, nul(), null_mut());
         assert_eq!(r, dw_result::DW_RESULT_NULL_PARAMETER);
         // Memory that was never a subscriber is not one.
         let mut count = 0;
-        let r = dw_subscriber_source_count(at.cast(), &mut count);
+        let r = dw_subscriber_source_count(at.cast(), &mut count, null_mut());
         assert_eq!(r, dw_result::DW_RESULT_INVALID_ARGUMENT);
         // Made, then released: refused from then on.
         let c = subscriber(&mut storage);
-        assert_eq!(dw_subscriber_reset(c), dw_result::DW_RESULT_OK);
-        assert_eq!(dw_subscriber_release(c), dw_result::DW_RESULT_OK);
+        assert_eq!(dw_subscriber_reset(c, null_mut()), dw_result::DW_RESULT_OK);
         assert_eq!(
-            dw_subscriber_reset(c),
+            dw_subscriber_release(c, null_mut()),
+            dw_result::DW_RESULT_OK
+        );
+        assert_eq!(
+            dw_subscriber_reset(c, null_mut()),
             dw_result::DW_RESULT_INVALID_ARGUMENT
         );
         assert_eq!(
-            dw_subscriber_release(c),
+            dw_subscriber_release(c, null_mut()),
             dw_result::DW_RESULT_INVALID_ARGUMENT
         );
         assert_eq!(
-            dw_subscriber_reset(null_mut()),
+            dw_subscriber_reset(null_mut(), null_mut()),
             dw_result::DW_RESULT_NULL_PARAMETER
         );
         let frame = decode(&core_stream()[0]);
@@ -321,7 +341,7 @@ fn c_stats(p: *mut dw_publisher) -> dw_stats {
     let mut st = MaybeUninit::uninit();
     // SAFETY: a live handle and local.
     assert_eq!(
-        unsafe { dw_publisher_stats(p, st.as_mut_ptr()) },
+        unsafe { dw_publisher_stats(p, st.as_mut_ptr(), null_mut()) },
         dw_result::DW_RESULT_OK
     );
     // SAFETY: written, as the call said OK.
@@ -389,19 +409,31 @@ fn step_both(c: *mut dw_publisher, (rust, id): (&mut Rust, SourceId), step: Step
                 assert_eq!(r == dw_result::DW_RESULT_OK, want.is_ok(), "{step:?}");
             }
             Step::EndInterval => {
-                assert_eq!(dw_publisher_end_interval(c), dw_result::DW_RESULT_OK);
+                assert_eq!(
+                    dw_publisher_end_interval(c, null_mut()),
+                    dw_result::DW_RESULT_OK
+                );
                 rust.end_interval();
             }
             Step::Connected => {
-                assert_eq!(dw_publisher_connected(c), dw_result::DW_RESULT_OK);
+                assert_eq!(
+                    dw_publisher_connected(c, null_mut()),
+                    dw_result::DW_RESULT_OK
+                );
                 rust.connected();
             }
             Step::Disconnected => {
-                assert_eq!(dw_publisher_disconnected(c), dw_result::DW_RESULT_OK);
+                assert_eq!(
+                    dw_publisher_disconnected(c, null_mut()),
+                    dw_result::DW_RESULT_OK
+                );
                 rust.disconnected();
             }
             Step::DropWaiting => {
-                assert_eq!(dw_publisher_drop_waiting(c), dw_result::DW_RESULT_OK);
+                assert_eq!(
+                    dw_publisher_drop_waiting(c, null_mut()),
+                    dw_result::DW_RESULT_OK
+                );
                 rust.drop_waiting();
             }
             Step::Poll(n) => {
@@ -464,7 +496,7 @@ fn same_counts(c: *mut dw_publisher, rust: &Rust) {
     let mut w = MaybeUninit::uninit();
     // SAFETY: a live handle and local.
     assert_eq!(
-        unsafe { dw_publisher_waiting(c, w.as_mut_ptr()) },
+        unsafe { dw_publisher_waiting(c, w.as_mut_ptr(), null_mut()) },
         dw_result::DW_RESULT_OK
     );
     // SAFETY: written, as the call said OK.
@@ -512,7 +544,10 @@ fn a_reading_is_never_refused_because_frames_wait() {
     let mut buf = [0u8; 512];
     // SAFETY: a live handle and locals.
     unsafe {
-        assert_eq!(dw_publisher_connected(c.handle), dw_result::DW_RESULT_OK);
+        assert_eq!(
+            dw_publisher_connected(c.handle, null_mut()),
+            dw_result::DW_RESULT_OK
+        );
         for interval in 0..4u8 {
             for ts in 0..4 {
                 let row = [interval; 4];
@@ -523,7 +558,10 @@ fn a_reading_is_never_refused_because_frames_wait() {
                     "frames wait, the reading is taken"
                 );
             }
-            assert_eq!(dw_publisher_end_interval(c.handle), dw_result::DW_RESULT_OK);
+            assert_eq!(
+                dw_publisher_end_interval(c.handle, null_mut()),
+                dw_result::DW_RESULT_OK
+            );
             // The link carries the connection's opening, then nothing.
             while interval == 0 && poll_one(c.handle, &mut buf) {}
         }
@@ -540,7 +578,7 @@ fn a_reading_is_never_refused_because_frames_wait() {
     );
     let mut w = MaybeUninit::uninit();
     // SAFETY: a live handle and local.
-    unsafe { dw_publisher_waiting(c.handle, w.as_mut_ptr()) };
+    unsafe { dw_publisher_waiting(c.handle, w.as_mut_ptr(), null_mut()) };
     // SAFETY: written by the call.
     let w = unsafe { w.assume_init() };
     assert_eq!(
@@ -557,10 +595,10 @@ fn a_short_poll_buffer_keeps_the_frame_due() {
     let (mut len, mut t, mut error) = (0usize, MaybeUninit::uninit(), no_error());
     // SAFETY: a live handle and locals, lengths at most the buffer's.
     unsafe {
-        dw_publisher_connected(c.handle);
-        dw_publisher_end_interval(c.handle);
+        dw_publisher_connected(c.handle, null_mut());
+        dw_publisher_end_interval(c.handle, null_mut());
         assert_eq!(
-            dw_publisher_next_frame_len(c.handle, &mut len),
+            dw_publisher_next_frame_len(c.handle, &mut len, null_mut()),
             dw_result::DW_RESULT_OK
         );
         let r = dw_publisher_poll(
@@ -573,7 +611,7 @@ fn a_short_poll_buffer_keeps_the_frame_due() {
         assert_eq!(r, dw_result::DW_RESULT_BUFFER_TOO_SMALL);
         assert_eq!(error.values[0], len as u64, "the size needed");
         let mut again = 0;
-        dw_publisher_next_frame_len(c.handle, &mut again);
+        dw_publisher_next_frame_len(c.handle, &mut again, null_mut());
         assert_eq!(again, len, "still due");
         let r = dw_publisher_poll(c.handle, buf.as_mut_ptr(), len, t.as_mut_ptr(), &mut error);
         assert_eq!(r, dw_result::DW_RESULT_OK);
@@ -654,20 +692,23 @@ fn a_publisher_refuses_what_c_can_get_wrong() {
         let r = dw_publisher_observe(c.handle, 0, 0, 0, 0, null(), 2, null_mut());
         assert_eq!(r, dw_result::DW_RESULT_NULL_PARAMETER);
         // A subscriber's handle is not a publisher's.
-        let mut sub = SubscriberStorage([0; DW_SUBSCRIBER_SIZE]);
+        let mut sub = SubscriberStorage([0; SUBSCRIBER_BYTES]);
         let other = subscriber(&mut sub).cast::<dw_publisher>();
         assert_eq!(
-            dw_publisher_end_interval(other),
+            dw_publisher_end_interval(other, null_mut()),
             dw_result::DW_RESULT_INVALID_ARGUMENT
         );
         assert_eq!(
-            dw_publisher_end_interval(null_mut()),
+            dw_publisher_end_interval(null_mut(), null_mut()),
             dw_result::DW_RESULT_NULL_PARAMETER
         );
         // Released: refused from then on.
-        assert_eq!(dw_publisher_release(c.handle), dw_result::DW_RESULT_OK);
         assert_eq!(
-            dw_publisher_end_interval(c.handle),
+            dw_publisher_release(c.handle, null_mut()),
+            dw_result::DW_RESULT_OK
+        );
+        assert_eq!(
+            dw_publisher_end_interval(c.handle, null_mut()),
             dw_result::DW_RESULT_INVALID_ARGUMENT
         );
     }

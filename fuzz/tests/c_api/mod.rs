@@ -15,7 +15,12 @@ use dendro_wire_test_support::gen::Gen;
 use super::ITERATIONS;
 
 #[repr(C, align(8))]
-struct SubscriberStorage([u8; DW_SUBSCRIBER_SIZE]);
+struct SubscriberStorage([u8; SUBSCRIBER_BYTES]);
+
+/// The sources the tests' subscribers allow, and the storage that takes.
+const SUBSCRIBER_SOURCES: u32 = 8;
+const SUBSCRIBER_BYTES: usize =
+    DW_SUBSCRIBER_HEAD_BYTES + SUBSCRIBER_SOURCES as usize * DW_SUBSCRIBER_SOURCE_BYTES;
 
 /// Step a cursor or a map to its end: each step in bounds, and the count
 /// it began with is the number of steps.
@@ -25,7 +30,7 @@ fn walk(frame: &dw_frame) {
         let mut steps = 0;
         let (mut k, mut v) = (MaybeUninit::uninit(), MaybeUninit::uninit());
         // SAFETY: the map points into the input, still held.
-        while unsafe { dw_map_next(&mut m, k.as_mut_ptr(), v.as_mut_ptr()) }
+        while unsafe { dw_map_next(&mut m, k.as_mut_ptr(), v.as_mut_ptr(), null_mut()) }
             == dw_result::DW_RESULT_OK
         {
             steps += 1;
@@ -47,7 +52,8 @@ fn walk(frame: &dw_frame) {
                 let mut c = frame.body.rows.rows;
                 let mut row = MaybeUninit::uninit();
                 let mut steps = 0;
-                while dw_rows_next(&mut c, row.as_mut_ptr()) == dw_result::DW_RESULT_OK {
+                while dw_rows_next(&mut c, row.as_mut_ptr(), null_mut()) == dw_result::DW_RESULT_OK
+                {
                     steps += 1;
                 }
                 assert_eq!(steps, frame.body.rows.count);
@@ -145,13 +151,13 @@ fn c_entry_points() {
                 Err(_) => assert_eq!(r, dw_result::DW_RESULT_MALFORMED),
             }
 
-            let mut storage = SubscriberStorage([0; DW_SUBSCRIBER_SIZE]);
+            let mut storage = SubscriberStorage([0; SUBSCRIBER_BYTES]);
             let mut sub = null_mut();
             // SAFETY: the storage outlives the subscriber, used only here.
             let r = unsafe {
                 dw_subscriber_init(
                     storage.0.as_mut_ptr().cast(),
-                    DW_SUBSCRIBER_SIZE,
+                    SUBSCRIBER_BYTES,
                     2,
                     &mut sub,
                     null_mut(),
@@ -159,7 +165,7 @@ fn c_entry_points() {
             };
             assert_eq!(r, dw_result::DW_RESULT_OK);
             let mut rust =
-                Subscriber::<{ DW_SUBSCRIBER_SOURCES as usize }>::new().with_source_limit(2);
+                Subscriber::<{ SUBSCRIBER_SOURCES as usize }>::new().with_source_limit(2);
 
             let limit = 1 << 12;
             let decoder = FrameDecoder::new().with_max_frame_bytes(limit);
@@ -223,7 +229,7 @@ fn c_entry_points() {
             }
             // SAFETY: a live handle, released once.
             assert_eq!(
-                unsafe { dw_subscriber_release(sub) },
+                unsafe { dw_subscriber_release(sub, null_mut()) },
                 dw_result::DW_RESULT_OK
             );
         });

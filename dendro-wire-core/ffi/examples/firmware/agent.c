@@ -113,13 +113,8 @@ static bool connect(void) {
   name[11] = (char)('0' + link.connections);
   link.file = host_create(name, sizeof name - 1);
   if (link.file < 0) return false;
-  static const uint8_t preamble[DW_PREAMBLE_BYTES] = {'d', 'e', 'n', 'd', 'r', 'o', '-',
-                                                      'r', 'e', 'p', 'l', 0, 1, 0};
-  size_t used, needed;
-  if (dw_check_preamble(preamble, sizeof preamble, &used, &needed, NULL) != DW_RESULT_OK) {
-    return false;
-  }
-  link.host_failed |= !host_write(link.file, preamble, sizeof preamble);
+  /* The library's own preamble: the magic and its protocol version. */
+  link.host_failed |= !host_write(link.file, dw_preamble, sizeof dw_preamble);
   link.e = (struct expected){0};
   link.lost_run[0] = link.lost_run[1] = 0;
   return true;
@@ -257,7 +252,7 @@ static uint32_t workload(uint32_t i, dw_publisher *p, const uint32_t ids[SOURCES
 
 /* End the interval and send every frame due; false if a poll failed. */
 static bool end_interval(dw_publisher *p) {
-  if (dw_publisher_end_interval(p) != DW_RESULT_OK) return false;
+  if (dw_publisher_end_interval(p, NULL) != DW_RESULT_OK) return false;
   for (;;) {
     dw_transmit t;
     dw_result r = dw_publisher_poll(p, frame, sizeof frame, &t, NULL);
@@ -312,11 +307,11 @@ static bool run(uint32_t gaps) {
         end_line();
         return false;
       }
-      check(dw_publisher_connected(p));
+      check(dw_publisher_connected(p, NULL));
     }
     if (i == DISCONNECT) {
       disconnect();
-      check(dw_publisher_disconnected(p));
+      check(dw_publisher_disconnected(p, NULL));
     }
     observed += workload(i, p, ids);
     link.losing = lost_in(i, gaps);
@@ -324,7 +319,7 @@ static bool run(uint32_t gaps) {
   }
   disconnect();
   dw_stats st;
-  check(dw_publisher_stats(p, &st));
+  check(dw_publisher_stats(p, &st, NULL));
   put("agent");
   field("intervals", INTERVALS);
   field("connections", link.connections);
@@ -344,7 +339,7 @@ static bool run(uint32_t gaps) {
   bool clean = refused == 0 && polled && st.rows_refused == 0 &&
                st.slot_changes_refused == 0 && st.frames_unsent == 0;
   return clean && link.unreadable == 0 && link.frames_offline == 0 && !link.host_failed &&
-         link.gaps == gaps && dw_publisher_release(p) == DW_RESULT_OK;
+         link.gaps == gaps && dw_publisher_release(p, NULL) == DW_RESULT_OK;
 }
 
 int main(void) {

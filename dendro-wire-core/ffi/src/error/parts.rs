@@ -278,6 +278,11 @@ pub(super) fn invalid_from(reason: u32) -> Option<dw_invalid> {
         DW_INVALID_TOO_MANY,
         DW_INVALID_CURSOR,
         DW_INVALID_VALUE,
+        DW_INVALID_MOVED,
+        DW_INVALID_SOURCE_LIMIT,
+        DW_INVALID_FULL_EVERY,
+        DW_INVALID_FRAME_BUFFER,
+        DW_INVALID_NOT_CUT,
     ]
     .into_iter()
     .find(|i| *i as u32 == reason)

@@ -15,11 +15,15 @@ use crate::error::{dw_error, dw_invalid, dw_result, finish, Failure};
 ///
 /// # Safety
 ///
-/// `publisher` is a handle from `dw_publisher_init`.
+/// `publisher` is a handle from `dw_publisher_init`; `error` is null or
+/// points at a `dw_error`.
 #[no_mangle]
-pub unsafe extern "C" fn dw_publisher_connected(publisher: *mut dw_publisher) -> dw_result {
+pub unsafe extern "C" fn dw_publisher_connected(
+    publisher: *mut dw_publisher,
+    error: *mut dw_error,
+) -> dw_result {
     // SAFETY: the caller's contract, passed on.
-    unsafe { with(publisher, |m| m.publisher.connected()) }
+    unsafe { with(publisher, error, |m| m.publisher.connected()) }
 }
 
 /// The connection ended: anything still due is dropped, counted as
@@ -27,11 +31,15 @@ pub unsafe extern "C" fn dw_publisher_connected(publisher: *mut dw_publisher) ->
 ///
 /// # Safety
 ///
-/// `publisher` is a handle from `dw_publisher_init`.
+/// `publisher` is a handle from `dw_publisher_init`; `error` is null or
+/// points at a `dw_error`.
 #[no_mangle]
-pub unsafe extern "C" fn dw_publisher_disconnected(publisher: *mut dw_publisher) -> dw_result {
+pub unsafe extern "C" fn dw_publisher_disconnected(
+    publisher: *mut dw_publisher,
+    error: *mut dw_error,
+) -> dw_result {
     // SAFETY: the caller's contract, passed on.
-    unsafe { with(publisher, |m| m.publisher.disconnected()) }
+    unsafe { with(publisher, error, |m| m.publisher.disconnected()) }
 }
 
 /// End the interval: every source spends one `seq` and, on a connection,
@@ -43,11 +51,15 @@ pub unsafe extern "C" fn dw_publisher_disconnected(publisher: *mut dw_publisher)
 ///
 /// # Safety
 ///
-/// `publisher` is a handle from `dw_publisher_init`.
+/// `publisher` is a handle from `dw_publisher_init`; `error` is null or
+/// points at a `dw_error`.
 #[no_mangle]
-pub unsafe extern "C" fn dw_publisher_end_interval(publisher: *mut dw_publisher) -> dw_result {
+pub unsafe extern "C" fn dw_publisher_end_interval(
+    publisher: *mut dw_publisher,
+    error: *mut dw_error,
+) -> dw_result {
     // SAFETY: the caller's contract, passed on.
-    unsafe { with(publisher, |m| m.publisher.end_interval()) }
+    unsafe { with(publisher, error, |m| m.publisher.end_interval()) }
 }
 
 /// Drop every frame due, as the next `dw_publisher_end_interval` would:
@@ -55,11 +67,15 @@ pub unsafe extern "C" fn dw_publisher_end_interval(publisher: *mut dw_publisher)
 ///
 /// # Safety
 ///
-/// `publisher` is a handle from `dw_publisher_init`.
+/// `publisher` is a handle from `dw_publisher_init`; `error` is null or
+/// points at a `dw_error`.
 #[no_mangle]
-pub unsafe extern "C" fn dw_publisher_drop_waiting(publisher: *mut dw_publisher) -> dw_result {
+pub unsafe extern "C" fn dw_publisher_drop_waiting(
+    publisher: *mut dw_publisher,
+    error: *mut dw_error,
+) -> dw_result {
     // SAFETY: the caller's contract, passed on.
-    unsafe { with(publisher, |m| m.publisher.drop_waiting()) }
+    unsafe { with(publisher, error, |m| m.publisher.drop_waiting()) }
 }
 
 /// What is due and not yet polled, into `*waiting`.
@@ -67,11 +83,12 @@ pub unsafe extern "C" fn dw_publisher_drop_waiting(publisher: *mut dw_publisher)
 /// # Safety
 ///
 /// `publisher` is a handle from `dw_publisher_init`; `waiting` points at a
-/// `dw_waiting`.
+/// `dw_waiting`; `error` is null or points at a `dw_error`.
 #[no_mangle]
 pub unsafe extern "C" fn dw_publisher_waiting(
     publisher: *mut dw_publisher,
     waiting: *mut dw_waiting,
+    error: *mut dw_error,
 ) -> dw_result {
     // SAFETY: the pointers are the caller's, as documented, and checked.
     let run = || unsafe {
@@ -83,7 +100,8 @@ pub unsafe extern "C" fn dw_publisher_waiting(
         });
         Ok(dw_result::DW_RESULT_OK)
     };
-    run().unwrap_or_else(|f: Failure| f.result())
+    // SAFETY: `error` is the caller's, as documented.
+    unsafe { finish(run(), error) }
 }
 
 /// What the publisher has done so far, into `*stats`.
@@ -91,11 +109,12 @@ pub unsafe extern "C" fn dw_publisher_waiting(
 /// # Safety
 ///
 /// `publisher` is a handle from `dw_publisher_init`; `stats` points at a
-/// `dw_stats`.
+/// `dw_stats`; `error` is null or points at a `dw_error`.
 #[no_mangle]
 pub unsafe extern "C" fn dw_publisher_stats(
     publisher: *mut dw_publisher,
     stats: *mut dw_stats,
+    error: *mut dw_error,
 ) -> dw_result {
     // SAFETY: the pointers are the caller's, as documented, and checked.
     let run = || unsafe {
@@ -116,7 +135,8 @@ pub unsafe extern "C" fn dw_publisher_stats(
         });
         Ok(dw_result::DW_RESULT_OK)
     };
-    run().unwrap_or_else(|f: Failure| f.result())
+    // SAFETY: `error` is the caller's, as documented.
+    unsafe { finish(run(), error) }
 }
 
 /// The index state of `source` now (the hash of its slots, or 0, 0 for a
@@ -152,11 +172,12 @@ pub unsafe extern "C" fn dw_publisher_index_state(
 /// # Safety
 ///
 /// `publisher` is a handle from `dw_publisher_init`; `len` points at a
-/// `size_t`.
+/// `size_t`; `error` is null or points at a `dw_error`.
 #[no_mangle]
 pub unsafe extern "C" fn dw_publisher_next_frame_len(
     publisher: *mut dw_publisher,
     len: *mut usize,
+    error: *mut dw_error,
 ) -> dw_result {
     // SAFETY: the pointers are the caller's, as documented, and checked.
     let run = || unsafe {
@@ -170,7 +191,8 @@ pub unsafe extern "C" fn dw_publisher_next_frame_len(
             None => dw_result::DW_RESULT_DONE,
         })
     };
-    run().unwrap_or_else(|f: Failure| f.result())
+    // SAFETY: `error` is the caller's, as documented.
+    unsafe { finish(run(), error) }
 }
 
 /// Write the next frame the rules require at the start of `buf` (`len`
@@ -229,12 +251,18 @@ pub unsafe extern "C" fn dw_publisher_poll(
 ///
 /// # Safety
 ///
-/// `publisher` is a handle from `dw_publisher_init`.
+/// `publisher` is a handle from `dw_publisher_init`; `error` is null or
+/// points at a `dw_error`.
 #[no_mangle]
-pub unsafe extern "C" fn dw_publisher_release(publisher: *mut dw_publisher) -> dw_result {
+pub unsafe extern "C" fn dw_publisher_release(
+    publisher: *mut dw_publisher,
+    error: *mut dw_error,
+) -> dw_result {
     // SAFETY: the handle is the caller's, as documented, and checked.
-    match unsafe { boundary::release::<Machine, _>(publisher) } {
-        Ok(()) => dw_result::DW_RESULT_OK,
-        Err(f) => f.result(),
-    }
+    let run = || unsafe {
+        boundary::release::<Machine, _>(publisher)?;
+        Ok(dw_result::DW_RESULT_OK)
+    };
+    // SAFETY: `error` is the caller's, as documented.
+    unsafe { finish(run(), error) }
 }

@@ -107,7 +107,7 @@ pub fn entries(mut map: dw_map) -> Vec<(String, String)> {
             },
         );
         // SAFETY: live locals; the map's bytes are still held.
-        match unsafe { dw_map_next(&mut map, &mut k, &mut v) } {
+        match unsafe { dw_map_next(&mut map, &mut k, &mut v, null_mut()) } {
             dw_result::DW_RESULT_OK => out.push((string(k), string(v))),
             dw_result::DW_RESULT_DONE => return out,
             other => panic!("dw_map_next: {other:?}"),
@@ -124,7 +124,7 @@ pub fn rows(mut cursor: dw_row_cursor) -> Vec<RowOut> {
     loop {
         let mut row = MaybeUninit::<dw_row>::uninit();
         // SAFETY: live locals; the rows' bytes are still held.
-        match unsafe { dw_rows_next(&mut cursor, row.as_mut_ptr()) } {
+        match unsafe { dw_rows_next(&mut cursor, row.as_mut_ptr(), null_mut()) } {
             dw_result::DW_RESULT_OK => {
                 // SAFETY: written, as the call said OK.
                 let r = unsafe { row.assume_init() };
