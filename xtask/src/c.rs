@@ -37,20 +37,34 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let update = match args {
         [] => false,
         [flag] if flag == "--update-header" => true,
-        _ => return Err(format!("c takes only --update-header, not {args:?}")),
+        [flag, prefix] if flag == "--install" => {
+            crate::setup::ensure("c --install", &[crate::setup::C])?;
+            header(false)?;
+            crate::c_install::install(Path::new(prefix), &host_libraries()?)?;
+            return Ok(());
+        }
+        _ => {
+            return Err(format!(
+                "c takes --update-header or --install PREFIX, not {args:?}"
+            ))
+        }
     };
     crate::setup::ensure("c", &[crate::setup::C])?;
     header(update)?;
     let libs = host_libraries()?;
     let tool = crate::release_tool()?;
-    let dump = build_dump(&libs)?;
+    let prefix = crate::c_install::install(&root().join("target/c/prefix"), &libs)?;
+    crate::c_install::prove(&prefix, &tool)?;
+    let dump = build_example("dump", &libs)?;
+    let check = build_example("check", &libs)?;
     build_bench(&libs)?;
-    let compared = compare_dumps(&tool, &dump)?;
+    let compared = compare_dumps(&tool, &dump, &check)?;
     python(&tool, &libs)?;
     eprintln!(
-        "==> c: header {}; dump.c agrees with dendro-wire on {} streams ({} refused, each \
-         as check --json refuses it; {} more refused earlier by the subscriber's rules), 0 \
-         sanitizer reports; decode.py agrees; in {:.1} s",
+        "==> c: headers {}; installed and linked through pkg-config; dump.c agrees with \
+         dendro-wire on {} streams ({} refused, each as check --json refuses it; {} more \
+         refused earlier by the subscriber's rules), check.c with check --json on all of \
+         them; 0 sanitizer reports; decode.py agrees; in {:.1} s",
         if update { "written" } else { "current" },
         compared.streams,
         compared.refusals,
@@ -187,13 +201,35 @@ pub(crate) fn build_library(target: Option<&str>) -> Result<(), String> {
     )
 }
 
+/// The host's libraries, as the `ffi` profile builds them: the two C
+/// kinds alone (with the Rust one beside them, the archive would hold
+/// every crate's code unoptimized as a whole), the archive's debug
+/// information stripped.
 pub(crate) fn host_libraries() -> Result<Libraries, String> {
-    build_library(None)?;
+    crate::run(
+        "build dendro-wire-ffi for the host (the ffi profile: a panic aborts)",
+        cargo().args([
+            "rustc",
+            "--quiet",
+            "-p",
+            "dendro-wire-ffi",
+            "--profile",
+            "ffi",
+            "--crate-type",
+            "staticlib,cdylib",
+        ]),
+    )?;
     let dir = root().join("target/ffi");
     let libs = Libraries {
         staticlib: dir.join("libdendro_wire_ffi.a"),
         cdylib: dir.join("libdendro_wire_ffi.so"),
     };
+    crate::run(
+        "strip the archive's debug information",
+        Command::new("strip")
+            .arg("--strip-debug")
+            .arg(&libs.staticlib),
+    )?;
     no_panic_path(&libs.cdylib, "nm")?;
     Ok(libs)
 }
@@ -216,26 +252,22 @@ fn no_panic_path(binary: &Path, nm: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// `examples/dump.c`, with every warning an error and both sanitizers.
-fn build_dump(libs: &Libraries) -> Result<PathBuf, String> {
+/// `examples/NAME.c`, with every warning an error and both sanitizers.
+fn build_example(name: &str, libs: &Libraries) -> Result<PathBuf, String> {
     let out = root().join("target/c");
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let dump = out.join("dump");
+    let dump = out.join(name);
     let ffi = root().join(FFI);
     crate::run(
-        "build dump.c (-Wall -Wextra -Werror -fsanitize=address,undefined)",
+        &format!("build {name}.c (-Wall -Wextra -Werror -fsanitize=address,undefined)"),
         Command::new("gcc")
             .args(WARNINGS)
             .args(["-O1", "-g", "-fno-omit-frame-pointer"])
             .args(["-fsanitize=address,undefined", "-fno-sanitize-recover=all"])
             .arg("-I")
             .arg(ffi.join("include"))
-            .arg(ffi.join("examples/dump.c"))
+            .arg(ffi.join(format!("examples/{name}.c")))
             .arg(&libs.staticlib)
-            // The precompiled `core` refers to an unwinder its unwinding
-            // code needs; none of that code is reached, and the linker
-            // drops it with the reference.
-            .arg("-Wl,--gc-sections")
             .arg("-o")
             .arg(&dump),
     )?;
@@ -258,7 +290,6 @@ pub(crate) fn build_bench(libs: &Libraries) -> Result<PathBuf, String> {
             .arg(ffi.join("include"))
             .arg(ffi.join("examples/bench.c"))
             .arg(&libs.staticlib)
-            .arg("-Wl,--gc-sections")
             .arg("-o")
             .arg(&bench),
     )?;
@@ -291,8 +322,9 @@ struct Compared {
     refused_earlier: usize,
 }
 
-/// `dump.c` beside the tool over every stream: output, status, sentence.
-fn compare_dumps(tool: &Path, dump: &Path) -> Result<Compared, String> {
+/// `dump.c` beside the tool over every stream: output, status, sentence;
+/// and `check.c` beside `check --json`: the same line.
+fn compare_dumps(tool: &Path, dump: &Path, checker: &Path) -> Result<Compared, String> {
     let generated = root().join("target/c/streams");
     let _ = std::fs::remove_dir_all(&generated);
     crate::run(
@@ -340,6 +372,25 @@ fn compare_dumps(tool: &Path, dump: &Path) -> Result<Compared, String> {
         }
         if ours.stdout != theirs.stdout {
             differ.push(format!("{name}: standard output differs"));
+        }
+        let (checked_c, checked) = (
+            capture(Command::new(checker).arg(stream))?,
+            capture(Command::new(tool).args(["check", "--json"]).arg(stream))?,
+        );
+        let reported = String::from_utf8_lossy(&checked_c.stderr);
+        if reported.contains("Sanitizer") || reported.contains("runtime error") {
+            return Err(format!(
+                "{name}: a sanitizer report from check.c:\n{reported}"
+            ));
+        }
+        if checked_c.stdout != checked.stdout
+            || checked_c.status.success() != checked.status.success()
+        {
+            differ.push(format!(
+                "{name}: check.c says {:?}, check --json {:?}",
+                String::from_utf8_lossy(&checked_c.stdout),
+                String::from_utf8_lossy(&checked.stdout)
+            ));
         }
         if ours.status.code() != theirs.status.code() {
             differ.push(format!(
@@ -418,7 +469,7 @@ fn json_number(json: &str, key: &str) -> Option<u64> {
 }
 
 /// A string as serde_json writes it.
-fn json_string(s: &str) -> String {
+pub(crate) fn json_string(s: &str) -> String {
     let mut out = String::from("\"");
     for c in s.chars() {
         match c {

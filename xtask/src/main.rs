@@ -17,6 +17,7 @@
 
 mod c;
 mod c_firmware;
+mod c_install;
 mod ci;
 mod firmware;
 mod footprint;
@@ -75,11 +76,15 @@ commands:
            then the C agent (dendro-wire-core/ffi/examples/firmware, arm-none-eabi-gcc)
            for thumbv7m under QEMU, its streams (target/firmware/c/) the Rust agent's
            bytes exactly
-  c [--update-header]
-           the C API (dendro-wire-core/ffi): the header regenerated with cbindgen and
-           compared with the committed one (or written), dump.c built with ASan and
-           UBSan and compared with dendro-wire dump --json over testdata/ and
-           generated and damaged streams, and decode.py (ctypes) over the sample
+  c [--update-header | --install PREFIX]
+           the C API (dendro-wire-core/ffi): the headers regenerated with cbindgen and
+           compared with the committed ones (or written); the library installed under
+           target/c/prefix (or PREFIX, and nothing else) with pkg-config and CMake
+           files, its SONAME and exports checked, a program built through pkg-config
+           (C99 and C++11 -pedantic) and README's C example run; dump.c and check.c
+           built with ASan and UBSan and compared with dendro-wire dump --json and
+           check --json over testdata/ and generated and damaged streams; decode.py
+           (ctypes) over the sample
   fuzz --target NAME [--seconds N]
            run one fuzz target coverage-guided (bolero's libFuzzer engine, nightly)
            for N seconds (default 60); targets: decode_arbitrary, reader_chunks,

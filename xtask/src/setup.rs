@@ -78,12 +78,21 @@ pub(crate) const FIRMWARE: &[Need] = &[
     },
 ];
 
-/// `cargo xtask c`: dump.c and bench.c built with gcc, decode.py run with
-/// python3.
+/// `cargo xtask c`: dump.c, check.c and bench.c built with gcc, a program
+/// built through pkg-config with gcc and g++, the archive stripped
+/// (binutils, gcc's own), decode.py run with python3.
 pub(crate) const C: &[Need] = &[
     Apt {
         program: "gcc",
         package: "gcc",
+    },
+    Apt {
+        program: "g++",
+        package: "g++",
+    },
+    Apt {
+        program: "pkg-config",
+        package: "pkg-config",
     },
     Apt {
         program: "python3",

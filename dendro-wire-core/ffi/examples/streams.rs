@@ -9,7 +9,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use dendro_wire_core::{Frame, PREAMBLE};
+use dendro_wire_core::{Frame, Map, Publisher, PublisherConfig, SourceDecl, PREAMBLE};
 use dendro_wire_test_support::dendro_map::with_view;
 use dendro_wire_test_support::fixtures;
 use dendro_wire_test_support::gen::Gen;
@@ -66,6 +66,59 @@ fn generated(seed: u64, frames: u64) -> (Vec<u8>, Vec<usize>) {
     (out, starts)
 }
 
+/// Twelve sources from the core's publisher, every third with an index
+/// whose slots change, over 40 intervals, two intervals' frames dropped on
+/// purpose (gaps the subscriber sees): more than a table of eight holds.
+fn twelve_sources() -> Vec<u8> {
+    const SOURCES: usize = 12;
+    let mut p: Publisher<[u8; 2048], SOURCES> = Publisher::new(PublisherConfig {
+        full_every: 8,
+        frame_buffer: 1024,
+    });
+    let names: Vec<[String; 2]> = (0..SOURCES)
+        .map(|s| [format!("s{s}/a"), format!("s{s}/b")])
+        .collect();
+    let mut ids = Vec::new();
+    for (s, streams) in names.iter().enumerate() {
+        let streams = [streams[0].as_str(), streams[1].as_str()];
+        let label = format!("{s}");
+        let labels = [("host", "twelve"), ("source", label.as_str())];
+        let decl = SourceDecl {
+            uuid: None,
+            labels: Map::from_pairs(&labels),
+            metadata: Map::EMPTY,
+            clock_anchor_wall_ns: 0,
+            complete: false,
+            streams: &streams,
+            index_stream: (s % 3 == 0).then_some("slots"),
+        };
+        ids.push(p.add_source(&decl, [0; 2048]).expect("a source that fits"));
+    }
+    let mut out = PREAMBLE.to_vec();
+    let mut frame = [0u8; 1024];
+    p.connected();
+    for interval in 0..40i64 {
+        for (s, id) in ids.iter().enumerate() {
+            if s % 3 == 0 && interval % 10 == 0 {
+                let slot = format!("slot{}", interval / 10);
+                p.set_slot(*id, slot.as_bytes(), b"on")
+                    .expect("a slot that fits");
+            }
+            let row = interval.to_le_bytes();
+            p.observe(id.stream((interval % 2) as u32), interval, 0, &row)
+                .expect("a row that fits");
+        }
+        p.end_interval();
+        if interval == 17 || interval == 29 {
+            p.drop_waiting();
+        }
+        while let Some((bytes, _)) = p.poll_transmit(&mut frame).expect("the frame buffer") {
+            out.extend_from_slice(bytes);
+        }
+    }
+    out
+}
+
 fn write(dir: &Path, name: &str, bytes: &[u8]) {
     std::fs::write(dir.join(name), bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
 }
@@ -111,6 +164,7 @@ fn main() {
     let body = &sample[PREAMBLE.len()..];
     let with_preamble = |preamble: &[u8], frames: &[u8]| [preamble, frames].concat();
     write(dir, "empty.dwr", &[]);
+    write(dir, "twelve-sources.dwr", &twelve_sources());
     write(dir, "not-dendro.dwr", b"HTTP/1.1 200 OK\r\n\r\n");
     write(
         dir,

@@ -1,0 +1,354 @@
+//! `cargo xtask c --install PREFIX`: the C library installed as C projects
+//! adopt one, and in `cargo xtask c`, the installed library proved as a C
+//! project would meet it.
+//!
+//! - Installed: `include/dendro_wire.h` and `dendro_wire_cffi.h`,
+//!   `lib/libdendro_wire.a` (debug information stripped),
+//!   `lib/libdendro_wire.so.VERSION` with the links `.so.ABI` (its SONAME)
+//!   and `.so`, `lib/pkgconfig/dendro-wire.pc`, and
+//!   `lib/cmake/dendro-wire/dendro-wire-config.cmake`.
+//! - Proved: the SONAME is the ABI version's and libc is named as needed;
+//!   the shared library defines `dw_*` and nothing else; the archive holds
+//!   no debug information; `examples/installed.c`, which includes the
+//!   header twice, built through `pkg-config --cflags --libs dendro-wire`
+//!   as C99 and as C++11 with `-pedantic -Werror` and run, and linked
+//!   statically too; the README's C example, built from README.md through
+//!   pkg-config, run on the sample and on cuts of it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::c::Libraries;
+use crate::root;
+
+/// The library's name as installed: `-ldendro_wire`.
+const NAME: &str = "dendro_wire";
+
+/// The package's version and the ABI's, as the ffi crate declares them.
+struct Versions {
+    package: String,
+    abi: String,
+}
+
+fn versions() -> Result<Versions, String> {
+    let source = std::fs::read_to_string(root().join("dendro-wire-core/ffi/src/version.rs"))
+        .map_err(|e| format!("dendro-wire-core/ffi/src/version.rs: {e}"))?;
+    let constant = |name: &str| {
+        source
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("pub const {name}: u32 = ")))
+            .and_then(|v| v.strip_suffix(';'))
+            .map(str::to_string)
+            .ok_or(format!("version.rs declares no {name}"))
+    };
+    Ok(Versions {
+        package: format!(
+            "{}.{}.{}",
+            constant("DW_VERSION_MAJOR")?,
+            constant("DW_VERSION_MINOR")?,
+            constant("DW_VERSION_PATCH")?
+        ),
+        abi: constant("DW_ABI_VERSION")?,
+    })
+}
+
+fn copy(from: &Path, to: &Path) -> Result<(), String> {
+    if let Some(dir) = to.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    std::fs::copy(from, to)
+        .map(|_| ())
+        .map_err(|e| format!("{} to {}: {e}", from.display(), to.display()))
+}
+
+fn write(to: &Path, text: &str) -> Result<(), String> {
+    if let Some(dir) = to.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    std::fs::write(to, text).map_err(|e| format!("{}: {e}", to.display()))
+}
+
+/// A link at `at` to `target` (a name in the same directory), made anew.
+fn link(target: &str, at: &Path) -> Result<(), String> {
+    let _ = std::fs::remove_file(at);
+    std::os::unix::fs::symlink(target, at).map_err(|e| format!("{}: {e}", at.display()))
+}
+
+/// Install headers, both libraries, pkg-config and CMake files under
+/// `prefix` (made absolute, as the files name it).
+pub(crate) fn install(prefix: &Path, libs: &Libraries) -> Result<PathBuf, String> {
+    let prefix = std::path::absolute(prefix).map_err(|e| format!("{}: {e}", prefix.display()))?;
+    let v = versions()?;
+    let (include, lib) = (prefix.join("include"), prefix.join("lib"));
+    for header in ["dendro_wire.h", "dendro_wire_cffi.h"] {
+        copy(
+            &root().join("dendro-wire-core/ffi/include").join(header),
+            &include.join(header),
+        )?;
+    }
+    copy(&libs.staticlib, &lib.join(format!("lib{NAME}.a")))?;
+    let real = format!("lib{NAME}.so.{}", v.package);
+    let soname = format!("lib{NAME}.so.{}", v.abi);
+    copy(&libs.cdylib, &lib.join(&real))?;
+    link(&real, &lib.join(&soname))?;
+    link(&soname, &lib.join(format!("lib{NAME}.so")))?;
+    write(
+        &lib.join("pkgconfig/dendro-wire.pc"),
+        &format!(
+            "prefix={prefix}\n\
+             includedir=${{prefix}}/include\n\
+             libdir=${{prefix}}/lib\n\
+             \n\
+             Name: dendro-wire\n\
+             Description: the dendro replication wire protocol (v1) from C: no allocation, \
+             every byte the caller's\n\
+             URL: https://github.com/dendro-wire/dendro-wire\n\
+             Version: {version}\n\
+             Cflags: -I${{includedir}}\n\
+             Libs: -L${{libdir}} -l{NAME}\n",
+            prefix = prefix.display(),
+            version = v.package,
+        ),
+    )?;
+    write(
+        &lib.join("cmake/dendro-wire/dendro-wire-config.cmake"),
+        &format!(
+            "# find_package(dendro-wire) gives the target dendro-wire::dendro-wire.\n\
+             get_filename_component(_dw_prefix \"${{CMAKE_CURRENT_LIST_DIR}}/../../..\" ABSOLUTE)\n\
+             set(dendro-wire_VERSION {version})\n\
+             if(NOT TARGET dendro-wire::dendro-wire)\n\
+             \x20 add_library(dendro-wire::dendro-wire SHARED IMPORTED)\n\
+             \x20 set_target_properties(dendro-wire::dendro-wire PROPERTIES\n\
+             \x20   IMPORTED_LOCATION \"${{_dw_prefix}}/lib/{soname}\"\n\
+             \x20   IMPORTED_SONAME \"{soname}\"\n\
+             \x20   INTERFACE_INCLUDE_DIRECTORIES \"${{_dw_prefix}}/include\")\n\
+             endif()\n\
+             unset(_dw_prefix)\n",
+            version = v.package,
+        ),
+    )?;
+    eprintln!(
+        "==> installed under {}: include/dendro_wire.h, lib/lib{NAME}.a, lib/{real} \
+         (SONAME {soname}), lib/pkgconfig/dendro-wire.pc, \
+         lib/cmake/dendro-wire/dendro-wire-config.cmake",
+        prefix.display()
+    );
+    Ok(prefix)
+}
+
+/// What a command printed, or why it failed.
+fn out(step: &str, cmd: &mut Command) -> Result<String, String> {
+    crate::output(step, cmd).map(|o| String::from_utf8_lossy(&o).into_owned())
+}
+
+/// `pkg-config` over the installed `.pc` file.
+fn pkg_config(prefix: &Path, args: &[&str]) -> Result<Vec<String>, String> {
+    let printed = out(
+        "pkg-config dendro-wire",
+        Command::new("pkg-config")
+            .args(args)
+            .arg("dendro-wire")
+            .env("PKG_CONFIG_PATH", prefix.join("lib/pkgconfig")),
+    )?;
+    Ok(printed.split_whitespace().map(str::to_string).collect())
+}
+
+/// The installed library as a C project meets it, each point a failure if
+/// it does not hold.
+pub(crate) fn prove(prefix: &Path, tool: &Path) -> Result<(), String> {
+    let v = versions()?;
+    let lib = prefix.join("lib");
+    let shared = lib.join(format!("lib{NAME}.so.{}", v.abi));
+    let dynamic = out("readelf -d", Command::new("readelf").arg("-d").arg(&shared))?;
+    let soname = format!("Library soname: [lib{NAME}.so.{}]", v.abi);
+    if !dynamic.contains(&soname) || !dynamic.contains("Shared library: [libc.so.6]") {
+        return Err(format!(
+            "{}: readelf -d shows no `{soname}` or no libc needed:\n{dynamic}",
+            shared.display()
+        ));
+    }
+    let exported = out(
+        "nm -D --defined-only",
+        Command::new("nm")
+            .args(["-D", "--defined-only"])
+            .arg(&shared),
+    )?;
+    let foreign: Vec<&str> = exported
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .filter(|name| !name.starts_with("dw_"))
+        .collect();
+    if !foreign.is_empty() {
+        return Err(format!(
+            "{} exports more than dw_*: {foreign:?}",
+            shared.display()
+        ));
+    }
+    let archive = lib.join(format!("lib{NAME}.a"));
+    let sections = out(
+        "readelf -S",
+        Command::new("readelf").args(["-S", "--wide"]).arg(&archive),
+    )?;
+    if sections.contains(".debug_") {
+        return Err(format!("{} holds debug information", archive.display()));
+    }
+
+    let dir = root().join("target/c");
+    let installed = root().join("dendro-wire-core/ffi/examples/installed.c");
+    let cflags = pkg_config(prefix, &["--cflags"])?;
+    let libs = pkg_config(prefix, &["--libs"])?;
+    let runs = |exe: &Path| {
+        out(
+            &format!("{} (linked through pkg-config)", exe.display()),
+            Command::new(exe)
+                .arg(root().join("testdata/sample.dwr"))
+                .env("LD_LIBRARY_PATH", &lib),
+        )
+    };
+    for (compiler, std, name) in [
+        ("gcc", "-std=c99", "installed-c99"),
+        ("g++", "-std=c++11", "installed-cxx11"),
+    ] {
+        let exe = dir.join(name);
+        let mut cmd = Command::new(compiler);
+        if compiler == "g++" {
+            cmd.args(["-x", "c++"]);
+        }
+        crate::run(
+            &format!("build installed.c with {compiler} {std} -pedantic through pkg-config"),
+            cmd.args([std, "-pedantic", "-Wall", "-Wextra", "-Werror"])
+                .args(&cflags)
+                .arg(&installed)
+                .args(["-x", "none"])
+                .args(&libs)
+                .arg("-o")
+                .arg(&exe),
+        )?;
+        let said = runs(&exe)?;
+        if !said.contains(&format!("dendro-wire {} (ABI {})", v.package, v.abi)) {
+            return Err(format!("{name} said: {said}"));
+        }
+    }
+    // The same program on the archive alone: nothing else to link.
+    let exe = dir.join("installed-static");
+    crate::run(
+        "link installed.c with the installed archive",
+        Command::new("gcc")
+            .args(["-std=c99", "-Wall", "-Werror"])
+            .args(&cflags)
+            .arg(&installed)
+            .arg(&archive)
+            .arg("-o")
+            .arg(&exe),
+    )?;
+    runs(&exe)?;
+    readme_example(prefix, tool, &cflags, &libs)
+}
+
+/// The README's C example, taken from README.md as it stands: the block
+/// after "## From C".
+fn readme_block() -> Result<String, String> {
+    let readme =
+        std::fs::read_to_string(root().join("README.md")).map_err(|e| format!("README.md: {e}"))?;
+    let from_c = readme
+        .split_once("\n## From C\n")
+        .map(|(_, rest)| rest)
+        .ok_or("README.md has no section `## From C`")?;
+    let block = from_c
+        .split_once("```c\n")
+        .and_then(|(_, rest)| rest.split_once("\n```"))
+        .map(|(block, _)| block.to_string())
+        .ok_or("README.md's `## From C` has no ```c block")?;
+    Ok(block)
+}
+
+/// Build the README's example through pkg-config, with every warning an
+/// error and both sanitizers, and run it: the sample's rows, and a cut
+/// inside a frame and inside the preamble each said as the tool says it.
+fn readme_example(
+    prefix: &Path,
+    tool: &Path,
+    cflags: &[String],
+    libs: &[String],
+) -> Result<(), String> {
+    let dir = root().join("target/c");
+    let example = dir.join("readme_example.c");
+    write(&example, &readme_block()?)?;
+    let exe = dir.join("readme");
+    crate::run(
+        "build README.md's C example through pkg-config (ASan, UBSan, -Werror)",
+        Command::new("gcc")
+            .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-g"])
+            .args(["-fsanitize=address,undefined", "-fno-sanitize-recover=all"])
+            .args(cflags)
+            .arg(&example)
+            .arg(root().join("dendro-wire-core/ffi/examples/readme_main.c"))
+            .args(libs)
+            .arg("-o")
+            .arg(&exe),
+    )?;
+    let sample = std::fs::read(root().join("testdata/sample.dwr"))
+        .map_err(|e| format!("testdata/sample.dwr: {e}"))?;
+    let rows = sample_rows(tool)?;
+    let cases: [(&str, &[u8]); 3] = [
+        ("whole", &sample),
+        ("cut inside its last frame", &sample[..sample.len() - 3]),
+        ("cut inside its preamble", &sample[..5]),
+    ];
+    for (what, bytes) in cases {
+        let path = dir.join(format!("readme-{}.dwr", what.replace(' ', "-")));
+        std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        let ran = Command::new(&exe)
+            .arg(&path)
+            .env("LD_LIBRARY_PATH", prefix.join("lib"))
+            .output()
+            .map_err(|e| format!("{}: {e}", exe.display()))?;
+        let checked = Command::new(tool)
+            .args(["check", "--json"])
+            .arg(&path)
+            .output()
+            .map_err(|e| format!("dendro-wire check: {e}"))?;
+        let stderr = String::from_utf8_lossy(&ran.stderr);
+        let stdout = String::from_utf8_lossy(&ran.stdout);
+        if stderr.contains("Sanitizer") || stderr.contains("runtime error") {
+            return Err(format!("README's example, {what}: {stderr}"));
+        }
+        // The whole sample's rows (and, cut in its last frame, those of the
+        // frames before it), one line each.
+        let printed = stdout.lines().count();
+        let said = stderr.trim_end();
+        let json = String::from_utf8_lossy(&checked.stdout);
+        let ok = match what {
+            "whole" => ran.status.success() && printed == rows && said.is_empty(),
+            _ => {
+                !ran.status.success()
+                    && !said.is_empty()
+                    && json.contains(&crate::c::json_string(said)[1..])
+                    && said.starts_with("the stream ends inside")
+            }
+        };
+        if !ok {
+            return Err(format!(
+                "README's C example, on the sample {what}: exit {:?}, {printed} row line(s) \
+                 (the sample has {rows}), said {said:?}; check --json says {json}",
+                ran.status.code()
+            ));
+        }
+    }
+    eprintln!(
+        "==> README.md's C example: the sample's {rows} rows, and cuts inside a frame and the \
+         preamble in the tool's words"
+    );
+    Ok(())
+}
+
+/// The rows in the sample's `Rows` frames, by the tool's JSON form.
+fn sample_rows(tool: &Path) -> Result<usize, String> {
+    let dumped = out(
+        "dendro-wire dump --json",
+        Command::new(tool)
+            .args(["dump", "--json"])
+            .arg(root().join("testdata/sample.dwr")),
+    )?;
+    Ok(dumped.matches("\"wall_offset\":").count())
+}
