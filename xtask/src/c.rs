@@ -55,6 +55,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let tool = crate::release_tool()?;
     let prefix = crate::c_install::install(&root().join("target/c/prefix"), &libs)?;
     crate::c_install::prove(&prefix, &tool)?;
+    crate::c_install::cffi(&prefix, &tool, &crate::python::environment()?)?;
     let dump = build_example("dump", &libs)?;
     let check = build_example("check", &libs)?;
     build_bench(&libs)?;

@@ -12,8 +12,10 @@
 //!   no debug information; `examples/installed.c`, which includes the
 //!   header twice, built through `pkg-config --cflags --libs dendro-wire`
 //!   as C99 and as C++11 with `-pedantic -Werror` and run, and linked
-//!   statically too; the README's C example, built from README.md through
-//!   pkg-config, run on the sample and on cuts of it.
+//!   statically too, and built as a CMake project through
+//!   `find_package(dendro-wire)`; the README's C example, built from
+//!   README.md through pkg-config, run on the sample and on cuts of it; and
+//!   the cffi header read by cffi, the library through it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -242,6 +244,30 @@ pub(crate) fn prove(prefix: &Path, tool: &Path) -> Result<(), String> {
             .arg(&exe),
     )?;
     runs(&exe)?;
+    // A CMake project: find_package, then its imported target.
+    let build = dir.join("cmake-build");
+    let _ = std::fs::remove_dir_all(&build);
+    crate::run(
+        "configure examples/cmake with find_package(dendro-wire)",
+        Command::new("cmake")
+            .arg("-S")
+            .arg(root().join("dendro-wire-core/ffi/examples/cmake"))
+            .arg("-B")
+            .arg(&build)
+            .arg(format!("-DCMAKE_PREFIX_PATH={}", prefix.display()))
+            .stdout(std::process::Stdio::null()),
+    )?;
+    crate::run(
+        "build examples/cmake",
+        Command::new("cmake")
+            .arg("--build")
+            .arg(&build)
+            .stdout(std::process::Stdio::null()),
+    )?;
+    let said = runs(&build.join("installed"))?;
+    if !said.contains(&format!("dendro-wire {}", v.package)) {
+        return Err(format!("the CMake build said: {said}"));
+    }
     readme_example(prefix, tool, &cflags, &libs)
 }
 
@@ -351,4 +377,49 @@ fn sample_rows(tool: &Path) -> Result<usize, String> {
             .arg(root().join("testdata/sample.dwr")),
     )?;
     Ok(dumped.matches("\"wall_offset\":").count())
+}
+
+/// The installed shared library through cffi in ABI mode, declared by
+/// `dendro_wire_cffi.h` as installed (`examples/cffi_read.py`): on the
+/// sample, whole and cut inside its last frame, the frames it decodes and
+/// the sentence it ends with are `check --json`'s.
+pub(crate) fn cffi(prefix: &Path, tool: &Path, python: &Path) -> Result<(), String> {
+    let v = versions()?;
+    let sample = std::fs::read(root().join("testdata/sample.dwr"))
+        .map_err(|e| format!("testdata/sample.dwr: {e}"))?;
+    let cut = root().join("target/c/cffi-cut.dwr");
+    write_bytes(&cut, &sample[..sample.len() - 3])?;
+    for path in [root().join("testdata/sample.dwr"), cut] {
+        let said = out(
+            "cffi_read.py (cffi, ABI mode, over the installed library)",
+            Command::new(python)
+                .arg(root().join("dendro-wire-core/ffi/examples/cffi_read.py"))
+                .arg(prefix.join("include/dendro_wire_cffi.h"))
+                .arg(prefix.join(format!("lib/lib{NAME}.so.{}", v.abi)))
+                .arg(&path),
+        )?;
+        let checked = Command::new(tool)
+            .args(["check", "--json"])
+            .arg(&path)
+            .output()
+            .map_err(|e| format!("dendro-wire check: {e}"))?;
+        let checked = String::from_utf8_lossy(&checked.stdout);
+        let (frames, end) = said.trim_end().split_once(' ').unwrap_or_default();
+        let agrees = match end {
+            "clean" => checked.contains(&format!("\"frames\":{frames},")),
+            sentence => checked.contains(&crate::c::json_string(sentence)[1..]),
+        };
+        if !agrees {
+            return Err(format!(
+                "through cffi, {} gave {said:?}; check --json said {checked}",
+                path.display()
+            ));
+        }
+    }
+    eprintln!("==> cffi reads dendro_wire_cffi.h as installed, and agrees with check");
+    Ok(())
+}
+
+fn write_bytes(to: &Path, bytes: &[u8]) -> Result<(), String> {
+    std::fs::write(to, bytes).map_err(|e| format!("{}: {e}", to.display()))
 }

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use crate::{
-    c, c_firmware, cargo, cargo_tree, firmware, metrics, output, release_tool, root, run,
+    c, c_firmware, cargo, cargo_tree, firmware, metrics, output, python, release_tool, root, run,
     rustup_cargo, setup,
 };
 
@@ -34,6 +34,7 @@ pub(crate) fn ci() -> Result<(), String> {
             setup::FIRMWARE,
             setup::C_FIRMWARE,
             setup::C,
+            setup::PYTHON,
             setup::METRICS,
         ],
     )?;
@@ -112,6 +113,7 @@ pub(crate) fn ci() -> Result<(), String> {
     firmware::run()?;
     c_firmware::run()?;
     c::run(&[])?;
+    python::run()?;
     // Every pointer the C surface is handed in its tests, checked for
     // undefined behaviour (it found two aliasing bugs the sanitizers did
     // not).

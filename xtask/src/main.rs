@@ -23,6 +23,7 @@ mod firmware;
 mod footprint;
 mod metrics;
 mod net;
+mod python;
 mod setup;
 
 use std::path::{Path, PathBuf};
@@ -35,6 +36,7 @@ fn main() -> ExitCode {
         Some("no-std") => ci::no_std(),
         Some("firmware") => firmware::run().and_then(|()| c_firmware::run()),
         Some("c") => c::run(&args[1..]),
+        Some("python") => python::run(),
         Some("bench-report") => bench_report(&args[1..]),
         Some("soak") => soak(&args[1..]),
         Some("metrics") => release_tool().and_then(|tool| metrics::run_metrics(&tool)),
@@ -63,7 +65,7 @@ usage: cargo xtask <command>
 
 commands:
   ci       formatting, clippy (-D warnings), all tests (the archive feature's too),
-           no-std, firmware, c, rustdoc (-D warnings)
+           no-std, firmware, c, python, rustdoc (-D warnings)
   no-std   build a no_std, no_main program over dendro-wire-core with no allocator
   firmware build the agent, decoder and plain (xtask/firmware) for thumbv7m, thumbv6m and
            riscv32imc and run them under QEMU (lm3s6965evb, microbit, sifive_e),
@@ -85,6 +87,9 @@ commands:
            built with ASan and UBSan and compared with dendro-wire dump --json and
            check --json over testdata/ and generated and damaged streams; decode.py
            (ctypes) over the sample
+  python   the Python package (python/, PyO3 over dendro-wire-std): its wheel built with
+           maturin into target/python (a virtual environment filled from PyPI once),
+           installed, and its pytest tests run against dendro-wire
   fuzz --target NAME [--seconds N]
            run one fuzz target coverage-guided (bolero's libFuzzer engine, nightly)
            for N seconds (default 60); targets: decode_arbitrary, reader_chunks,
@@ -204,6 +209,10 @@ fn bench_report(args: &[String]) -> Result<(), String> {
     setup::ensure("bench-report", &[setup::C])?;
     let c_bench = c::build_bench(&c::host_libraries()?)?;
     cmd.arg("--c-bench-binary").arg(c_bench);
+    // The Python package's rows into columns, beside `check`.
+    let python = python::environment()?;
+    python::wheel(&python)?;
+    cmd.arg("--python").arg(python);
     run("bench report", &mut cmd)
 }
 

@@ -79,8 +79,8 @@ pub(crate) const FIRMWARE: &[Need] = &[
 ];
 
 /// `cargo xtask c`: dump.c, check.c and bench.c built with gcc, a program
-/// built through pkg-config with gcc and g++, the archive stripped
-/// (binutils, gcc's own), decode.py run with python3.
+/// built through pkg-config with gcc and g++ and through CMake, the archive
+/// stripped (binutils, gcc's own), decode.py run with python3.
 pub(crate) const C: &[Need] = &[
     Apt {
         program: "gcc",
@@ -95,10 +95,21 @@ pub(crate) const C: &[Need] = &[
         package: "pkg-config",
     },
     Apt {
+        program: "cmake",
+        package: "cmake",
+    },
+    Apt {
         program: "python3",
         package: "python3",
     },
 ];
+
+/// `cargo xtask python`: python3, whose `venv` makes the package's own
+/// environment (pip fills it from PyPI), and cargo builds the wheel.
+pub(crate) const PYTHON: &[Need] = &[Apt {
+    program: "python3",
+    package: "python3-venv",
+}];
 
 /// The C firmware agent, after `FIRMWARE`: built with arm-none-eabi-gcc
 /// against the Cortex-M3's staticlib, run under its QEMU.

@@ -87,8 +87,10 @@ fn main() {
 
     // The same decoding through the C API, from C, with the Rust decoder
     // measured again beside it.
+    let mut c_batch_rows = None;
     let from_c = arg_after("--c-bench-binary").map(|binary| {
         let (c_decode, c_visit, c_batch) = decode_from_c(&binary, &body, &m);
+        c_batch_rows = Some(stream.rows as f64 / c_batch);
         let t = m.best(&mut [
             &mut || decode_all(&body, false),
             &mut || decode_all(&body, true),
@@ -250,8 +252,102 @@ fn main() {
 
     if let Some(binary) = arg_after("--check-binary") {
         check_process(&binary, quick);
+        if let Some(python) = arg_after("--python") {
+            python_columns(&binary, &python, quick, c_batch_rows);
+        }
         demo_over_tls(&binary, quick);
     }
+}
+
+/// What the Python package times in its own process: the best seconds of
+/// reading the capture with every rule checked and taking source 0's rows
+/// as numpy columns, from the file and from its bytes in memory, and the
+/// rows it took.
+const PYTHON_COLUMNS: &str = r#"
+import sys, time
+import dendro_wire
+path, rounds = sys.argv[1], int(sys.argv[2])
+data = open(path, "rb").read()
+best = {"file": 1e9, "bytes": 1e9}
+for _ in range(rounds):
+    for what, source in (("file", path), ("bytes", data)):
+        start = time.perf_counter()
+        rows = dendro_wire.read(source).rows(0)
+        n = len(rows)
+        best[what] = min(best[what], time.perf_counter() - start)
+print(best["file"], best["bytes"], n)
+"#;
+
+/// The Python package (`dendro_wire`, its wheel installed for `python`)
+/// over the ~100 MB realistic agent capture, rows into numpy columns,
+/// beside `dendro-wire check` over the same file in the same run, and the
+/// C API's batch rate measured above.
+fn python_columns(check: &str, python: &str, quick: bool, c_batch_rows: Option<f64>) {
+    let stream = realistic(if quick { 2_000 } else { 21_000 });
+    let path =
+        std::env::temp_dir().join(format!("dendro-wire-bench-py-{}.dwr", std::process::id()));
+    std::fs::write(&path, &stream.bytes).expect("the capture is written");
+    let rounds = if quick { 2 } else { 5 };
+    let mut checked = f64::INFINITY;
+    let (mut from_file, mut from_bytes, mut rows) = (f64::INFINITY, f64::INFINITY, 0u64);
+    for _ in 0..rounds {
+        let start = Instant::now();
+        let out = std::process::Command::new(check)
+            .args(["check", "--json"])
+            .arg(&path)
+            .output()
+            .expect("dendro-wire runs");
+        checked = checked.min(start.elapsed().as_secs_f64());
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let out = std::process::Command::new(python)
+            .args(["-c", PYTHON_COLUMNS])
+            .arg(&path)
+            .arg("1")
+            .output()
+            .expect("python runs");
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{said}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let figures: Vec<f64> = said
+            .split_whitespace()
+            .filter_map(|f| f.parse().ok())
+            .collect();
+        let [file, bytes, n] = figures[..] else {
+            panic!("the Python timing printed {said}");
+        };
+        from_file = from_file.min(file);
+        from_bytes = from_bytes.min(bytes);
+        rows = n as u64;
+    }
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(rows, stream.rows, "every row of the capture into columns");
+    let mrows = |t: f64| rows as f64 / t / 1e6;
+    println!();
+    println!(
+        "Python (`dendro_wire.read(...).rows(0)`, numpy columns) over a {:.0} MB capture of {} \
+         rows, best of {rounds}: from the file {:.1} M rows/s, from its bytes {:.1} M rows/s; \
+         `dendro-wire check` over the same file, whole process, in the same rounds: {:.1} M \
+         rows/s; Python from the file at {:.2}x check{}",
+        stream.bytes.len() as f64 / 1e6,
+        rows,
+        mrows(from_file),
+        mrows(from_bytes),
+        mrows(checked),
+        checked / from_file,
+        c_batch_rows.map_or(String::new(), |c| format!(
+            "; the C API's batch stepping above ran at {:.1} M rows/s, Python from bytes at \
+             {:.2}x of it",
+            c / 1e6,
+            mrows(from_bytes) * 1e6 / c
+        ))
+    );
 }
 
 fn arg_after(flag: &str) -> Option<String> {

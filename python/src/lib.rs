@@ -1,0 +1,251 @@
+//! `dendro_wire._native`: the Rust half of the Python package `dendro-wire`.
+//!
+//! A stream is read as `dendro-wire check` reads it: the std crate's
+//! `FrameReader` cuts it (every byte-level rule checked by the core's
+//! decoder), and its `SinkSubscriber` applies the subscriber's rules, up to
+//! the tool's 1024 sources. What they let through lands in columns
+//! (`columns.rs`), one set per source, built in one pass with the GIL
+//! released; Python gets each column as one `bytes` object, which the
+//! pure-Python half views as a numpy array without copying. An error is
+//! the tool's own sentence, with where it happened.
+//!
+//! No `unsafe` here: PyO3 and the std crate hold all of it.
+
+#![forbid(unsafe_code)]
+
+mod columns;
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufReader, Cursor, Read};
+use std::path::PathBuf;
+
+use dendro_wire_std::{
+    CountingSink, FrameReader, OwnedFrame, Position, ReadError, SinkSubscriber, Tally,
+};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use columns::{ColumnBytes, ColumnSink, Columns};
+
+create_exception!(
+    _native,
+    Error,
+    PyException,
+    "A stream that broke a rule: args are the tool's sentence, the frame \
+     (from 1; 0 for the preamble) and its stream offset, each None if unknown."
+);
+
+/// Why a stream could not be read, as `check --json` says it.
+struct Broken {
+    message: String,
+    at: Option<Position>,
+}
+
+impl From<ReadError> for Broken {
+    fn from(e: ReadError) -> Self {
+        Broken {
+            message: e.to_string(),
+            at: e.position(),
+        }
+    }
+}
+
+impl From<Broken> for PyErr {
+    fn from(b: Broken) -> Self {
+        Error::new_err((b.message, b.at.map(|at| at.frame), b.at.map(|at| at.offset)))
+    }
+}
+
+/// What Python handed: a path, or the stream's bytes.
+enum Input<'py> {
+    Path(PathBuf),
+    Bytes(Bound<'py, PyBytes>),
+    Owned(Vec<u8>),
+}
+
+impl<'py> Input<'py> {
+    fn from(source: &Bound<'py, PyAny>) -> PyResult<Input<'py>> {
+        if let Ok(bytes) = source.cast::<PyBytes>() {
+            return Ok(Input::Bytes(bytes.clone()));
+        }
+        if let Ok(path) = source.extract::<PathBuf>() {
+            return Ok(Input::Path(path));
+        }
+        if let Ok(bytes) = source.extract::<Vec<u8>>() {
+            return Ok(Input::Owned(bytes));
+        }
+        Err(PyTypeError::new_err(
+            "a stream is read from a path (str or os.PathLike) or from bytes",
+        ))
+    }
+
+    /// A reader over it, for as long as the input lives.
+    fn reader(&self) -> Result<Box<dyn Read + Send + '_>, Broken> {
+        Ok(match self {
+            Input::Path(path) => Box::new(BufReader::with_capacity(
+                1 << 20,
+                File::open(path).map_err(|e| Broken {
+                    message: format!("cannot open {}: {e}", path.display()),
+                    at: None,
+                })?,
+            )),
+            Input::Bytes(bytes) => Box::new(bytes.as_bytes()),
+            Input::Owned(bytes) => Box::new(bytes.as_slice()),
+        })
+    }
+}
+
+/// A stream read whole: its counts, its sources and their rows.
+#[pyclass(frozen, module = "dendro_wire._native")]
+struct Stream {
+    tally: Tally,
+    sources: Vec<(u32, OwnedFrame)>,
+    columns: BTreeMap<u32, Columns>,
+}
+
+#[pymethods]
+impl Stream {
+    /// The counts `dendro-wire check --json` prints for the stream, by its
+    /// names.
+    fn tally<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let dict = PyDict::new(py);
+        for (name, value) in Tally::NAMES.iter().zip(self.tally.counts()) {
+            dict.set_item(name, value)?;
+        }
+        Ok(dict)
+    }
+
+    /// Each handshake, in the JSON Lines form (PROTOCOL.md §10), in the
+    /// order the sources opened.
+    fn handshakes(&self) -> PyResult<Vec<String>> {
+        self.sources
+            .iter()
+            .map(|(_, h)| json(h))
+            .collect::<Result<_, _>>()
+    }
+
+    /// One source's rows as columns: `ts`, `wall_offset`, each row's
+    /// stream (a number into `names`), the offsets of each row in `data`
+    /// (one more than rows), each as little-endian bytes, then `data` and
+    /// `names`.
+    fn columns<'py>(&self, py: Python<'py>, source: u32) -> PyResult<ColumnBytes<'py>> {
+        match self.columns.get(&source) {
+            Some(c) => c.to_python(py),
+            None => Columns::default().to_python(py),
+        }
+    }
+}
+
+fn json(frame: &OwnedFrame) -> PyResult<String> {
+    serde_json::to_string(frame).map_err(|e| PyException::new_err(e.to_string()))
+}
+
+/// Read a whole stream with every rule checked, its rows into columns.
+fn read_all(reader: Box<dyn Read + Send + '_>) -> Result<Stream, Broken> {
+    let mut reader = FrameReader::new(reader)?;
+    let mut subscriber = SinkSubscriber::new(ColumnSink::default());
+    let mut sources = Vec::new();
+    while let Some((frame, at)) = reader.next_frame_at()? {
+        subscriber.apply(&frame).map_err(|e| Broken {
+            message: format!("{at}: {e}"),
+            at: Some(at),
+        })?;
+        if let dendro_wire_std::Frame::Handshake(h) = &frame {
+            sources.push((h.source, OwnedFrame::from(&frame)));
+        }
+    }
+    let mut tally = subscriber.tally();
+    // As `check` counts: the reader skips unknown kinds before the
+    // subscriber sees them, and counts every frame.
+    tally.frames = reader.frames();
+    tally.unknown_skipped = reader.unknown();
+    let (sink, _) = subscriber.end();
+    Ok(Stream {
+        tally,
+        sources,
+        columns: sink.into_columns(),
+    })
+}
+
+/// Read a whole stream (a path, or bytes) with every rule of the protocol
+/// checked, as `dendro-wire check` does; its rows as columns, by source.
+#[pyfunction]
+fn read(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Stream> {
+    let input = Input::from(source)?;
+    let reader = input.reader()?;
+    Ok(py.detach(|| read_all(reader))?)
+}
+
+/// The frames of a stream, one at a time, each as a JSON Lines object
+/// (PROTOCOL.md §10), after the subscriber's rules let it through.
+#[pyclass(module = "dendro_wire._native")]
+struct Frames {
+    reader: Option<FrameReader<Box<dyn Read + Send + Sync>>>,
+    rules: SinkSubscriber<CountingSink>,
+}
+
+#[pymethods]
+impl Frames {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&mut self) -> PyResult<Option<String>> {
+        let Some(reader) = self.reader.as_mut() else {
+            return Ok(None);
+        };
+        let next = match reader.next_frame_at() {
+            Ok(next) => next,
+            Err(e) => {
+                self.reader = None;
+                return Err(Broken::from(e).into());
+            }
+        };
+        let Some((frame, at)) = next else {
+            self.reader = None;
+            return Ok(None);
+        };
+        if let Err(e) = self.rules.apply(&frame) {
+            let broken = Broken {
+                message: format!("{at}: {e}"),
+                at: Some(at),
+            };
+            self.reader = None;
+            return Err(broken.into());
+        }
+        json(&OwnedFrame::from(&frame)).map(Some)
+    }
+}
+
+/// The frames of a stream (a path, or bytes), as `dendro-wire dump --json`
+/// prints them, each judged by the subscriber's rules first.
+#[pyfunction]
+fn frames(source: &Bound<'_, PyAny>) -> PyResult<Frames> {
+    let read: Box<dyn Read + Send + Sync> = match Input::from(source)? {
+        Input::Path(path) => Box::new(BufReader::new(File::open(&path).map_err(|e| {
+            PyErr::from(Broken {
+                message: format!("cannot open {}: {e}", path.display()),
+                at: None,
+            })
+        })?)),
+        Input::Bytes(bytes) => Box::new(Cursor::new(bytes.as_bytes().to_vec())),
+        Input::Owned(bytes) => Box::new(Cursor::new(bytes)),
+    };
+    let reader = FrameReader::new(read)
+        .map_err(Broken::from)?
+        .yield_unknown(true);
+    Ok(Frames {
+        reader: Some(reader),
+        rules: SinkSubscriber::new(CountingSink::default()),
+    })
+}
+
+/// The Rust half of `dendro_wire`: read streams, frames and columns.
+#[pymodule]
+mod _native {
+    #[pymodule_export]
+    use super::{frames, read, Error, Frames, Stream};
+}

@@ -1,0 +1,186 @@
+"""The installed dendro_wire package against the tool: the same counts,
+frames and sentences as `dendro-wire check --json` and `dump --json`, the
+rows the subscriber's rules apply and no others, as columns.
+
+`cargo xtask python` runs these with DENDRO_WIRE (the tool) and
+DENDRO_WIRE_ROOT (the repository) set.
+"""
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dendro_wire
+
+TOOL = os.environ["DENDRO_WIRE"]
+ROOT = Path(os.environ["DENDRO_WIRE_ROOT"])
+SAMPLE = ROOT / "testdata" / "sample.dwr"
+
+
+def tool(*args, stdin=None):
+    return subprocess.run([TOOL, *args], input=stdin, capture_output=True, check=False)
+
+
+def check(path):
+    """`check --json`'s one line, as a dict."""
+    return json.loads(tool("check", "--json", str(path)).stdout)
+
+
+def encode(tmp_path, frames, name="stream.dwr"):
+    """A stream from frames in the JSON Lines form, by the tool."""
+    path = tmp_path / name
+    lines = "".join(json.dumps(f) + "\n" for f in frames).encode()
+    out = tool("encode", "-", "-o", str(path), stdin=lines)
+    assert out.returncode == 0, out.stderr
+    return path
+
+
+def handshake(source):
+    return {"frame": "handshake", "source": source, "uuid": None, "labels": {"n": str(source)},
+            "metadata": {}, "clock_anchor_wall_ns": 0, "complete": False}
+
+
+def rows(source, seq, state, rows):
+    return {"frame": "rows", "source": source, "seq": seq, "index_state": state, "rows": [
+        {"stream": s, "ts": ts, "wall_offset": -ts, "row": row.hex()} for s, ts, row in rows]}
+
+
+def full(source, state):
+    return {"frame": "index", "source": source, "stream": "slots", "ts": 0, "kind": "full",
+            "state": state, "blob": ""}
+
+
+def test_the_counts_are_checks():
+    assert dendro_wire.read(SAMPLE).tally == check(SAMPLE)
+
+
+def test_a_path_and_its_bytes_read_alike():
+    by_path, by_bytes = dendro_wire.read(SAMPLE), dendro_wire.read(SAMPLE.read_bytes())
+    assert by_path.tally == by_bytes.tally
+    assert by_path.sources == by_bytes.sources
+    for source in (0, 1):
+        a, b = by_path.rows(source), by_bytes.rows(source)
+        assert a.names == b.names and a.data == b.data
+        for column in ("ts", "wall_offset", "stream", "offsets"):
+            assert np.array_equal(getattr(a, column), getattr(b, column))
+    by_array = dendro_wire.read(bytearray(SAMPLE.read_bytes()))
+    assert by_array.tally == by_path.tally
+
+
+def test_frames_are_dumps():
+    dumped = [json.loads(line) for line in tool("dump", "--json", str(SAMPLE)).stdout.splitlines()]
+    assert list(dendro_wire.frames(SAMPLE)) == dumped
+    assert list(dendro_wire.frames(SAMPLE.read_bytes())) == dumped
+
+
+def test_columns_hold_the_rows_the_rules_apply_and_no_others(tmp_path):
+    # Source 0 keeps an index: rows before its first Full are skipped
+    # (rule 9), so are rows built against another state. Source 1 keeps
+    # none: every row applies.
+    a, b = [1, 2], [3, 4]
+    path = encode(tmp_path, [
+        handshake(0), handshake(1),
+        rows(0, 0, a, [("cpu/a", 1, b"early")]),
+        full(0, a),
+        rows(0, 1, a, [("cpu/a", 2, b"x"), ("cpu/b", 3, b""), ("cpu/a", 4, b"yz")]),
+        rows(1, 7, [0, 0], [("net", 5, b"n0")]),
+        rows(0, 2, b, [("cpu/b", 6, b"stale")]),
+        rows(1, 9, [0, 0], [("net", 7, b"n1"), ("net", 8, b"n2")]),
+    ])
+    stream = dendro_wire.read(path)
+    assert stream.tally == check(path)
+    assert (stream.tally["rows_applied"], stream.tally["rows_skipped"]) == (6, 2)
+    cpu = stream.rows(0)
+    assert len(cpu) == 3
+    assert cpu.ts.tolist() == [2, 3, 4] and cpu.wall_offset.tolist() == [-2, -3, -4]
+    assert cpu.names == ["cpu/a", "cpu/b"] and cpu.stream.tolist() == [0, 1, 0]
+    assert list(cpu.streams()) == ["cpu/a", "cpu/b", "cpu/a"]
+    assert [cpu.row(i) for i in range(3)] == [b"x", b"", b"yz"]
+    assert cpu.offsets.tolist() == [0, 1, 1, 3] and cpu.data == b"xyz"
+    net = stream.rows(1)
+    assert net.ts.tolist() == [5, 7, 8] and [net.row(i) for i in range(3)] == [b"n0", b"n1", b"n2"]
+    assert len(stream.rows(9)) == 0 and stream.rows(9).offsets.tolist() == [0]
+    assert [s["source"] for s in stream.sources] == [0, 1]
+
+
+def test_a_source_of_many_streams_keeps_each_name_once(tmp_path):
+    names = [f"cpu{c}/ticks" for c in range(40)]
+    order = [names[(i * 7) % 40] for i in range(200)]
+    path = encode(tmp_path, [handshake(0), rows(0, 0, [0, 0], [(n, i, bytes([i % 256])) for i, n in enumerate(order)])])
+    cpu = dendro_wire.read(path).rows(0)
+    assert sorted(cpu.names) == sorted(names)
+    assert list(cpu.streams()) == order
+
+
+@pytest.mark.parametrize("cut", list(range(0, 70)) + [100, 500, 800, 852, 860, 900])
+def test_a_stream_cut_anywhere_says_what_check_says(cut):
+    data = SAMPLE.read_bytes()[:cut]
+    told = json.loads(tool("check", "--json", "-", stdin=data).stdout)
+    if "error" in told:
+        with pytest.raises(dendro_wire.DendroWireError) as caught:
+            dendro_wire.read(data)
+        assert str(caught.value) == told["error"]
+        assert (caught.value.frame, caught.value.offset) == (told["frame"], told["offset"])
+        with pytest.raises(dendro_wire.DendroWireError) as caught:
+            list(dendro_wire.frames(data))
+        assert str(caught.value) == told["error"]
+    else:
+        assert dendro_wire.read(data).tally == told
+
+
+def test_a_broken_rule_raises_the_tools_sentence(tmp_path):
+    for data in (b"HTTP/1.1 200 OK\r\n\r\n", SAMPLE.read_bytes()[:14] + b"\x00\x00\x00\x00\x01"):
+        told = json.loads(tool("check", "--json", "-", stdin=data).stdout)
+        with pytest.raises(dendro_wire.DendroWireError, match=re.escape(told["error"])):
+            dendro_wire.read(data)
+    # A frame for a source no handshake opened: the subscriber's rule 1.
+    path = encode(tmp_path, [handshake(0), rows(3, 0, [0, 0], [])])
+    with pytest.raises(dendro_wire.DendroWireError) as caught:
+        dendro_wire.read(path)
+    assert str(caught.value) == check(path)["error"]
+    assert "rule 1" in str(caught.value)
+    with pytest.raises(dendro_wire.DendroWireError) as caught:
+        dendro_wire.read(tmp_path / "absent.dwr")
+    assert caught.value.frame is None and "cannot open" in str(caught.value)
+    with pytest.raises(TypeError):
+        dendro_wire.read(42)
+
+
+def test_a_source_beyond_the_tools_1024_is_refused(tmp_path):
+    path = encode(tmp_path, [handshake(s) for s in range(1025)])
+    with pytest.raises(dendro_wire.DendroWireError) as caught:
+        dendro_wire.read(path)
+    assert str(caught.value) == check(path)["error"]
+    assert "the limit of 1024 sources" in str(caught.value)
+
+
+def test_arrow_holds_the_same_rows():
+    pytest.importorskip("pyarrow")
+    cpu = dendro_wire.read(SAMPLE).rows(0)
+    table = cpu.to_arrow()
+    assert table.column("ts").to_pylist() == cpu.ts.tolist()
+    assert table.column("wall_offset").to_pylist() == cpu.wall_offset.tolist()
+    assert table.column("stream").to_pylist() == list(cpu.streams())
+    assert table.column("row").to_pylist() == [cpu.row(i) for i in range(len(cpu))]
+
+
+def test_the_readmes_one_liner_runs(tmp_path, monkeypatch):
+    pd = pytest.importorskip("pandas")
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("\n## From Python\n", 1)[1]
+    block = section.split("```python\n", 1)[1].split("\n```", 1)[0]
+    (tmp_path / "capture.dwr").write_bytes(SAMPLE.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    scope = {}
+    exec(block, scope)
+    df = scope["df"]
+    assert isinstance(df, pd.DataFrame)
+    cpu = dendro_wire.read(SAMPLE).rows(0)
+    assert df["ts"].tolist() == cpu.ts.tolist()
+    assert df["stream"].tolist() == list(cpu.streams())
+    assert df["row"].tolist() == [cpu.row(i) for i in range(len(cpu))]
