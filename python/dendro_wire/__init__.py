@@ -47,8 +47,9 @@ class Rows:
     """One source's rows as columns, in the order they were observed.
 
     Row ``i`` is ``ts[i]``, ``wall_offset[i]``, stream ``names[stream[i]]``
-    and bytes ``data[offsets[i]:offsets[i + 1]]``. The arrays are views of
-    what the reader built, read-only, never copied per row.
+    and bytes ``data[offsets[i]:offsets[i + 1]]`` (``data`` is an array of
+    uint8). Every array is the memory the reader built it in, handed to
+    numpy without a copy.
     """
 
     ts: np.ndarray
@@ -56,14 +57,14 @@ class Rows:
     stream: np.ndarray
     names: List[str]
     offsets: np.ndarray
-    data: bytes
+    data: np.ndarray
 
     def __len__(self) -> int:
         return len(self.ts)
 
     def row(self, i: int) -> bytes:
         """Row ``i``'s bytes."""
-        return self.data[self.offsets[i]:self.offsets[i + 1]]
+        return self.data[self.offsets[i]:self.offsets[i + 1]].tobytes()
 
     def streams(self) -> np.ndarray:
         """Each row's stream name (an array of str, one per row)."""
@@ -89,7 +90,7 @@ class Rows:
             raise ImportError("Rows.to_arrow needs pyarrow: pip install dendro-wire[arrow]") from e
         n = len(self)
         rows = pa.LargeBinaryArray.from_buffers(
-            pa.large_binary(), n, [None, pa.py_buffer(self.offsets.astype(np.int64)), pa.py_buffer(self.data)]
+            pa.large_binary(), n, [None, pa.py_buffer(self.offsets), pa.py_buffer(self.data)]
         )
         stream = pa.DictionaryArray.from_arrays(pa.array(self.stream, pa.uint32()), pa.array(self.names, pa.string()))
         return pa.table({"ts": self.ts, "wall_offset": self.wall_offset, "stream": stream, "row": rows})
@@ -100,6 +101,7 @@ class Stream:
 
     def __init__(self, native):
         self._native = native
+        self._rows: Dict[int, Rows] = {}
 
     @property
     def tally(self) -> Dict[str, int]:
@@ -114,15 +116,10 @@ class Stream:
 
     def rows(self, source: int) -> Rows:
         """Source ``source``'s rows as columns (none if it has none)."""
-        ts, wall, stream, offsets, data, names = self._native.columns(source)
-        return Rows(
-            ts=np.frombuffer(ts, dtype="<i8"),
-            wall_offset=np.frombuffer(wall, dtype="<i8"),
-            stream=np.frombuffer(stream, dtype="<u4"),
-            names=names,
-            offsets=np.frombuffer(offsets, dtype="<u8"),
-            data=data,
-        )
+        if source not in self._rows:
+            ts, wall, stream, offsets, data, names = self._native.take_columns(source)
+            self._rows[source] = Rows(ts, wall, stream, names, offsets, data)
+        return self._rows[source]
 
 
 def read(source) -> Stream:

@@ -9,11 +9,13 @@
 //! pure-Python half views as a numpy array without copying. An error is
 //! the tool's own sentence, with where it happened.
 //!
-//! No `unsafe` here: PyO3 and the std crate hold all of it.
+//! One `unsafe` call here, advice to the kernel (`huge.rs`); PyO3, numpy
+//! and the std crate hold the rest.
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 mod columns;
+mod huge;
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -28,7 +30,7 @@ use pyo3::exceptions::{PyException, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use columns::{ColumnBytes, ColumnSink, Columns};
+use columns::{ColumnArrays, ColumnSink, Columns};
 
 create_exception!(
     _native,
@@ -82,24 +84,28 @@ impl<'py> Input<'py> {
         ))
     }
 
-    /// A reader over it, for as long as the input lives.
-    fn reader(&self) -> Result<Box<dyn Read + Send + '_>, Broken> {
+    /// A reader over it, for as long as the input lives, and its bytes if
+    /// known. The reader reads large runs into a buffer of its own, so a
+    /// file needs none besides.
+    fn reader(&self) -> Result<(Box<dyn Read + Send + '_>, usize), Broken> {
         Ok(match self {
-            Input::Path(path) => Box::new(BufReader::with_capacity(
-                1 << 20,
-                File::open(path).map_err(|e| Broken {
+            Input::Path(path) => {
+                let file = File::open(path).map_err(|e| Broken {
                     message: format!("cannot open {}: {e}", path.display()),
                     at: None,
-                })?,
-            )),
-            Input::Bytes(bytes) => Box::new(bytes.as_bytes()),
-            Input::Owned(bytes) => Box::new(bytes.as_slice()),
+                })?;
+                let len = file.metadata().map_or(0, |m| m.len() as usize);
+                (Box::new(file), len)
+            }
+            Input::Bytes(bytes) => (Box::new(bytes.as_bytes()), bytes.as_bytes().len()),
+            Input::Owned(bytes) => (Box::new(bytes.as_slice()), bytes.len()),
         })
     }
 }
 
-/// A stream read whole: its counts, its sources and their rows.
-#[pyclass(frozen, module = "dendro_wire._native")]
+/// A stream read whole: its counts, its sources and their rows, each
+/// source's columns handed over once.
+#[pyclass(module = "dendro_wire._native")]
 struct Stream {
     tally: Tally,
     sources: Vec<(u32, OwnedFrame)>,
@@ -127,15 +133,15 @@ impl Stream {
             .collect::<Result<_, _>>()
     }
 
-    /// One source's rows as columns: `ts`, `wall_offset`, each row's
-    /// stream (a number into `names`), the offsets of each row in `data`
-    /// (one more than rows), each as little-endian bytes, then `data` and
-    /// `names`.
-    fn columns<'py>(&self, py: Python<'py>, source: u32) -> PyResult<ColumnBytes<'py>> {
-        match self.columns.get(&source) {
-            Some(c) => c.to_python(py),
-            None => Columns::default().to_python(py),
-        }
+    /// One source's rows as columns, taken from the stream: numpy arrays of
+    /// `ts`, `wall_offset`, each row's stream (a number into `names`), the
+    /// offsets of each row in `data` (one more than rows) and `data`, then
+    /// `names`. The Python half keeps them; a second call gets none.
+    fn take_columns<'py>(&mut self, py: Python<'py>, source: u32) -> PyResult<ColumnArrays<'py>> {
+        self.columns
+            .remove(&source)
+            .unwrap_or_default()
+            .into_python(py)
     }
 }
 
@@ -143,10 +149,11 @@ fn json(frame: &OwnedFrame) -> PyResult<String> {
     serde_json::to_string(frame).map_err(|e| PyException::new_err(e.to_string()))
 }
 
-/// Read a whole stream with every rule checked, its rows into columns.
-fn read_all(reader: Box<dyn Read + Send + '_>) -> Result<Stream, Broken> {
+/// Read a whole stream of about `stream_bytes` with every rule checked, its
+/// rows into columns.
+fn read_all(reader: Box<dyn Read + Send + '_>, stream_bytes: usize) -> Result<Stream, Broken> {
     let mut reader = FrameReader::new(reader)?;
-    let mut subscriber = SinkSubscriber::new(ColumnSink::default());
+    let mut subscriber = SinkSubscriber::new(ColumnSink::new(stream_bytes));
     let mut sources = Vec::new();
     while let Some((frame, at)) = reader.next_frame_at()? {
         subscriber.apply(&frame).map_err(|e| Broken {
@@ -175,8 +182,8 @@ fn read_all(reader: Box<dyn Read + Send + '_>) -> Result<Stream, Broken> {
 #[pyfunction]
 fn read(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Stream> {
     let input = Input::from(source)?;
-    let reader = input.reader()?;
-    Ok(py.detach(|| read_all(reader))?)
+    let (reader, len) = input.reader()?;
+    Ok(py.detach(|| read_all(reader, len))?)
 }
 
 /// The frames of a stream, one at a time, each as a JSON Lines object
