@@ -435,11 +435,7 @@ fn stream_end(rest: &[u8], preamble_read: u32) -> (dw_result, dw_error) {
 
 #[test]
 fn a_stream_cut_anywhere_ends_in_the_tools_sentence() {
-    let stream = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../testdata/sample.dwr"
-    ))
-    .expect("testdata/sample.dwr");
+    let stream = include_bytes!("../../../testdata/sample.dwr");
     let cuts: Vec<usize> = match cfg!(miri) {
         true => vec![0, 5, 14, 15, 18, 40, stream.len()],
         false => (0..=stream.len()).collect(),
