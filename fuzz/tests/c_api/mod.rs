@@ -50,13 +50,32 @@ fn walk(frame: &dw_frame) {
             }
             k if k == dw_frame_kind::DW_FRAME_ROWS as u32 => {
                 let mut c = frame.body.rows.rows;
-                let mut row = MaybeUninit::uninit();
-                let mut steps = 0;
+                let mut row = MaybeUninit::<dw_row>::uninit();
+                let mut one_by_one = Vec::new();
                 while dw_rows_next(&mut c, row.as_mut_ptr(), null_mut()) == dw_result::DW_RESULT_OK
                 {
-                    steps += 1;
+                    let r = row.assume_init();
+                    one_by_one.push((r.stream.ptr, r.stream.len, r.ts, r.row.ptr, r.row.len));
                 }
-                assert_eq!(steps, frame.body.rows.count);
+                assert_eq!(one_by_one.len(), frame.body.rows.count as usize);
+                // In batches of three: the same views, in the same order.
+                let mut c = frame.body.rows.rows;
+                let mut rows = [MaybeUninit::<dw_row>::uninit(); 3];
+                let (mut batched, mut filled) = (Vec::new(), 0);
+                while dw_rows_next_batch(
+                    &mut c,
+                    rows.as_mut_ptr().cast(),
+                    3,
+                    &mut filled,
+                    null_mut(),
+                ) == dw_result::DW_RESULT_OK
+                {
+                    for r in &rows[..filled] {
+                        let r = r.assume_init();
+                        batched.push((r.stream.ptr, r.stream.len, r.ts, r.row.ptr, r.row.len));
+                    }
+                }
+                assert_eq!(batched, one_by_one);
             }
             _ => {}
         }
