@@ -1123,6 +1123,23 @@ typedef struct dw_frame {
 } dw_frame;
 
 /**
+ * How a publisher paces full index state and bounds its frames.
+ */
+typedef struct dw_publisher_config {
+  /**
+   * Send an indexed source's `Full` again every this many intervals
+   * (rule 7), besides the one each connection opens with (rule 2).
+   */
+  uint64_t full_every;
+  /**
+   * The size of the buffer frames are polled into: no frame is larger,
+   * length prefix included; what would make one larger is refused when
+   * it is given.
+   */
+  size_t frame_buffer;
+} dw_publisher_config;
+
+/**
  * One entry of a map to declare: both strings UTF-8, the keys of a map
  * in strictly ascending byte order.
  */
@@ -1234,23 +1251,6 @@ typedef struct dw_sizing {
    */
   size_t latest_rows;
 } dw_sizing;
-
-/**
- * How a publisher paces full index state and bounds its frames.
- */
-typedef struct dw_publisher_config {
-  /**
-   * Send an indexed source's `Full` again every this many intervals
-   * (rule 7), besides the one each connection opens with (rule 2).
-   */
-  uint64_t full_every;
-  /**
-   * The size of the buffer frames are polled into: no frame is larger,
-   * length prefix included; what would make one larger is refused when
-   * it is given.
-   */
-  size_t frame_buffer;
-} dw_publisher_config;
 
 /**
  * What a publisher has due and not yet polled.
@@ -1465,6 +1465,43 @@ dw_result dw_map_next(struct dw_map *map,
                       struct dw_error *error);
 
 /**
+ * The stream has ended (its transport closed, its file was read whole),
+ * and `rest` (`len` bytes; null when `len` is 0) is what is left of it
+ * unconsumed: from the stream's start if the preamble was not yet read
+ * (`preamble_read` 0), else from a frame boundary (`preamble_read` 1).
+ * The decoder cannot tell an end from a pause (`DW_RESULT_INCOMPLETE`);
+ * this says which it was.
+ *
+ * - `DW_RESULT_OK`: a clean end, at a frame boundary after the preamble.
+ * - `DW_RESULT_TRUNCATED`: the stream was cut inside its preamble or a
+ *   frame, and that frame was lost: an error, never the end (§1).
+ *   `dw_error_message` says it in the tool's words ("the stream ends
+ *   inside this frame: 3 of at least 4 byte(s) arrived");
+ *   `dw_error.values[0]` the bytes that arrived, `values[1]` those needed
+ *   at least.
+ * - `DW_RESULT_MALFORMED`: the bytes left break a rule (a length of zero
+ *   or above the limit), as `dw_decode` says.
+ * - `DW_RESULT_INVALID_ARGUMENT` (`DW_INVALID_NOT_CUT`): they hold a
+ *   whole preamble or frame, still to decode.
+ *
+ * # Safety
+ *
+ * `rest` points at `len` readable bytes; `error` is null or points at a
+ * `dw_error`.
+ */
+dw_result dw_stream_end(const uint8_t *rest,
+                        size_t len,
+                        uint32_t preamble_read,
+                        struct dw_error *error);
+
+/**
+ * The name of a `dw_result` as the header spells it (`"DW_RESULT_OK"`),
+ * NUL-terminated and static; `"DW_RESULT_UNKNOWN"` for a value outside
+ * the enum.
+ */
+const char *dw_result_name(uint32_t result);
+
+/**
  * Write the sentence for `error` into `buf` — the same words the Rust
  * error's `Display` says (rule, field, offset), as `dendro-wire` prints
  * them — and its length into `*written`. A NUL follows it when there is
@@ -1481,13 +1518,6 @@ dw_result dw_map_next(struct dw_map *map,
  * `written` at a `size_t`.
  */
 dw_result dw_error_message(const struct dw_error *error, char *buf, size_t len, size_t *written);
-
-/**
- * The name of a `dw_result` as the header spells it (`"DW_RESULT_OK"`),
- * NUL-terminated and static; `"DW_RESULT_UNKNOWN"` for a value outside
- * the enum.
- */
-const char *dw_result_name(uint32_t result);
 
 /**
  * Check the preamble at the start of `buf` (`len` bytes).
@@ -1551,59 +1581,6 @@ dw_result dw_decode_limited(const uint8_t *buf,
                             size_t *consumed,
                             size_t *needed,
                             struct dw_error *error);
-
-/**
- * The stream has ended (its transport closed, its file was read whole),
- * and `rest` (`len` bytes; null when `len` is 0) is what is left of it
- * unconsumed: from the stream's start if the preamble was not yet read
- * (`preamble_read` 0), else from a frame boundary (`preamble_read` 1).
- * The decoder cannot tell an end from a pause (`DW_RESULT_INCOMPLETE`);
- * this says which it was.
- *
- * - `DW_RESULT_OK`: a clean end, at a frame boundary after the preamble.
- * - `DW_RESULT_TRUNCATED`: the stream was cut inside its preamble or a
- *   frame, and that frame was lost: an error, never the end (§1).
- *   `dw_error_message` says it in the tool's words ("the stream ends
- *   inside this frame: 3 of at least 4 byte(s) arrived");
- *   `dw_error.values[0]` the bytes that arrived, `values[1]` those needed
- *   at least.
- * - `DW_RESULT_MALFORMED`: the bytes left break a rule (a length of zero
- *   or above the limit), as `dw_decode` says.
- * - `DW_RESULT_INVALID_ARGUMENT` (`DW_INVALID_NOT_CUT`): they hold a
- *   whole preamble or frame, still to decode.
- *
- * # Safety
- *
- * `rest` points at `len` readable bytes; `error` is null or points at a
- * `dw_error`.
- */
-dw_result dw_stream_end(const uint8_t *rest,
-                        size_t len,
-                        uint32_t preamble_read,
-                        struct dw_error *error);
-
-/**
- * The storage and frame buffer a source declared as `*decl` needs so that
- * nothing it is given within `*budget` is refused, into `*sizing`: the
- * core's own `SourceDecl::sizing`, the figure a Rust firmware sizes its
- * arrays by, so no C program finds it by trial. The least that holds the
- * budget: a byte less of storage for the rows, or of frame buffer, is
- * refused at the budget's worst.
- *
- * `DW_RESULT_INVALID_ARGUMENT` for a declaration `dw_publisher_add_source`
- * would refuse as an argument (a string that is not UTF-8, too many
- * streams or entries).
- *
- * # Safety
- *
- * `decl` points at a `dw_source_decl` whose arrays and strings are
- * readable for the call; `budget` at a `dw_budget`; `sizing` at a
- * `dw_sizing`; `error` is null or points at a `dw_error`.
- */
-dw_result dw_source_sizing(const struct dw_source_decl *decl,
-                           const struct dw_budget *budget,
-                           struct dw_sizing *sizing,
-                           struct dw_error *error);
 
 /**
  * The exact bytes of storage a publisher takes in this build.
@@ -1717,6 +1694,29 @@ dw_result dw_publisher_remove_slot(struct dw_publisher *publisher,
                                    const uint8_t *key,
                                    size_t key_len,
                                    struct dw_error *error);
+
+/**
+ * The storage and frame buffer a source declared as `*decl` needs so that
+ * nothing it is given within `*budget` is refused, into `*sizing`: the
+ * core's own `SourceDecl::sizing`, the figure a Rust firmware sizes its
+ * arrays by, so no C program finds it by trial. The least that holds the
+ * budget: a byte less of storage for the rows, or of frame buffer, is
+ * refused at the budget's worst.
+ *
+ * `DW_RESULT_INVALID_ARGUMENT` for a declaration `dw_publisher_add_source`
+ * would refuse as an argument (a string that is not UTF-8, too many
+ * streams or entries).
+ *
+ * # Safety
+ *
+ * `decl` points at a `dw_source_decl` whose arrays and strings are
+ * readable for the call; `budget` at a `dw_budget`; `sizing` at a
+ * `dw_sizing`; `error` is null or points at a `dw_error`.
+ */
+dw_result dw_source_sizing(const struct dw_source_decl *decl,
+                           const struct dw_budget *budget,
+                           struct dw_sizing *sizing,
+                           struct dw_error *error);
 
 /**
  * A new connection is open (its preamble written): anything still due

@@ -315,6 +315,11 @@ typedef struct dw_frame {
   union dw_frame_body body;
 } dw_frame;
 
+typedef struct dw_publisher_config {
+  uint64_t full_every;
+  size_t frame_buffer;
+} dw_publisher_config;
+
 typedef struct dw_pair {
   struct dw_str key;
   struct dw_str value;
@@ -346,11 +351,6 @@ typedef struct dw_sizing {
   size_t frame_buffer;
   size_t latest_rows;
 } dw_sizing;
-
-typedef struct dw_publisher_config {
-  uint64_t full_every;
-  size_t frame_buffer;
-} dw_publisher_config;
 
 typedef struct dw_waiting {
   uint32_t frames;
@@ -408,9 +408,14 @@ dw_result dw_map_next(struct dw_map *map,
                       struct dw_str *value,
                       struct dw_error *error);
 
-dw_result dw_error_message(const struct dw_error *error, char *buf, size_t len, size_t *written);
+dw_result dw_stream_end(const uint8_t *rest,
+                        size_t len,
+                        uint32_t preamble_read,
+                        struct dw_error *error);
 
 const char *dw_result_name(uint32_t result);
+
+dw_result dw_error_message(const struct dw_error *error, char *buf, size_t len, size_t *written);
 
 dw_result dw_check_preamble(const uint8_t *buf,
                             size_t len,
@@ -432,16 +437,6 @@ dw_result dw_decode_limited(const uint8_t *buf,
                             size_t *consumed,
                             size_t *needed,
                             struct dw_error *error);
-
-dw_result dw_stream_end(const uint8_t *rest,
-                        size_t len,
-                        uint32_t preamble_read,
-                        struct dw_error *error);
-
-dw_result dw_source_sizing(const struct dw_source_decl *decl,
-                           const struct dw_budget *budget,
-                           struct dw_sizing *sizing,
-                           struct dw_error *error);
 
 size_t dw_publisher_size(void);
 
@@ -480,6 +475,11 @@ dw_result dw_publisher_remove_slot(struct dw_publisher *publisher,
                                    const uint8_t *key,
                                    size_t key_len,
                                    struct dw_error *error);
+
+dw_result dw_source_sizing(const struct dw_source_decl *decl,
+                           const struct dw_budget *budget,
+                           struct dw_sizing *sizing,
+                           struct dw_error *error);
 
 dw_result dw_publisher_connected(struct dw_publisher *publisher, struct dw_error *error);
 

@@ -17,11 +17,12 @@
 //! | file | what it holds |
 //! |---|---|
 //! | `boundary.rs` | the checks every entry point makes, and nearly all of the crate's `unsafe` |
-//! | `error.rs` | `dw_result`, `dw_error` and the sentence each error says (`error/parts.rs`: each core error into a `dw_error` and back) |
+//! | `error.rs` | `dw_result`, `dw_error` (`error/parts.rs`: each core error into a `dw_error` and back; `error/message.rs`: the sentence each says) |
 //! | `frame.rs` | the preamble check, the decoder, the frame as a C struct |
+//! | `end.rs` | the end of a stream: clean, or cut inside a frame |
 //! | `cursor.rs` | the row and map cursors over a decoded frame |
 //! | `subscriber.rs` | the subscriber's rules in caller storage |
-//! | `publisher.rs` | the publisher machine in caller storage, each source in a C buffer |
+//! | `publisher.rs` | the publisher machine in caller storage, each source in a C buffer (`publisher/declared.rs`: a declaration gathered, and sized) |
 //! | `version.rs` | the library's version and its ABI's |
 //!
 //! The crate is `no_std` with no allocator whenever panics abort, which
@@ -37,6 +38,7 @@
 
 mod boundary;
 mod cursor;
+mod end;
 mod error;
 mod frame;
 mod publisher;
@@ -44,6 +46,7 @@ mod subscriber;
 mod version;
 
 pub use cursor::{dw_map_next, dw_rows_next, dw_rows_next_batch};
+pub use end::dw_stream_end;
 pub use error::{
     dw_error, dw_error_message, dw_field, dw_invalid, dw_protocol_error, dw_publish_error,
     dw_result, dw_result_name, dw_rule, dw_truncated,
@@ -51,8 +54,8 @@ pub use error::{
 pub use frame::{
     dw_bytes, dw_check_preamble, dw_clock_offset, dw_decode, dw_decode_limited, dw_frame,
     dw_frame_body, dw_frame_kind, dw_handshake, dw_index, dw_index_kind, dw_map, dw_preamble,
-    dw_row, dw_row_cursor, dw_rows, dw_segment, dw_source_update, dw_str, dw_stream_end,
-    dw_unknown, DW_LENGTH_PREFIX_BYTES, DW_MAX_FRAME_BYTES, DW_PREAMBLE_BYTES,
+    dw_row, dw_row_cursor, dw_rows, dw_segment, dw_source_update, dw_str, dw_unknown,
+    DW_LENGTH_PREFIX_BYTES, DW_MAX_FRAME_BYTES, DW_PREAMBLE_BYTES,
 };
 pub use publisher::{
     dw_budget, dw_pair, dw_publisher, dw_publisher_add_source, dw_publisher_config,

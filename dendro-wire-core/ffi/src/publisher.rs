@@ -11,16 +11,19 @@ use core::ffi::c_void;
 use core::ptr::NonNull;
 
 use dendro_wire_core::{
-    Budget, Map, PublishError, Publisher, PublisherConfig, SourceDecl, SourceId, Storage,
-    LENGTH_PREFIX_BYTES, MAX_FRAME_BYTES,
+    PublishError, Publisher, PublisherConfig, SourceId, Storage, LENGTH_PREFIX_BYTES,
+    MAX_FRAME_BYTES,
 };
 
 use crate::boundary::{self, overlap, Checked, Object, Plain};
 use crate::error::{dw_error, dw_invalid, dw_result, finish, Failure};
 use crate::frame::{dw_str, EMPTY_ROWS_FRAME};
 
+mod declared;
 mod link;
 
+use declared::Gathered;
+pub use declared::{dw_budget, dw_sizing, dw_source_sizing};
 pub use link::{
     dw_publisher_connected, dw_publisher_disconnected, dw_publisher_drop_waiting,
     dw_publisher_end_interval, dw_publisher_index_state, dw_publisher_next_frame_len,
@@ -252,88 +255,6 @@ pub struct dw_stats {
     pub slot_changes_refused: u64,
 }
 
-/// The most a source is given in one interval, for `dw_source_sizing`: the
-/// core's `Budget`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct dw_budget {
-    /// The longest row any of the source's streams is given, in bytes.
-    pub largest_row: usize,
-    /// The most rows observed on the source in one interval, all its
-    /// streams together.
-    pub rows_per_interval: usize,
-    /// The most index slots the source holds at once (0 without an index).
-    pub slots: usize,
-    /// The longest slot, its key and value together, in bytes.
-    pub largest_slot: usize,
-    /// The most slots set or removed in one interval.
-    pub slot_changes_per_interval: usize,
-}
-
-// SAFETY: integers only.
-unsafe impl Plain for dw_budget {}
-
-/// What one source needs, from `dw_source_sizing`: the core's `Sizing`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct dw_sizing {
-    /// The bytes of the source's storage (`dw_publisher_add_source`).
-    pub storage: usize,
-    /// The frame buffer its frames need, length prefixes included (a
-    /// publisher's `frame_buffer` is the largest of its sources').
-    pub frame_buffer: usize,
-    /// Of `frame_buffer`, the room a connection's first `Rows` frame keeps
-    /// for the latest row of every stream (rule 3).
-    pub latest_rows: usize,
-}
-
-/// The storage and frame buffer a source declared as `*decl` needs so that
-/// nothing it is given within `*budget` is refused, into `*sizing`: the
-/// core's own `SourceDecl::sizing`, the figure a Rust firmware sizes its
-/// arrays by, so no C program finds it by trial. The least that holds the
-/// budget: a byte less of storage for the rows, or of frame buffer, is
-/// refused at the budget's worst.
-///
-/// `DW_RESULT_INVALID_ARGUMENT` for a declaration `dw_publisher_add_source`
-/// would refuse as an argument (a string that is not UTF-8, too many
-/// streams or entries).
-///
-/// # Safety
-///
-/// `decl` points at a `dw_source_decl` whose arrays and strings are
-/// readable for the call; `budget` at a `dw_budget`; `sizing` at a
-/// `dw_sizing`; `error` is null or points at a `dw_error`.
-#[no_mangle]
-pub unsafe extern "C" fn dw_source_sizing(
-    decl: *const dw_source_decl,
-    budget: *const dw_budget,
-    sizing: *mut dw_sizing,
-    error: *mut dw_error,
-) -> dw_result {
-    // SAFETY: the pointers are the caller's, as documented; each is
-    // checked before use.
-    let run = || unsafe {
-        let b = boundary::read(budget)?;
-        let out = boundary::out(sizing)?;
-        let mut gathered = Gathered::new();
-        let decl = gathered.declaration(decl)?;
-        let budget = Budget::rows(b.largest_row, b.rows_per_interval).with_slots(
-            b.slots,
-            b.largest_slot,
-            b.slot_changes_per_interval,
-        );
-        let s = decl.sizing(&budget);
-        out.write(dw_sizing {
-            storage: s.storage,
-            frame_buffer: s.frame_buffer,
-            latest_rows: s.latest_rows,
-        });
-        Ok(dw_result::DW_RESULT_OK)
-    };
-    // SAFETY: `error` is the caller's, as documented.
-    unsafe { finish(run(), error) }
-}
-
 /// The exact bytes of storage a publisher takes in this build.
 #[no_mangle]
 pub extern "C" fn dw_publisher_size() -> usize {
@@ -484,52 +405,6 @@ unsafe fn optional<'a>(s: dw_str) -> Checked<Option<&'a str>> {
         true => Ok(None),
         // SAFETY: the caller's contract, passed on.
         false => unsafe { boundary::str(s.ptr, s.len) }.map(Some),
-    }
-}
-
-/// The strings and pairs of a C declaration, gathered on the stack into
-/// the core's `SourceDecl` for the one call that reads it.
-struct Gathered<'a> {
-    labels: [(&'a str, &'a str); DW_MAX_MAP_ENTRIES],
-    metadata: [(&'a str, &'a str); DW_MAX_MAP_ENTRIES],
-    streams: [&'a str; DW_MAX_STREAMS],
-}
-
-impl<'a> Gathered<'a> {
-    fn new() -> Self {
-        Gathered {
-            labels: [("", ""); DW_MAX_MAP_ENTRIES],
-            metadata: [("", ""); DW_MAX_MAP_ENTRIES],
-            streams: [""; DW_MAX_STREAMS],
-        }
-    }
-
-    /// The declaration at `decl`, as the core takes it.
-    ///
-    /// # Safety
-    ///
-    /// `decl` is null or points at a `dw_source_decl` whose arrays and
-    /// strings are readable for `'a`.
-    unsafe fn declaration(&'a mut self, decl: *const dw_source_decl) -> Checked<SourceDecl<'a>> {
-        // SAFETY: the caller's contract, passed on; each pointer is checked
-        // before use.
-        unsafe {
-            let d = boundary::read(decl)?;
-            let complete = match d.complete {
-                0 => false,
-                1 => true,
-                _ => return Err(Failure::Invalid(dw_invalid::DW_INVALID_VALUE)),
-            };
-            Ok(SourceDecl {
-                uuid: optional(d.uuid)?,
-                labels: Map::from_pairs(pairs(d.labels, d.labels_len, &mut self.labels)?),
-                metadata: Map::from_pairs(pairs(d.metadata, d.metadata_len, &mut self.metadata)?),
-                clock_anchor_wall_ns: d.clock_anchor_wall_ns,
-                complete,
-                streams: strs(d.streams, d.streams_len, &mut self.streams)?,
-                index_stream: optional(d.index_stream)?,
-            })
-        }
     }
 }
 
