@@ -112,8 +112,8 @@ pub use preamble::{
     check_preamble, emit_preamble, MAGIC, PREAMBLE, PREAMBLE_BYTES, PROTOCOL_VERSION,
 };
 pub use publisher::{
-    Budget, Observer, Outbox, PublishError, Publisher, PublisherConfig, PublisherStats, Sizing,
-    SourceDecl, SourceId, StreamId, Transmit, Waiting,
+    Budget, DropPolicy, Observer, Outbox, PublishError, Publisher, PublisherConfig, PublisherStats,
+    Sizing, SourceDecl, SourceId, StreamId, Transmit, Waiting,
 };
 pub use rows::{Row, RowIter, RowList, Rows, RowsBuilder, RowsHeader};
 pub use segment::Segment;

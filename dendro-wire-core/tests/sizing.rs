@@ -55,8 +55,10 @@ impl Drawn {
 /// Run a source at the limits of `budget`: every interval the most rows,
 /// each of the largest size, first on each stream once, then all on the
 /// one with the longest name, and the most slot changes of the largest
-/// size; `poll` says whether the
-/// link takes an interval's frames. The publisher's stats at the end.
+/// size; `poll` says whether the link takes an interval's frames, and at
+/// `RECONNECT` a new connection opens, whose first frame carries the
+/// latest row of every other stream beside the interval's. The
+/// publisher's stats at the end.
 fn run(
     decl: &SourceDecl<'_>,
     budget: &Budget,
@@ -84,6 +86,9 @@ fn run(
     };
     p.connected();
     for interval in 0..16usize {
+        if interval == RECONNECT {
+            p.connected();
+        }
         // First every stream's latest row at the largest size, then every
         // row on the longest-named stream.
         for i in 0..budget.rows_per_interval {
@@ -116,6 +121,11 @@ fn run(
     }
     p.stats()
 }
+
+/// The interval a second connection opens at: after every stream has a
+/// latest row, on an interval a slow link does not take, so that its
+/// opening frame waits while the next fills (the worst for storage).
+const RECONNECT: usize = 8;
 
 fn budget(rng: &mut XorShift, indexed: bool) -> Budget {
     let rows = Budget::rows(1 + rng.below(40), 1 + rng.below(12));

@@ -9,7 +9,8 @@ use super::config::SourceDecl;
 use super::error::PublishError;
 use super::regions::{write_name, Region, Regions, StreamRec, NEVER, REC, TAIL, UNSEEN, WORD};
 use super::sizing::index_bytes;
-use super::source::{Due, Sent, Source};
+use super::source::{OnLink, Source};
+use super::stats::SourceCounts;
 use crate::codec::{copy, LEN_BYTES};
 use crate::frame::{decode, Frame, Status};
 use crate::handshake::Handshake;
@@ -207,17 +208,20 @@ impl Declared {
             rows: 0,
             room: self.room,
             last_ts: 0,
+            observed: false,
             streams: self.streams,
             caps: self.caps,
             seq: 0,
+            valid_from: 0,
             indexed: self.indexed,
             index_overhead: self.index_overhead,
             hash: self.hash,
             state: self.state,
             intervals_since_full: 0,
             delta_lost: false,
-            sent: Sent::default(),
-            due: Due::default(),
+            link: OnLink::default(),
+            repeated: 0,
+            stats: SourceCounts::default(),
         }
     }
 }

@@ -36,14 +36,14 @@ mod slots;
 mod source;
 mod stats;
 
-pub use config::{PublisherConfig, SourceDecl, SourceId, StreamId, Transmit};
+pub use config::{DropPolicy, PublisherConfig, SourceDecl, SourceId, StreamId, Transmit};
 pub use error::PublishError;
 pub use observer::Observer;
 pub use outbox::Outbox;
 pub use sizing::{Budget, Sizing};
 pub use stats::{PublisherStats, Waiting};
 
-use outgoing::{Dropped, Place, PollOrder};
+use outgoing::Dropped;
 use row_path::put_small;
 use source::Source;
 
@@ -143,9 +143,12 @@ pub struct Publisher<S: Storage, const SOURCES: usize> {
     config: PublisherConfig,
     sources: Vec<Source<S>, SOURCES>,
     connected: bool,
-    /// The interval under way, counted from 0.
-    interval: u64,
-    order: PollOrder,
+    policy: DropPolicy,
+    /// The source polled first this interval, under
+    /// [`DropPolicy::RoundRobin`].
+    turn: usize,
+    /// What belongs to no source: intervals, connections, and rows refused
+    /// for naming none. Each source counts the rest.
     stats: PublisherStats,
 }
 
@@ -154,8 +157,8 @@ impl<S: Storage, const SOURCES: usize> fmt::Debug for Publisher<S, SOURCES> {
         f.debug_struct("Publisher")
             .field("sources", &self.sources.len())
             .field("connected", &self.connected)
-            .field("interval", &self.interval)
-            .field("stats", &self.stats)
+            .field("policy", &self.policy)
+            .field("stats", &self.stats())
             .finish_non_exhaustive()
     }
 }
@@ -166,11 +169,10 @@ impl<S: Storage, const SOURCES: usize> defmt::Format for Publisher<S, SOURCES> {
     fn format(&self, f: defmt::Formatter<'_>) {
         defmt::write!(
             f,
-            "Publisher sources={=usize} connected={=bool} interval={=u64} stats={}",
+            "Publisher sources={=usize} connected={=bool} stats={}",
             self.sources.len(),
             self.connected,
-            self.interval,
-            self.stats
+            self.stats()
         );
     }
 }
@@ -191,8 +193,8 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             },
             sources: Vec::new(),
             connected: false,
-            interval: 0,
-            order: PollOrder::Idle,
+            policy: DropPolicy::RoundRobin,
+            turn: 0,
             stats: PublisherStats {
                 intervals: 0,
                 connections: 0,
@@ -206,6 +208,8 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
                 rows_unsent: 0,
                 rows_refused: 0,
                 slot_changes_refused: 0,
+                frames_cut: 0,
+                rows_cut: 0,
             },
         }
     }
@@ -215,9 +219,31 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         self.config
     }
 
-    /// What the publisher has done so far.
+    /// What the publisher has done so far, over all its sources.
     pub fn stats(&self) -> PublisherStats {
-        self.stats
+        let mut total = self.stats;
+        for s in &self.sources {
+            total.add(&s.stats);
+        }
+        total
+    }
+
+    /// What one source has done so far: its own frames and rows, beside
+    /// the publisher's intervals and connections.
+    pub fn source_stats(&self, source: SourceId) -> Result<PublisherStats, PublishError> {
+        let mut stats = PublisherStats {
+            intervals: self.stats.intervals,
+            connections: self.stats.connections,
+            ..PublisherStats::default()
+        };
+        stats.add(&self.source(source)?.stats);
+        Ok(stats)
+    }
+
+    /// Which source's frames a link too slow for them all loses
+    /// ([`DropPolicy`]); [`DropPolicy::RoundRobin`] unless set.
+    pub fn set_drop_policy(&mut self, policy: DropPolicy) {
+        self.policy = policy;
     }
 
     /// Whether a connection is open: between [`connected`](Self::connected)
@@ -231,9 +257,8 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         self.sources.len()
     }
 
-    /// Declare a source, kept in `storage`. Its handshake goes out at the
-    /// end of the interval after each connection opens — this one's too,
-    /// if one is open. Refused if the handshake or the streams' room in a
+    /// Declare a source, kept in `storage`. Its handshake is due as each
+    /// connection opens, and at once if one is open. Refused if the handshake or the streams' room in a
     /// connection's first `Rows` frame would not fit the frame buffer, or
     /// the storage cannot hold them.
     ///
@@ -254,7 +279,11 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         let ordinal = self.sources.len() as u32;
         let limit = self.config.frame_buffer;
         let declared = Source::declare(ordinal, decl, &mut storage, limit)?;
-        if self.sources.push(declared.into_source(storage)).is_err() {
+        let mut source = declared.into_source(storage);
+        if self.connected {
+            source.connection_opened();
+        }
+        if self.sources.push(source).is_err() {
             return Err(PublishError::TooManySources { limit: SOURCES });
         }
         Ok(SourceId(ordinal))
@@ -286,8 +315,9 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     }
 
     /// Observe one row on a declared stream, for this interval's `Rows`
-    /// frame. The row is encoded into the frame now, behind the stream's
-    /// name as it was encoded at declaration.
+    /// frame, under the slots as they are (rule 9). The row is encoded into
+    /// the frame now, behind the stream's name as it was encoded at
+    /// declaration.
     ///
     /// Never refused because frames wait to be polled: a row observed
     /// after [`end_interval`](Self::end_interval) and before the interval's
@@ -322,14 +352,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             src.set_cursor(&cursor);
             return Ok(());
         }
-        let refused = &mut self.stats.rows_refused;
-        src.observe_slow(
-            refused,
-            stream.source,
-            limit,
-            stream,
-            (ts, wall_offset, row),
-        )
+        src.observe_slow(stream.source, limit, stream, (ts, wall_offset, row))
     }
 
     /// Observe many rows of one source at once: what [`observe`](Self::observe)
@@ -341,23 +364,21 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             .sources
             .get_mut(source.0 as usize)
             .ok_or(PublishError::UnknownSource { source: source.0 })?;
-        Ok(Observer::new(
-            src,
-            &mut self.stats.rows_refused,
-            source.0,
-            limit,
-        ))
+        Ok(Observer::new(src, source.0, limit))
     }
 
-    /// Set an index slot, adding it or changing its value. Sent in the
-    /// interval's `Delta`, or in the next `Full`.
+    /// Set an index slot, adding it or changing its value. Sent in a
+    /// `Delta` before the next rows, or in the next `Full`.
     ///
-    /// Never refused because frames wait to be polled: an index entry of
-    /// the interval that ended, not yet polled, is encoded as that interval
-    /// left the slots before the change is made (into the source's storage;
-    /// if the storage cannot hold it, that entry and the interval's rows
-    /// are dropped as lost, [`frames_dropped`](PublisherStats::frames_dropped)).
-    /// Refused, and counted in
+    /// A row is carried under the slots it was observed against (rule 9):
+    /// if rows have been observed since the last `Rows` frame closed, that
+    /// frame closes now, before the change, with its own `seq`, and the
+    /// rows observed after the change go in the next, after the entry that
+    /// carries it. A slot may change at any time, between any two
+    /// readings; the frame it closes is due at once, with the interval's.
+    ///
+    /// Never refused because frames wait to be polled. Refused, and
+    /// counted in
     /// [`slot_changes_refused`](PublisherStats::slot_changes_refused), if
     /// every slot would no longer fit one `Full` in the frame buffer (rules 2
     /// and 7) or the storage cannot hold it.
@@ -367,11 +388,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         key: &[u8],
         value: &[u8],
     ) -> Result<(), PublishError> {
-        let result = self.change_slot(source, key, Some(value));
-        if let Err(PublishError::FrameTooLarge { .. } | PublishError::StorageFull { .. }) = result {
-            self.stats.slot_changes_refused += 1;
-        }
-        result
+        self.change_slot(source, key, Some(value))
     }
 
     /// Remove an index slot; a slot that is not there is no change.
@@ -385,19 +402,19 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         key: &[u8],
         value: Option<&[u8]>,
     ) -> Result<(), PublishError> {
-        let (limit, keep_for_delta) = (self.config.frame_buffer, self.connected);
+        let (config, connected) = (self.config, self.connected);
         let s = self
             .sources
             .get_mut(source.0 as usize)
             .ok_or(PublishError::UnknownSource { source: source.0 })?;
-        let stats = &mut self.stats;
-        s.set_slot(source.0, key, value, limit, keep_for_delta, stats)
+        s.set_slot(source.0, key, value, &config, connected)
     }
 
     /// A new connection is open (its preamble written): anything still due
-    /// for the last one is dropped, counted as unsent, and the next interval
-    /// opens this one with every handshake, a `Full` per indexed source and
-    /// the latest row of every stream (rules 2, 3, 8).
+    /// for the last one is dropped, counted as unsent; every handshake is
+    /// due now, and the next frame of each source opens the connection
+    /// with a `Full` (if it keeps an index) and the latest row of every
+    /// stream (rules 2, 3, 8).
     pub fn connected(&mut self) {
         self.drop_due(Dropped::Unsent);
         self.connected = true;
@@ -408,8 +425,8 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     }
 
     /// The connection ended: anything still due is dropped, counted as
-    /// unsent, and until the next, intervals send nothing and count their
-    /// rows as unsent.
+    /// unsent, and until the next, frames are not kept and their rows are
+    /// counted as unsent.
     pub fn disconnected(&mut self) {
         self.drop_due(Dropped::Unsent);
         self.connected = false;
@@ -418,33 +435,36 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         }
     }
 
-    /// End the interval. For every source this spends one `seq`, keeps the
-    /// latest row of every stream observed (rule 3), and, on a connection,
-    /// makes due what the rules require: a handshake not yet sent on it, an
-    /// index entry if one is due, and exactly one `Rows` frame (rules 4, 6,
-    /// 7). Poll them before the next interval ends.
+    /// End the interval. For every source this closes the frame under way
+    /// (rule 6: one closes every interval, empty when nothing was observed,
+    /// and spends its `seq`), keeps the latest row of every stream observed
+    /// (rule 3), and, on a connection, makes it due after the index entry
+    /// its rows need, if any (rules 2, 4, 7). Poll them, and any a slot
+    /// change made due during the interval, before the next interval ends.
     ///
-    /// Frames of the last interval still due are dropped first, lost in
-    /// transit, as a link slower than the readings loses them: each `Rows`
-    /// frame's `seq` stays spent, so a subscriber sees the gap, and its rows
-    /// are counted ([`frames_dropped`](PublisherStats::frames_dropped),
-    /// [`rows_dropped`](PublisherStats::rows_dropped)); a handshake or a
-    /// `Full` not sent is due again, and an entry not sent is made good by
-    /// the next (a `Delta` with every change since the last entry sent, or a
-    /// `Full`).
+    /// Frames made due before this interval began and still unpolled are
+    /// dropped first, lost in transit, as a link slower than the readings
+    /// loses them: each `Rows` frame's `seq` stays spent, so a subscriber
+    /// sees the gap, and its rows are counted
+    /// ([`frames_dropped`](PublisherStats::frames_dropped),
+    /// [`rows_dropped`](PublisherStats::rows_dropped)). An entry lost takes
+    /// every frame after it too, as no subscriber could match their rows,
+    /// and the next entry is a `Full`; a handshake stays due until polled.
+    /// Which source's frames a slow link leaves unpolled is the
+    /// [`DropPolicy`]'s to say.
     pub fn end_interval(&mut self) {
-        self.drop_due(Dropped::Lost);
-        let (interval, connected) = (self.interval, self.connected);
+        let (config, connected) = (self.config, self.connected);
         for (ordinal, s) in self.sources.iter_mut().enumerate() {
-            let rows = u64::from(s.rows);
-            self.stats.rows_observed += rows;
-            if !s.end_interval(ordinal as u32, interval, connected, &self.config) {
-                self.stats.rows_unsent += rows;
-            }
+            s.drop_earlier();
+            s.intervals_since_full = s.intervals_since_full.saturating_add(1);
+            s.close_frame(ordinal as u32, connected, &config);
+            s.regions.interval_ended();
         }
-        self.interval += 1;
+        // The first interval's frames are polled from source 0, the next
+        // one's from source 1, and so on round.
+        let n = self.sources.len().max(1) as u64;
+        self.turn = (self.stats.intervals % n) as usize;
         self.stats.intervals += 1;
-        self.order = PollOrder::Handshakes(0);
     }
 
     /// What is due and not yet polled: its frames, their bytes and the rows
@@ -456,9 +476,9 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     }
 
     /// Drop every frame due, as [`end_interval`](Self::end_interval) drops
-    /// those of the last interval: lost in transit, counted, each `seq`
+    /// those of the interval before: lost in transit, counted, each `seq`
     /// spent. For a link that is up but cannot carry them; a link that is
-    /// down is [`disconnected`](Self::disconnected).
+    /// down is [`disconnected`](Self::disconnected). Handshakes stay due.
     pub fn drop_waiting(&mut self) {
         self.drop_due(Dropped::Lost);
     }
@@ -473,60 +493,49 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         &mut self,
         buf: &'b mut [u8],
     ) -> Result<Option<(&'b [u8], Transmit)>, PublishError> {
-        let Some((i, item, len)) = self.peek() else {
+        let Some(due) = self.peek() else {
             return Ok(None);
         };
+        let len = due.range.len();
         if buf.len() < len {
             return Err(PublishError::BufferTooSmall {
                 needed: len,
                 have: buf.len(),
             });
         }
-        let (place, t) = self.take(i, item, len, buf)?;
-        let shrank = PublishError::StorageShrank { source: i as u32 };
+        let t = self.take(&due)?;
+        let shrank = PublishError::StorageShrank {
+            source: due.source as u32,
+        };
         let written = buf.get_mut(..len).ok_or(shrank)?;
-        if let Place::Stored(range) = place {
-            let stored = self
-                .sources
-                .get(i)
-                .and_then(|s| s.storage.bytes().get(range));
-            if stored.and_then(|src| copy(written, src)).is_none() {
-                return Err(shrank);
-            }
-        }
+        let stored = self.sources.get(due.source);
+        let stored = stored.and_then(|s| s.storage.bytes().get(due.range));
+        stored.and_then(|src| copy(written, src)).ok_or(shrank)?;
         Ok(Some((written, t)))
     }
 
     /// The next frame, as [`poll_transmit`](Self::poll_transmit) gives it,
-    /// without copying one the publisher already holds encoded (a
-    /// handshake, an interval's `Rows` frame): those are lent from the
-    /// source's storage, and only the others are written into `scratch`.
-    /// For a caller that hands the bytes straight to a transport.
-    pub fn poll_frame<'a>(
-        &'a mut self,
-        scratch: &'a mut [u8],
-    ) -> Result<Option<(&'a [u8], Transmit)>, PublishError> {
-        let Some((i, item, len)) = self.peek() else {
+    /// without a copy: every frame due is held encoded in its source's
+    /// storage, and lent from there. For a caller that hands the bytes
+    /// straight to a transport.
+    pub fn poll_frame(&mut self) -> Result<Option<(&[u8], Transmit)>, PublishError> {
+        let Some(due) = self.peek() else {
             return Ok(None);
         };
-        let (place, t) = self.take(i, item, len, scratch)?;
-        let bytes = match place {
-            Place::Buffer(n) => scratch.get(..n),
-            Place::Stored(range) => self
-                .sources
-                .get(i)
-                .and_then(|s| s.storage.bytes().get(range)),
-        };
-        match bytes {
+        let t = self.take(&due)?;
+        let stored = self.sources.get(due.source);
+        match stored.and_then(|s| s.storage.bytes().get(due.range)) {
             Some(bytes) => Ok(Some((bytes, t))),
-            None => Err(PublishError::StorageShrank { source: i as u32 }),
+            None => Err(PublishError::StorageShrank {
+                source: due.source as u32,
+            }),
         }
     }
 
     /// The size of the frame the next poll returns, or `None` if none is
     /// due: for a caller that sizes its buffer to the frame.
-    pub fn next_frame_len(&mut self) -> Option<usize> {
-        self.peek().map(|(_, _, len)| len)
+    pub fn next_frame_len(&self) -> Option<usize> {
+        self.peek().map(|due| due.range.len())
     }
 
     /// Encode a frame built elsewhere — a `Segment`, a `ClockOffset`, a
@@ -542,8 +551,11 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             Frame::Segment(_) | Frame::ClockOffset(_) | Frame::Unknown { .. } => {}
             other => return Err(PublishError::NotPassthrough { kind: other.kind() }),
         }
+        let mut s = None;
         if let Some(source) = frame.source() {
-            if !self.source(SourceId(source))?.sent.handshake {
+            let found = self.source(SourceId(source))?;
+            s = Some(source as usize);
+            if !found.link.handshake_sent {
                 return Err(PublishError::NotHandshaken {
                     source,
                     kind: frame.kind(),
@@ -551,7 +563,10 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             }
         }
         let n = frame.emit(buf)?;
-        self.stats.frames_sent += 1;
+        match s.and_then(|i| self.sources.get_mut(i)) {
+            Some(s) => s.stats.frames_sent += 1,
+            None => self.stats.frames_sent += 1,
+        }
         Ok(n)
     }
 
@@ -576,7 +591,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             labels,
             metadata,
         };
-        let send = s.sent.handshake;
+        let send = s.link.handshake_sent;
         // The update's room is checked once the handshake is known to fit,
         // and before it is rewritten.
         let room = || match send {
@@ -594,7 +609,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             return Ok(None);
         }
         let n = update.emit(buf)?;
-        self.stats.frames_sent += 1;
+        s.stats.frames_sent += 1;
         Ok(Some(n))
     }
 }

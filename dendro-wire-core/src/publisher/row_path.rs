@@ -135,14 +135,12 @@ impl<S: Storage> Source<S> {
 
     /// A row [`put_small`] did not take, for source `source`'s rows (an
     /// [`Observer`](super::Observer)'s, or the one the stream names):
-    /// written by [`put_any`], or refused with the reason (and counted in
-    /// `refused`), or written once the stream's slot or the storage has
-    /// grown.
+    /// written by [`put_any`], or refused with the reason (and counted),
+    /// or written once the stream's slot or the storage has grown.
     #[cold]
     #[inline(never)]
     pub(super) fn observe_slow(
         &mut self,
-        refused: &mut u64,
         source: u32,
         limit: usize,
         stream: StreamId,
@@ -155,7 +153,7 @@ impl<S: Storage> Source<S> {
                 stream_source: stream.source,
             }),
         };
-        *refused += u64::from(result.is_err());
+        self.stats.rows_refused += u64::from(result.is_err());
         result
     }
 

@@ -24,7 +24,7 @@ use crate::rows::ROWS_HEAD_BYTES;
 /// };
 /// // Each stream read once an interval, 2 bytes a reading.
 /// const SIZE: dendro_wire_core::Sizing = DECL.sizing(&Budget::rows(2, 2));
-/// assert_eq!((SIZE.storage, SIZE.frame_buffer), (449, 169));
+/// assert_eq!((SIZE.storage, SIZE.frame_buffer), (482, 169));
 ///
 /// let mut storage = [0u8; SIZE.storage]; // on a device, a `static`
 /// let mut p: Publisher<&mut [u8], 1> = Publisher::new(PublisherConfig {
@@ -97,30 +97,37 @@ impl SourceDecl<'_> {
     /// [`add_source`](crate::Publisher::add_source) keeps for it (its
     /// handshake and index stream name, a record of 44 bytes a stream, the
     /// latest row of each stream at its largest), its slots (the `Full`
-    /// blob, the changes of an interval for the `Delta`, and room to keep
-    /// an entry encoded while a slot changes before it is polled), and two
-    /// `Rows` frames of the most rows: the one that waits to be polled and
-    /// the next interval's under way.
+    /// blob and the changes of an interval for the `Delta`), and the frames
+    /// of two intervals: those that wait to be polled and the next
+    /// interval's under way, whose last entry is made only as its frame
+    /// closes, once the others are gone. An interval's frames are a `Rows`
+    /// frame, one more for each slot change between its rows (rule 9), the
+    /// entries before them, and on a connection's first the latest row of
+    /// every other stream (rule 3).
     ///
     /// ```text
     /// latest   = Σ streams (4 + name + 20 + largest_row)
     /// row      = 4 + longest name + 20 + largest_row
-    /// rows     = 37 + rows_per_interval × row           (one Rows frame)
+    /// rows     = 37 + rows_per_interval × row             (one Rows frame)
+    /// changes  = slot_changes_per_interval
+    /// frames   = rows + changes × 37                      (an interval's Rows frames)
     /// full     = slots × (8 + largest_slot)
-    /// delta    = slot_changes_per_interval × (9 + largest_slot)
-    /// index    = 42 + index name + max(full, delta)      (0 without an index)
-    /// entry    = index if delta > 0, else 0
+    /// delta    = changes × (9 + largest_slot)
+    /// index    = 42 + index name + max(full, delta)        (0 without an index)
+    /// entries  = (2 × changes + 1) × (42 + index name)
+    ///            + 2 × (full + delta)                     (two intervals'; 0 without)
+    /// repeated = latest − row, or latest with no rows     (rule 3's, once)
     /// storage  = handshake + index name + 44 × streams + latest
-    ///            + full + delta + entry + 2 × rows
+    ///            + full + delta + 2 × frames + entries + repeated
     /// frame_buffer = max(handshake, index, rows + latest)
     /// ```
     ///
-    /// A link that drops entries lets the changes of several intervals wait
-    /// for the next `Delta`; storage that cannot hold them makes that entry
-    /// a `Full`, and nothing is refused. `tests/sizing.rs` holds these
-    /// figures to the machine: within them nothing is refused, on a link
-    /// that keeps up or one that drops; and a byte less of storage for a
-    /// source's rows, or of frame buffer, is refused at the budget's worst.
+    /// A link that drops entries makes the next a `Full`; storage that
+    /// cannot keep the changes of several intervals for a `Delta` does too,
+    /// and nothing is refused. `tests/sizing.rs` holds these figures to the
+    /// machine: within them nothing is refused, on a link that keeps up or
+    /// one that drops; and a byte less of storage for a source's rows, or
+    /// of frame buffer, is refused at the budget's worst.
     pub const fn sizing(&self, budget: &Budget) -> Sizing {
         let handshake = HEAD_BYTES
             + LEN_BYTES
@@ -143,27 +150,32 @@ impl SourceDecl<'_> {
         }
         let row = LEN_BYTES + longest + TAIL + budget.largest_row;
         let rows = ROWS_HEAD_BYTES + budget.rows_per_interval * row;
-        let (index_name, full, delta, index) = match self.index_stream {
+        let changes = budget.slot_changes_per_interval;
+        let frames = rows + changes * ROWS_HEAD_BYTES;
+        let (index_name, full, delta, index, entries) = match self.index_stream {
             Some(name) => {
                 let full = budget.slots * (2 * LEN_BYTES + budget.largest_slot);
-                let delta =
-                    budget.slot_changes_per_interval * (2 * LEN_BYTES + 1 + budget.largest_slot);
+                let delta = changes * (2 * LEN_BYTES + 1 + budget.largest_slot);
                 let blob = if full > delta { full } else { delta };
-                (name.len(), full, delta, index_bytes(name.len()) + blob)
+                let overhead = index_bytes(name.len());
+                let entries = (2 * changes + 1) * overhead + 2 * (full + delta);
+                (name.len(), full, delta, overhead + blob, entries)
             }
-            None => (0, 0, 0, 0),
+            None => (0, 0, 0, 0, 0),
         };
-        // An entry is kept encoded only when a slot changes before it is
-        // polled.
-        let entry = if delta > 0 { index } else { 0 };
+        let repeated = match budget.rows_per_interval {
+            0 => latest,
+            _ => latest.saturating_sub(row),
+        };
         let storage = handshake
             + index_name
             + REC * self.streams.len()
             + latest
             + full
             + delta
-            + entry
-            + 2 * rows;
+            + 2 * frames
+            + entries
+            + repeated;
         let mut frame_buffer = rows + latest;
         if handshake > frame_buffer {
             frame_buffer = handshake;
