@@ -399,11 +399,24 @@ impl Model {
         if let Some(i) = self.sources.iter().position(|s| s.link.handshake_due) {
             return Some(i);
         }
+        // Round robin: the source that has lost the fewest frames last, ties
+        // in turn from this interval's first.
         let n = self.sources.len();
         let first = if self.round_robin { self.turn } else { 0 };
-        (0..n)
+        let lost = |s: &Source| {
+            if self.round_robin {
+                s.frames_dropped
+            } else {
+                0
+            }
+        };
+        let due = (0..n)
             .map(|k| (first + k) % n)
-            .find(|&i| !self.sources[i].queue.is_empty())
+            .filter(|&i| !self.sources[i].queue.is_empty());
+        due.fold(None, |best: Option<usize>, i| match best {
+            Some(b) if lost(&self.sources[b]) >= lost(&self.sources[i]) => Some(b),
+            _ => Some(i),
+        })
     }
 
     /// Check one frame the publisher sent, and apply it.

@@ -43,9 +43,10 @@ impl Default for PublisherConfig {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum DropPolicy {
-    /// The source polled first moves on by one every interval, so each
-    /// source is first as often as any other and a slow link's losses are
-    /// shared.
+    /// The source that has lost the fewest frames is polled last, and so
+    /// is the next to lose one; ties go round, the first polled moving on
+    /// by one every interval. A slow link's losses go round the sources,
+    /// each losing about the same share of its frames.
     #[default]
     RoundRobin,
     /// The sources in the order they were declared, every interval: a slow

@@ -79,25 +79,37 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
                 range,
             });
         }
+        // Under round robin the source that has lost the fewest frames goes
+        // last, next in line to lose one, ties taken in turn: a slow link's
+        // losses go round the sources.
         let first = match self.policy {
             DropPolicy::RoundRobin => self.turn,
             DropPolicy::DeclarationOrder => 0,
         };
-        (0..n).find_map(|k| {
-            let i = (first + k) % n;
-            let s = self.sources.get(i)?;
+        let lost = |s: &Source<S>| match self.policy {
+            DropPolicy::RoundRobin => s.stats.frames_dropped,
+            DropPolicy::DeclarationOrder => 0,
+        };
+        let mut next: Option<(usize, u64)> = None;
+        for i in (0..n).map(|k| (first + k) % n) {
+            let Some(s) = self.sources.get(i) else {
+                continue;
+            };
             let unpolled = s.regions.unpolled();
-            if unpolled.is_empty() {
-                return None;
+            if !unpolled.is_empty() && next.is_none_or(|(_, most)| lost(s) > most) {
+                next = Some((i, lost(s)));
             }
-            // Storage that shrank under the queue is found by `take`.
-            let queued = s.storage.bytes().get(unpolled.clone());
-            let len = queued.and_then(frame_len_at).unwrap_or(unpolled.len());
-            Some(Due {
-                source: i,
-                handshake: false,
-                range: unpolled.start..unpolled.start + len,
-            })
+        }
+        let (i, _) = next?;
+        let s = self.sources.get(i)?;
+        let unpolled = s.regions.unpolled();
+        // Storage that shrank under the queue is found by `take`.
+        let queued = s.storage.bytes().get(unpolled.clone());
+        let len = queued.and_then(frame_len_at).unwrap_or(unpolled.len());
+        Some(Due {
+            source: i,
+            handshake: false,
+            range: unpolled.start..unpolled.start + len,
         })
     }
 
