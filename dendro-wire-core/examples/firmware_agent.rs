@@ -95,7 +95,7 @@ fn main() {
     }
 
     let mut out = Outbox::new(&mut frame);
-    let (mut link_up, mut cut) = (false, 0);
+    let mut link_up = false;
     for interval in 0..100u32 {
         if !link_up && write_preamble(&mut uart).is_ok() {
             link_up = true;
@@ -114,7 +114,7 @@ fn main() {
         if send_due(&mut uart, &mut publisher, &mut out).is_err() {
             // The frame cut off is given up; the next connection starts
             // over with handshakes and full state.
-            cut += out.abandon().map_or(0, |t| t.rows);
+            out.abandon(&mut publisher);
             link_up = false;
             publisher.disconnected();
         }
@@ -129,7 +129,7 @@ fn main() {
         stats.frames_sent,
         stats.rows_sent,
         stats.rows_observed,
-        cut,
+        stats.rows_cut,
         stats.rows_unsent,
         SIZE.frame_buffer,
         SIZE.storage,

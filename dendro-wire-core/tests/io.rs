@@ -345,7 +345,13 @@ fn a_writer_that_takes_nothing_is_an_error_not_a_hang() {
         );
         let (t, taken) = out.under_way().unwrap();
         assert_eq!((t.kind, taken), (dendro_wire_core::kind::HANDSHAKE, 0));
-        assert!(out.abandon().is_some());
+        let cut = out.abandon(p).unwrap();
+        assert_eq!(cut.kind, dendro_wire_core::kind::HANDSHAKE);
+        // Polled, so sent, and then cut: counted as both.
+        let st = p.stats();
+        assert_eq!((st.frames_sent, st.frames_cut, st.rows_cut), (1, 1, 0));
+        assert!(out.abandon(p).is_none(), "nothing left to give up");
+        assert_eq!(p.stats().frames_cut, 1);
         p.disconnected();
     });
     let e = write_preamble(&mut Closed).unwrap_err();

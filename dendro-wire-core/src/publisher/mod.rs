@@ -240,6 +240,13 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         Ok(stats)
     }
 
+    /// A frame polled and then cut off by its link: counted, not sent
+    /// whole.
+    fn cut(&mut self, t: &Transmit) {
+        self.stats.frames_cut += 1;
+        self.stats.rows_cut += u64::from(t.rows);
+    }
+
     /// Which source's frames a link too slow for them all loses
     /// ([`DropPolicy`]); [`DropPolicy::RoundRobin`] unless set.
     pub fn set_drop_policy(&mut self, policy: DropPolicy) {
