@@ -113,7 +113,8 @@ pub use preamble::{
 };
 pub use publisher::{
     Budget, DropPolicy, Observer, Outbox, PublishError, Publisher, PublisherConfig, PublisherStats,
-    Sizing, SourceDecl, SourceId, StreamId, Transmit, Waiting,
+    Sizing, SourceDecl, SourceId, StreamId, Transmit, Waiting, FAST_NAME_BYTES, FAST_ROW_BYTES,
+    FAST_WINDOW_BYTES,
 };
 pub use rows::{Row, RowIter, RowList, Rows, RowsBuilder, RowsHeader};
 pub use segment::Segment;

@@ -318,7 +318,7 @@ fn declarations_beyond_a_bound_are_refused() {
         p.add_source(&decl(&["a"], None), [0; 100]),
         Err(PublishError::StorageFull {
             source: 0,
-            needed: 80 + 44 + 25 + 37,
+            needed: 80 + 64 + 25 + 37,
             have: 100
         })
     );
@@ -713,10 +713,10 @@ fn a_slot_that_would_outgrow_the_full_is_refused_and_counted() {
 
 #[test]
 fn what_the_storage_cannot_hold_is_refused_and_what_it_holds_is_kept() {
-    // Declared: a 27-byte handshake, a 44-byte record, 25 bytes for the
-    // latest row of "a", a 37-byte head: 133 of 196 bytes.
-    let mut p: Publisher<[u8; 196], 1> = Publisher::new(PublisherConfig::default());
-    let s = p.add_source(&anonymous(&["a"]), [0; 196]).unwrap();
+    // Declared: a 27-byte handshake, a 64-byte record, 25 bytes for the
+    // latest row of "a", a 37-byte head: 153 of 216 bytes.
+    let mut p: Publisher<[u8; 216], 1> = Publisher::new(PublisherConfig::default());
+    let s = p.add_source(&anonymous(&["a"]), [0; 216]).unwrap();
     let a = s.stream(0);
     // Each row of 4 bytes is 29; the first also grows the latest slot by 4.
     p.observe(a, 1, 0, &[1; 4]).unwrap();
@@ -725,8 +725,8 @@ fn what_the_storage_cannot_hold_is_refused_and_what_it_holds_is_kept() {
         p.observe(a, 3, 0, &[3; 4]),
         Err(PublishError::StorageFull {
             source: 0,
-            needed: 137 + 3 * 29,
-            have: 196
+            needed: 157 + 3 * 29,
+            have: 216
         })
     );
     assert_eq!(p.stats().rows_refused, 1);

@@ -343,8 +343,8 @@ struct Model {
     full_every: u64,
     frame_buffer: usize,
     round_robin: bool,
-    intervals: u64,
     turn: usize,
+    next_turn: usize,
     sub: Subscriber<8>,
     rows_refused: u64,
     slots_refused: u64,
@@ -389,8 +389,9 @@ impl Model {
                 *earlier = true;
             }
         }
-        self.turn = (self.intervals % self.sources.len().max(1) as u64) as usize;
-        self.intervals += 1;
+        // The first polled moves on by one every interval.
+        self.turn = self.next_turn;
+        self.next_turn = (self.turn + 1) % self.sources.len().max(1);
     }
 
     /// The source whose frame is polled next, as the rules and the policy
@@ -581,8 +582,8 @@ fn run(seed: u64) -> Seen {
         full_every: config.full_every,
         frame_buffer: config.frame_buffer,
         round_robin,
-        intervals: 0,
         turn: 0,
+        next_turn: 0,
         sub: Subscriber::new(),
         rows_refused: 0,
         slots_refused: 0,

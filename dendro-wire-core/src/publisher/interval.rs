@@ -278,12 +278,12 @@ fn row_at(bytes: &[u8]) -> Option<(usize, i64)> {
 /// The earliest `ts` of the `count` rows of the `Rows` frame `frame`, if
 /// it has any.
 fn earliest_ts(frame: &[u8], count: u32) -> Option<i64> {
-    let mut rest = frame.get(ROWS_HEAD_BYTES..)?;
+    let mut at = ROWS_HEAD_BYTES;
     let mut earliest = None;
     for _ in 0..count {
-        let (_, fixed, _) = split_row(&mut rest)?;
-        let ts = tail(fixed).ts.get();
+        let (len, ts) = row_at(frame.get(at..)?)?;
         earliest = Some(earliest.map_or(ts, |e: i64| e.min(ts)));
+        at += len;
     }
     earliest
 }

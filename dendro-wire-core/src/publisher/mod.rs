@@ -40,6 +40,7 @@ pub use config::{DropPolicy, PublisherConfig, SourceDecl, SourceId, StreamId, Tr
 pub use error::PublishError;
 pub use observer::Observer;
 pub use outbox::Outbox;
+pub use row_path::{FAST_NAME_BYTES, FAST_ROW_BYTES, FAST_WINDOW_BYTES};
 pub use sizing::{Budget, Sizing};
 pub use stats::{PublisherStats, Waiting};
 
@@ -145,8 +146,9 @@ pub struct Publisher<S: Storage, const SOURCES: usize> {
     connected: bool,
     policy: DropPolicy,
     /// The source polled first this interval, under
-    /// [`DropPolicy::RoundRobin`].
+    /// [`DropPolicy::RoundRobin`], and the next interval.
     turn: usize,
+    next_turn: usize,
     /// What belongs to no source: intervals, connections, and rows refused
     /// for naming none. Each source counts the rest.
     stats: PublisherStats,
@@ -195,6 +197,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             connected: false,
             policy: DropPolicy::RoundRobin,
             turn: 0,
+            next_turn: 0,
             stats: PublisherStats {
                 intervals: 0,
                 connections: 0,
@@ -272,12 +275,36 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     /// [`SourceDecl::sizing`] gives the storage and frame buffer a source
     /// needs. On a device, lend storage as a `&'static mut [u8]`
     /// ([`Storage`]): an array given by value is copied through the stack.
-    // Out of line: it runs once a source, and a firmware that declares
-    // sources in more than one place had a copy of it at each.
-    #[inline(never)]
+    #[inline]
     pub fn add_source(
         &mut self,
         decl: &SourceDecl<'_>,
+        storage: S,
+    ) -> Result<SourceId, PublishError> {
+        self.declare(decl, 0, storage)
+    }
+
+    /// [`add_source`](Self::add_source), with each stream's slot for its
+    /// latest row (rule 3) made at once for the largest row `budget` gives,
+    /// rather than grown as larger rows come: no row within the budget
+    /// takes the slow path, the first included. Storage sized by
+    /// [`SourceDecl::sizing`] for the same budget holds it.
+    pub fn add_source_for(
+        &mut self,
+        decl: &SourceDecl<'_>,
+        budget: &Budget,
+        storage: S,
+    ) -> Result<SourceId, PublishError> {
+        self.declare(decl, budget.largest_row, storage)
+    }
+
+    // Out of line: it runs once a source, and a firmware that declares
+    // sources in more than one place had a copy of it at each.
+    #[inline(never)]
+    fn declare(
+        &mut self,
+        decl: &SourceDecl<'_>,
+        largest_row: usize,
         mut storage: S,
     ) -> Result<SourceId, PublishError> {
         if self.sources.is_full() {
@@ -285,7 +312,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         }
         let ordinal = self.sources.len() as u32;
         let limit = self.config.frame_buffer;
-        let declared = Source::declare(ordinal, decl, &mut storage, limit)?;
+        let declared = Source::declare(ordinal, decl, largest_row, &mut storage, limit)?;
         let mut source = declared.into_source(storage);
         if self.connected {
             source.connection_opened();
@@ -468,9 +495,13 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             s.regions.interval_ended();
         }
         // The first interval's frames are polled from source 0, the next
-        // one's from source 1, and so on round.
-        let n = self.sources.len().max(1) as u64;
-        self.turn = (self.stats.intervals % n) as usize;
+        // one's from source 1, and so on round; counted, not divided: a
+        // 64-bit division is a kilobyte of a Cortex-M0's flash.
+        self.turn = self.next_turn;
+        self.next_turn = match self.turn + 1 < self.sources.len() {
+            true => self.turn + 1,
+            false => 0,
+        };
         self.stats.intervals += 1;
     }
 

@@ -91,7 +91,8 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             DropPolicy::DeclarationOrder => 0,
         };
         let mut next: Option<(usize, u64)> = None;
-        for i in (0..n).map(|k| (first + k) % n) {
+        // From `first` round to it, without a division.
+        for i in (first..n).chain(0..first) {
             let Some(s) = self.sources.get(i) else {
                 continue;
             };

@@ -33,9 +33,8 @@ use zerocopy::little_endian::{U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use super::error::PublishError;
-use super::row_path::SMALL_ROW_BYTES;
 use crate::codec::{copy, LEN_BYTES};
-use crate::rows::{NAME_WORD, ROWS_HEAD_BYTES, TAIL_BYTES};
+use crate::rows::{ROWS_HEAD_BYTES, TAIL_BYTES};
 use crate::storage::Storage;
 use crate::LENGTH_PREFIX_BYTES;
 
@@ -293,7 +292,7 @@ impl Regions {
     /// The map as the row path holds it across rows: where the records, the
     /// slots and the frame start, the frame's size and rows, and the most
     /// it may grow to. `streams` is the streams a row may go on.
-    #[inline]
+    #[inline(always)]
     pub(super) fn cursor(&self, streams: u32, rows: u32, room: usize) -> RowCursor {
         RowCursor {
             table_at: self.ends[Region::IndexName as usize],
@@ -391,10 +390,16 @@ impl RowCursor {
         self.table_at + stream as usize * REC
     }
 
-    /// Where the frame's byte `at` is in the storage.
+    /// The storage split at the frame under way: everything before it (the
+    /// records among it, at [`record_at`](Self::record_at)), and the frame
+    /// onwards (its byte `at` at `at`).
+    #[cfg(unaligned_words)]
     #[inline(always)]
-    pub(super) fn in_frame(&self, at: usize) -> usize {
-        self.frame_at + at
+    pub(super) fn split_at_frame<'a>(
+        &self,
+        bytes: &'a mut [u8],
+    ) -> Option<(&'a mut [u8], &'a mut [u8])> {
+        bytes.split_at_mut_checked(self.frame_at)
     }
 
     /// The storage split at the frame and at the slots: everything before
@@ -413,30 +418,30 @@ impl RowCursor {
 }
 
 /// One stream's record in its source's table: all a row on it reads, in one
-/// place.
+/// place. 64 bytes, so that a record's place is a shift.
 #[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
 #[repr(C)]
 pub(super) struct StreamRec {
     /// The name as a row carries it — length prefix, then bytes — padded
-    /// with zeros to a word, or its first word if longer: a name of up to
-    /// 12 bytes is copied into a row as this one move. Its first four bytes
-    /// are the name's length.
-    pub(super) word: [u8; WORD],
+    /// with zeros, or its first [`HEAD`] bytes if longer: a name of up to
+    /// [`FAST_NAME_BYTES`] is copied into a row from here in whole words.
+    /// Its first four bytes are the name's length.
+    pub(super) head: [u8; HEAD],
     /// Its slot's size: the largest row seen, encoded, and never less than
     /// the name and an empty row.
     pub(super) cap: U32,
-    /// The longest row the row path's short path takes on this stream:
-    /// up to 32 bytes that fit its slot, on a name of up to 12 bytes; 0 on
-    /// a longer name.
+    /// The longest row the row path's short path takes on this stream: up
+    /// to [`FAST_ROW_BYTES`] that fit its slot, on a name of up to
+    /// [`FAST_NAME_BYTES`]; 0 on a longer name.
     pub(super) small: U32,
-    /// Where this interval's last row of the stream starts in the frame;
+    /// Where this frame's last row of the stream starts in the frame;
     /// [`UNSEEN`] before its first.
     pub(super) last_at: U32,
     /// Where its slot starts in the latest region.
     pub(super) slot: U32,
     /// The latest row's encoded size; 0 before the first.
     pub(super) len: U32,
-    /// The interval it was last observed in, set as the interval ends.
+    /// The `seq` of the frame its latest row was in.
     pub(super) seen: U64,
 }
 
@@ -444,13 +449,13 @@ impl StreamRec {
     /// The stream name's length.
     #[inline]
     pub(super) fn name(&self) -> usize {
-        le_u32(&self.word[..LEN_BYTES]) as usize
+        le_u32(&self.head[..LEN_BYTES]) as usize
     }
 
     pub(super) fn set_cap(&mut self, cap: usize) {
         let head = LEN_BYTES + self.name();
-        let small = match head <= WORD {
-            true => cap.saturating_sub(head + TAIL).min(SMALL_ROW_BYTES),
+        let small = match head <= HEAD {
+            true => cap.saturating_sub(head + TAIL).min(FAST_ROW_BYTES),
             false => 0,
         };
         self.cap = U32::new(cap as u32);
@@ -458,52 +463,61 @@ impl StreamRec {
     }
 }
 
+/// The most of a name's encoded head a record keeps: its length and
+/// [`FAST_NAME_BYTES`] of it.
+pub(super) const HEAD: usize = LEN_BYTES + FAST_NAME_BYTES;
+const _: () = assert!(REC == 64);
+
 /// A record's size.
 pub(super) const REC: usize = core::mem::size_of::<StreamRec>();
-/// Where [`StreamRec::last_at`] is in a record.
-pub(super) const LAST_AT: usize = core::mem::offset_of!(StreamRec, last_at);
 /// `seen` of a stream never observed.
 pub(super) const NEVER: u64 = u64::MAX;
 /// `last_at` of a stream not observed in the interval under way.
 pub(super) const UNSEEN: u32 = u32::MAX;
 /// A row's fixed run: `ts`, `wall_offset`, the row's length.
 pub(super) const TAIL: usize = TAIL_BYTES;
-/// A prepared name copied as one word.
-pub(super) const WORD: usize = NAME_WORD;
+/// The longest name and row the row path's short path takes.
+pub(super) use super::row_path::{FAST_NAME_BYTES, FAST_ROW_BYTES};
 
-/// `bytes.copy_within(from, to)`, through a small buffer so that no piece
-/// overlaps where it goes: `copy_within` is a `memmove`, 1.6 KB of flash on
-/// a Cortex-M built for size, for moves that are rare there (a slot set, a
-/// stream's latest row outgrowing its slot) and short (the 1.6 KB are
-/// `cargo xtask firmware`'s agent's). A move that does not fit in `bytes`
-/// moves nothing.
+/// `bytes.copy_within(from, to)`, in pieces of 16 bytes each read whole
+/// before it is written, so that no piece lands on bytes still to move:
+/// `copy_within` is a `memmove`, 1.6 KB of flash on a Cortex-M built for
+/// size (and keeps a panic there), for moves that are rare (a slot set, a
+/// stream's latest row outgrowing its slot, frames polled). A move that
+/// does not fit in `bytes` moves nothing.
 pub(super) fn move_bytes(bytes: &mut [u8], from: Range<usize>, to: usize) {
-    const PIECE: usize = 64;
-    let mut piece = [0u8; PIECE];
+    const PIECE: usize = 16;
     let len = from.len();
     if from.end > bytes.len() || to.saturating_add(len) > bytes.len() {
         return;
     }
-    let mut done = 0;
-    while done < len {
-        let n = (len - done).min(PIECE);
-        // Upwards from the end, downwards from the start, so that no piece
-        // lands on bytes still to move.
-        let at = if to > from.start {
-            len - done - n
-        } else {
-            done
+    let (pieces, rest) = (len / PIECE, len % PIECE);
+    // Upwards from the end, downwards from the start.
+    let up = to > from.start;
+    let mut piece = |at: usize| -> Option<()> {
+        let read: [u8; PIECE] = *bytes.get(from.start + at..)?.first_chunk()?;
+        // Written by the out-of-line copy: a read and a write the compiler
+        // sees whole it merges into a `memmove`.
+        copy(bytes.get_mut(to + at..)?.first_chunk_mut::<PIECE>()?, &read)
+    };
+    for k in 0..pieces {
+        let at = match up {
+            true => rest + (pieces - 1 - k) * PIECE,
+            false => k * PIECE,
         };
-        let (src, dst) = (from.start + at, to + at);
-        let (Some(p), Some(src)) = (piece.get_mut(..n), bytes.get(src..src + n)) else {
-            return;
+        let _ = piece(at);
+    }
+    // The last few bytes, one at a time, on the side the pieces left.
+    for k in 0..rest {
+        let at = match up {
+            true => rest - 1 - k,
+            false => pieces * PIECE + k,
         };
-        copy(p, src);
-        let (Some(dst), Some(p)) = (bytes.get_mut(dst..dst + n), piece.get(..n)) else {
-            return;
-        };
-        copy(dst, p);
-        done += n;
+        if let Some(&b) = bytes.get(from.start + at) {
+            if let Some(d) = bytes.get_mut(to + at) {
+                *d = b;
+            }
+        }
     }
 }
 

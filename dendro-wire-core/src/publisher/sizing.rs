@@ -4,6 +4,7 @@
 
 use super::config::SourceDecl;
 use super::regions::{REC, TAIL};
+use super::row_path::{FAST_NAME_BYTES, FAST_ROW_BYTES, FAST_WINDOW_BYTES};
 use crate::codec::LEN_BYTES;
 use crate::framing::HEAD_BYTES;
 use crate::rows::ROWS_HEAD_BYTES;
@@ -24,7 +25,7 @@ use crate::rows::ROWS_HEAD_BYTES;
 /// };
 /// // Each stream read once an interval, 2 bytes a reading.
 /// const SIZE: dendro_wire_core::Sizing = DECL.sizing(&Budget::rows(2, 2));
-/// assert_eq!((SIZE.storage, SIZE.frame_buffer), (482, 169));
+/// assert_eq!((SIZE.storage, SIZE.frame_buffer), (577, 224));
 ///
 /// let mut storage = [0u8; SIZE.storage]; // on a device, a `static`
 /// let mut p: Publisher<&mut [u8], 1> = Publisher::new(PublisherConfig {
@@ -89,13 +90,21 @@ pub struct Sizing {
     /// Of `frame_buffer`, the room a connection's first `Rows` frame keeps
     /// for the latest row of every stream (rule 3).
     pub latest_rows: usize,
+    /// Of `storage` and of `frame_buffer` each, the room kept past the
+    /// last row of an interval for the row path's fixed window
+    /// ([`FAST_WINDOW_BYTES`](crate::FAST_WINDOW_BYTES)), so that every row
+    /// takes the short path; 0 if no row within the budget can (every name
+    /// longer than [`FAST_NAME_BYTES`](crate::FAST_NAME_BYTES), or rows
+    /// longer than [`FAST_ROW_BYTES`](crate::FAST_ROW_BYTES)). Without it
+    /// nothing is refused, but the last rows go the slow way.
+    pub fast_path_room: usize,
 }
 
 impl SourceDecl<'_> {
     /// The storage and frame buffer this source needs for `budget`, so
     /// that nothing it is given within it is refused: the sum of what
     /// [`add_source`](crate::Publisher::add_source) keeps for it (its
-    /// handshake and index stream name, a record of 44 bytes a stream, the
+    /// handshake and index stream name, a record of 64 bytes a stream, the
     /// latest row of each stream at its largest), its slots (the `Full`
     /// blob and the changes of an interval for the `Delta`), and the frames
     /// of two intervals: those that wait to be polled and the next
@@ -103,7 +112,10 @@ impl SourceDecl<'_> {
     /// closes, once the others are gone. An interval's frames are a `Rows`
     /// frame, one more for each slot change between its rows (rule 9), the
     /// entries before them, and on a connection's first the latest row of
-    /// every other stream (rule 3).
+    /// every other stream (rule 3). Both also keep room for the row path's
+    /// fixed window past an interval's last row, so that every row of up
+    /// to [`FAST_ROW_BYTES`](crate::FAST_ROW_BYTES) on a name of up to
+    /// [`FAST_NAME_BYTES`](crate::FAST_NAME_BYTES) takes the short path.
     ///
     /// ```text
     /// latest   = Σ streams (4 + name + 20 + largest_row)
@@ -117,9 +129,10 @@ impl SourceDecl<'_> {
     /// entries  = (2 × changes + 1) × (42 + index name)
     ///            + 2 × (full + delta)                     (two intervals'; 0 without)
     /// repeated = latest − row, or latest with no rows     (rule 3's, once)
-    /// storage  = handshake + index name + 44 × streams + latest
-    ///            + full + delta + 2 × frames + entries + repeated
-    /// frame_buffer = max(handshake, index, rows + latest)
+    /// fast     = max(0, 88 − row), or 0 if no row can take the short path
+    /// storage  = handshake + index name + 64 × streams + latest
+    ///            + full + delta + 2 × frames + entries + repeated + fast
+    /// frame_buffer = max(handshake, index, rows + latest + fast)
     /// ```
     ///
     /// A link that drops entries makes the next a `Full`; storage that
@@ -139,12 +152,15 @@ impl SourceDecl<'_> {
             + self.metadata.wire_bytes()
             + 8
             + 1;
-        let (mut latest, mut longest, mut i) = (0, 0, 0);
+        let (mut latest, mut longest, mut shortest, mut i) = (0, 0, usize::MAX, 0);
         while i < self.streams.len() {
             let name = self.streams[i].len();
             latest += LEN_BYTES + name + TAIL + budget.largest_row;
             if name > longest {
                 longest = name;
+            }
+            if name < shortest {
+                shortest = name;
             }
             i += 1;
         }
@@ -167,6 +183,11 @@ impl SourceDecl<'_> {
             0 => latest,
             _ => latest.saturating_sub(row),
         };
+        // The window past the last row's start, less the row itself.
+        let fast = match shortest <= FAST_NAME_BYTES && budget.largest_row <= FAST_ROW_BYTES {
+            true => FAST_WINDOW_BYTES.saturating_sub(row),
+            false => 0,
+        };
         let storage = handshake
             + index_name
             + REC * self.streams.len()
@@ -175,8 +196,9 @@ impl SourceDecl<'_> {
             + delta
             + 2 * frames
             + entries
-            + repeated;
-        let mut frame_buffer = rows + latest;
+            + repeated
+            + fast;
+        let mut frame_buffer = rows + latest + fast;
         if handshake > frame_buffer {
             frame_buffer = handshake;
         }
@@ -187,6 +209,7 @@ impl SourceDecl<'_> {
             storage,
             frame_buffer,
             latest_rows: latest,
+            fast_path_room: fast,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! One declared source's state: its storage and the map of it, its `seq`
 //! and index state, and what it owes and has sent on the connection.
 
-use super::regions::{Region, Regions, RowCursor, StreamRec, REC, WORD};
+use super::regions::{Region, Regions, RowCursor, StreamRec, HEAD, REC};
 use super::stats::SourceCounts;
 use crate::codec::LEN_BYTES;
 use crate::index_state::{IndexState, SlotSetHash};
@@ -78,23 +78,24 @@ impl<S: Storage> Source<S> {
         self.regions.record(self.storage.bytes(), i)
     }
 
-    /// The place of the stream named `name`. A name of up to 12 bytes is
-    /// found by its prepared word, one comparison a stream.
+    /// The place of the stream named `name`. A name of up to
+    /// [`FAST_NAME_BYTES`](super::regions::FAST_NAME_BYTES) bytes is
+    /// found by the head its record keeps, one comparison a stream.
     pub(super) fn find_stream(&self, name: &[u8]) -> Option<u32> {
-        let head = LEN_BYTES + name.len();
-        if head > WORD {
+        let len = LEN_BYTES + name.len();
+        if len > HEAD {
             return (0..self.streams).find(|&i| self.stream_name(i) == Some(name));
         }
-        let mut word = [0u8; WORD];
-        word[..LEN_BYTES].copy_from_slice(&(name.len() as u32).to_le_bytes());
-        word[LEN_BYTES..head].copy_from_slice(name);
+        let mut head = [0u8; HEAD];
+        head[..LEN_BYTES].copy_from_slice(&(name.len() as u32).to_le_bytes());
+        head[LEN_BYTES..len].copy_from_slice(name);
         let table = self
             .storage
             .bytes()
             .get(self.regions.range(Region::Table))?;
         table
             .chunks_exact(REC)
-            .position(|rec| rec.first_chunk::<WORD>() == Some(&word))
+            .position(|rec| rec.first_chunk::<HEAD>() == Some(&head))
             .map(|i| i as u32)
     }
 
@@ -107,13 +108,13 @@ impl<S: Storage> Source<S> {
     }
 
     /// Where the frame under way stands, for the row path.
-    #[inline]
+    #[inline(always)]
     pub(super) fn cursor(&self) -> RowCursor {
         self.regions.cursor(self.streams, self.rows, self.room)
     }
 
     /// The row path's cursor, written back.
-    #[inline]
+    #[inline(always)]
     pub(super) fn set_cursor(&mut self, cursor: &RowCursor) {
         self.regions.set_frame_len(cursor.at);
         self.rows = cursor.rows;
