@@ -60,10 +60,11 @@ use crate::index_state::{SlotSetHash, NO_INDEX_STATE};
 /// pulls the frames the rules then require with
 /// [`poll_transmit`](Self::poll_transmit) until it returns `None`. It never
 /// decides what comes next; the publisher does, so a program that only
-/// calls it cannot send a stream that breaks rules 1 to 8:
+/// calls it cannot send a stream that breaks rules 1 to 9:
 ///
 /// - every connection starts with a handshake per source, ordinals from 0
-///   in declaration order (rules 1, 8), and a frame for a source whose
+///   in declaration order, each due as the connection opens and polled
+///   before any other frame (rules 1, 8), and a frame for a source whose
 ///   handshake has not gone out is refused (rule 1);
 /// - a connection's first `Index` for a source is a `Full` with every slot
 ///   (rule 2), and a `Full` goes again every
@@ -71,12 +72,16 @@ use crate::index_state::{SlotSetHash, NO_INDEX_STATE};
 ///   between, a `Delta` carries what changed, each with the
 ///   [`SlotSetHash`] of the whole set;
 /// - a connection's first `Rows` frame for a source carries the latest row
-///   of every stream (rule 3);
-/// - each interval sends a source's index entry before its rows (rule 4),
-///   stamped no later than any row sent after it (rule 5), then exactly one
-///   `Rows` frame, empty when nothing was observed, with the next `seq`
-///   (rule 6) — spent even when the frame is never sent, so a frame lost on
-///   the way is a gap.
+///   of every other stream still observed against the slots as they are
+///   (rule 3, which yields to rule 9);
+/// - every `Rows` frame carries its rows under the slots they were
+///   observed against: a slot changed between two readings closes the
+///   frame under way first (rule 9);
+/// - a source's index entry goes before the rows that need it (rule 4),
+///   stamped no later than any row after it (rule 5); each interval closes
+///   at least one `Rows` frame, empty when nothing was observed, and every
+///   frame has the next `seq` (rule 6) — spent even when it is never sent,
+///   so a frame lost on the way is a gap.
 ///
 /// Nothing allocates. Each source's bytes live in a [`Storage`] the caller
 /// supplies; what does not fit it, or would make a frame larger than

@@ -23,7 +23,7 @@ use crate::storage::Storage;
 pub const FAST_NAME_BYTES: usize = 32;
 /// The longest row the short path takes.
 pub const FAST_ROW_BYTES: usize = 32;
-/// The bytes past a row's start [`put_small`] may write: the name as a row
+/// The bytes past a row's start the short path may write: the name as a row
 /// carries it (its length prefix, then up to [`FAST_NAME_BYTES`]), the
 /// fixed run, and room for the longest row in whole words. A frame and its
 /// storage keep this much room past the last row's start
