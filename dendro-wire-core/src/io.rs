@@ -467,9 +467,7 @@ pub mod asynch {
     /// `WriteReady::write_ready` of a writer.
     type ReadyFn<W> = fn(&mut W) -> Result<bool, <W as embedded_io_async::ErrorType>::Error>;
 
-    impl<'a, 'b, W: embedded_io_async::ErrorType, S: Storage, const N: usize>
-        SendDue<'a, 'b, W, S, N>
-    {
+    impl<'a, 'b, W: embedded_io_async::ErrorType, S: Storage, const N: usize> SendDue<'a, 'b, W, S, N> {
         fn new(
             w: &'a mut W,
             publisher: &'a mut Publisher<S, N>,

@@ -479,7 +479,10 @@ fn the_async_drains_dropped_at_any_await_send_the_stream_whole() {
                 // send_ready stopped where it would have waited.
                 budget.set(budget.get() + 23);
             });
-            assert_eq!(link.out, want, "ready_only {ready_only}, dropped at wait {drop_at}");
+            assert_eq!(
+                link.out, want,
+                "ready_only {ready_only}, dropped at wait {drop_at}"
+            );
             if ready_only {
                 // It writes only what the link is ready for: it never waits,
                 // it returns, and the caller samples on.

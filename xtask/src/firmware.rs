@@ -411,7 +411,9 @@ fn measure(board: &Board, out: &Path, programs: &[&str]) -> Result<(), String> {
         if ticks == 0 || observed == 0 {
             return Err(format!("{program} counted no ticks: is SysTick running?"));
         }
-        let limits = OBSERVE_INSTRUCTIONS_LIMIT.iter().filter(|(p, ..)| p == program);
+        let limits = OBSERVE_INSTRUCTIONS_LIMIT
+            .iter()
+            .filter(|(p, ..)| p == program);
         let keys: Vec<_> = limits.clone().collect();
         for (_, key, limit) in limits {
             // `plain` measures half its rows at each length.
