@@ -28,6 +28,9 @@
 //!   `-icount`, read through SysTick), each held to its ceiling.
 //! - `net-agent` (Cortex-M3 only) streams over TCP into a live `dendro-wire
 //!   listen` (`net.rs`).
+//! - `embassy_agent` (Cortex-M0 only) is built, not run, against
+//!   embassy-net's `TcpSocket`: the pattern of sampling while the async
+//!   drain waits, on the real types.
 //!
 //! Then it prints every program's footprint in one table (`footprint.rs`),
 //! read from the ELF's section headers (flash, static RAM) and from the
@@ -150,6 +153,25 @@ pub(crate) fn run() -> Result<(), String> {
         &dir,
     )?;
     table.push(crate::net::run(&BOARDS[0], &dir, &tool)?);
+
+    // Built, not run: no board QEMU models for the Cortex-M0 has a network
+    // controller. It must build against embassy-net's real `TcpSocket`.
+    let dir = out.join("embassy");
+    fresh_dir(&dir)?;
+    let m0 = &BOARDS[1];
+    build_programs(
+        &source,
+        &build,
+        m0.target,
+        &["--features", "embassy"],
+        &["embassy_agent"],
+        &dir,
+    )?;
+    let mut f = crate::footprint::sections(m0, "embassy_agent", &dir.join("embassy_agent.elf"))?;
+    f.note = "embassy-net's TcpSocket, drained by io::asynch::send_due raced against the tick; \
+              built, not run (no stack figure)"
+        .into();
+    table.push(f);
 
     crate::footprint::print(&table);
     crate::footprint::within_ceilings(&table)?;

@@ -15,30 +15,32 @@ use crate::firmware::Board;
 /// and for its narrower instructions, RISC-V for its larger code.
 fn flash_limit(target: &str, program: &str) -> u64 {
     match (target, program) {
-        // Measured 17,264 B.
+        // Measured 17,340 B.
         ("thumbv7m-none-eabi", "agent") => 17_600,
-        // Measured 18,468 B.
+        // Measured 18,520 B.
         ("thumbv6m-none-eabi", "agent") => 18_830,
-        // Measured 21,144 B.
+        // Measured 21,326 B.
         ("riscv32imc-unknown-none-elf", "agent") => 21_560,
-        // Measured 10,484 B.
+        // Measured 10,536 B.
         ("thumbv7m-none-eabi", "plain") => 10_690,
-        // Measured 11,232 B.
+        // Measured 11,220 B.
         ("thumbv6m-none-eabi", "plain") => 11_450,
-        // Measured 12,948 B.
+        // Measured 12,970 B.
         ("riscv32imc-unknown-none-elf", "plain") => 13_200,
-        // Measured 15,420 B.
+        // Measured 15,528 B.
         ("thumbv7m-none-eabi", "device") => 15_720,
         // Measured 16,292 B (issue 29 sought 14,336).
         ("thumbv6m-none-eabi", "device") => 16_610,
-        // Measured 19,192 B.
+        // Measured 19,342 B.
         ("riscv32imc-unknown-none-elf", "device") => 19_570,
-        // Measured 15,620 B.
+        // Measured 15,728 B.
         ("thumbv7m-none-eabi", "async_device") => 15_940,
-        // Measured 16,504 B.
+        // Measured 16,536 B.
         ("thumbv6m-none-eabi", "async_device") => 16_840,
-        // Measured 19,550 B.
+        // Measured 19,534 B.
         ("riscv32imc-unknown-none-elf", "async_device") => 19_950,
+        // Measured 21,700 B, embassy-net and smoltcp most of it.
+        ("thumbv6m-none-eabi", "embassy_agent") => 22_150,
         // Measured 42,268 B, of which smoltcp is most.
         ("thumbv7m-none-eabi", "net-agent") => 43_100,
         _ => 16 * 1024,

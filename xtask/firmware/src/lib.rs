@@ -427,8 +427,9 @@ pub mod measure {
 /// can still panic (an index, an `unwrap`, an overflow check, a slice
 /// bound) fails to link, naming it. LTO drops the handler, and the call,
 /// only when no panic is reachable. The network agent keeps a handler that
-/// reports: smoltcp has panic paths of its own (feature `net`).
-#[cfg(not(feature = "net"))]
+/// reports: smoltcp has panic paths of its own (feature `net`), and so
+/// has embassy-net (feature `embassy`).
+#[cfg(not(any(feature = "net", feature = "embassy")))]
 #[panic_handler]
 fn panic(_: &PanicInfo<'_>) -> ! {
     extern "Rust" {
@@ -439,9 +440,9 @@ fn panic(_: &PanicInfo<'_>) -> ! {
     unsafe { a_panic_path_survives_in_this_firmware_build_see_xtask_firmware_rs() }
 }
 
-/// A panic in the network agent: the file and line, then QEMU stops with a
-/// failure. The message is not printed, which would take `core::fmt`.
-#[cfg(feature = "net")]
+/// A panic in the network agents: the file and line, then QEMU stops with
+/// a failure. The message is not printed, which would take `core::fmt`.
+#[cfg(any(feature = "net", feature = "embassy"))]
 #[panic_handler]
 fn panic(info: &PanicInfo<'_>) -> ! {
     let mut out = Console::open();
