@@ -58,7 +58,7 @@
 //! decoded, in one pass, so that iterating a decoded view cannot fail. The
 //! stream-level rules of §5 live in two state machines: [`Publisher`], which
 //! decides every frame a sender sends (a program that only calls it cannot
-//! break rules 1 to 8), and [`Subscriber`], which judges every frame a
+//! break rules 1 to 9), and [`Subscriber`], which judges every frame a
 //! receiver is given. `docs/ARCHITECTURE.md` in the repository maps each
 //! rule to its item.
 //!

@@ -1,4 +1,4 @@
-//! The sending side of the protocol ([protocol §5](crate::protocol), rules 1 to 8) as a sans-IO
+//! The sending side of the protocol ([protocol §5](crate::protocol), rules 1 to 9) as a sans-IO
 //! state machine: the caller says what happened, and pulls the frames the
 //! rules require.
 //!

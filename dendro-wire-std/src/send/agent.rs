@@ -119,10 +119,13 @@ struct Queued {
 /// source, index changes first (a `Delta` whose `state` is the
 /// [`SlotSetHash`](dendro_wire_core::SlotSetHash) of the whole slot set,
 /// or a `Full` every [`full_every`](AgentConfig::full_every) intervals),
-/// then exactly one `Rows` frame, empty when nothing was observed (rules 4,
-/// 6, 7). A new connection opens with every handshake from ordinal 0, a
-/// `Full` for every indexed source, and a `Rows` frame carrying the latest
-/// observation of every stream (rules 2, 3, 8).
+/// then a `Rows` frame, empty when nothing was observed (rules 4, 6, 7);
+/// a slot changed between two readings closes the frame under way first,
+/// so every row goes under the slots it was observed against (rule 9). A
+/// new connection opens with every handshake from ordinal 0, a `Full` for
+/// every indexed source, and a `Rows` frame carrying the latest
+/// observation of every stream still observed against the slots as they
+/// are (rules 2, 3, 8).
 ///
 /// It never waits on the transport: frames go into a bounded
 /// [`FrameQueue`](crate::FrameQueue) that a transport thread drains, and a
