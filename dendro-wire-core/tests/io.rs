@@ -472,7 +472,8 @@ fn the_async_drains_dropped_at_any_await_send_the_stream_whole() {
                         }
                     }
                 };
-                drop(drain);
+                // The drain is dropped here, at its last use: nothing of it
+                // runs on, and the publisher and outbox are the caller's again.
                 if finished && p.waiting().frames == 0 && out.under_way().is_none() {
                     break;
                 }
