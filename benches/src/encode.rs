@@ -142,7 +142,6 @@ const MACHINE_STORAGE: usize = 16 * 1024;
 pub struct MachineEncoder {
     pub(crate) publisher: Box<Publisher<[u8; MACHINE_STORAGE], 1>>,
     pub(crate) source: SourceId,
-    pub(crate) scratch: Vec<u8>,
 }
 
 impl Default for MachineEncoder {
@@ -168,11 +167,7 @@ impl MachineEncoder {
                 .expect("a slot");
         }
         publisher.connected();
-        MachineEncoder {
-            publisher,
-            source,
-            scratch: vec![0; 8192],
-        }
+        MachineEncoder { publisher, source }
     }
 
     /// Every frame of `input` through the machine, one interval each: each
@@ -212,8 +207,7 @@ impl MachineEncoder {
                 }
             }
             self.publisher.end_interval();
-            while let Some((bytes, t)) = self.publisher.poll_frame(&mut self.scratch).expect("room")
-            {
+            while let Some((bytes, t)) = self.publisher.poll_frame().expect("room") {
                 if t.kind == kind::ROWS {
                     n += bytes.len();
                     sent(bytes);

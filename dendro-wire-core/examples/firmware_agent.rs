@@ -1,15 +1,15 @@
-//! A firmware-style agent: one 4 KiB frame buffer, the source kept in a
-//! fixed array, no allocator, frames out over an `embedded_io::Write` (here
+//! A firmware-style agent: one frame buffer, the source kept in a fixed
+//! array, both sized by `SourceDecl::sizing`, no allocator, frames out over an `embedded_io::Write` (here
 //! a pretend UART that records what it sent and drops the link once).
 //!
 //! The agent never decides which frame comes next: it tells the publisher
 //! what happened — connected, a reading, a channel switched, the interval
 //! ended — and sends what the publisher has due with `io::send_due`, through
 //! an `Outbox` that keeps a frame the UART took only part of. The
-//! handshake, the Full index, the one Rows frame per interval, the latest
-//! reading of every stream on a reconnect: the publisher's rules, not the
-//! agent's. The storage and the frame buffer are sized by
-//! `SourceDecl::sizing`. The same calls build in `cargo xtask no-std`, a
+//! handshake, the Full index, a Rows frame per interval (closed early when a
+//! channel switches between two readings, so each reading goes under the
+//! channels it was taken with), the latest reading of every stream on a
+//! reconnect: the publisher's rules, not the agent's. The same calls build in `cargo xtask no-std`, a
 //! program with no allocator.
 //!
 //! Run with `cargo run -p dendro-wire-core --example firmware_agent --features embedded-io`.
@@ -95,7 +95,7 @@ fn main() {
     }
 
     let mut out = Outbox::new(&mut frame);
-    let (mut link_up, mut cut) = (false, 0);
+    let mut link_up = false;
     for interval in 0..100u32 {
         if !link_up && write_preamble(&mut uart).is_ok() {
             link_up = true;
@@ -114,7 +114,7 @@ fn main() {
         if send_due(&mut uart, &mut publisher, &mut out).is_err() {
             // The frame cut off is given up; the next connection starts
             // over with handshakes and full state.
-            cut += out.abandon().map_or(0, |t| t.rows);
+            out.abandon(&mut publisher);
             link_up = false;
             publisher.disconnected();
         }
@@ -129,7 +129,7 @@ fn main() {
         stats.frames_sent,
         stats.rows_sent,
         stats.rows_observed,
-        cut,
+        stats.rows_cut,
         stats.rows_unsent,
         SIZE.frame_buffer,
         SIZE.storage,

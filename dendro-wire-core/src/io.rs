@@ -5,11 +5,13 @@
 //! A publisher's frames go out through [`send_due`] (blocking: every frame
 //! due, each in as many writes as the writer takes), [`send_ready`] (only
 //! what a [`WriteReady`](embedded_io::WriteReady) writer takes now, for a
-//! main loop that must not block on a full socket) and
-//! [`asynch::send_due`] (awaiting, for embassy-net's `TcpSocket` and any
-//! `embedded_io_async::Write`); each keeps the frame under way in an
-//! [`Outbox`], so a write that takes part of it loses nothing and copies
-//! nothing again.
+//! main loop that must not block on a full socket), and their async forms
+//! [`asynch::send_due`] (awaiting every frame) and [`asynch::send_ready`]
+//! (never waiting: for an async loop that samples on while embassy-net's
+//! `TcpSocket`, or any `embedded_io_async` writer that says when it is
+//! ready, drains); each keeps the frame under way in an [`Outbox`], so a
+//! write that takes part of it loses nothing and copies nothing again, and
+//! the async ones may be dropped at any await ([`asynch`] says how).
 //!
 //! ```
 //! # #[cfg(feature = "embedded-io")] {
@@ -207,8 +209,10 @@ fn preamble_read<E>(preamble: &[u8], have: usize) -> Result<(), IoError<E>> {
 
 /// The same functions for `embedded-io` and `embedded-io-async`: the traits
 /// differ, and the async ones are awaited (`$aw` is `.await` or nothing).
+/// `$read_note` and `$write_note` end the docs of the functions that read
+/// and write: their cancel-safety, for the async ones.
 macro_rules! device_io {
-    ($read:path, $write:path, $($async:ident)? ; $($aw:tt)*) => {
+    ($read:path, $write:path, $read_note:literal, $write_note:literal, $($async:ident)? ; $($aw:tt)*) => {
         /// Fill `buf` from the reader until it is full or the stream ends;
         /// the bytes read.
         $($async)? fn fill<R: $read>(r: &mut R, buf: &mut [u8]) -> Result<usize, IoError<R::Error>> {
@@ -225,6 +229,7 @@ macro_rules! device_io {
         }
 
         /// Read and check the preamble.
+        #[doc = $read_note]
         pub $($async)? fn read_preamble<R: $read>(r: &mut R) -> Result<(), IoError<R::Error>> {
             let mut preamble = [0u8; PREAMBLE_BYTES];
             let have = fill(r, &mut preamble)$($aw)*?;
@@ -234,6 +239,7 @@ macro_rules! device_io {
         /// Read the next frame into `buf` and decode it there; `None` at a
         /// clean end (a frame boundary). A frame larger than `buf` is
         /// refused from its length prefix, before its bytes are read.
+        #[doc = $read_note]
         pub $($async)? fn read_frame<'b, R: $read>(
             r: &mut R,
             buf: &'b mut [u8],
@@ -284,11 +290,13 @@ macro_rules! device_io {
         }
 
         /// Write the preamble.
+        #[doc = $write_note]
         pub $($async)? fn write_preamble<W: $write>(w: &mut W) -> Result<(), IoError<W::Error>> {
             write_whole(w, &PREAMBLE)$($aw)*
         }
 
         /// Encode `frame` into `scratch` and write it.
+        #[doc = $write_note]
         pub $($async)? fn write_frame<W: $write>(
             w: &mut W,
             frame: &Frame<'_>,
@@ -297,32 +305,31 @@ macro_rules! device_io {
             let n = frame.emit(scratch).map_err(IoError::Wire)?;
             write_whole(w, scratch.get(..n).unwrap_or_default())$($aw)*
         }
-
-        /// Send every frame `publisher` has due, through `outbox` (a frame
-        /// it holds from an earlier call first), each in as many writes as
-        /// `w` takes, then flush; the frames finished. On an error the frame
-        /// under way stays in `outbox`: after a failed link,
-        /// [`Outbox::abandon`] it and tell the publisher
-        /// [`disconnected`](Publisher::disconnected).
-        pub $($async)? fn send_due<W: $write, S: Storage, const N: usize>(
-            w: &mut W,
-            publisher: &mut Publisher<S, N>,
-            outbox: &mut Outbox<'_>,
-        ) -> Result<u64, SendError<W::Error>> {
-            let before = outbox.frames_done();
-            while let Some(bytes) = outbox.pending(publisher).map_err(SendError::Publish)? {
-                match w.write(bytes)$($aw)*.map_err(SendError::Io)? {
-                    0 => return Err(SendError::WriteZero),
-                    n => outbox.advance(n),
-                }
-            }
-            w.flush()$($aw)*.map_err(SendError::Io)?;
-            Ok(outbox.frames_done() - before)
-        }
     };
 }
 
-device_io!(embedded_io::Read, embedded_io::Write, ;);
+device_io!(embedded_io::Read, embedded_io::Write, "", "", ;);
+
+/// Send every frame `publisher` has due, through `outbox` (a frame it holds
+/// from an earlier call first), each in as many writes as `w` takes, then
+/// flush; the frames finished. On an error the frame under way stays in
+/// `outbox`: after a failed link, [`Outbox::abandon`] it and tell the
+/// publisher [`disconnected`](Publisher::disconnected).
+pub fn send_due<W: embedded_io::Write, S: Storage, const N: usize>(
+    w: &mut W,
+    publisher: &mut Publisher<S, N>,
+    outbox: &mut Outbox<'_>,
+) -> Result<u64, SendError<W::Error>> {
+    let before = outbox.frames_done();
+    while let Some(bytes) = outbox.pending(publisher).map_err(SendError::Publish)? {
+        match w.write(bytes).map_err(SendError::Io)? {
+            0 => return Err(SendError::WriteZero),
+            n => outbox.advance(n),
+        }
+    }
+    w.flush().map_err(SendError::Io)?;
+    Ok(outbox.frames_done() - before)
+}
 
 /// Send what `w` takes now of the frames `publisher` has due, without
 /// blocking: a write only while `w` says it is ready
@@ -353,10 +360,185 @@ where
     Ok(outbox.frames_done() - before)
 }
 
-/// The same functions over `embedded-io-async`.
+/// The same functions over `embedded-io-async`, and the drains as futures
+/// a main loop may drop at any point.
+///
+/// **Cancel-safety.** Every future here may be dropped at any await (a
+/// `select` with a timer drops the one that lost) and the stream stays
+/// whole, provided the device's `write` is side-effect-free when dropped,
+/// as `embedded-io-async` asks of it and embassy-net's `TcpSocket` is
+/// (its `write` copies into the socket only in the poll that returns):
+///
+/// - [`send_due`] and [`send_ready`]: the frame under way, and how much of
+///   it the link took, live in the [`Outbox`], advanced only once a write
+///   has returned; dropped, the next call goes on from there, and no byte
+///   is sent twice or skipped. Each `write` is a fresh future polled once,
+///   never kept across polls, so a writer that must be polled on to finish
+///   a write it started is not one to drain with these.
+/// - [`write_preamble`], [`write_frame`]: dropped part way, part of the
+///   preamble or frame may have gone; the link is then cut inside it, and
+///   the connection must be dropped.
+/// - [`read_preamble`], [`read_frame`]: dropped part way, the bytes read so
+///   far are lost to the caller, and the stream must be read again from a
+///   new connection.
+///
+/// The drains are futures of their own ([`SendDue`](asynch::SendDue)) rather than `async
+/// fn`s: an `async fn`'s future panics if polled after it finished, and
+/// that panic stayed in a device's program wherever the compiler could not
+/// see that it never is (a `select` polling it). Polled after finishing,
+/// these finish again, with no frame sent.
 #[cfg(feature = "embedded-io-async")]
 pub mod asynch {
+    use core::future::Future;
+    use core::pin::{pin, Pin};
+    use core::task::{Context, Poll};
+
     use super::*;
 
-    device_io!(embedded_io_async::Read, embedded_io_async::Write, async; .await);
+    device_io!(
+        embedded_io_async::Read,
+        embedded_io_async::Write,
+        "\n\n**Not cancel-safe:** dropped part way, the bytes read so far are lost to the \
+         caller; read the stream again from a new connection.",
+        "\n\n**Not cancel-safe:** dropped part way, part of it may have gone; the link is \
+         then cut inside it, and the connection must be dropped.",
+        async; .await
+    );
+
+    /// Send every frame `publisher` has due, through `outbox`, each in as
+    /// many writes as `w` takes, then flush: the frames finished. The
+    /// async [`send_due`](super::send_due).
+    ///
+    /// **Cancel-safe** (as the module says): dropped at any await, the
+    /// frame under way and how much of it went stay in `outbox`, and the
+    /// next call goes on from there. On an error the frame under way stays
+    /// in `outbox`: after a failed link, [`Outbox::abandon`] it and tell
+    /// the publisher [`disconnected`](Publisher::disconnected).
+    pub fn send_due<'a, 'b, W, S, const N: usize>(
+        w: &'a mut W,
+        publisher: &'a mut Publisher<S, N>,
+        outbox: &'a mut Outbox<'b>,
+    ) -> SendDue<'a, 'b, W, S, N>
+    where
+        W: embedded_io_async::Write,
+        S: Storage,
+    {
+        SendDue::new(w, publisher, outbox, None)
+    }
+
+    /// Send what `w` takes now of the frames `publisher` has due: a write
+    /// only while `w` says it is ready
+    /// ([`WriteReady`](embedded_io_async::WriteReady)), so that it does
+    /// not wait on a full link, the frame under way kept in `outbox` for
+    /// the next call; the frames finished, and no flush. The async
+    /// [`send_ready`](super::send_ready), for an async main loop that
+    /// samples on while a slow link drains (embassy-net's `TcpSocket` is
+    /// such a writer).
+    ///
+    /// **Cancel-safe** (as the module says), and it never waits on a
+    /// writer that says truly whether it is ready.
+    pub fn send_ready<'a, 'b, W, S, const N: usize>(
+        w: &'a mut W,
+        publisher: &'a mut Publisher<S, N>,
+        outbox: &'a mut Outbox<'b>,
+    ) -> SendDue<'a, 'b, W, S, N>
+    where
+        W: embedded_io_async::Write + embedded_io_async::WriteReady,
+        S: Storage,
+    {
+        SendDue::new(w, publisher, outbox, Some(W::write_ready))
+    }
+
+    /// The future of [`send_due`] and [`send_ready`]. Its state is the
+    /// [`Outbox`]'s, so it may be dropped at any poll.
+    pub struct SendDue<'a, 'b, W: embedded_io_async::ErrorType, S: Storage, const N: usize> {
+        w: &'a mut W,
+        publisher: &'a mut Publisher<S, N>,
+        outbox: &'a mut Outbox<'b>,
+        /// The outbox's frames done when the drain began.
+        before: u64,
+        /// For [`send_ready`]: whether the writer takes a write now. Then
+        /// the drain stops where it would wait, and does not flush.
+        ready: Option<ReadyFn<W>>,
+        /// Every frame is written: the flush is under way.
+        flushing: bool,
+    }
+
+    /// `WriteReady::write_ready` of a writer.
+    type ReadyFn<W> = fn(&mut W) -> Result<bool, <W as embedded_io_async::ErrorType>::Error>;
+
+    impl<'a, 'b, W: embedded_io_async::ErrorType, S: Storage, const N: usize> SendDue<'a, 'b, W, S, N> {
+        fn new(
+            w: &'a mut W,
+            publisher: &'a mut Publisher<S, N>,
+            outbox: &'a mut Outbox<'b>,
+            ready: Option<ReadyFn<W>>,
+        ) -> Self {
+            let before = outbox.frames_done();
+            SendDue {
+                w,
+                publisher,
+                outbox,
+                before,
+                ready,
+                flushing: false,
+            }
+        }
+    }
+
+    /// One poll of a fresh future: a write or a flush is made anew each
+    /// time it is polled, polled once, and dropped, so no future of the
+    /// writer's is polled again after it finished.
+    fn poll_once<F: Future>(f: F, cx: &mut Context<'_>) -> Poll<F::Output> {
+        pin!(f).poll(cx)
+    }
+
+    impl<W, S, const N: usize> Future for SendDue<'_, '_, W, S, N>
+    where
+        W: embedded_io_async::Write,
+        S: Storage,
+    {
+        type Output = Result<u64, SendError<W::Error>>;
+
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+            let this = self.get_mut();
+            let done = |o: &Outbox<'_>, before: u64| o.frames_done() - before;
+            loop {
+                if this.flushing {
+                    return match poll_once(this.w.flush(), cx) {
+                        Poll::Ready(Ok(())) => Poll::Ready(Ok(done(this.outbox, this.before))),
+                        Poll::Ready(Err(e)) => Poll::Ready(Err(SendError::Io(e))),
+                        Poll::Pending => Poll::Pending,
+                    };
+                }
+                if let Some(ready) = this.ready {
+                    match ready(this.w) {
+                        Ok(true) => {}
+                        Ok(false) => return Poll::Ready(Ok(done(this.outbox, this.before))),
+                        Err(e) => return Poll::Ready(Err(SendError::Io(e))),
+                    }
+                }
+                let bytes = match this.outbox.pending(this.publisher) {
+                    Ok(Some(bytes)) => bytes,
+                    Ok(None) if this.ready.is_some() => {
+                        return Poll::Ready(Ok(done(this.outbox, this.before)))
+                    }
+                    Ok(None) => {
+                        this.flushing = true;
+                        continue;
+                    }
+                    Err(e) => return Poll::Ready(Err(SendError::Publish(e))),
+                };
+                match poll_once(this.w.write(bytes), cx) {
+                    Poll::Ready(Ok(0)) if this.ready.is_some() => {
+                        return Poll::Ready(Ok(done(this.outbox, this.before)))
+                    }
+                    Poll::Ready(Ok(0)) => return Poll::Ready(Err(SendError::WriteZero)),
+                    Poll::Ready(Ok(n)) => this.outbox.advance(n),
+                    Poll::Ready(Err(e)) => return Poll::Ready(Err(SendError::Io(e))),
+                    Poll::Pending => return Poll::Pending,
+                }
+            }
+        }
+    }
 }

@@ -58,7 +58,7 @@
 //! decoded, in one pass, so that iterating a decoded view cannot fail. The
 //! stream-level rules of §5 live in two state machines: [`Publisher`], which
 //! decides every frame a sender sends (a program that only calls it cannot
-//! break rules 1 to 8), and [`Subscriber`], which judges every frame a
+//! break rules 1 to 9), and [`Subscriber`], which judges every frame a
 //! receiver is given. `docs/ARCHITECTURE.md` in the repository maps each
 //! rule to its item.
 //!
@@ -113,8 +113,9 @@ pub use preamble::{
     check_preamble, emit_preamble, MAGIC, PREAMBLE, PREAMBLE_BYTES, PROTOCOL_VERSION,
 };
 pub use publisher::{
-    Budget, Observer, Outbox, PublishError, Publisher, PublisherConfig, PublisherStats, Sizing,
-    SourceDecl, SourceId, StreamId, Transmit, Waiting,
+    Budget, DropPolicy, Observer, Outbox, PublishError, Publisher, PublisherConfig, PublisherStats,
+    Sizing, SourceDecl, SourceId, StreamId, Transmit, Waiting, FAST_NAME_BYTES, FAST_ROW_BYTES,
+    FAST_WINDOW_BYTES,
 };
 pub use rows::{Row, RowIter, RowList, Rows, RowsBuilder, RowsHeader};
 pub use segment::Segment;

@@ -11,8 +11,10 @@
 /// [`SourceDecl::sizing`](crate::SourceDecl::sizing) says how many bytes a
 /// source needs for the most it is given in an interval.
 ///
-/// On a device, lend a `&'static mut [u8]` (a `static` buffer, taken once
-/// with `cortex_m::singleton!` or `static_cell`): `add_source` takes its
+/// On a device, lend a `&'static mut [u8]` (a `static` buffer, taken once:
+/// with `static_cell`, or `cortex_m::singleton!`, which needs a
+/// critical-section implementation, such as cortex-m's
+/// `critical-section-single-core` feature on a single core): `add_source` takes its
 /// storage by value, and a large array given by value is copied through the
 /// stack on the way in, while a slice is a pointer and a length.
 /// Every byte is written by the publisher before it is read, so storage

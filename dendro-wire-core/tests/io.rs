@@ -345,7 +345,13 @@ fn a_writer_that_takes_nothing_is_an_error_not_a_hang() {
         );
         let (t, taken) = out.under_way().unwrap();
         assert_eq!((t.kind, taken), (dendro_wire_core::kind::HANDSHAKE, 0));
-        assert!(out.abandon().is_some());
+        let cut = out.abandon(p).unwrap();
+        assert_eq!(cut.kind, dendro_wire_core::kind::HANDSHAKE);
+        // Polled, so sent, and then cut: counted as both.
+        let st = p.stats();
+        assert_eq!((st.frames_sent, st.frames_cut, st.rows_cut), (1, 1, 0));
+        assert!(out.abandon(p).is_none(), "nothing left to give up");
+        assert_eq!(p.stats().frames_cut, 1);
         p.disconnected();
     });
     let e = write_preamble(&mut Closed).unwrap_err();
@@ -356,4 +362,148 @@ fn a_writer_that_takes_nothing_is_an_error_not_a_hang() {
             have: 0
         }
     );
+}
+
+/// A link for the async drains that makes them wait: it takes at most
+/// `chunk` bytes a write and no more than its `budget` until it is given
+/// more (until then a write is pending, as a full socket's is), and its
+/// flush is pending once after every write. Its readiness is its own
+/// state, not its futures': a write made anew after a pending one goes on
+/// where it would have, as embassy-net's `TcpSocket`'s does.
+#[cfg(feature = "embedded-io-async")]
+struct Waits {
+    out: Vec<u8>,
+    chunk: usize,
+    budget: std::rc::Rc<std::cell::Cell<usize>>,
+    flush_waits: bool,
+}
+
+#[cfg(feature = "embedded-io-async")]
+impl embedded_io_async::ErrorType for Waits {
+    type Error = embedded_io::ErrorKind;
+}
+
+#[cfg(feature = "embedded-io-async")]
+impl embedded_io_async::Write for Waits {
+    async fn write(&mut self, buf: &[u8]) -> Result<usize, Self::Error> {
+        std::future::poll_fn(|_| {
+            let budget = self.budget.get();
+            if budget == 0 {
+                return std::task::Poll::Pending;
+            }
+            let n = buf.len().min(self.chunk).min(budget);
+            self.budget.set(budget - n);
+            self.out.extend_from_slice(&buf[..n]);
+            self.flush_waits = true;
+            std::task::Poll::Ready(Ok(n))
+        })
+        .await
+    }
+    async fn flush(&mut self) -> Result<(), Self::Error> {
+        std::future::poll_fn(|_| match std::mem::take(&mut self.flush_waits) {
+            true => std::task::Poll::Pending,
+            false => std::task::Poll::Ready(Ok(())),
+        })
+        .await
+    }
+}
+
+#[cfg(feature = "embedded-io-async")]
+impl embedded_io_async::WriteReady for Waits {
+    fn write_ready(&mut self) -> Result<bool, Self::Error> {
+        Ok(self.budget.get() > 0)
+    }
+}
+
+/// Every await of the async drain, dropped there: each interval's
+/// `send_due` is polled, its link given more room each time it waits, and
+/// at the `drop_at`-th wait of the run it is dropped and a new one started
+/// (as a `select` with a timer drops it). Whatever the point, a write's or
+/// the flush's, the link carries exactly the frames, each once, in order.
+/// `send_ready` never waits: it returns where it would, and is called
+/// again once the link has room.
+#[cfg(feature = "embedded-io-async")]
+#[test]
+fn the_async_drains_dropped_at_any_await_send_the_stream_whole() {
+    use dendro_wire_core::io::asynch;
+    use dendro_wire_core::Outbox;
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+    let mut want = Vec::new();
+    publish(7, |p| {
+        let mut buf = [0u8; 512];
+        while let Some((bytes, _)) = p.poll_transmit(&mut buf).unwrap() {
+            want.extend_from_slice(bytes);
+        }
+    });
+    let mut cx = Context::from_waker(Waker::noop());
+    for ready_only in [false, true] {
+        // First without a drop, to count the waits of a whole run.
+        let mut waits = usize::MAX;
+        let mut drop_at = usize::MAX;
+        loop {
+            let budget = std::rc::Rc::new(std::cell::Cell::new(0));
+            let mut link = Waits {
+                out: Vec::new(),
+                chunk: 11,
+                budget: budget.clone(),
+                flush_waits: false,
+            };
+            let mut buf = [0u8; 512];
+            let mut out = Outbox::new(&mut buf);
+            let (mut waited, mut dropped) = (0, 0);
+            publish(7, |p| loop {
+                let drain = match ready_only {
+                    true => asynch::send_ready(&mut link, p, &mut out),
+                    false => asynch::send_due(&mut link, p, &mut out),
+                };
+                let mut drain = std::pin::pin!(drain);
+                let finished = loop {
+                    match drain.as_mut().poll(&mut cx) {
+                        Poll::Ready(r) => break r.is_ok(),
+                        Poll::Pending if waited == drop_at => {
+                            (waited, dropped) = (waited + 1, dropped + 1);
+                            break false;
+                        }
+                        Poll::Pending => {
+                            // The link drains a little and wakes the task.
+                            waited += 1;
+                            budget.set(budget.get() + 23);
+                        }
+                    }
+                };
+                // The drain is dropped here, at its last use: nothing of it
+                // runs on, and the publisher and outbox are the caller's again.
+                if finished && p.waiting().frames == 0 && out.under_way().is_none() {
+                    break;
+                }
+                // send_ready stopped where it would have waited.
+                budget.set(budget.get() + 23);
+            });
+            assert_eq!(
+                link.out, want,
+                "ready_only {ready_only}, dropped at wait {drop_at}"
+            );
+            if ready_only {
+                // It writes only what the link is ready for: it never waits,
+                // it returns, and the caller samples on.
+                assert_eq!(waited, 0);
+                break;
+            }
+            match drop_at {
+                usize::MAX => {
+                    waits = waited;
+                    assert!(waits > 20, "the link made the drain wait: {waits}");
+                    drop_at = 0;
+                }
+                _ => {
+                    assert_eq!(dropped, 1, "dropped at wait {drop_at}");
+                    drop_at += 1;
+                    if drop_at >= waits {
+                        break;
+                    }
+                }
+            }
+        }
+    }
 }

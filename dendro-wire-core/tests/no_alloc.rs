@@ -87,7 +87,6 @@ fn publish(out: &mut [u8]) -> u64 {
         )
         .unwrap();
     let mut sum = 0u64;
-    let mut scratch = [0u8; 4096];
     for interval in 0..12i64 {
         if interval % 5 == 0 {
             p.connected();
@@ -109,7 +108,7 @@ fn publish(out: &mut [u8]) -> u64 {
                 sum += bytes.len() as u64;
             }
         } else {
-            while let Some((bytes, t)) = p.poll_frame(&mut scratch).unwrap() {
+            while let Some((bytes, t)) = p.poll_frame().unwrap() {
                 sum += bytes.len() as u64 + u64::from(t.rows);
             }
         }

@@ -10,6 +10,7 @@
 //! Only integration tests may use it: a `src/` unit test is built with a
 //! second copy of its crate, whose types are not this crate's.
 
+pub mod attribution;
 pub mod counting;
 pub mod fixtures;
 pub mod grow;

@@ -9,26 +9,40 @@ use crate::firmware::Board;
 /// The flash ceilings, per target and program: each is the figure `cargo
 /// xtask firmware` printed (rustc 1.95.0) plus under 2%, so that a change
 /// which costs flash is seen and said. The decoders' is issue 14's 16 KiB.
-/// On thumbv7m the plain source (no index) is 9,452 B against issue 23's
-/// 10 KiB; the agent is 16,352 B against that issue's 12 KiB.
-/// Thumbv6m pays for software multiplies (the hash) and divides, RISC-V
-/// for its larger code.
+/// Issue 29 sought 14 KiB for `device` on the Cortex-M0 and 12 KiB for the
+/// agent on the Cortex-M3; README's Footprint says how far each is and
+/// what its bytes are. Thumbv6m pays for software multiplies (the hash)
+/// and for its narrower instructions, RISC-V for its larger code.
 fn flash_limit(target: &str, program: &str) -> u64 {
     match (target, program) {
-        // Measured 16,352 B.
-        ("thumbv7m-none-eabi", "agent") => 16_650,
-        // Measured 19,048 B.
-        ("thumbv6m-none-eabi", "agent") => 19_400,
-        // Measured 22,286 B.
-        ("riscv32imc-unknown-none-elf", "agent") => 22_700,
-        // Measured 9,452 B.
-        ("thumbv7m-none-eabi", "plain") => 9_640,
-        // Measured 11,520 B.
-        ("thumbv6m-none-eabi", "plain") => 11_750,
-        // Measured 13,390 B.
-        ("riscv32imc-unknown-none-elf", "plain") => 13_650,
-        // Measured 41,532 B, of which smoltcp is most.
-        ("thumbv7m-none-eabi", "net-agent") => 42_300,
+        // Measured 17,340 B.
+        ("thumbv7m-none-eabi", "agent") => 17_600,
+        // Measured 18,520 B.
+        ("thumbv6m-none-eabi", "agent") => 18_830,
+        // Measured 21,326 B.
+        ("riscv32imc-unknown-none-elf", "agent") => 21_560,
+        // Measured 10,536 B.
+        ("thumbv7m-none-eabi", "plain") => 10_690,
+        // Measured 11,220 B.
+        ("thumbv6m-none-eabi", "plain") => 11_450,
+        // Measured 12,970 B.
+        ("riscv32imc-unknown-none-elf", "plain") => 13_200,
+        // Measured 15,528 B.
+        ("thumbv7m-none-eabi", "device") => 15_720,
+        // Measured 16,292 B (issue 29 sought 14,336).
+        ("thumbv6m-none-eabi", "device") => 16_610,
+        // Measured 19,342 B.
+        ("riscv32imc-unknown-none-elf", "device") => 19_570,
+        // Measured 15,728 B.
+        ("thumbv7m-none-eabi", "async_device") => 15_940,
+        // Measured 16,536 B.
+        ("thumbv6m-none-eabi", "async_device") => 16_840,
+        // Measured 19,534 B.
+        ("riscv32imc-unknown-none-elf", "async_device") => 19_950,
+        // Measured 21,700 B, embassy-net and smoltcp most of it.
+        ("thumbv6m-none-eabi", "embassy_agent") => 22_150,
+        // Measured 42,268 B, of which smoltcp is most.
+        ("thumbv7m-none-eabi", "net-agent") => 43_100,
         _ => 16 * 1024,
     }
 }

@@ -1743,12 +1743,13 @@ dw_result dw_publisher_connected(struct dw_publisher *publisher, struct dw_error
 dw_result dw_publisher_disconnected(struct dw_publisher *publisher, struct dw_error *error);
 
 /**
- * End the interval: every source spends one `seq` and, on a connection,
- * has its frames made due (a handshake not yet sent, an index entry if
- * one is due, exactly one `Rows` frame). Poll them with
- * `dw_publisher_poll` before the next interval ends: frames still due then
- * are dropped, lost as a link slower than the readings loses them, and
- * counted (`frames_dropped`, `rows_dropped`).
+ * End the interval: every source closes its `Rows` frame under way
+ * (spending a `seq`, empty if nothing was observed since the last) and,
+ * on a connection, has it made due after the index entry its rows need.
+ * A slot set between two readings closed a frame already (rule 9).
+ * Poll what is due with `dw_publisher_poll` before the next interval ends:
+ * frames still due then are dropped, lost as a link slower than the
+ * readings loses them, and counted (`frames_dropped`, `rows_dropped`).
  *
  * # Safety
  *

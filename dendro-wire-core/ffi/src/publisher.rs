@@ -1,4 +1,4 @@
-//! The publisher machine ([protocol §5], rules 1 to 8) in storage the
+//! The publisher machine ([protocol §5], rules 1 to 9) in storage the
 //! caller provides, each source kept in a buffer C lends for as long as
 //! the publisher lives: the core's `Publisher`, unchanged, so its
 //! slow-link semantics hold through C as they do in Rust (a reading is

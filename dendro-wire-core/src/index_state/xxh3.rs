@@ -41,7 +41,10 @@ const STRIPE: usize = 64;
 
 /// The little-endian `u64` at `at`. Every caller reads inside `bytes` (the
 /// tests hold it to that over every length); out of range it reads 0
-/// rather than panic.
+/// rather than panic. Out of line, as are the helpers below: on a core
+/// without unaligned loads each read is eight byte loads and their shifts,
+/// and inlined at every use they were most of the hash's flash.
+#[inline(never)]
 fn read64(bytes: &[u8], at: usize) -> u64 {
     match bytes.get(at..).and_then(|b| b.first_chunk::<8>()) {
         Some(b) => u64::from_le_bytes(*b),
@@ -49,6 +52,7 @@ fn read64(bytes: &[u8], at: usize) -> u64 {
     }
 }
 
+#[inline(never)]
 fn read32(bytes: &[u8], at: usize) -> u64 {
     match bytes.get(at..).and_then(|b| b.first_chunk::<4>()) {
         Some(b) => u64::from(u32::from_le_bytes(*b)),
@@ -67,6 +71,7 @@ fn mul128(a: u64, b: u64) -> (u64, u64) {
     (p as u64, (p >> 64) as u64)
 }
 
+#[inline(never)]
 fn fold64(a: u64, b: u64) -> u64 {
     let (lo, hi) = mul128(a, b);
     lo ^ hi
@@ -81,6 +86,7 @@ fn avalanche(mut h: u64) -> u64 {
 }
 
 /// XXH64's avalanche, which XXH3 uses for inputs of 0 to 3 bytes.
+#[inline(never)]
 fn avalanche64(mut h: u64) -> u64 {
     h ^= h >> 33;
     h = h.wrapping_mul(PRIME64_2);
@@ -99,44 +105,63 @@ pub(crate) fn xxh3_128(input: &[u8]) -> u128 {
     u128::from(lo) | u128::from(hi) << 64
 }
 
+/// The little-endian `u64` of the secret at `at`, as a constant.
+const fn secret_const(at: usize) -> u64 {
+    let mut v = 0u64;
+    let mut i = 8;
+    while i > 0 {
+        i -= 1;
+        v = v << 8 | SECRET[at + i] as u64;
+    }
+    v
+}
+
+/// The secret's words `short` flips its input with, folded at build time:
+/// read at run time, each was a call and its load.
+const FLIP_1_3: (u64, u64) = (
+    (secret_const(0) ^ (secret_const(0) >> 32)) & 0xffff_ffff,
+    (secret_const(8) ^ (secret_const(8) >> 32)) & 0xffff_ffff,
+);
+const FLIP_4_8: u64 = secret_const(16) ^ secret_const(24);
+const FLIP_9_16: (u64, u64) = (
+    secret_const(32) ^ secret_const(40),
+    secret_const(48) ^ secret_const(56),
+);
+/// The hash of no bytes: `avalanche64` of the secret at 64 and 72, and at
+/// 80 and 88 (PROTOCOL.md §9.4 gives it).
+const EMPTY: (u64, u64) = (0x6001_c324_468d_497f, 0x99aa_06d3_0147_98d8);
+
 /// 0 to 16 bytes.
+#[inline(never)]
 fn short(input: &[u8]) -> (u64, u64) {
     let len = input.len() as u64;
     let last = input.len().saturating_sub(1);
     match input.len() {
-        0 => (
-            avalanche64(secret64(64) ^ secret64(72)),
-            avalanche64(secret64(80) ^ secret64(88)),
-        ),
+        0 => EMPTY,
         1..=3 => {
             let byte = |at: usize| u32::from(input.get(at).copied().unwrap_or(0));
             let combined =
                 byte(0) << 16 | byte(input.len() >> 1) << 24 | byte(last) | (len as u32) << 8;
             let swapped = combined.swap_bytes().rotate_left(13);
-            let flip_lo = read32(&SECRET, 0) ^ read32(&SECRET, 4);
-            let flip_hi = read32(&SECRET, 8) ^ read32(&SECRET, 12);
             (
-                avalanche64(u64::from(combined) ^ flip_lo),
-                avalanche64(u64::from(swapped) ^ flip_hi),
+                avalanche64(u64::from(combined) ^ FLIP_1_3.0),
+                avalanche64(u64::from(swapped) ^ FLIP_1_3.1),
             )
         }
         4..=8 => {
             let joined = read32(input, 0).wrapping_add(read32(input, input.len() - 4) << 32);
-            let keyed = joined ^ (secret64(16) ^ secret64(24));
-            let (mut lo, mut hi) = mul128(keyed, PRIME64_1.wrapping_add(len << 2));
+            let (mut lo, mut hi) = mul128(joined ^ FLIP_4_8, PRIME64_1.wrapping_add(len << 2));
             hi = hi.wrapping_add(lo << 1);
             lo ^= hi >> 3;
             lo = (lo ^ (lo >> 35)).wrapping_mul(PRIME_MX2);
             (lo ^ (lo >> 28), avalanche(hi))
         }
         _ => {
-            let flip_lo = secret64(32) ^ secret64(40);
-            let flip_hi = secret64(48) ^ secret64(56);
             let first = read64(input, 0);
             let end = read64(input, input.len() - 8);
-            let (mut lo, mut hi) = mul128(first ^ end ^ flip_lo, PRIME64_1);
+            let (mut lo, mut hi) = mul128(first ^ end ^ FLIP_9_16.0, PRIME64_1);
             lo = lo.wrapping_add((len - 1) << 54);
-            let end = end ^ flip_hi;
+            let end = end ^ FLIP_9_16.1;
             hi = hi.wrapping_add(end.wrapping_add((end & 0xffff_ffff) * (PRIME32_2 - 1)));
             lo ^= hi.swap_bytes();
             let (r_lo, r_hi) = mul128(lo, PRIME64_2);
@@ -151,23 +176,32 @@ fn short(input: &[u8]) -> (u64, u64) {
 /// XXH3's mix of two 16-byte lanes at `a` and `b` into the two
 /// accumulators, against the secret at `s`.
 fn mix32(acc: (u64, u64), input: &[u8], a: usize, b: usize, s: usize) -> (u64, u64) {
-    let mix16 = |at: usize, s: usize| {
-        fold64(
-            read64(input, at) ^ secret64(s),
-            read64(input, at + 8) ^ secret64(s + 8),
-        )
-    };
-    let sum = |at: usize| read64(input, at).wrapping_add(read64(input, at + 8));
     (
-        acc.0.wrapping_add(mix16(a, s)) ^ sum(b),
-        acc.1.wrapping_add(mix16(b, s + 16)) ^ sum(a),
+        acc.0.wrapping_add(mix16(input, a, s)) ^ sum16(input, b),
+        acc.1.wrapping_add(mix16(input, b, s + 16)) ^ sum16(input, a),
     )
+}
+
+/// XXH3's mix of the 16-byte lane at `at` against the secret at `s`.
+#[inline(never)]
+fn mix16(input: &[u8], at: usize, s: usize) -> u64 {
+    fold64(
+        read64(input, at) ^ secret64(s),
+        read64(input, at + 8) ^ secret64(s + 8),
+    )
+}
+
+/// The two words of the 16-byte lane at `at`, added.
+#[inline(never)]
+fn sum16(input: &[u8], at: usize) -> u64 {
+    read64(input, at).wrapping_add(read64(input, at + 8))
 }
 
 /// 17 to 240 bytes: rounds of two 16-byte lanes each. Up to 128, the
 /// lanes pair from both ends, innermost first; past that, they run in
 /// order, with an avalanche after the fourth round, and a last round
 /// from the end.
+#[inline(never)]
 fn mid(input: &[u8]) -> (u64, u64) {
     let len = input.len();
     let mut acc = ((len as u64).wrapping_mul(PRIME64_1), 0);
@@ -201,6 +235,7 @@ fn mid(input: &[u8]) -> (u64, u64) {
 /// More than 240 bytes: stripes of 64 bytes into eight accumulators, a
 /// scramble after every block of stripes, the last stripe taken from the
 /// end.
+#[inline(never)]
 fn long(input: &[u8]) -> (u64, u64) {
     let mut acc = [
         PRIME32_3, PRIME64_1, PRIME64_2, PRIME64_3, PRIME64_4, PRIME32_2, PRIME64_5, PRIME32_1,

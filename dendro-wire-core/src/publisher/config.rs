@@ -36,6 +36,25 @@ impl Default for PublisherConfig {
     }
 }
 
+/// Which source's frames a link too slow for them all loses, by the order
+/// the sources' frames are polled in: what is still unpolled when the
+/// interval after theirs ends is dropped ([`Publisher::end_interval`]).
+/// Handshakes go first either way (rule 1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum DropPolicy {
+    /// The source that has lost the fewest frames is polled last, and so
+    /// is the next to lose one; ties go round, the first polled moving on
+    /// by one every interval. A slow link's losses go round the sources,
+    /// each losing about the same share of its frames.
+    #[default]
+    RoundRobin,
+    /// The sources in the order they were declared, every interval: a slow
+    /// link loses the last declared first, so declare first the source the
+    /// link should carry most.
+    DeclarationOrder,
+}
+
 /// A source as it is declared: its identity, its streams, and the stream its
 /// index entries land in, if it keeps an index.
 #[derive(Clone, Copy, Debug)]

@@ -7,9 +7,10 @@ use zerocopy::FromBytes;
 
 use super::config::SourceDecl;
 use super::error::PublishError;
-use super::regions::{write_name, Region, Regions, StreamRec, NEVER, REC, TAIL, UNSEEN, WORD};
+use super::regions::{write_name, Region, Regions, StreamRec, HEAD, NEVER, REC, TAIL, UNSEEN};
 use super::sizing::index_bytes;
-use super::source::{Due, Sent, Source};
+use super::source::{OnLink, Source};
+use super::stats::SourceCounts;
 use crate::codec::{copy, LEN_BYTES};
 use crate::frame::{decode, Frame, Status};
 use crate::handshake::Handshake;
@@ -21,15 +22,17 @@ use crate::storage::Storage;
 
 impl<S: Storage> Source<S> {
     /// Source `ordinal` as `decl` declares it: its handshake, index name,
-    /// stream records and slots written into `storage`, and the rest of its
-    /// state, for [`Declared::into_source`] to join with the storage.
-    /// Refused if its handshake or its streams' room in a connection's first
-    /// `Rows` frame would outgrow `limit`, the frame buffer, or the storage
-    /// cannot hold them. The storage is not taken here: moved in and out,
-    /// it was copied once more through the stack.
+    /// stream records and slots (each made for rows of up to `largest_row`
+    /// bytes) written into `storage`, and the rest of its state, for
+    /// [`Declared::into_source`] to join with the storage. Refused if its
+    /// handshake or its streams' room in a connection's first `Rows` frame
+    /// would outgrow `limit`, the frame buffer, or the storage cannot hold
+    /// them. The storage is not taken here: moved in and out, it was copied
+    /// once more through the stack.
     pub(super) fn declare(
         ordinal: u32,
         decl: &SourceDecl<'_>,
+        largest_row: usize,
         storage: &mut S,
         limit: usize,
     ) -> Result<Declared, PublishError> {
@@ -68,7 +71,7 @@ impl<S: Storage> Source<S> {
                     stream: i as u32,
                 });
             }
-            caps = caps.saturating_add(LEN_BYTES + name.len() + TAIL);
+            caps = caps.saturating_add(LEN_BYTES + name.len() + TAIL + largest_row);
         }
         let rows_len = ROWS_HEAD_BYTES.saturating_add(caps);
         if rows_len > limit {
@@ -87,25 +90,7 @@ impl<S: Storage> Source<S> {
         let shrank = PublishError::StorageShrank { source: ordinal };
         let parts = regions.declared(storage.bytes_mut()).ok_or(shrank)?;
         handshake.emit(parts.handshake)?;
-        copy(parts.index_name, index_name.as_bytes()).ok_or(shrank)?;
-        let mut slot = 0;
-        for (name, rec) in decl.streams.iter().zip(parts.table.chunks_exact_mut(REC)) {
-            let cap = LEN_BYTES + name.len() + TAIL;
-            let head = parts.latest.get_mut(slot..).ok_or(shrank)?;
-            let n = write_name(head, name.as_bytes()).ok_or(shrank)?;
-            // Written in place: a record built aside and copied in was a
-            // `memmove` on a Cortex-M.
-            let rec = StreamRec::mut_from_bytes(rec).map_err(|_| shrank)?;
-            rec.word = [0; WORD];
-            let word = n.min(WORD);
-            copy(&mut rec.word[..word], head.get(..word).ok_or(shrank)?).ok_or(shrank)?;
-            rec.set_cap(cap);
-            rec.last_at = U32::new(UNSEEN);
-            rec.slot = U32::new(slot as u32);
-            rec.len = U32::new(0);
-            rec.seen = U64::new(NEVER);
-            slot += cap;
-        }
+        write_streams(parts, decl, largest_row).ok_or(shrank)?;
         let hash = SlotSetHash::new();
         Ok(Declared {
             regions,
@@ -186,6 +171,45 @@ impl<S: Storage> Source<S> {
     }
 }
 
+/// The index stream's name, and each stream's record and slot (its name,
+/// and room for rows of up to `largest_row` bytes), into the regions of a
+/// source being declared; `None` if they do not hold them.
+fn write_streams(
+    parts: super::regions::Declared<'_>,
+    decl: &SourceDecl<'_>,
+    largest_row: usize,
+) -> Option<()> {
+    copy(
+        parts.index_name,
+        decl.index_stream.unwrap_or_default().as_bytes(),
+    )?;
+    let mut slot = 0;
+    for (name, rec) in decl.streams.iter().zip(parts.table.chunks_exact_mut(REC)) {
+        let cap = LEN_BYTES + name.len() + TAIL + largest_row;
+        let head = parts.latest.get_mut(slot..)?;
+        let n = write_name(head, name.as_bytes())?;
+        // Written in place: a record built aside and copied in was a
+        // `memmove` on a Cortex-M.
+        let rec = StreamRec::mut_from_bytes(rec).ok()?;
+        // The name's head, then zeros: copied from a static, as zeroing an
+        // array is a call to `memset` that is in no other path.
+        let kept = n.min(HEAD);
+        let (name, zeros) = rec.head.split_at_mut(kept);
+        copy(name, head.get(..kept)?)?;
+        copy(zeros, ZEROS.get(kept..)?)?;
+        rec.set_cap(cap);
+        rec.last_at = U32::new(UNSEEN);
+        rec.slot = U32::new(slot as u32);
+        rec.len = U32::new(0);
+        rec.seen = U64::new(NEVER);
+        slot += cap;
+    }
+    Some(())
+}
+
+/// What pads a stream's name head in its record.
+static ZEROS: [u8; HEAD] = [0; HEAD];
+
 /// A declared source's state but its storage.
 pub(super) struct Declared {
     regions: Regions,
@@ -207,17 +231,20 @@ impl Declared {
             rows: 0,
             room: self.room,
             last_ts: 0,
+            observed: false,
             streams: self.streams,
             caps: self.caps,
             seq: 0,
+            valid_from: 0,
             indexed: self.indexed,
             index_overhead: self.index_overhead,
             hash: self.hash,
             state: self.state,
             intervals_since_full: 0,
             delta_lost: false,
-            sent: Sent::default(),
-            due: Due::default(),
+            link: OnLink::default(),
+            repeated: 0,
+            stats: SourceCounts::default(),
         }
     }
 }

@@ -1,137 +1,267 @@
-//! A source through connections and intervals: what a new connection
-//! resets, and what ending an interval keeps (each stream's latest row,
-//! rule 3), spends (a `seq`, rule 6), schedules (the handshake, a `Full` or
-//! `Delta`, the `Rows` frame: rules 1, 2, 6 and 7) and stamps (rule 5).
+//! A source through connections and frames: what a new connection resets,
+//! and what closing the frame under way does, at the end of an interval or
+//! when a slot changes under rows already observed. A close keeps each
+//! stream's latest row (rule 3), spends a `seq` (rule 6), and on a
+//! connection queues the index entry the frame's rows need before it
+//! (rules 2, 4 and 7), stamped no later than they are (rule 5), then the
+//! frame, under the slot set its rows were observed against (rule 9).
+
+use core::ops::Range;
 
 use zerocopy::little_endian::{U32, U64};
 use zerocopy::FromBytes;
 
 use super::config::PublisherConfig;
-use super::regions::{Region, StreamRec, REC, UNSEEN};
-use super::source::{Due, Sent, Source};
+use super::outgoing::write_index;
+use super::regions::{ensure, move_bytes, Region, StreamRec, REC, UNSEEN};
+use super::source::{OnLink, Source};
 use crate::codec::copy;
 use crate::index::IndexKind;
+use crate::kind::ROWS;
 use crate::rows::{split_row, tail, write_rows_head, ROWS_HEAD_BYTES};
 use crate::storage::Storage;
 
 impl<S: Storage> Source<S> {
-    /// A new connection: nothing has gone out on it, and changes kept for
-    /// a `Delta` of the last are moot, since it opens with a `Full`.
+    /// A new connection: nothing has gone out on it; its handshake is due
+    /// at once, and its first entry is a `Full` (rules 1, 2, 8). Changes
+    /// kept for a `Delta` of the last are moot.
     pub(super) fn connection_opened(&mut self) {
-        self.sent = Sent::default();
+        self.link = OnLink {
+            handshake_due: true,
+            full_needed: self.indexed,
+            ..OnLink::default()
+        };
         self.clear_delta();
     }
 
     /// The connection ended: changes kept for a `Delta` are moot.
     pub(super) fn connection_closed(&mut self) {
+        self.link = OnLink::default();
         self.clear_delta();
     }
 
-    /// End the interval for this source, whose frames of the last are all
-    /// gone (polled or dropped); `false` if no connection took its rows.
-    pub(super) fn end_interval(
-        &mut self,
-        source: u32,
-        interval: u64,
-        connected: bool,
-        config: &PublisherConfig,
-    ) -> bool {
-        self.release_held();
+    /// The index entry the frame under way needs before it, if any: a
+    /// `Full` when one is owed (the connection's first, rule 2; every
+    /// `full_every` intervals, rule 7; after an entry was lost, or when the
+    /// changes outgrew what a `Delta` keeps), else a `Delta` if slots
+    /// changed since the last entry.
+    fn entry_due(&self, config: &PublisherConfig) -> Option<IndexKind> {
+        if !self.indexed {
+            return None;
+        }
+        let delta = self.regions.len(Region::Delta);
+        let full = self.link.full_needed
+            || self.delta_lost
+            || u64::from(self.intervals_since_full) >= config.full_every
+            || self.index_overhead + delta > config.frame_buffer;
+        match (full, delta > 0) {
+            (true, _) => Some(IndexKind::Full),
+            (false, true) => Some(IndexKind::Delta),
+            (false, false) => None,
+        }
+    }
+
+    /// Close the `Rows` frame under way, source `source`'s, and start an
+    /// empty one: at the end of every interval (rule 6), and before a slot
+    /// changes under rows already observed, so that those go out under the
+    /// slots they were observed against (rule 9). On a connection the
+    /// frame is queued, the entry its rows need first, and on the
+    /// connection's first the latest row of every other stream after its
+    /// own (rule 3); with none, its rows belong to no connection.
+    pub(super) fn close_frame(&mut self, source: u32, connected: bool, config: &PublisherConfig) {
         let seq = self.seq;
         self.seq = seq.wrapping_add(1);
-        let opening = connected && !self.sent.rows;
-        // The latest rows a connection's first frame carries beside this
-        // interval's: their size, count, and earliest timestamp.
-        let (mut extra_len, mut extra_rows, mut earliest) = (0, 0u32, i64::MAX);
-        let parts = self.regions.latest_and_frame(self.storage.bytes_mut());
-        if let Some((table, slots, frame)) = parts {
-            for rec in table.chunks_exact_mut(REC).take(self.streams as usize) {
-                let Ok(rec) = StreamRec::mut_from_bytes(rec) else {
-                    break;
-                };
-                let slot = rec.slot.get() as usize;
-                if rec.last_at.get() != UNSEEN {
-                    // This interval's last row of the stream is its latest
-                    // now (rule 3).
-                    let from = rec.last_at.get() as usize;
-                    rec.last_at = U32::new(UNSEEN);
-                    rec.seen = U64::new(interval);
-                    let Some((len, ts)) = frame.get(from..).and_then(row_at) else {
-                        continue;
-                    };
-                    let src = frame.get(from..from + len);
-                    let dst = slots.get_mut(slot..slot + len);
-                    if let Some(()) = src.zip(dst).and_then(|(src, dst)| copy(dst, src)) {
-                        rec.len = U32::new(len as u32);
-                        self.last_ts = self.last_ts.max(ts);
-                    }
-                } else if opening && rec.len.get() > 0 {
-                    if let Some((len, ts)) = slots.get(slot..).and_then(row_at) {
-                        earliest = earliest.min(ts);
-                        extra_len += len;
-                        extra_rows += 1;
-                    }
-                }
-            }
-        }
-        if !connected {
-            self.reset_rows();
-            return false;
-        }
-        let regions = &self.regions;
-        let frame_len = regions.frame_len();
-        let mut due = Due {
-            handshake: !self.sent.handshake,
-            index: None,
-            index_encoded: false,
-            rows: true,
-            opening,
-            seq,
-            stamp: self.last_ts,
-            state: self.state(),
-            // An opening carries the latest rows beside the interval's;
-            // for any other frame there are none.
-            rows_len: frame_len + extra_len,
-            rows_count: self.rows + extra_rows,
-            rows_observed: self.rows,
-        };
-        if self.indexed {
-            self.intervals_since_full += 1;
-            let delta = regions.len(Region::Delta);
-            let full = !self.sent.full
-                || self.intervals_since_full >= config.full_every
-                || self.delta_lost
-                || self.index_overhead + delta > config.frame_buffer;
-            due.index = if full {
-                Some(IndexKind::Full)
-            } else if delta > 0 {
-                Some(IndexKind::Delta)
-            } else {
-                None
-            };
-            if due.index.is_some() {
-                // Rule 5: the entry is stamped no later than any row sent
-                // after it — this frame's, and on an opening the latest of
-                // every stream — and with nothing observed, the newest row
-                // before it.
-                let frame = self.storage.bytes().get(regions.frame());
-                due.stamp = match frame.and_then(|f| earliest_ts(f, self.rows, earliest)) {
-                    Some(ts) if self.rows > 0 || extra_rows > 0 => ts,
-                    _ if extra_rows > 0 => earliest,
-                    _ => self.last_ts,
-                };
-            }
-        }
-        if !opening {
-            let (state, count) = (self.state(), self.rows);
-            let head = self.storage.bytes_mut().get_mut(regions.frame());
-            let _ = head.and_then(|h| write_rows_head(h, source, seq, state, count, frame_len));
-        }
-        self.due = due;
-        // Held for polling; the next interval's rows go in after it.
-        self.regions.hold_frame();
+        let rows = self.rows;
         self.rows = 0;
-        true
+        self.stats.rows_observed += u64::from(rows);
+        self.keep_latest(seq);
+        if !connected {
+            self.stats.rows_unsent += u64::from(rows);
+            self.regions.discard_frame();
+            return;
+        }
+        let kind = self.entry_due(config);
+        let opening = !self.link.opening_due;
+        // The latest rows a connection's first frame carries beside its
+        // own: of streams not in it, observed against the slots as they
+        // are (rule 3 yields to rule 9).
+        let (mut extra_len, mut extra_rows, mut earliest) = (0, 0u32, i64::MAX);
+        for i in 0..self.streams {
+            let Some((slot, ts)) = self.repeatable(i, seq).filter(|_| opening) else {
+                continue;
+            };
+            earliest = earliest.min(ts);
+            extra_len += slot.len();
+            extra_rows += 1;
+        }
+        let frame = self.regions.frame();
+        let bytes = self.storage.bytes();
+        if let Some(ts) = bytes.get(frame.clone()).and_then(|f| earliest_ts(f, rows)) {
+            earliest = earliest.min(ts);
+        }
+        // Rule 5: no later than any row after it; with none, just after
+        // the newest row before it, which it must not be read against.
+        let stamp = match (rows + extra_rows, self.observed) {
+            (0, true) => self.last_ts.saturating_add(1),
+            (0, false) => 0,
+            _ => earliest,
+        };
+        let entry = kind.map_or(0, |k| self.index_len(k));
+        let (head_at, frame_len) = (frame.start + entry, frame.len() + extra_len);
+        let laid = ensure(&mut self.storage, source, head_at + frame_len).is_ok()
+            && self
+                .lay_out(
+                    source,
+                    seq,
+                    kind.map(|k| (k, stamp)),
+                    (rows, extra_rows),
+                    opening,
+                )
+                .is_some();
+        if !laid {
+            // Storage smaller than sizing says it needs: the frame is lost
+            // in transit, as on a link too slow for it.
+            self.frame_lost(rows, kind.is_some());
+            self.regions.discard_frame();
+            return;
+        }
+        // Queued first: emptying the Delta region moves what follows it.
+        self.regions.enqueue(entry + frame_len);
+        if let Some(kind) = kind {
+            if kind == IndexKind::Full {
+                self.link.full_needed = false;
+                self.delta_lost = false;
+                self.intervals_since_full = 0;
+            }
+            self.clear_delta();
+        }
+        if opening {
+            self.link.opening_due = true;
+            self.repeated = extra_rows;
+        }
+    }
+
+    /// Write the closing frame into the storage, which holds it: the entry
+    /// of `kind` stamped `stamp` at the frame's place, the frame's rows
+    /// moved after it, then on an `opening` the latest rows it repeats, and
+    /// its head (`rows` observed, and repeated).
+    fn lay_out(
+        &mut self,
+        source: u32,
+        seq: u64,
+        entry: Option<(IndexKind, i64)>,
+        (rows, extra_rows): (u32, u32),
+        opening: bool,
+    ) -> Option<()> {
+        let frame = self.regions.frame();
+        let entry_len = entry.map_or(0, |(k, _)| self.index_len(k));
+        let head_at = frame.start + entry_len;
+        let area = self.regions.area_at();
+        if entry_len > 0 && frame.len() > ROWS_HEAD_BYTES {
+            let rows = frame.start + ROWS_HEAD_BYTES..frame.end;
+            move_bytes(self.storage.bytes_mut(), rows, head_at + ROWS_HEAD_BYTES);
+        }
+        let mut at = head_at + frame.len();
+        for i in (0..self.streams).filter(|_| opening) {
+            let Some((slot, _)) = self.repeatable(i, seq) else {
+                continue;
+            };
+            let (front, back) = self.storage.bytes_mut().split_at_mut_checked(area)?;
+            let dst = back.get_mut(at - area..at - area + slot.len())?;
+            copy(dst, front.get(slot.clone())?)?;
+            at += slot.len();
+        }
+        let bytes = self.storage.bytes_mut();
+        let head = bytes.get_mut(head_at..at)?;
+        write_rows_head(
+            head,
+            source,
+            seq,
+            self.state,
+            rows + extra_rows,
+            at - head_at,
+        )?;
+        if let Some((kind, stamp)) = entry {
+            let (front, back) = bytes.split_at_mut_checked(area)?;
+            let buf = back.get_mut(frame.start - area..head_at - area)?;
+            let entry = (kind, stamp, self.state);
+            write_index(
+                front,
+                &self.regions,
+                source,
+                entry,
+                self.index_overhead,
+                buf,
+            )
+            .ok()?;
+        }
+        Some(())
+    }
+
+    /// Stream `i`'s latest row, if a connection's first frame of `seq`
+    /// repeats it (rule 3): observed, not in this frame, and against the
+    /// slots as they are. Where it lies, and its `ts`.
+    fn repeatable(&self, i: u32, seq: u64) -> Option<(Range<usize>, i64)> {
+        let bytes = self.storage.bytes();
+        let rec = self.regions.record(bytes, i)?;
+        let seen = rec.seen.get();
+        if rec.len.get() == 0 || seen == seq || seen < self.valid_from {
+            return None;
+        }
+        let slot = self
+            .regions
+            .slot(rec.slot.get() as usize, 0, rec.len.get() as usize);
+        let (_, ts) = bytes.get(slot.clone()).and_then(row_at)?;
+        Some((slot, ts))
+    }
+
+    /// The last row of each stream in the frame under way, `seq`'s, is its
+    /// latest now (rule 3): copied into its slot.
+    fn keep_latest(&mut self, seq: u64) {
+        let Some((table, slots, frame)) = self.regions.latest_and_frame(self.storage.bytes_mut())
+        else {
+            return;
+        };
+        for rec in table.chunks_exact_mut(REC).take(self.streams as usize) {
+            let Ok(rec) = StreamRec::mut_from_bytes(rec) else {
+                break;
+            };
+            if rec.last_at.get() == UNSEEN {
+                continue;
+            }
+            let (from, slot) = (rec.last_at.get() as usize, rec.slot.get() as usize);
+            rec.last_at = U32::new(UNSEEN);
+            let Some((len, ts)) = frame.get(from..).and_then(row_at) else {
+                continue;
+            };
+            let src = frame.get(from..from + len);
+            let dst = slots.get_mut(slot..slot + len);
+            if let Some(()) = src.zip(dst).and_then(|(src, dst)| copy(dst, src)) {
+                rec.len = U32::new(len as u32);
+                rec.seen = U64::new(seq);
+                self.last_ts = if self.observed {
+                    self.last_ts.max(ts)
+                } else {
+                    ts
+                };
+                self.observed = true;
+            }
+        }
+    }
+
+    /// A closing frame of `rows` the storage could not hold, after an entry
+    /// if `entry`: both lost in transit, counted as the frames dropped on a
+    /// slow link are, and the next entry a `Full`.
+    fn frame_lost(&mut self, rows: u32, entry: bool) {
+        // Seen as a gap if a Rows frame of the connection went or waits
+        // before it.
+        let mut queued = self.link.rows_sent;
+        self.walk(self.regions.unpolled(), |kind, _| queued |= kind == ROWS);
+        self.count_dropped_rows(queued, rows);
+        if entry {
+            self.stats.frames_unsent += 1;
+            self.link.full_needed = true;
+        }
     }
 }
 
@@ -145,13 +275,15 @@ fn row_at(bytes: &[u8]) -> Option<(usize, i64)> {
     Some((bytes.len() - rest.len(), tail(fixed).ts.get()))
 }
 
-/// The earliest of `earliest` and the `ts` of the `count` rows of the
-/// `Rows` frame `frame`.
-fn earliest_ts(frame: &[u8], count: u32, mut earliest: i64) -> Option<i64> {
-    let mut rest = frame.get(ROWS_HEAD_BYTES..)?;
+/// The earliest `ts` of the `count` rows of the `Rows` frame `frame`, if
+/// it has any.
+fn earliest_ts(frame: &[u8], count: u32) -> Option<i64> {
+    let mut at = ROWS_HEAD_BYTES;
+    let mut earliest = None;
     for _ in 0..count {
-        let (_, fixed, _) = split_row(&mut rest)?;
-        earliest = earliest.min(tail(fixed).ts.get());
+        let (len, ts) = row_at(frame.get(at..)?)?;
+        earliest = Some(earliest.map_or(ts, |e: i64| e.min(ts)));
+        at += len;
     }
-    Some(earliest)
+    earliest
 }

@@ -1,4 +1,4 @@
-//! The sending side of the protocol ([protocol §5](crate::protocol), rules 1 to 8) as a sans-IO
+//! The sending side of the protocol ([protocol §5](crate::protocol), rules 1 to 9) as a sans-IO
 //! state machine: the caller says what happened, and pulls the frames the
 //! rules require.
 //!
@@ -36,14 +36,15 @@ mod slots;
 mod source;
 mod stats;
 
-pub use config::{PublisherConfig, SourceDecl, SourceId, StreamId, Transmit};
+pub use config::{DropPolicy, PublisherConfig, SourceDecl, SourceId, StreamId, Transmit};
 pub use error::PublishError;
 pub use observer::Observer;
 pub use outbox::Outbox;
+pub use row_path::{FAST_NAME_BYTES, FAST_ROW_BYTES, FAST_WINDOW_BYTES};
 pub use sizing::{Budget, Sizing};
 pub use stats::{PublisherStats, Waiting};
 
-use outgoing::{Dropped, Place, PollOrder};
+use outgoing::Dropped;
 use row_path::put_small;
 use source::Source;
 
@@ -59,10 +60,11 @@ use crate::index_state::{SlotSetHash, NO_INDEX_STATE};
 /// pulls the frames the rules then require with
 /// [`poll_transmit`](Self::poll_transmit) until it returns `None`. It never
 /// decides what comes next; the publisher does, so a program that only
-/// calls it cannot send a stream that breaks rules 1 to 8:
+/// calls it cannot send a stream that breaks rules 1 to 9:
 ///
 /// - every connection starts with a handshake per source, ordinals from 0
-///   in declaration order (rules 1, 8), and a frame for a source whose
+///   in declaration order, each due as the connection opens and polled
+///   before any other frame (rules 1, 8), and a frame for a source whose
 ///   handshake has not gone out is refused (rule 1);
 /// - a connection's first `Index` for a source is a `Full` with every slot
 ///   (rule 2), and a `Full` goes again every
@@ -70,12 +72,16 @@ use crate::index_state::{SlotSetHash, NO_INDEX_STATE};
 ///   between, a `Delta` carries what changed, each with the
 ///   [`SlotSetHash`] of the whole set;
 /// - a connection's first `Rows` frame for a source carries the latest row
-///   of every stream (rule 3);
-/// - each interval sends a source's index entry before its rows (rule 4),
-///   stamped no later than any row sent after it (rule 5), then exactly one
-///   `Rows` frame, empty when nothing was observed, with the next `seq`
-///   (rule 6) — spent even when the frame is never sent, so a frame lost on
-///   the way is a gap.
+///   of every other stream still observed against the slots as they are
+///   (rule 3, which yields to rule 9);
+/// - every `Rows` frame carries its rows under the slots they were
+///   observed against: a slot changed between two readings closes the
+///   frame under way first (rule 9);
+/// - a source's index entry goes before the rows that need it (rule 4),
+///   stamped no later than any row after it (rule 5); each interval closes
+///   at least one `Rows` frame, empty when nothing was observed, and every
+///   frame has the next `seq` (rule 6) — spent even when it is never sent,
+///   so a frame lost on the way is a gap.
 ///
 /// Nothing allocates. Each source's bytes live in a [`Storage`] the caller
 /// supplies; what does not fit it, or would make a frame larger than
@@ -143,9 +149,13 @@ pub struct Publisher<S: Storage, const SOURCES: usize> {
     config: PublisherConfig,
     sources: Vec<Source<S>, SOURCES>,
     connected: bool,
-    /// The interval under way, counted from 0.
-    interval: u64,
-    order: PollOrder,
+    policy: DropPolicy,
+    /// The source polled first this interval, under
+    /// [`DropPolicy::RoundRobin`], and the next interval.
+    turn: usize,
+    next_turn: usize,
+    /// What belongs to no source: intervals, connections, and rows refused
+    /// for naming none. Each source counts the rest.
     stats: PublisherStats,
 }
 
@@ -154,8 +164,8 @@ impl<S: Storage, const SOURCES: usize> fmt::Debug for Publisher<S, SOURCES> {
         f.debug_struct("Publisher")
             .field("sources", &self.sources.len())
             .field("connected", &self.connected)
-            .field("interval", &self.interval)
-            .field("stats", &self.stats)
+            .field("policy", &self.policy)
+            .field("stats", &self.stats())
             .finish_non_exhaustive()
     }
 }
@@ -166,11 +176,10 @@ impl<S: Storage, const SOURCES: usize> defmt::Format for Publisher<S, SOURCES> {
     fn format(&self, f: defmt::Formatter<'_>) {
         defmt::write!(
             f,
-            "Publisher sources={=usize} connected={=bool} interval={=u64} stats={}",
+            "Publisher sources={=usize} connected={=bool} stats={}",
             self.sources.len(),
             self.connected,
-            self.interval,
-            self.stats
+            self.stats()
         );
     }
 }
@@ -191,8 +200,9 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             },
             sources: Vec::new(),
             connected: false,
-            interval: 0,
-            order: PollOrder::Idle,
+            policy: DropPolicy::RoundRobin,
+            turn: 0,
+            next_turn: 0,
             stats: PublisherStats {
                 intervals: 0,
                 connections: 0,
@@ -206,6 +216,8 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
                 rows_unsent: 0,
                 rows_refused: 0,
                 slot_changes_refused: 0,
+                frames_cut: 0,
+                rows_cut: 0,
             },
         }
     }
@@ -215,9 +227,38 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         self.config
     }
 
-    /// What the publisher has done so far.
+    /// What the publisher has done so far, over all its sources.
     pub fn stats(&self) -> PublisherStats {
-        self.stats
+        let mut total = self.stats;
+        for s in &self.sources {
+            total.add(&s.stats);
+        }
+        total
+    }
+
+    /// What one source has done so far: its own frames and rows, beside
+    /// the publisher's intervals and connections.
+    pub fn source_stats(&self, source: SourceId) -> Result<PublisherStats, PublishError> {
+        let mut stats = PublisherStats {
+            intervals: self.stats.intervals,
+            connections: self.stats.connections,
+            ..PublisherStats::default()
+        };
+        stats.add(&self.source(source)?.stats);
+        Ok(stats)
+    }
+
+    /// A frame polled and then cut off by its link: counted, not sent
+    /// whole.
+    fn cut(&mut self, t: &Transmit) {
+        self.stats.frames_cut += 1;
+        self.stats.rows_cut += u64::from(t.rows);
+    }
+
+    /// Which source's frames a link too slow for them all loses
+    /// ([`DropPolicy`]); [`DropPolicy::RoundRobin`] unless set.
+    pub fn set_drop_policy(&mut self, policy: DropPolicy) {
+        self.policy = policy;
     }
 
     /// Whether a connection is open: between [`connected`](Self::connected)
@@ -231,21 +272,44 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         self.sources.len()
     }
 
-    /// Declare a source, kept in `storage`. Its handshake goes out at the
-    /// end of the interval after each connection opens — this one's too,
-    /// if one is open. Refused if the handshake or the streams' room in a
+    /// Declare a source, kept in `storage`. Its handshake is due as each
+    /// connection opens, and at once if one is open. Refused if the handshake or the streams' room in a
     /// connection's first `Rows` frame would not fit the frame buffer, or
     /// the storage cannot hold them.
     ///
     /// [`SourceDecl::sizing`] gives the storage and frame buffer a source
     /// needs. On a device, lend storage as a `&'static mut [u8]`
     /// ([`Storage`]): an array given by value is copied through the stack.
-    // Out of line: it runs once a source, and a firmware that declares
-    // sources in more than one place had a copy of it at each.
-    #[inline(never)]
+    #[inline]
     pub fn add_source(
         &mut self,
         decl: &SourceDecl<'_>,
+        storage: S,
+    ) -> Result<SourceId, PublishError> {
+        self.declare(decl, 0, storage)
+    }
+
+    /// [`add_source`](Self::add_source), with each stream's slot for its
+    /// latest row (rule 3) made at once for the largest row `budget` gives,
+    /// rather than grown as larger rows come: no row within the budget
+    /// takes the slow path, the first included. Storage sized by
+    /// [`SourceDecl::sizing`] for the same budget holds it.
+    pub fn add_source_for(
+        &mut self,
+        decl: &SourceDecl<'_>,
+        budget: &Budget,
+        storage: S,
+    ) -> Result<SourceId, PublishError> {
+        self.declare(decl, budget.largest_row, storage)
+    }
+
+    // Out of line: it runs once a source, and a firmware that declares
+    // sources in more than one place had a copy of it at each.
+    #[inline(never)]
+    fn declare(
+        &mut self,
+        decl: &SourceDecl<'_>,
+        largest_row: usize,
         mut storage: S,
     ) -> Result<SourceId, PublishError> {
         if self.sources.is_full() {
@@ -253,8 +317,12 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         }
         let ordinal = self.sources.len() as u32;
         let limit = self.config.frame_buffer;
-        let declared = Source::declare(ordinal, decl, &mut storage, limit)?;
-        if self.sources.push(declared.into_source(storage)).is_err() {
+        let declared = Source::declare(ordinal, decl, largest_row, &mut storage, limit)?;
+        let mut source = declared.into_source(storage);
+        if self.connected {
+            source.connection_opened();
+        }
+        if self.sources.push(source).is_err() {
             return Err(PublishError::TooManySources { limit: SOURCES });
         }
         Ok(SourceId(ordinal))
@@ -286,8 +354,9 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     }
 
     /// Observe one row on a declared stream, for this interval's `Rows`
-    /// frame. The row is encoded into the frame now, behind the stream's
-    /// name as it was encoded at declaration.
+    /// frame, under the slots as they are (rule 9). The row is encoded into
+    /// the frame now, behind the stream's name as it was encoded at
+    /// declaration.
     ///
     /// Never refused because frames wait to be polled: a row observed
     /// after [`end_interval`](Self::end_interval) and before the interval's
@@ -322,14 +391,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             src.set_cursor(&cursor);
             return Ok(());
         }
-        let refused = &mut self.stats.rows_refused;
-        src.observe_slow(
-            refused,
-            stream.source,
-            limit,
-            stream,
-            (ts, wall_offset, row),
-        )
+        src.observe_slow(stream.source, limit, stream, (ts, wall_offset, row))
     }
 
     /// Observe many rows of one source at once: what [`observe`](Self::observe)
@@ -341,23 +403,21 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             .sources
             .get_mut(source.0 as usize)
             .ok_or(PublishError::UnknownSource { source: source.0 })?;
-        Ok(Observer::new(
-            src,
-            &mut self.stats.rows_refused,
-            source.0,
-            limit,
-        ))
+        Ok(Observer::new(src, source.0, limit))
     }
 
-    /// Set an index slot, adding it or changing its value. Sent in the
-    /// interval's `Delta`, or in the next `Full`.
+    /// Set an index slot, adding it or changing its value. Sent in a
+    /// `Delta` before the next rows, or in the next `Full`.
     ///
-    /// Never refused because frames wait to be polled: an index entry of
-    /// the interval that ended, not yet polled, is encoded as that interval
-    /// left the slots before the change is made (into the source's storage;
-    /// if the storage cannot hold it, that entry and the interval's rows
-    /// are dropped as lost, [`frames_dropped`](PublisherStats::frames_dropped)).
-    /// Refused, and counted in
+    /// A row is carried under the slots it was observed against (rule 9):
+    /// if rows have been observed since the last `Rows` frame closed, that
+    /// frame closes now, before the change, with its own `seq`, and the
+    /// rows observed after the change go in the next, after the entry that
+    /// carries it. A slot may change at any time, between any two
+    /// readings; the frame it closes is due at once, with the interval's.
+    ///
+    /// Never refused because frames wait to be polled. Refused, and
+    /// counted in
     /// [`slot_changes_refused`](PublisherStats::slot_changes_refused), if
     /// every slot would no longer fit one `Full` in the frame buffer (rules 2
     /// and 7) or the storage cannot hold it.
@@ -367,11 +427,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         key: &[u8],
         value: &[u8],
     ) -> Result<(), PublishError> {
-        let result = self.change_slot(source, key, Some(value));
-        if let Err(PublishError::FrameTooLarge { .. } | PublishError::StorageFull { .. }) = result {
-            self.stats.slot_changes_refused += 1;
-        }
-        result
+        self.change_slot(source, key, Some(value))
     }
 
     /// Remove an index slot; a slot that is not there is no change.
@@ -385,19 +441,19 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         key: &[u8],
         value: Option<&[u8]>,
     ) -> Result<(), PublishError> {
-        let (limit, keep_for_delta) = (self.config.frame_buffer, self.connected);
+        let (config, connected) = (self.config, self.connected);
         let s = self
             .sources
             .get_mut(source.0 as usize)
             .ok_or(PublishError::UnknownSource { source: source.0 })?;
-        let stats = &mut self.stats;
-        s.set_slot(source.0, key, value, limit, keep_for_delta, stats)
+        s.set_slot(source.0, key, value, &config, connected)
     }
 
     /// A new connection is open (its preamble written): anything still due
-    /// for the last one is dropped, counted as unsent, and the next interval
-    /// opens this one with every handshake, a `Full` per indexed source and
-    /// the latest row of every stream (rules 2, 3, 8).
+    /// for the last one is dropped, counted as unsent; every handshake is
+    /// due now, and the next frame of each source opens the connection
+    /// with a `Full` (if it keeps an index) and the latest row of every
+    /// stream (rules 2, 3, 8).
     pub fn connected(&mut self) {
         self.drop_due(Dropped::Unsent);
         self.connected = true;
@@ -408,8 +464,8 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     }
 
     /// The connection ended: anything still due is dropped, counted as
-    /// unsent, and until the next, intervals send nothing and count their
-    /// rows as unsent.
+    /// unsent, and until the next, frames are not kept and their rows are
+    /// counted as unsent.
     pub fn disconnected(&mut self) {
         self.drop_due(Dropped::Unsent);
         self.connected = false;
@@ -418,33 +474,40 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         }
     }
 
-    /// End the interval. For every source this spends one `seq`, keeps the
-    /// latest row of every stream observed (rule 3), and, on a connection,
-    /// makes due what the rules require: a handshake not yet sent on it, an
-    /// index entry if one is due, and exactly one `Rows` frame (rules 4, 6,
-    /// 7). Poll them before the next interval ends.
+    /// End the interval. For every source this closes the frame under way
+    /// (rule 6: one closes every interval, empty when nothing was observed,
+    /// and spends its `seq`), keeps the latest row of every stream observed
+    /// (rule 3), and, on a connection, makes it due after the index entry
+    /// its rows need, if any (rules 2, 4, 7). Poll them, and any a slot
+    /// change made due during the interval, before the next interval ends.
     ///
-    /// Frames of the last interval still due are dropped first, lost in
-    /// transit, as a link slower than the readings loses them: each `Rows`
-    /// frame's `seq` stays spent, so a subscriber sees the gap, and its rows
-    /// are counted ([`frames_dropped`](PublisherStats::frames_dropped),
-    /// [`rows_dropped`](PublisherStats::rows_dropped)); a handshake or a
-    /// `Full` not sent is due again, and an entry not sent is made good by
-    /// the next (a `Delta` with every change since the last entry sent, or a
-    /// `Full`).
+    /// Frames made due before this interval began and still unpolled are
+    /// dropped first, lost in transit, as a link slower than the readings
+    /// loses them: each `Rows` frame's `seq` stays spent, so a subscriber
+    /// sees the gap, and its rows are counted
+    /// ([`frames_dropped`](PublisherStats::frames_dropped),
+    /// [`rows_dropped`](PublisherStats::rows_dropped)). An entry lost takes
+    /// every frame after it too, as no subscriber could match their rows,
+    /// and the next entry is a `Full`; a handshake stays due until polled.
+    /// Which source's frames a slow link leaves unpolled is the
+    /// [`DropPolicy`]'s to say.
     pub fn end_interval(&mut self) {
-        self.drop_due(Dropped::Lost);
-        let (interval, connected) = (self.interval, self.connected);
+        let (config, connected) = (self.config, self.connected);
         for (ordinal, s) in self.sources.iter_mut().enumerate() {
-            let rows = u64::from(s.rows);
-            self.stats.rows_observed += rows;
-            if !s.end_interval(ordinal as u32, interval, connected, &self.config) {
-                self.stats.rows_unsent += rows;
-            }
+            s.drop_earlier();
+            s.intervals_since_full = s.intervals_since_full.saturating_add(1);
+            s.close_frame(ordinal as u32, connected, &config);
+            s.regions.interval_ended();
         }
-        self.interval += 1;
+        // The first interval's frames are polled from source 0, the next
+        // one's from source 1, and so on round; counted, not divided: a
+        // 64-bit division is a kilobyte of a Cortex-M0's flash.
+        self.turn = self.next_turn;
+        self.next_turn = match self.turn + 1 < self.sources.len() {
+            true => self.turn + 1,
+            false => 0,
+        };
         self.stats.intervals += 1;
-        self.order = PollOrder::Handshakes(0);
     }
 
     /// What is due and not yet polled: its frames, their bytes and the rows
@@ -456,9 +519,9 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     }
 
     /// Drop every frame due, as [`end_interval`](Self::end_interval) drops
-    /// those of the last interval: lost in transit, counted, each `seq`
+    /// those of the interval before: lost in transit, counted, each `seq`
     /// spent. For a link that is up but cannot carry them; a link that is
-    /// down is [`disconnected`](Self::disconnected).
+    /// down is [`disconnected`](Self::disconnected). Handshakes stay due.
     pub fn drop_waiting(&mut self) {
         self.drop_due(Dropped::Lost);
     }
@@ -473,60 +536,49 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         &mut self,
         buf: &'b mut [u8],
     ) -> Result<Option<(&'b [u8], Transmit)>, PublishError> {
-        let Some((i, item, len)) = self.peek() else {
+        let Some(due) = self.peek() else {
             return Ok(None);
         };
+        let len = due.range.len();
         if buf.len() < len {
             return Err(PublishError::BufferTooSmall {
                 needed: len,
                 have: buf.len(),
             });
         }
-        let (place, t) = self.take(i, item, len, buf)?;
-        let shrank = PublishError::StorageShrank { source: i as u32 };
+        let t = self.take(&due)?;
+        let shrank = PublishError::StorageShrank {
+            source: due.source as u32,
+        };
         let written = buf.get_mut(..len).ok_or(shrank)?;
-        if let Place::Stored(range) = place {
-            let stored = self
-                .sources
-                .get(i)
-                .and_then(|s| s.storage.bytes().get(range));
-            if stored.and_then(|src| copy(written, src)).is_none() {
-                return Err(shrank);
-            }
-        }
+        let stored = self.sources.get(due.source);
+        let stored = stored.and_then(|s| s.storage.bytes().get(due.range));
+        stored.and_then(|src| copy(written, src)).ok_or(shrank)?;
         Ok(Some((written, t)))
     }
 
     /// The next frame, as [`poll_transmit`](Self::poll_transmit) gives it,
-    /// without copying one the publisher already holds encoded (a
-    /// handshake, an interval's `Rows` frame): those are lent from the
-    /// source's storage, and only the others are written into `scratch`.
-    /// For a caller that hands the bytes straight to a transport.
-    pub fn poll_frame<'a>(
-        &'a mut self,
-        scratch: &'a mut [u8],
-    ) -> Result<Option<(&'a [u8], Transmit)>, PublishError> {
-        let Some((i, item, len)) = self.peek() else {
+    /// without a copy: every frame due is held encoded in its source's
+    /// storage, and lent from there. For a caller that hands the bytes
+    /// straight to a transport.
+    pub fn poll_frame(&mut self) -> Result<Option<(&[u8], Transmit)>, PublishError> {
+        let Some(due) = self.peek() else {
             return Ok(None);
         };
-        let (place, t) = self.take(i, item, len, scratch)?;
-        let bytes = match place {
-            Place::Buffer(n) => scratch.get(..n),
-            Place::Stored(range) => self
-                .sources
-                .get(i)
-                .and_then(|s| s.storage.bytes().get(range)),
-        };
-        match bytes {
+        let t = self.take(&due)?;
+        let stored = self.sources.get(due.source);
+        match stored.and_then(|s| s.storage.bytes().get(due.range)) {
             Some(bytes) => Ok(Some((bytes, t))),
-            None => Err(PublishError::StorageShrank { source: i as u32 }),
+            None => Err(PublishError::StorageShrank {
+                source: due.source as u32,
+            }),
         }
     }
 
     /// The size of the frame the next poll returns, or `None` if none is
     /// due: for a caller that sizes its buffer to the frame.
-    pub fn next_frame_len(&mut self) -> Option<usize> {
-        self.peek().map(|(_, _, len)| len)
+    pub fn next_frame_len(&self) -> Option<usize> {
+        self.peek().map(|due| due.range.len())
     }
 
     /// Encode a frame built elsewhere — a `Segment`, a `ClockOffset`, a
@@ -542,8 +594,11 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             Frame::Segment(_) | Frame::ClockOffset(_) | Frame::Unknown { .. } => {}
             other => return Err(PublishError::NotPassthrough { kind: other.kind() }),
         }
+        let mut s = None;
         if let Some(source) = frame.source() {
-            if !self.source(SourceId(source))?.sent.handshake {
+            let found = self.source(SourceId(source))?;
+            s = Some(source as usize);
+            if !found.link.handshake_sent {
                 return Err(PublishError::NotHandshaken {
                     source,
                     kind: frame.kind(),
@@ -551,7 +606,10 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             }
         }
         let n = frame.emit(buf)?;
-        self.stats.frames_sent += 1;
+        match s.and_then(|i| self.sources.get_mut(i)) {
+            Some(s) => s.stats.frames_sent += 1,
+            None => self.stats.frames_sent += 1,
+        }
         Ok(n)
     }
 
@@ -576,7 +634,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             labels,
             metadata,
         };
-        let send = s.sent.handshake;
+        let send = s.link.handshake_sent;
         // The update's room is checked once the handshake is known to fit,
         // and before it is rewritten.
         let room = || match send {
@@ -594,7 +652,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             return Ok(None);
         }
         let n = update.emit(buf)?;
-        self.stats.frames_sent += 1;
+        s.stats.frames_sent += 1;
         Ok(Some(n))
     }
 }

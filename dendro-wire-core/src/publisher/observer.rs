@@ -42,7 +42,6 @@ use super::Publisher;
 /// ```
 pub struct Observer<'a, S: Storage> {
     src: &'a mut Source<S>,
-    refused: &'a mut u64,
     source: u32,
     limit: usize,
     cursor: RowCursor,
@@ -50,17 +49,11 @@ pub struct Observer<'a, S: Storage> {
 
 impl<'a, S: Storage> Observer<'a, S> {
     /// `src`'s rows, source `source`'s, bounded by `limit`, the frame
-    /// buffer; refusals for a bound counted in `refused`.
-    pub(super) fn new(
-        src: &'a mut Source<S>,
-        refused: &'a mut u64,
-        source: u32,
-        limit: usize,
-    ) -> Self {
+    /// buffer.
+    pub(super) fn new(src: &'a mut Source<S>, source: u32, limit: usize) -> Self {
         let cursor = src.cursor();
         Observer {
             src,
-            refused,
             source,
             limit,
             cursor,
@@ -87,13 +80,9 @@ impl<'a, S: Storage> Observer<'a, S> {
         // rather than as a value whose address a call takes: the observer's
         // position stays in registers across a caller's loop.
         self.src.set_cursor(&self.cursor);
-        let result = self.src.observe_slow(
-            self.refused,
-            self.source,
-            self.limit,
-            stream,
-            (ts, wall_offset, row),
-        );
+        let result = self
+            .src
+            .observe_slow(self.source, self.limit, stream, (ts, wall_offset, row));
         self.cursor = self.src.cursor();
         result
     }

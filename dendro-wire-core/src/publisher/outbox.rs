@@ -113,11 +113,17 @@ impl<'a> Outbox<'a> {
 
     /// Forget the frame under way, for a link that went down with part of
     /// it sent: the next connection starts at a frame boundary, with its
-    /// preamble. Returns the frame given up, so its rows can be counted as
-    /// lost at the disconnect.
-    pub fn abandon(&mut self) -> Option<Transmit> {
+    /// preamble. The frame given up is counted in `publisher`'s stats
+    /// ([`frames_cut`](crate::PublisherStats::frames_cut),
+    /// [`rows_cut`](crate::PublisherStats::rows_cut)) and returned.
+    pub fn abandon<S: Storage, const N: usize>(
+        &mut self,
+        publisher: &mut Publisher<S, N>,
+    ) -> Option<Transmit> {
         (self.len, self.taken) = (0, 0);
-        self.frame.take()
+        let cut = self.frame.take()?;
+        publisher.cut(&cut);
+        Some(cut)
     }
 
     /// Frames the link has taken whole.

@@ -1,363 +1,291 @@
-//! What goes out next: the order frames are polled in (every handshake
-//! first, then each source's index entry before its rows, rules 1 and 4),
-//! taking one and recording that it went out, dropping what is still due
-//! (a frame not polled before the next interval ends is lost in transit:
-//! its `seq` stays spent, rule 6), and building the frames not held
-//! encoded (an `Index` entry, and a connection's first `Rows` frame,
-//! rule 3).
+//! What goes out next, and what is dropped. Every handshake due goes first
+//! (rule 1), then each source's queue in order (its entries before the
+//! rows they name, rule 4), the sources taken in turn as the
+//! [`DropPolicy`] says. A frame not polled before the interval after its
+//! own ends is lost in transit: its `seq` stays spent (rule 6), and so is
+//! every frame after an entry lost with it, whose rows no subscriber could
+//! match (rule 9).
+
+use core::ops::Range;
 
 use zerocopy::little_endian::{I64, U32, U64};
 
+use super::config::DropPolicy;
 use super::error::PublishError;
-use super::regions::Region;
-use super::source::{Due, Source};
-use super::stats::PublisherStats;
+use super::regions::{frame_len_at, le_u32, Region, Regions};
+use super::source::Source;
 use super::{Publisher, Transmit, Waiting};
 use crate::codec::Out;
 use crate::framing::FrameHead;
 use crate::index::{IndexKind, IndexTail};
+use crate::index_state::IndexState;
 use crate::kind;
-use crate::rows::{RowsBuilder, RowsHeader};
+use crate::rows::ROWS_HEAD_BYTES;
 use crate::storage::Storage;
 use crate::LENGTH_PREFIX_BYTES;
 
-/// Where polling is: the handshakes of every source go before any other
-/// frame, then each source's index entry and rows.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum PollOrder {
-    Handshakes(usize),
-    Frames(usize),
-    Idle,
-}
+/// Where a `Rows` frame's count of rows is, from its length prefix on.
+const COUNT_AT: usize = ROWS_HEAD_BYTES - 4;
 
-#[derive(Clone, Copy, Debug)]
-pub(super) enum Item {
-    Handshake,
-    Index(IndexKind),
-    Rows,
-}
-
-/// Where a polled frame is: in the caller's buffer, or in a source's
-/// storage, already encoded.
-pub(super) enum Place {
-    Buffer(usize),
-    Stored(core::ops::Range<usize>),
+/// What a polled frame is: its source, whether it is the source's
+/// handshake, and where its bytes are in the source's storage.
+pub(super) struct Due {
+    pub(super) source: usize,
+    pub(super) handshake: bool,
+    pub(super) range: Range<usize>,
 }
 
 impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     /// Drop every frame still due, counting it as `why` says.
     pub(super) fn drop_due(&mut self, why: Dropped) {
         for s in &mut self.sources {
-            s.drop_due(&mut self.stats, why);
+            s.drop_queued(s.regions.unpolled(), why);
+            if why == Dropped::Unsent {
+                // A handshake stays due on a connection that goes on.
+                s.stats.frames_unsent += u64::from(s.link.handshake_due);
+            }
         }
-        self.order = PollOrder::Idle;
     }
 
     /// What is due and not yet polled, over every source.
     pub(super) fn waiting_now(&self) -> Waiting {
         let mut w = Waiting::default();
         for s in &self.sources {
-            let due = &s.due;
-            if due.handshake {
+            if s.link.handshake_due {
                 w.frames += 1;
                 w.bytes += s.regions.len(Region::Handshake);
             }
-            if let Some(kind) = due.index {
+            let unpolled = s.regions.unpolled();
+            w.bytes += unpolled.len();
+            let mut rows_sent = s.link.rows_sent;
+            s.walk(unpolled, |kind, count| {
                 w.frames += 1;
-                w.bytes += s.index_len(kind);
-            }
-            if due.rows {
-                w.frames += 1;
-                w.bytes += due.rows_len;
-                w.rows += u64::from(due.rows_observed);
-            }
+                if kind == kind::ROWS {
+                    w.rows += u64::from(count - s.repeated_in(&mut rows_sent));
+                }
+            });
         }
         w
     }
 
-    /// The next frame due, without taking it: its source, what it is, and
-    /// its size.
-    pub(super) fn peek(&mut self) -> Option<(usize, Item, usize)> {
-        loop {
-            match self.order {
-                PollOrder::Handshakes(i) => match self.sources.get(i) {
-                    Some(s) if s.due.handshake => {
-                        return Some((i, Item::Handshake, s.regions.len(Region::Handshake)))
-                    }
-                    Some(_) => self.order = PollOrder::Handshakes(i + 1),
-                    None => self.order = PollOrder::Frames(0),
-                },
-                PollOrder::Frames(i) => match self.sources.get(i) {
-                    Some(s) => match (s.due.index, s.due.rows) {
-                        (Some(kind), _) => return Some((i, Item::Index(kind), s.index_len(kind))),
-                        (None, true) => return Some((i, Item::Rows, s.due.rows_len)),
-                        (None, false) => self.order = PollOrder::Frames(i + 1),
-                    },
-                    None => self.order = PollOrder::Idle,
-                },
-                PollOrder::Idle => return None,
-            }
-        }
-    }
-
-    /// Take the frame [`peek`](Self::peek) found, of `len` bytes: build it
-    /// into `buf` if it is not held encoded, and record that it went out.
-    /// A `buf` too small for a frame built into it is refused, the frame
-    /// still due.
-    pub(super) fn take(
-        &mut self,
-        i: usize,
-        item: Item,
-        len: usize,
-        buf: &mut [u8],
-    ) -> Result<(Place, Transmit), PublishError> {
-        let ended = self.interval.wrapping_sub(1);
-        let source = i as u32;
-        let s = self
-            .sources
-            .get_mut(i)
-            .ok_or(PublishError::UnknownSource { source })?;
-        let built = match item {
-            Item::Handshake => false,
-            Item::Index(_) => !s.due.index_encoded,
-            Item::Rows => s.due.opening,
-        };
-        if built && buf.len() < len {
-            return Err(PublishError::BufferTooSmall {
-                needed: len,
-                have: buf.len(),
+    /// The next frame due, without taking it.
+    pub(super) fn peek(&self) -> Option<Due> {
+        let n = self.sources.len();
+        if let Some(i) = self.sources.iter().position(|s| s.link.handshake_due) {
+            let range = self.sources.get(i)?.regions.range(Region::Handshake);
+            return Some(Due {
+                source: i,
+                handshake: true,
+                range,
             });
         }
+        // Under round robin the source that has lost the fewest frames goes
+        // last, next in line to lose one, ties taken in turn: a slow link's
+        // losses go round the sources.
+        let first = match self.policy {
+            DropPolicy::RoundRobin => self.turn,
+            DropPolicy::DeclarationOrder => 0,
+        };
+        let lost = |s: &Source<S>| match self.policy {
+            DropPolicy::RoundRobin => s.stats.frames_dropped,
+            DropPolicy::DeclarationOrder => 0,
+        };
+        let mut next: Option<(usize, u64)> = None;
+        // From `first` round to it, without a division.
+        for i in (first..n).chain(0..first) {
+            let Some(s) = self.sources.get(i) else {
+                continue;
+            };
+            let unpolled = s.regions.unpolled();
+            if !unpolled.is_empty() && next.is_none_or(|(_, most)| lost(s) > most) {
+                next = Some((i, lost(s)));
+            }
+        }
+        let (i, _) = next?;
+        let s = self.sources.get(i)?;
+        let unpolled = s.regions.unpolled();
+        // Storage that shrank under the queue is found by `take`.
+        let queued = s.storage.bytes().get(unpolled.clone());
+        let len = queued.and_then(frame_len_at).unwrap_or(unpolled.len());
+        Some(Due {
+            source: i,
+            handshake: false,
+            range: unpolled.start..unpolled.start + len,
+        })
+    }
+
+    /// Take the frame [`peek`](Self::peek) found: record that it went out,
+    /// and say what it is.
+    pub(super) fn take(&mut self, due: &Due) -> Result<Transmit, PublishError> {
+        let source = due.source as u32;
+        let s = self
+            .sources
+            .get_mut(due.source)
+            .ok_or(PublishError::UnknownSource { source })?;
+        let shrank = PublishError::StorageShrank { source };
+        let frame = s.storage.bytes().get(due.range.clone()).ok_or(shrank)?;
         let mut t = Transmit {
-            len: 0,
-            kind: kind::ROWS,
+            len: frame.len(),
+            kind: kind::HANDSHAKE,
             source,
             rows: 0,
         };
-        let place = match item {
-            Item::Handshake => {
-                s.due.handshake = false;
-                s.sent.handshake = true;
-                t.kind = kind::HANDSHAKE;
-                Place::Stored(s.regions.range(Region::Handshake))
-            }
-            Item::Index(kind) => {
-                let place = if s.due.index_encoded {
-                    // Encoded when a slot changed after the interval ended;
-                    // the changes since are in the Delta region, kept.
-                    s.due.index_encoded = false;
-                    Place::Stored(s.regions.range(Region::Entry))
-                } else {
-                    let n = s.emit_index(source, kind, buf)?;
-                    s.clear_delta();
-                    Place::Buffer(n)
-                };
-                s.due.index = None;
-                // What the Delta region lost before this entry was encoded,
-                // the entry carries; `delta_lost` now says only what it
-                // lost after.
-                if kind == IndexKind::Full {
-                    s.sent.full = true;
-                    s.intervals_since_full = 0;
-                }
-                t.kind = kind::INDEX;
-                place
-            }
-            Item::Rows => {
-                let place = if s.due.opening {
-                    Place::Buffer(s.emit_opening(source, ended, buf)?)
-                } else {
-                    Place::Stored(s.regions.held())
-                };
-                let due = s.due;
-                t.rows = due.rows_count;
-                s.due.rows = false;
-                s.sent.rows = true;
-                s.regions.polled_held();
-                self.stats.rows_sent += u64::from(due.rows_observed);
-                self.stats.rows_repeated += u64::from(due.rows_count - due.rows_observed);
-                place
-            }
-        };
-        t.len = match &place {
-            Place::Buffer(n) => *n,
-            Place::Stored(range) => range.len(),
-        };
-        self.stats.frames_sent += 1;
-        Ok((place, t))
+        s.stats.frames_sent += 1;
+        if due.handshake {
+            s.link.handshake_due = false;
+            s.link.handshake_sent = true;
+            return Ok(t);
+        }
+        t.kind = *frame.get(LENGTH_PREFIX_BYTES).ok_or(shrank)?;
+        if t.kind == kind::ROWS {
+            t.rows = le_u32(frame.get(COUNT_AT..COUNT_AT + 4).ok_or(shrank)?);
+            let mut rows_sent = s.link.rows_sent;
+            let repeated = s.repeated_in(&mut rows_sent);
+            s.link.rows_sent = true;
+            s.stats.rows_sent += u64::from(t.rows - repeated);
+            s.stats.rows_repeated += u64::from(repeated);
+        }
+        s.regions.polled(t.len);
+        Ok(t)
     }
 }
 
 /// Why frames still due are dropped, which says how they are counted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Dropped {
-    /// On a connection that goes on: the next interval ended before they
-    /// were polled, or the caller dropped them. Each `Rows` frame's `seq`
-    /// is spent, so a subscriber that has had one of its source's frames
-    /// on the connection sees the gap (rule 6).
+    /// On a connection that goes on: the interval after their own ended
+    /// before they were polled, or the caller dropped them. Each `Rows`
+    /// frame's `seq` is spent, so a subscriber that has had one of its
+    /// source's frames on the connection sees the gap (rule 6).
     Lost,
     /// The connection changed: they belong to no connection now.
     Unsent,
 }
 
 impl<S: Storage> Source<S> {
-    /// Drop what is due, counting it as `why` says.
-    pub(super) fn drop_due(&mut self, stats: &mut PublisherStats, why: Dropped) {
-        let due = self.due;
-        (self.due.handshake, self.due.index, self.due.rows) = (false, None, false);
-        self.due.index_encoded = false;
-        let frames = u64::from(due.handshake) + u64::from(due.index.is_some());
-        let rows = u64::from(due.rows_observed);
-        match (why, due.rows) {
-            (_, false) => stats.frames_unsent += frames,
-            (Dropped::Lost, true) => {
-                // A connection's first Rows frame dropped shows no gap: the
-                // subscriber has had none of this source's on it.
-                let gap = u64::from(!due.opening);
-                stats.frames_dropped += gap;
-                stats.frames_unsent += frames + 1 - gap;
-                stats.rows_dropped += rows;
-            }
-            (Dropped::Unsent, true) => {
-                stats.frames_unsent += frames + 1;
-                stats.rows_unsent += rows;
-            }
-        }
-        if due.index_encoded {
-            // The changes it carried are in no other entry: the next is a
-            // Full.
-            self.delta_lost = true;
-        }
-        self.release_held();
-    }
-
-    /// Where the blob of an entry of `kind` is kept.
-    fn blob(&self, kind: IndexKind) -> core::ops::Range<usize> {
-        match kind {
-            IndexKind::Full => self.regions.range(Region::Full),
-            IndexKind::Delta => self.regions.range(Region::Delta),
-        }
-    }
-
-    /// The size of the entry due, of `kind`.
-    fn index_len(&self, kind: IndexKind) -> usize {
-        match self.due.index_encoded {
-            true => self.regions.len(Region::Entry),
-            false => self.index_overhead + self.blob(kind).len(),
-        }
-    }
-
-    /// The interval's entry, due and not yet encoded, into the entry region
-    /// before a slot changes under it; if the storage cannot hold it, the
-    /// entry and the rows after it are dropped, lost in transit.
-    pub(super) fn encode_entry_early(&mut self, source: u32, stats: &mut PublisherStats) {
-        let Some(kind) = self.due.index else {
+    /// Call `f` with the kind and (for `Rows`) the row count of each frame
+    /// queued in `range`, in order.
+    pub(super) fn walk(&self, range: Range<usize>, mut f: impl FnMut(u8, u32)) {
+        let Some(mut rest) = self.storage.bytes().get(range) else {
             return;
         };
-        if self.due.index_encoded {
-            return;
+        while let Some(len) = frame_len_at(rest) {
+            let (Some(frame), Some(tail)) = (rest.get(..len), rest.get(len..)) else {
+                return;
+            };
+            let kind = frame.get(LENGTH_PREFIX_BYTES).copied().unwrap_or(0);
+            let count = frame.get(COUNT_AT..COUNT_AT + 4).map_or(0, le_u32);
+            f(kind, if kind == kind::ROWS { count } else { 0 });
+            rest = tail;
         }
-        let len = self.index_len(kind);
-        let entry = self.regions.range(Region::Entry);
-        let regions = &mut self.regions;
-        if regions
-            .resize(
-                &mut self.storage,
-                source,
-                Region::Entry,
-                entry.start,
-                entry.len(),
-                len,
-            )
-            .is_err()
-        {
-            self.drop_due(stats, Dropped::Lost);
-            return;
+    }
+
+    /// The rows rule 3 repeated in the next `Rows` frame of the queue, given
+    /// whether one was polled on the connection before it (`rows_sent`,
+    /// which it then sets): only the connection's first repeats any.
+    pub(super) fn repeated_in(&self, rows_sent: &mut bool) -> u32 {
+        let first = !core::mem::replace(rows_sent, true);
+        match first && self.link.opening_due {
+            true => self.repeated,
+            false => 0,
         }
-        let entry = self.regions.range(Region::Entry);
-        let bytes = self.storage.bytes_mut().split_at_mut_checked(entry.start);
-        let written = bytes.and_then(|(front, rest)| {
-            let buf = rest.get_mut(..len)?;
-            let (regions, due) = (&self.regions, &self.due);
-            Some(write_index(
-                front,
-                regions,
-                due,
-                source,
-                kind,
-                self.index_overhead,
-                buf,
-            ))
+    }
+
+    /// The end of an interval: the frames made due before it began and
+    /// still unpolled are lost in transit, and with them every frame after
+    /// an entry or a connection's first `Rows` frame among them (their rows
+    /// could no longer be matched, or would open the connection without
+    /// rule 3); the polled frames' room is given back.
+    pub(super) fn drop_earlier(&mut self) {
+        let earlier = self.regions.unpolled_earlier();
+        let mut all = false;
+        let mut rows_sent = self.link.rows_sent;
+        self.walk(earlier.clone(), |kind, _| {
+            let opening = kind == kind::ROWS && !core::mem::replace(&mut rows_sent, true);
+            all |= kind == kind::INDEX || (opening && self.link.opening_due);
         });
-        match written {
-            Some(Ok(_)) => {
-                self.due.index_encoded = true;
-                self.clear_delta();
-            }
-            _ => self.drop_due(stats, Dropped::Lost),
-        }
+        let range = match all {
+            true => self.regions.unpolled(),
+            false => earlier,
+        };
+        self.drop_queued(range, Dropped::Lost);
+        self.regions.release_polled(self.storage.bytes_mut());
     }
 
-    /// The interval's entry of `kind` into `buf`.
-    fn emit_index(
-        &self,
-        source: u32,
-        kind: IndexKind,
-        buf: &mut [u8],
-    ) -> Result<usize, PublishError> {
-        let (regions, due) = (&self.regions, &self.due);
-        write_index(
-            self.storage.bytes(),
-            regions,
-            due,
-            source,
-            kind,
-            self.index_overhead,
-            buf,
-        )
+    /// Drop the frames queued in `range` (whole frames, the unpolled
+    /// queue's front or all of it), counting them as `why` says.
+    pub(super) fn drop_queued(&mut self, range: Range<usize>, why: Dropped) {
+        let mut dropped = (0u64, 0u64, false);
+        let mut rows_sent = self.link.rows_sent;
+        self.walk(range.clone(), |kind, count| match kind {
+            kind::ROWS => {
+                dropped.0 += 1;
+                dropped.1 += u64::from(count - self.repeated_in(&mut rows_sent));
+            }
+            _ => dropped.2 = true,
+        });
+        let (frames, rows, entries) = dropped;
+        if self.link.opening_due && !self.link.rows_sent && frames > 0 {
+            // The connection's first Rows frame went: the next is one again.
+            self.link.opening_due = false;
+        }
+        if entries {
+            // The subscriber may lack what they carried.
+            self.link.full_needed = true;
+        }
+        let queued = frames + self.queued_entries(range.clone());
+        let (gap, unseen) = match (why, self.link.rows_sent) {
+            (Dropped::Lost, true) => (frames, queued - frames),
+            _ => (0, queued),
+        };
+        self.stats.frames_dropped += gap;
+        self.stats.frames_unsent += unseen;
+        match why {
+            Dropped::Lost => self.stats.rows_dropped += rows,
+            Dropped::Unsent => self.stats.rows_unsent += rows,
+        }
+        self.regions.remove(self.storage.bytes_mut(), range);
     }
 
-    /// A connection's first `Rows` frame (rule 3): the latest row of every
-    /// stream not observed in the interval that `ended`, then the
-    /// interval's rows.
-    fn emit_opening(&self, source: u32, ended: u64, buf: &mut [u8]) -> Result<usize, PublishError> {
-        let shrank = PublishError::StorageShrank { source };
-        let bytes = self.storage.bytes();
-        let mut b = RowsBuilder::new(
-            buf,
-            RowsHeader {
-                source,
-                seq: self.due.seq,
-                index_state: self.due.state,
-            },
-        )?;
-        for i in 0..self.streams {
-            let rec = self.rec(i).ok_or(shrank)?;
-            let len = rec.len.get() as usize;
-            if len > 0 && rec.seen.get() != ended {
-                let slot = self.regions.slot(rec.slot.get() as usize, 0, len);
-                b.extend_encoded(bytes.get(slot).ok_or(shrank)?, 1)?;
-            }
+    /// The index entries queued in `range`.
+    fn queued_entries(&self, range: Range<usize>) -> u64 {
+        let mut n = 0;
+        self.walk(range, |kind, _| n += u64::from(kind != kind::ROWS));
+        n
+    }
+
+    /// A `Rows` frame of `rows` lost in transit before it was queued, a gap
+    /// a subscriber sees if `seen`.
+    pub(super) fn count_dropped_rows(&mut self, seen: bool, rows: u32) {
+        match seen {
+            true => self.stats.frames_dropped += 1,
+            false => self.stats.frames_unsent += 1,
         }
-        let rows = bytes.get(self.regions.held_rows()).ok_or(shrank)?;
-        b.extend_encoded(rows, self.due.rows_observed)?;
-        Ok(b.finish()?)
+        self.stats.rows_dropped += u64::from(rows);
+    }
+
+    /// The size of an entry of `kind` made now.
+    pub(super) fn index_len(&self, kind: IndexKind) -> usize {
+        let blob = match kind {
+            IndexKind::Full => Region::Full,
+            IndexKind::Delta => Region::Delta,
+        };
+        self.index_overhead + self.regions.len(blob)
     }
 }
 
-/// The interval's entry of `kind`, `due` says when and against what,
-/// written into `buf` field by field as `Index::emit` writes it, from the
-/// index name and blob in `bytes`: `Index::emit` takes the stream as a
-/// `&str`, and making one of the stored name is a UTF-8 check whose code
-/// and table were 600 bytes of a device's flash (the agent's, as `cargo
-/// xtask firmware` prints it). The name was a `&str` when it was declared;
-/// the golden tests hold the bytes to the encoder's.
-fn write_index(
+/// An index entry of `kind`, stamped `ts`, declaring `state`, written into
+/// `buf` field by field as `Index::emit` writes it, from the index name and
+/// blob in `bytes`: `Index::emit` takes the stream as a `&str`, and making
+/// one of the stored name is a UTF-8 check whose code and table were 600
+/// bytes of a device's flash (the agent's, as `cargo xtask firmware`
+/// prints it). The name was a `&str` when it was declared; the golden
+/// tests hold the bytes to the encoder's.
+pub(super) fn write_index(
     bytes: &[u8],
-    regions: &super::regions::Regions,
-    due: &Due,
+    regions: &Regions,
     source: u32,
-    kind: IndexKind,
+    (kind, ts, state): (IndexKind, i64, IndexState),
     overhead: usize,
     buf: &mut [u8],
 ) -> Result<usize, PublishError> {
@@ -377,10 +305,10 @@ fn write_index(
     out.u32(source)?;
     out.bytes(name)?;
     out.fixed(&IndexTail {
-        ts: I64::new(due.stamp),
+        ts: I64::new(ts),
         kind: kind.to_byte(),
-        state_0: U64::new(due.state.0),
-        state_1: U64::new(due.state.1),
+        state_0: U64::new(state.0),
+        state_1: U64::new(state.1),
     })?;
     out.bytes(blob)?;
     match out.at() == len {

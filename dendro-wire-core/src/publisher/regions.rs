@@ -16,18 +16,16 @@
 //!   delta        the changes since the last entry, sorted by key:
 //!                `u32 len | key | u8 present [| u32 len | value]` each, the
 //!                Delta blob
-//!   entry        an index entry due and encoded early, because a slot
-//!                changed before it was polled; empty otherwise
 //! ```
 //!
-//! and then the frame area: the `Rows` frame of the interval that ended,
-//! held until it is polled or dropped (the held frame), then the `Rows`
-//! frame under way, its head and then its rows. The regions grow rarely;
-//! the frame under way grows with every row, and comes last so that growing
-//! it moves nothing. On a link that keeps up, the held frame is polled
-//! before the next row arrives and the frame under way starts where it
-//! started; only rows observed while a frame waits are written after it,
-//! and moved down once it is gone.
+//! and then the frame area: the queue, every frame due (its index entries
+//! and `Rows` frames, whole and encoded, in the order they are polled),
+//! then the `Rows` frame under way, its head and then its rows. The
+//! regions grow rarely; the frame under way grows with every row, and
+//! comes last so that growing it moves nothing. On a link that keeps up,
+//! the queue is polled empty before the next row arrives and the frame
+//! under way starts where it started; only rows observed while frames
+//! wait are written after them, and moved down once they are gone.
 
 use core::ops::Range;
 
@@ -35,10 +33,10 @@ use zerocopy::little_endian::{U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use super::error::PublishError;
-use super::row_path::SMALL_ROW_BYTES;
 use crate::codec::{copy, LEN_BYTES};
-use crate::rows::{NAME_WORD, ROWS_HEAD_BYTES, TAIL_BYTES};
+use crate::rows::{ROWS_HEAD_BYTES, TAIL_BYTES};
 use crate::storage::Storage;
+use crate::LENGTH_PREFIX_BYTES;
 
 /// A region of a source's storage, in storage order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,18 +47,23 @@ pub(super) enum Region {
     Latest,
     Full,
     Delta,
-    Entry,
 }
 
-const REGIONS: usize = 7;
+const REGIONS: usize = 6;
 
-/// Where each region of a source's storage ends, and how long the held
-/// `Rows` frame and the one under way after them are.
+/// Where each region of a source's storage ends, and how the frame area
+/// after them is taken: the queue of frames due, and the `Rows` frame under
+/// way after it.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Regions {
     ends: [usize; REGIONS],
-    /// The bytes of the held `Rows` frame, head included; 0 for none.
-    held: usize,
+    /// The queue's bytes: whole frames, each its length prefix first.
+    queue: usize,
+    /// Of the queue, the bytes polled, at its front.
+    polled: usize,
+    /// Of the queue, the bytes made due before the interval under way
+    /// began: what its end drops if they are still unpolled.
+    earlier: usize,
     /// The bytes of the `Rows` frame under way, its head included.
     frame_len: usize,
 }
@@ -77,10 +80,11 @@ impl Regions {
         ends[Region::Latest as usize] = ends[Region::Table as usize] + latest;
         ends[Region::Full as usize] = ends[Region::Latest as usize];
         ends[Region::Delta as usize] = ends[Region::Latest as usize];
-        ends[Region::Entry as usize] = ends[Region::Latest as usize];
         Regions {
             ends,
-            held: 0,
+            queue: 0,
+            polled: 0,
+            earlier: 0,
             frame_len: ROWS_HEAD_BYTES,
         }
     }
@@ -157,7 +161,7 @@ impl Regions {
 
     /// The table, the slots onwards (a stream's slot at its
     /// [`StreamRec::slot`]) and the frame under way onwards (its byte `at`
-    /// at `at`), apart, for an interval's end to copy each stream's latest
+    /// at `at`), apart, for a frame's close to copy each stream's latest
     /// row into its slot.
     pub(super) fn latest_and_frame<'a>(
         &self,
@@ -169,29 +173,41 @@ impl Regions {
         Some((table, latest, frame))
     }
 
-    /// Where the frame area starts: the held frame, if any, then the frame
-    /// under way.
+    /// Where the frame area starts: the queue, then the frame under way.
     #[inline]
-    fn area_at(&self) -> usize {
-        self.ends[Region::Entry as usize]
+    pub(super) fn area_at(&self) -> usize {
+        self.ends[Region::Delta as usize]
     }
 
-    /// The held `Rows` frame, head included; empty for none.
+    /// The queue's frames not yet polled.
     #[inline]
-    pub(super) fn held(&self) -> Range<usize> {
-        self.area_at()..self.area_at() + self.held
+    pub(super) fn unpolled(&self) -> Range<usize> {
+        self.area_at() + self.polled..self.area_at() + self.queue
     }
 
-    /// The rows of the held frame, after its head.
+    /// Of the queue's frames not yet polled, those made due before the
+    /// interval under way began.
     #[inline]
-    pub(super) fn held_rows(&self) -> Range<usize> {
-        self.area_at() + ROWS_HEAD_BYTES.min(self.held)..self.area_at() + self.held
+    pub(super) fn unpolled_earlier(&self) -> Range<usize> {
+        let from = self.area_at() + self.polled;
+        from..(self.area_at() + self.earlier).max(from)
+    }
+
+    /// The next frame to poll, `len` bytes, has gone. If it was the last
+    /// and no row waits behind it, the frame area is free again: the next
+    /// frame starts at its front, and nothing moves.
+    #[inline]
+    pub(super) fn polled(&mut self, len: usize) {
+        self.polled += len;
+        if self.polled >= self.queue && self.frame_len == ROWS_HEAD_BYTES {
+            (self.queue, self.polled, self.earlier) = (0, 0, 0);
+        }
     }
 
     /// Where the `Rows` frame under way starts.
     #[inline]
     pub(super) fn frame_at(&self) -> usize {
-        self.area_at() + self.held
+        self.area_at() + self.queue
     }
 
     /// The `Rows` frame under way, head included.
@@ -212,53 +228,71 @@ impl Regions {
         self.frame_len = len;
     }
 
-    /// The bytes the storage holds for the source: every region, the held
-    /// frame, and the frame under way, whose head is left out while it is
-    /// empty behind a held frame (the storage need not hold it until a row
-    /// arrives or the held frame goes).
+    /// The bytes the storage holds for the source: every region, the queue,
+    /// and the frame under way, whose head is left out while it is empty
+    /// behind frames due (the storage need not hold it until a row arrives
+    /// or they go).
     #[inline]
     pub(super) fn end(&self) -> usize {
-        match self.held > 0 && self.frame_len == ROWS_HEAD_BYTES {
+        match self.queue > 0 && self.frame_len == ROWS_HEAD_BYTES {
             true => self.frame_at(),
             false => self.frame_at() + self.frame_len,
         }
     }
 
-    /// The interval ended: the frame under way is held for polling, and an
-    /// empty one starts after it. Nothing may be held already.
-    pub(super) fn hold_frame(&mut self) {
-        self.held = self.frame_len;
+    /// `len` bytes written at the frame under way's place are frames due
+    /// now, at the queue's end; an empty frame starts after them.
+    pub(super) fn enqueue(&mut self, len: usize) {
+        self.queue += len;
         self.frame_len = ROWS_HEAD_BYTES;
     }
 
-    /// The held frame was polled: if nothing has gone in after it, the frame
-    /// under way starts at the front again; else it stays until
-    /// [`release_held`](Self::release_held).
-    #[inline]
-    pub(super) fn polled_held(&mut self) {
-        if self.frame_len == ROWS_HEAD_BYTES {
-            self.held = 0;
+    /// The frame under way is dropped: an empty one in its place.
+    pub(super) fn discard_frame(&mut self) {
+        self.frame_len = ROWS_HEAD_BYTES;
+    }
+
+    /// An interval ended: every frame in the queue now counts as made due
+    /// before the interval under way.
+    pub(super) fn interval_ended(&mut self) {
+        self.earlier = self.queue;
+    }
+
+    /// Remove `range` of the queue's unpolled frames (whole frames at its
+    /// front or its end, or all of it): what follows moves down over them.
+    pub(super) fn remove(&mut self, bytes: &mut [u8], range: Range<usize>) {
+        let area = self.area_at();
+        let (from, n) = (range.start.saturating_sub(area), range.len());
+        if n == 0 {
+            return;
+        }
+        move_bytes(bytes, range.end..self.end(), range.start);
+        self.queue -= n;
+        if self.earlier > from {
+            self.earlier = self.earlier.saturating_sub(n).max(from);
         }
     }
 
-    /// The held frame is gone (polled or dropped): the rows of the frame
-    /// under way move down over it, so the frame under way starts at the
-    /// front again.
-    pub(super) fn release_held(&mut self, bytes: &mut [u8]) {
-        if self.held == 0 {
+    /// The polled frames are gone: what follows them moves down to the
+    /// frame area's start (nothing moves if nothing is left after them but
+    /// an empty frame under way).
+    pub(super) fn release_polled(&mut self, bytes: &mut [u8]) {
+        if self.polled == 0 {
             return;
         }
-        if self.frame_len > ROWS_HEAD_BYTES {
-            let rows = self.frame_at() + ROWS_HEAD_BYTES..self.frame_at() + self.frame_len;
-            move_bytes(bytes, rows, self.area_at() + ROWS_HEAD_BYTES);
+        let area = self.area_at();
+        if self.frame_len > ROWS_HEAD_BYTES || self.polled < self.queue {
+            move_bytes(bytes, area + self.polled..self.end(), area);
         }
-        self.held = 0;
+        self.queue -= self.polled;
+        self.earlier = self.earlier.saturating_sub(self.polled);
+        self.polled = 0;
     }
 
     /// The map as the row path holds it across rows: where the records, the
     /// slots and the frame start, the frame's size and rows, and the most
     /// it may grow to. `streams` is the streams a row may go on.
-    #[inline]
+    #[inline(always)]
     pub(super) fn cursor(&self, streams: u32, rows: u32, room: usize) -> RowCursor {
         RowCursor {
             table_at: self.ends[Region::IndexName as usize],
@@ -356,10 +390,16 @@ impl RowCursor {
         self.table_at + stream as usize * REC
     }
 
-    /// Where the frame's byte `at` is in the storage.
+    /// The storage split at the frame under way: everything before it (the
+    /// records among it, at [`record_at`](Self::record_at)), and the frame
+    /// onwards (its byte `at` at `at`).
+    #[cfg(unaligned_words)]
     #[inline(always)]
-    pub(super) fn in_frame(&self, at: usize) -> usize {
-        self.frame_at + at
+    pub(super) fn split_at_frame<'a>(
+        &self,
+        bytes: &'a mut [u8],
+    ) -> Option<(&'a mut [u8], &'a mut [u8])> {
+        bytes.split_at_mut_checked(self.frame_at)
     }
 
     /// The storage split at the frame and at the slots: everything before
@@ -378,30 +418,30 @@ impl RowCursor {
 }
 
 /// One stream's record in its source's table: all a row on it reads, in one
-/// place.
+/// place. 64 bytes, so that a record's place is a shift.
 #[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
 #[repr(C)]
 pub(super) struct StreamRec {
     /// The name as a row carries it — length prefix, then bytes — padded
-    /// with zeros to a word, or its first word if longer: a name of up to
-    /// 12 bytes is copied into a row as this one move. Its first four bytes
-    /// are the name's length.
-    pub(super) word: [u8; WORD],
+    /// with zeros, or its first [`HEAD`] bytes if longer: a name of up to
+    /// [`FAST_NAME_BYTES`] is copied into a row from here in whole words.
+    /// Its first four bytes are the name's length.
+    pub(super) head: [u8; HEAD],
     /// Its slot's size: the largest row seen, encoded, and never less than
     /// the name and an empty row.
     pub(super) cap: U32,
-    /// The longest row the row path's short path takes on this stream:
-    /// up to 32 bytes that fit its slot, on a name of up to 12 bytes; 0 on
-    /// a longer name.
+    /// The longest row the row path's short path takes on this stream: up
+    /// to [`FAST_ROW_BYTES`] that fit its slot, on a name of up to
+    /// [`FAST_NAME_BYTES`]; 0 on a longer name.
     pub(super) small: U32,
-    /// Where this interval's last row of the stream starts in the frame;
+    /// Where this frame's last row of the stream starts in the frame;
     /// [`UNSEEN`] before its first.
     pub(super) last_at: U32,
     /// Where its slot starts in the latest region.
     pub(super) slot: U32,
     /// The latest row's encoded size; 0 before the first.
     pub(super) len: U32,
-    /// The interval it was last observed in, set as the interval ends.
+    /// The `seq` of the frame its latest row was in.
     pub(super) seen: U64,
 }
 
@@ -409,13 +449,13 @@ impl StreamRec {
     /// The stream name's length.
     #[inline]
     pub(super) fn name(&self) -> usize {
-        le_u32(&self.word[..LEN_BYTES]) as usize
+        le_u32(&self.head[..LEN_BYTES]) as usize
     }
 
     pub(super) fn set_cap(&mut self, cap: usize) {
         let head = LEN_BYTES + self.name();
-        let small = match head <= WORD {
-            true => cap.saturating_sub(head + TAIL).min(SMALL_ROW_BYTES),
+        let small = match head <= HEAD {
+            true => cap.saturating_sub(head + TAIL).min(FAST_ROW_BYTES),
             false => 0,
         };
         self.cap = U32::new(cap as u32);
@@ -423,53 +463,69 @@ impl StreamRec {
     }
 }
 
+/// The most of a name's encoded head a record keeps: its length and
+/// [`FAST_NAME_BYTES`] of it.
+pub(super) const HEAD: usize = LEN_BYTES + FAST_NAME_BYTES;
+const _: () = assert!(REC == 64);
+
 /// A record's size.
 pub(super) const REC: usize = core::mem::size_of::<StreamRec>();
-/// Where [`StreamRec::last_at`] is in a record.
-pub(super) const LAST_AT: usize = core::mem::offset_of!(StreamRec, last_at);
 /// `seen` of a stream never observed.
 pub(super) const NEVER: u64 = u64::MAX;
 /// `last_at` of a stream not observed in the interval under way.
 pub(super) const UNSEEN: u32 = u32::MAX;
 /// A row's fixed run: `ts`, `wall_offset`, the row's length.
 pub(super) const TAIL: usize = TAIL_BYTES;
-/// A prepared name copied as one word.
-pub(super) const WORD: usize = NAME_WORD;
+/// The longest name and row the row path's short path takes.
+pub(super) use super::row_path::{FAST_NAME_BYTES, FAST_ROW_BYTES};
 
-/// `bytes.copy_within(from, to)`, through a small buffer so that no piece
-/// overlaps where it goes: `copy_within` is a `memmove`, 1.6 KB of flash on
-/// a Cortex-M built for size, for moves that are rare there (a slot set, a
-/// stream's latest row outgrowing its slot) and short (the 1.6 KB are
-/// `cargo xtask firmware`'s agent's). A move that does not fit in `bytes`
-/// moves nothing.
-fn move_bytes(bytes: &mut [u8], from: Range<usize>, to: usize) {
-    const PIECE: usize = 64;
-    let mut piece = [0u8; PIECE];
+/// `bytes.copy_within(from, to)`, in pieces of 16 bytes each read whole
+/// before it is written, so that no piece lands on bytes still to move:
+/// `copy_within` is a `memmove`, 1.6 KB of flash on a Cortex-M built for
+/// size (and keeps a panic there), for moves that are rare (a slot set, a
+/// stream's latest row outgrowing its slot, frames polled). A move that
+/// does not fit in `bytes` moves nothing.
+pub(super) fn move_bytes(bytes: &mut [u8], from: Range<usize>, to: usize) {
+    const PIECE: usize = 16;
     let len = from.len();
     if from.end > bytes.len() || to.saturating_add(len) > bytes.len() {
         return;
     }
-    let mut done = 0;
-    while done < len {
-        let n = (len - done).min(PIECE);
-        // Upwards from the end, downwards from the start, so that no piece
-        // lands on bytes still to move.
-        let at = if to > from.start {
-            len - done - n
-        } else {
-            done
+    let (pieces, rest) = (len / PIECE, len % PIECE);
+    // Upwards from the end, downwards from the start.
+    let up = to > from.start;
+    let mut piece = |at: usize| -> Option<()> {
+        let read: [u8; PIECE] = *bytes.get(from.start + at..)?.first_chunk()?;
+        // Written by the out-of-line copy: a read and a write the compiler
+        // sees whole it merges into a `memmove`.
+        copy(bytes.get_mut(to + at..)?.first_chunk_mut::<PIECE>()?, &read)
+    };
+    for k in 0..pieces {
+        let at = match up {
+            true => rest + (pieces - 1 - k) * PIECE,
+            false => k * PIECE,
         };
-        let (src, dst) = (from.start + at, to + at);
-        let (Some(p), Some(src)) = (piece.get_mut(..n), bytes.get(src..src + n)) else {
-            return;
-        };
-        copy(p, src);
-        let (Some(dst), Some(p)) = (bytes.get_mut(dst..dst + n), piece.get(..n)) else {
-            return;
-        };
-        copy(dst, p);
-        done += n;
+        let _ = piece(at);
     }
+    // The last few bytes, one at a time, on the side the pieces left.
+    for k in 0..rest {
+        let at = match up {
+            true => rest - 1 - k,
+            false => pieces * PIECE + k,
+        };
+        if let Some(&b) = bytes.get(from.start + at) {
+            if let Some(d) = bytes.get_mut(to + at) {
+                *d = b;
+            }
+        }
+    }
+}
+
+/// The whole length of the frame at the front of `bytes`, from its length
+/// prefix: for walking the queue, whose frames the publisher wrote.
+pub(super) fn frame_len_at(bytes: &[u8]) -> Option<usize> {
+    let len = le_u32(bytes.get(..LENGTH_PREFIX_BYTES)?) as usize;
+    Some(LENGTH_PREFIX_BYTES + len)
 }
 
 /// `name` as a row carries it — its length, then its bytes — at the front

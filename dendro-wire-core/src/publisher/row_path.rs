@@ -1,8 +1,9 @@
 //! The row hot path: a row observed is written into its source's frame
 //! under way at once, behind its stream's name as encoded at declaration.
-//! A short row on a short name takes [`put_small`], one fixed-size window
-//! behind one bounds check; any other takes [`put_any`]; one neither takes
-//! is refused with its reason, or written once its stream's slot or the
+//! A row of up to [`FAST_ROW_BYTES`] on a name of up to
+//! [`FAST_NAME_BYTES`] takes [`put_small`], one fixed-size window behind
+//! one bounds check; any other takes [`put_any`]; one neither takes is
+//! refused with its reason, or written once its stream's slot or the
 //! storage has grown ([`Source::observe_slow`]).
 
 use zerocopy::little_endian::U32;
@@ -10,63 +11,143 @@ use zerocopy::FromBytes;
 
 use super::config::StreamId;
 use super::error::PublishError;
-use super::regions::{ensure, Region, RowCursor, StreamRec, LAST_AT, REC, TAIL, WORD};
+use super::regions::{ensure, Region, RowCursor, StreamRec, HEAD, REC, TAIL};
 use super::source::Source;
-use crate::codec::{copy_short, LEN_BYTES};
+use crate::codec::LEN_BYTES;
 use crate::kind;
-use crate::rows::{write_prepared_row, write_row_tail};
+use crate::rows::write_prepared_row;
 use crate::storage::Storage;
 
-/// The bytes [`put_small`] may write a row into: a head (length prefix and
-/// name) masked to 31 bytes, the fixed run, and room for the row's last
-/// 16 bytes at an offset masked to 31.
-const SMALL_ROW: usize = 2 * WORD - 1 + TAIL + 2 * WORD - 1 + 16;
-/// The longest row [`put_small`] takes.
-pub(super) const SMALL_ROW_BYTES: usize = 2 * WORD;
+/// The longest stream name the short path takes: a name of up to this
+/// many bytes is kept whole in its stream's record.
+pub const FAST_NAME_BYTES: usize = 32;
+/// The longest row the short path takes.
+pub const FAST_ROW_BYTES: usize = 32;
+/// The bytes past a row's start the short path may write: the name as a row
+/// carries it (its length prefix, then up to [`FAST_NAME_BYTES`]), the
+/// fixed run, and room for the longest row in whole words. A frame and its
+/// storage keep this much room past the last row's start
+/// ([`SourceDecl::sizing`](crate::SourceDecl::sizing) counts it), so every
+/// row within a budget takes the short path.
+pub const FAST_WINDOW_BYTES: usize = HEAD + TAIL + FAST_ROW_BYTES;
 
-/// A row into a source's frame under way, behind its stream's name as
-/// encoded at declaration, if the name has up to 12 bytes and the row up
-/// to 32, as most do, and there is room for the most such a row takes: its
-/// stream's record says whether it fits the slot (rule 3), and the row goes
-/// into one window of fixed size, every move in it of a fixed size. `None`,
-/// having changed nothing `pos` says, for any other row: the caller's slow
-/// path takes it to [`put_any`] or says why it cannot be kept.
+#[cfg(unaligned_words)]
+pub(super) use words::put_small;
+
+/// The short path, where the target moves unaligned words cheaply
+/// (`build.rs`).
+#[cfg(unaligned_words)]
+mod words {
+    use zerocopy::little_endian::U32;
+    use zerocopy::FromBytes;
+
+    use super::{FAST_ROW_BYTES, FAST_WINDOW_BYTES};
+    use crate::codec::{copy_short, LEN_BYTES};
+    use crate::publisher::regions::{RowCursor, StreamRec, REC, TAIL};
+    use crate::rows::write_row_tail;
+
+    /// A row into a source's frame under way, behind its stream's name as
+    /// encoded at declaration, if the name has up to
+    /// [`FAST_NAME_BYTES`](super::FAST_NAME_BYTES) and the row up to
+    /// [`FAST_ROW_BYTES`], and there is room for the most such a row takes:
+    /// its stream's record says whether it fits the slot (rule 3), and the
+    /// row goes into one window of fixed size, every move in it a whole
+    /// word. `None`, having changed nothing `pos` says, for any other row:
+    /// the caller's slow path takes it to [`put_any`](super::put_any) or
+    /// says why it cannot be kept.
+    #[inline(always)]
+    pub(crate) fn put_small(
+        bytes: &mut [u8],
+        pos: &mut RowCursor,
+        stream: u32,
+        ts: i64,
+        wall_offset: i64,
+        row: &[u8],
+    ) -> Option<()> {
+        if stream >= pos.streams {
+            return None;
+        }
+        // The record before the frame, the window in it: borrowed apart.
+        let (front, frame) = pos.split_at_frame(bytes)?;
+        let rec_at = pos.record_at(stream);
+        let rec = front.get_mut(rec_at..)?.first_chunk_mut::<REC>()?;
+        let rec = StreamRec::mut_from_bytes(rec).ok()?;
+        let (head, small) = (LEN_BYTES + rec.name(), rec.small.get() as usize);
+        let at = pos.at;
+        // One comparison for both ends: an empty row wraps to a large number.
+        if row.len().wrapping_sub(1) >= small || at + FAST_WINDOW_BYTES > pos.room {
+            return None;
+        }
+        let window = frame
+            .get_mut(at..)?
+            .first_chunk_mut::<FAST_WINDOW_BYTES>()?;
+        // The name's head in words of 16 bytes, as many as it takes; what they
+        // write past it the fixed run overwrites. (`small` is 0 for a longer
+        // name.)
+        let words = rec.head.as_chunks::<16>().0;
+        put_word(window.first_chunk_mut()?, words.first()?);
+        if head > 16 {
+            put_word(window.get_mut(16..)?.first_chunk_mut()?, words.get(1)?);
+            if head > 32 {
+                let last = rec.head.last_chunk::<4>()?;
+                *window.get_mut(32..)?.first_chunk_mut::<4>()? = *last;
+            }
+        }
+        let (tail, rest) = window.get_mut(head..)?.split_first_chunk_mut::<TAIL>()?;
+        write_row_tail(tail, ts, wall_offset, row.len());
+        copy_small(rest.first_chunk_mut()?, row)?;
+        rec.last_at = U32::new(at as u32);
+        pos.at = at + head + TAIL + row.len();
+        pos.rows += 1;
+        Some(())
+    }
+
+    /// One word of 16 bytes into the front of `dst`: a move of registers, not
+    /// a call to `memcpy`, which is what an array assignment of 16 bytes
+    /// became on a Cortex-M built for size.
+    #[inline(always)]
+    fn put_word(dst: &mut [u8; 16], word: &[u8; 16]) {
+        *dst = u128::from_ne_bytes(*word).to_ne_bytes();
+    }
+
+    /// A row of 1 to 32 bytes to the front of `dst`; from 16 bytes, as two
+    /// overlapping moves of 16 bytes. Words rather than `copy_from_slice`,
+    /// whose copies the compiler merged into one call to `memcpy` of a
+    /// variable size, a third of a row's time (the publisher machine's line of
+    /// `cargo xtask bench-report`).
+    #[inline(always)]
+    fn copy_small(dst: &mut [u8; FAST_ROW_BYTES], row: &[u8]) -> Option<()> {
+        let (Some(first), Some(last)) = (row.first_chunk::<16>(), row.last_chunk::<16>()) else {
+            // Under 16 bytes (a sensor's reading, say): the codec's overlapping
+            // moves for short runs, still no call to `memcpy`.
+            return copy_short(dst.get_mut(..row.len())?, row);
+        };
+        if row.len() == 16 {
+            // One word is all of it.
+            put_word(dst.first_chunk_mut()?, first);
+            return Some(());
+        }
+        let at = row.len() - 16;
+        put_word(dst.first_chunk_mut()?, first);
+        put_word(dst.get_mut(at..)?.first_chunk_mut()?, last);
+        Some(())
+    }
+}
+
+/// Where unaligned words cost a byte at a time (`build.rs`), no short
+/// path: every row goes the general way, through `memcpy`, the one copy of
+/// it in a device's flash.
+#[cfg(not(unaligned_words))]
 #[inline(always)]
 pub(super) fn put_small(
-    bytes: &mut [u8],
-    pos: &mut RowCursor,
-    stream: u32,
-    ts: i64,
-    wall_offset: i64,
-    row: &[u8],
+    _: &mut [u8],
+    _: &mut RowCursor,
+    _: u32,
+    _: i64,
+    _: i64,
+    _: &[u8],
 ) -> Option<()> {
-    if stream >= pos.streams {
-        return None;
-    }
-    let rec_at = pos.record_at(stream);
-    let rec = StreamRec::ref_from_bytes(bytes.get(rec_at..)?.first_chunk::<REC>()?).ok()?;
-    let (word, name, small) = (rec.word, rec.name(), rec.small.get() as usize);
-    let at = pos.at;
-    // One comparison for both ends: an empty row wraps to a large number.
-    if row.len().wrapping_sub(1) >= small || at + SMALL_ROW > pos.room {
-        return None;
-    }
-    let window = bytes
-        .get_mut(pos.in_frame(at)..)?
-        .first_chunk_mut::<SMALL_ROW>()?;
-    // At most a word: `small` is 0 for a longer name. Masked rather than
-    // clamped, which is one instruction and keeps the window's offsets in
-    // it.
-    let head = (LEN_BYTES + name) & (2 * WORD - 1);
-    *window.first_chunk_mut::<WORD>()? = u128::from_ne_bytes(word).to_ne_bytes();
-    let (tail, rest) = window.get_mut(head..)?.split_first_chunk_mut::<TAIL>()?;
-    write_row_tail(tail, ts, wall_offset, row.len());
-    copy_small(rest.first_chunk_mut()?, row)?;
-    let last_at = bytes.get_mut(rec_at + LAST_AT..)?.first_chunk_mut::<4>()?;
-    *last_at = (at as u32).to_le_bytes();
-    pos.at = at + head + TAIL + row.len();
-    pos.rows += 1;
-    Some(())
+    None
 }
 
 /// Any row into a source's frame under way, the name copied from the
@@ -104,26 +185,6 @@ fn put_any(
     Some(pos)
 }
 
-/// A row of 1 to 32 bytes to the front of `dst`; from 16 bytes, as two
-/// overlapping moves of 16 bytes. Words rather than `copy_from_slice`, whose copies the
-/// compiler merged into one call to `memcpy` of a variable size, a third
-/// of a row's time (the publisher machine's line of `cargo xtask
-/// bench-report`); the second move's offset masked into `dst`, so that
-/// no length needs checking here.
-#[inline(always)]
-fn copy_small(dst: &mut [u8; 2 * WORD - 1 + 16], row: &[u8]) -> Option<()> {
-    let (Some(first), Some(last)) = (row.first_chunk::<16>(), row.last_chunk::<16>()) else {
-        // Under 16 bytes (a sensor's reading, say): the codec's overlapping
-        // moves for short runs, still no call to `memcpy`.
-        return copy_short(dst.get_mut(..row.len())?, row);
-    };
-    let (first, last) = (u128::from_ne_bytes(*first), u128::from_ne_bytes(*last));
-    let at = row.len().wrapping_sub(16) & (2 * WORD - 1);
-    *dst.first_chunk_mut::<16>()? = first.to_ne_bytes();
-    *dst.get_mut(at..)?.first_chunk_mut::<16>()? = last.to_ne_bytes();
-    Some(())
-}
-
 impl<S: Storage> Source<S> {
     /// The row into the frame under way, if every bound holds.
     fn write_row(&mut self, stream: u32, ts: i64, wall_offset: i64, row: &[u8]) -> Option<()> {
@@ -135,14 +196,12 @@ impl<S: Storage> Source<S> {
 
     /// A row [`put_small`] did not take, for source `source`'s rows (an
     /// [`Observer`](super::Observer)'s, or the one the stream names):
-    /// written by [`put_any`], or refused with the reason (and counted in
-    /// `refused`), or written once the stream's slot or the storage has
-    /// grown.
+    /// written by [`put_any`], or refused with the reason (and counted),
+    /// or written once the stream's slot or the storage has grown.
     #[cold]
     #[inline(never)]
     pub(super) fn observe_slow(
         &mut self,
-        refused: &mut u64,
         source: u32,
         limit: usize,
         stream: StreamId,
@@ -155,7 +214,7 @@ impl<S: Storage> Source<S> {
                 stream_source: stream.source,
             }),
         };
-        *refused += u64::from(result.is_err());
+        self.stats.rows_refused += u64::from(result.is_err());
         result
     }
 
@@ -219,12 +278,101 @@ mod tests {
     extern crate std;
     use std::vec::Vec;
 
+    use super::put_small;
     use crate::frame::{decode, Frame, Status};
     use crate::index_state::NO_INDEX_STATE;
     use crate::kind;
     use crate::map::Map;
     use crate::rows::{Row, RowsBuilder, RowsHeader};
+    use crate::storage::Storage;
     use crate::{Publisher, PublisherConfig, SourceDecl};
+
+    /// Sized by `SourceDecl::sizing`, a source takes every row of its
+    /// budget on the short path, on names of 1 to 32 bytes, rows of 1 to
+    /// 32, the worst interval first on every stream then all on the one
+    /// with the longest name, while an interval's frames wait to be polled:
+    /// declared with `add_source_for`, from its first row; with
+    /// `add_source`, once each stream's slot has grown to its largest row.
+    #[test]
+    #[cfg(unaligned_words)]
+    fn within_its_budget_every_row_takes_the_short_path() {
+        let names = [
+            "a",
+            "env/rh",
+            "power/rail3/milliamp",
+            "a-stream-name-of-thirty-two-byte",
+        ];
+        for sized in [true, false] {
+            for longest in 1..=names.len() {
+                let streams = &names[..longest];
+                for (largest_row, per_interval) in [(1, 1), (2, 4), (12, 7), (16, 3), (32, 9)] {
+                    every_row_short(streams, largest_row, per_interval, sized);
+                }
+            }
+        }
+    }
+
+    #[cfg(unaligned_words)]
+    fn every_row_short(streams: &[&str], largest_row: usize, per_interval: usize, sized: bool) {
+        let decl = SourceDecl {
+            uuid: None,
+            labels: Map::EMPTY,
+            metadata: Map::EMPTY,
+            clock_anchor_wall_ns: 0,
+            complete: false,
+            streams,
+            index_stream: None,
+        };
+        let budget = crate::Budget::rows(largest_row, per_interval);
+        let size = decl.sizing(&budget);
+        let mut storage = std::vec![0u8; size.storage];
+        let mut p: Publisher<&mut [u8], 1> = Publisher::new(PublisherConfig {
+            full_every: 60,
+            frame_buffer: size.frame_buffer,
+        });
+        let s = match sized {
+            true => p.add_source_for(&decl, &budget, &mut storage[..]),
+            false => p.add_source(&decl, &mut storage[..]),
+        }
+        .unwrap();
+        p.connected();
+        let mut buf = std::vec![0u8; size.frame_buffer];
+        let row = std::vec![7u8; largest_row];
+        if !sized {
+            // Every stream's slot grown to its largest row first.
+            let all: std::vec::Vec<u32> = (0..streams.len() as u32).collect();
+            for chunk in all.chunks(per_interval) {
+                for &i in chunk {
+                    p.observe(s.stream(i), 0, 0, &row).unwrap();
+                }
+                p.end_interval();
+                while p.poll_transmit(&mut buf).unwrap().is_some() {}
+            }
+        }
+        for interval in 1..8i64 {
+            for i in 0..per_interval {
+                let stream = match interval == 1 && i < streams.len() {
+                    true => i,
+                    false => streams.len() - 1,
+                } as u32;
+                let src = &mut p.sources[0];
+                let mut cursor = src.cursor();
+                let bytes = src.storage.bytes_mut();
+                let taken = put_small(bytes, &mut cursor, stream, interval, 0, &row);
+                assert!(
+                    taken.is_some(),
+                    "{streams:?} rows of {largest_row}, {per_interval} an interval, sized \
+                     {sized}: row {i} of interval {interval} took the slow path"
+                );
+                src.set_cursor(&cursor);
+            }
+            p.end_interval();
+            if interval % 2 == 0 {
+                while p.poll_transmit(&mut buf).unwrap().is_some() {}
+            }
+        }
+        assert_eq!(p.stats().rows_refused, 0);
+    }
 
     /// Every row length around the fast path's bounds, on names shorter
     /// than, as long as, and longer than a word holds, whether the row

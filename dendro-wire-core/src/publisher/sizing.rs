@@ -4,6 +4,7 @@
 
 use super::config::SourceDecl;
 use super::regions::{REC, TAIL};
+use super::row_path::{FAST_NAME_BYTES, FAST_ROW_BYTES, FAST_WINDOW_BYTES};
 use crate::codec::LEN_BYTES;
 use crate::framing::HEAD_BYTES;
 use crate::rows::ROWS_HEAD_BYTES;
@@ -24,7 +25,7 @@ use crate::rows::ROWS_HEAD_BYTES;
 /// };
 /// // Each stream read once an interval, 2 bytes a reading.
 /// const SIZE: dendro_wire_core::Sizing = DECL.sizing(&Budget::rows(2, 2));
-/// assert_eq!((SIZE.storage, SIZE.frame_buffer), (449, 169));
+/// assert_eq!((SIZE.storage, SIZE.frame_buffer), (577, 224));
 ///
 /// let mut storage = [0u8; SIZE.storage]; // on a device, a `static`
 /// let mut p: Publisher<&mut [u8], 1> = Publisher::new(PublisherConfig {
@@ -89,38 +90,57 @@ pub struct Sizing {
     /// Of `frame_buffer`, the room a connection's first `Rows` frame keeps
     /// for the latest row of every stream (rule 3).
     pub latest_rows: usize,
+    /// Of `storage` and of `frame_buffer` each, the room kept past the
+    /// last row of an interval for the row path's fixed window
+    /// ([`FAST_WINDOW_BYTES`](crate::FAST_WINDOW_BYTES)), so that every row
+    /// takes the short path; 0 if no row within the budget can (every name
+    /// longer than [`FAST_NAME_BYTES`](crate::FAST_NAME_BYTES), or rows
+    /// longer than [`FAST_ROW_BYTES`](crate::FAST_ROW_BYTES)). Without it
+    /// nothing is refused, but the last rows go the slow way.
+    pub fast_path_room: usize,
 }
 
 impl SourceDecl<'_> {
     /// The storage and frame buffer this source needs for `budget`, so
     /// that nothing it is given within it is refused: the sum of what
     /// [`add_source`](crate::Publisher::add_source) keeps for it (its
-    /// handshake and index stream name, a record of 44 bytes a stream, the
+    /// handshake and index stream name, a record of 64 bytes a stream, the
     /// latest row of each stream at its largest), its slots (the `Full`
-    /// blob, the changes of an interval for the `Delta`, and room to keep
-    /// an entry encoded while a slot changes before it is polled), and two
-    /// `Rows` frames of the most rows: the one that waits to be polled and
-    /// the next interval's under way.
+    /// blob and the changes of an interval for the `Delta`), and the frames
+    /// of two intervals: those that wait to be polled and the next
+    /// interval's under way, whose last entry is made only as its frame
+    /// closes, once the others are gone. An interval's frames are a `Rows`
+    /// frame, one more for each slot change between its rows (rule 9), the
+    /// entries before them, and on a connection's first the latest row of
+    /// every other stream (rule 3). Both also keep room for the row path's
+    /// fixed window past an interval's last row, so that every row of up
+    /// to [`FAST_ROW_BYTES`](crate::FAST_ROW_BYTES) on a name of up to
+    /// [`FAST_NAME_BYTES`](crate::FAST_NAME_BYTES) takes the short path.
     ///
     /// ```text
     /// latest   = Σ streams (4 + name + 20 + largest_row)
     /// row      = 4 + longest name + 20 + largest_row
-    /// rows     = 37 + rows_per_interval × row           (one Rows frame)
+    /// rows     = 37 + rows_per_interval × row             (one Rows frame)
+    /// changes  = slot_changes_per_interval
+    /// frames   = rows + changes × 37                      (an interval's Rows frames)
     /// full     = slots × (8 + largest_slot)
-    /// delta    = slot_changes_per_interval × (9 + largest_slot)
-    /// index    = 42 + index name + max(full, delta)      (0 without an index)
-    /// entry    = index if delta > 0, else 0
-    /// storage  = handshake + index name + 44 × streams + latest
-    ///            + full + delta + entry + 2 × rows
-    /// frame_buffer = max(handshake, index, rows + latest)
+    /// delta    = changes × (9 + largest_slot)
+    /// index    = 42 + index name + max(full, delta)        (0 without an index)
+    /// entries  = (2 × changes + 1) × (42 + index name)
+    ///            + 2 × (full + delta)                     (two intervals'; 0 without)
+    /// repeated = latest − row, or latest with no rows     (rule 3's, once)
+    /// fast     = max(0, 88 − row), or 0 if no row can take the short path
+    /// storage  = handshake + index name + 64 × streams + latest
+    ///            + full + delta + 2 × frames + entries + repeated + fast
+    /// frame_buffer = max(handshake, index, rows + latest + fast)
     /// ```
     ///
-    /// A link that drops entries lets the changes of several intervals wait
-    /// for the next `Delta`; storage that cannot hold them makes that entry
-    /// a `Full`, and nothing is refused. `tests/sizing.rs` holds these
-    /// figures to the machine: within them nothing is refused, on a link
-    /// that keeps up or one that drops; and a byte less of storage for a
-    /// source's rows, or of frame buffer, is refused at the budget's worst.
+    /// A link that drops entries makes the next a `Full`; storage that
+    /// cannot keep the changes of several intervals for a `Delta` does too,
+    /// and nothing is refused. `tests/sizing.rs` holds these figures to the
+    /// machine: within them nothing is refused, on a link that keeps up or
+    /// one that drops; and a byte less of storage for a source's rows, or
+    /// of frame buffer, is refused at the budget's worst.
     pub const fn sizing(&self, budget: &Budget) -> Sizing {
         let handshake = HEAD_BYTES
             + LEN_BYTES
@@ -132,39 +152,53 @@ impl SourceDecl<'_> {
             + self.metadata.wire_bytes()
             + 8
             + 1;
-        let (mut latest, mut longest, mut i) = (0, 0, 0);
+        let (mut latest, mut longest, mut shortest, mut i) = (0, 0, usize::MAX, 0);
         while i < self.streams.len() {
             let name = self.streams[i].len();
             latest += LEN_BYTES + name + TAIL + budget.largest_row;
             if name > longest {
                 longest = name;
             }
+            if name < shortest {
+                shortest = name;
+            }
             i += 1;
         }
         let row = LEN_BYTES + longest + TAIL + budget.largest_row;
         let rows = ROWS_HEAD_BYTES + budget.rows_per_interval * row;
-        let (index_name, full, delta, index) = match self.index_stream {
+        let changes = budget.slot_changes_per_interval;
+        let frames = rows + changes * ROWS_HEAD_BYTES;
+        let (index_name, full, delta, index, entries) = match self.index_stream {
             Some(name) => {
                 let full = budget.slots * (2 * LEN_BYTES + budget.largest_slot);
-                let delta =
-                    budget.slot_changes_per_interval * (2 * LEN_BYTES + 1 + budget.largest_slot);
+                let delta = changes * (2 * LEN_BYTES + 1 + budget.largest_slot);
                 let blob = if full > delta { full } else { delta };
-                (name.len(), full, delta, index_bytes(name.len()) + blob)
+                let overhead = index_bytes(name.len());
+                let entries = (2 * changes + 1) * overhead + 2 * (full + delta);
+                (name.len(), full, delta, overhead + blob, entries)
             }
-            None => (0, 0, 0, 0),
+            None => (0, 0, 0, 0, 0),
         };
-        // An entry is kept encoded only when a slot changes before it is
-        // polled.
-        let entry = if delta > 0 { index } else { 0 };
+        let repeated = match budget.rows_per_interval {
+            0 => latest,
+            _ => latest.saturating_sub(row),
+        };
+        // The window past the last row's start, less the row itself.
+        let fast = match shortest <= FAST_NAME_BYTES && budget.largest_row <= FAST_ROW_BYTES {
+            true => FAST_WINDOW_BYTES.saturating_sub(row),
+            false => 0,
+        };
         let storage = handshake
             + index_name
             + REC * self.streams.len()
             + latest
             + full
             + delta
-            + entry
-            + 2 * rows;
-        let mut frame_buffer = rows + latest;
+            + 2 * frames
+            + entries
+            + repeated
+            + fast;
+        let mut frame_buffer = rows + latest + fast;
         if handshake > frame_buffer {
             frame_buffer = handshake;
         }
@@ -175,6 +209,7 @@ impl SourceDecl<'_> {
             storage,
             frame_buffer,
             latest_rows: latest,
+            fast_path_room: fast,
         }
     }
 }

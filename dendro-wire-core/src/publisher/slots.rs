@@ -3,29 +3,42 @@
 //! and the slot set's hash; and the two record layouts those blobs are
 //! made of.
 
+use super::config::PublisherConfig;
 use super::error::PublishError;
 use super::regions::{ensure, le_u32, Region};
 use super::source::Source;
-use super::stats::PublisherStats;
 use crate::codec::{copy, LEN_BYTES};
 use crate::kind;
 use crate::storage::Storage;
 
 impl<S: Storage> Source<S> {
-    /// Set (`Some`) or remove (`None`) a slot; `keep_for_delta` keeps the
-    /// change for the next `Delta` (a connection is open).
-    ///
-    /// An index entry due and not yet polled is encoded first, as the
-    /// interval that ended left the slots ([`Source::encode_entry_early`]).
+    /// Set (`Some`) or remove (`None`) a slot; on a connection the change
+    /// is kept for the next `Delta`. A change refused for its size is
+    /// counted.
     pub(super) fn set_slot(
         &mut self,
         source: u32,
         key: &[u8],
         value: Option<&[u8]>,
-        limit: usize,
-        keep_for_delta: bool,
-        stats: &mut PublisherStats,
+        config: &PublisherConfig,
+        connected: bool,
     ) -> Result<(), PublishError> {
+        let result = self.change_slot(source, key, value, config, connected);
+        if let Err(PublishError::FrameTooLarge { .. } | PublishError::StorageFull { .. }) = result {
+            self.stats.slot_changes_refused += 1;
+        }
+        result
+    }
+
+    fn change_slot(
+        &mut self,
+        source: u32,
+        key: &[u8],
+        value: Option<&[u8]>,
+        config: &PublisherConfig,
+        keep_for_delta: bool,
+    ) -> Result<(), PublishError> {
+        let limit = config.frame_buffer;
         if !self.indexed {
             return Err(PublishError::NoIndex { source });
         }
@@ -53,7 +66,14 @@ impl<S: Storage> Source<S> {
                 limit,
             });
         }
-        self.encode_entry_early(source, stats);
+        if self.rows > 0 {
+            // Rows observed against the slots as they are go out under them
+            // (rule 9): their frame closes before the change.
+            self.close_frame(source, keep_for_delta, config);
+        }
+        // A stream's latest row from before the change is not repeated by
+        // rule 3 against the slots after it.
+        self.valid_from = self.seq;
         // The change for the next Delta: kept if the storage holds it, else
         // the next entry is a Full.
         let delta = self.regions.range(Region::Delta);

@@ -261,38 +261,6 @@ impl<'b, S: Storage + ?Sized> RowsBuilder<'b, S> {
             .at_item(self.count))
     }
 
-    /// Append `count` rows already encoded as a frame carries them, as one
-    /// copy: for rows a publisher kept encoded. The caller vouches that
-    /// `rows` holds exactly `count` whole rows.
-    pub(crate) fn extend_encoded(&mut self, rows: &[u8], count: u32) -> Result<(), Error> {
-        let end = self.len.saturating_add(rows.len());
-        if end <= MAX_FRAME_END {
-            self.buf.grow(end);
-        }
-        let bytes = self.buf.bytes_mut();
-        let room = bytes.len().min(MAX_FRAME_END);
-        match bytes
-            .get_mut(self.len..end)
-            .filter(|_| end <= room)
-            .and_then(|dst| copy(dst, rows))
-        {
-            Some(()) => {
-                self.len = end;
-                self.count += count;
-                Ok(())
-            }
-            None => {
-                let rule = Rule::BufferTooSmall {
-                    needed: end,
-                    have: room,
-                };
-                Err(Error::encode(rule, Field::Row, self.len)
-                    .in_frame(kind::ROWS)
-                    .at_item(self.count))
-            }
-        }
-    }
-
     /// The rows pushed so far.
     pub fn row_count(&self) -> u32 {
         self.count

@@ -22,12 +22,14 @@ mod list;
 mod tests;
 mod walk;
 
+#[cfg(unaligned_words)]
+pub(crate) use builder::write_row_tail;
 use builder::{emit_row, rows_head};
-pub(crate) use builder::{write_prepared_row, write_row_tail, write_rows_head, ROWS_HEAD_BYTES};
+pub(crate) use builder::{write_prepared_row, write_rows_head, ROWS_HEAD_BYTES};
 pub use builder::{RowsBuilder, RowsHeader};
 pub use list::{RowIter, RowList};
 use walk::walk_rows;
-pub(crate) use walk::{split_row, tail, NAME_WORD};
+pub(crate) use walk::{split_row, tail};
 
 /// The frame's fixed run, up to its first row.
 #[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]

@@ -119,10 +119,13 @@ struct Queued {
 /// source, index changes first (a `Delta` whose `state` is the
 /// [`SlotSetHash`](dendro_wire_core::SlotSetHash) of the whole slot set,
 /// or a `Full` every [`full_every`](AgentConfig::full_every) intervals),
-/// then exactly one `Rows` frame, empty when nothing was observed (rules 4,
-/// 6, 7). A new connection opens with every handshake from ordinal 0, a
-/// `Full` for every indexed source, and a `Rows` frame carrying the latest
-/// observation of every stream (rules 2, 3, 8).
+/// then a `Rows` frame, empty when nothing was observed (rules 4, 6, 7);
+/// a slot changed between two readings closes the frame under way first,
+/// so every row goes under the slots it was observed against (rule 9). A
+/// new connection opens with every handshake from ordinal 0, a `Full` for
+/// every indexed source, and a `Rows` frame carrying the latest
+/// observation of every stream still observed against the slots as they
+/// are (rules 2, 3, 8).
 ///
 /// It never waits on the transport: frames go into a bounded
 /// [`FrameQueue`](crate::FrameQueue) that a transport thread drains, and a
@@ -166,9 +169,6 @@ pub struct AgentPublisher {
     queue: FrameQueue,
     /// Boxed: its table holds [`MAX_SOURCES`] sources in place.
     machine: Box<Publisher<Growable, MAX_SOURCES>>,
-    /// Where frames the machine builds (index entries, a connection's first
-    /// rows) are written before they are copied into a queue buffer.
-    scratch: Vec<u8>,
     queued: Queued,
 }
 
@@ -241,7 +241,6 @@ impl AgentPublisher {
         AgentPublisher {
             queue: FrameQueue::new(config.queue_frames, config.queue_bytes),
             machine: Box::new(Publisher::new(machine)),
-            scratch: Vec::new(),
             queued: Queued::default(),
         }
     }
@@ -487,11 +486,7 @@ impl AgentPublisher {
 
     /// The next frame the machine requires, in a queue buffer.
     fn poll(&mut self) -> Option<(Vec<u8>, Transmit)> {
-        let len = self.machine.next_frame_len()?;
-        if self.scratch.len() < len {
-            self.scratch.resize(len, 0);
-        }
-        match self.machine.poll_frame(&mut self.scratch) {
+        match self.machine.poll_frame() {
             Ok(Some((bytes, t))) => {
                 let mut frame = self.queue.buffer();
                 frame.extend_from_slice(bytes);
@@ -499,9 +494,8 @@ impl AgentPublisher {
             }
             Ok(None) => None,
             Err(e) => {
-                // The scratch is sized to the frame and the storage never
-                // shrinks; if this came, what is due is dropped and counted
-                // when the next interval ends.
+                // The storage never shrinks; if this came, what is due is
+                // dropped and counted when the next interval ends.
                 log::error!("a frame the publisher owes could not be taken: {e}");
                 None
             }

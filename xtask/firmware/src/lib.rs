@@ -95,22 +95,34 @@ impl Console {
         self
     }
 
-    /// Write a number in decimal. A `u32`: 64-bit division would bring in
-    /// a software divide this target does not otherwise need.
+    /// Write a number in decimal, each digit by subtracting its power of
+    /// ten: a Cortex-M0 has no divide instruction, and the software one
+    /// was 400 bytes of the device agent's flash.
     pub fn num(&mut self, n: u32) -> &mut Self {
-        let mut digits = [0u8; 10];
-        let mut n = n;
-        let mut used = 0;
-        // From the last digit back; a `u32` has at most ten.
-        for d in digits.iter_mut().rev() {
-            *d = b'0' + (n % 10) as u8;
-            n /= 10;
-            used += 1;
-            if n == 0 {
-                break;
+        const POWERS: [u32; 10] = [
+            1_000_000_000,
+            100_000_000,
+            10_000_000,
+            1_000_000,
+            100_000,
+            10_000,
+            1_000,
+            100,
+            10,
+            1,
+        ];
+        let mut digits = [b'0'; 10];
+        let (mut n, mut first) = (n, POWERS.len() - 1);
+        for (i, (d, p)) in digits.iter_mut().zip(POWERS).enumerate() {
+            while n >= p {
+                n -= p;
+                *d += 1;
+            }
+            if *d != b'0' && first > i {
+                first = i;
             }
         }
-        let _ = write_all(self.0, digits.get(digits.len() - used..).unwrap_or(&[]));
+        let _ = write_all(self.0, digits.get(first..).unwrap_or(&[]));
         self
     }
 
@@ -326,13 +338,98 @@ pub mod stack {
     }
 }
 
+/// The instructions a stretch of a program takes, counted on the
+/// Cortex-M3 under QEMU's `-icount shift=0` (one instruction a nanosecond
+/// of emulated time) through SysTick, which counts down at the core clock:
+/// a build with feature `measure`. Without it, every count is 0 and
+/// nothing is printed, so a program measures in one place for both builds.
+pub mod measure {
+    #[cfg(feature = "measure")]
+    mod systick {
+        use core::ptr::{read_volatile, write_volatile};
+
+        const CSR: usize = 0xE000_E010;
+        const RVR: usize = 0xE000_E014;
+        const CVR: usize = 0xE000_E018;
+        pub const MASK: u32 = 0x00FF_FFFF;
+
+        pub fn start() {
+            // SAFETY: SysTick's registers, as words; nothing else uses it.
+            unsafe {
+                write_volatile(RVR as *mut u32, MASK);
+                write_volatile(CVR as *mut u32, 0);
+                // ENABLE and CLKSOURCE (the core clock), no interrupt.
+                write_volatile(CSR as *mut u32, 0b101);
+            }
+        }
+
+        pub fn now() -> u32 {
+            // SAFETY: as in `start`.
+            unsafe { read_volatile(CVR as *const u32) }
+        }
+    }
+
+    /// Start SysTick, free-running down from its largest reload.
+    pub fn start() {
+        #[cfg(feature = "measure")]
+        systick::start();
+    }
+
+    /// The counter now.
+    pub fn now() -> u32 {
+        #[cfg(feature = "measure")]
+        return systick::now();
+        #[cfg(not(feature = "measure"))]
+        0
+    }
+
+    /// Ticks since `at` (a stretch far shorter than a wrap).
+    pub fn since(at: u32) -> u32 {
+        #[cfg(feature = "measure")]
+        return at.wrapping_sub(now()) & systick::MASK;
+        #[cfg(not(feature = "measure"))]
+        {
+            let _ = at;
+            0
+        }
+    }
+
+    /// Print ` key=ticks`.
+    pub fn report(out: &mut super::Console, key: &str, ticks: u32) {
+        #[cfg(feature = "measure")]
+        out.field(key, ticks);
+        #[cfg(not(feature = "measure"))]
+        let _ = (out, key, ticks);
+    }
+
+    /// Print what calibrates a tick: the ticks a loop of a known number of
+    /// instructions (`subs`, `bne`) took.
+    pub fn calibration(out: &mut super::Console) {
+        #[cfg(feature = "measure")]
+        {
+            const LOOP: u32 = 100_000;
+            let at = now();
+            // SAFETY: a counted loop on one register.
+            unsafe {
+                core::arch::asm!("1:", "subs {0}, #1", "bne 1b", inout(reg) LOOP => _, options(nomem, nostack));
+            }
+            let ticks = since(at);
+            out.field("calibration_instructions", 2 * LOOP)
+                .field("calibration_ticks", ticks);
+        }
+        #[cfg(not(feature = "measure"))]
+        let _ = out;
+    }
+}
+
 /// No panic path survives in these programs, and the link proves it: this
 /// handler calls a function nothing defines, so a build in which anything
 /// can still panic (an index, an `unwrap`, an overflow check, a slice
 /// bound) fails to link, naming it. LTO drops the handler, and the call,
 /// only when no panic is reachable. The network agent keeps a handler that
-/// reports: smoltcp has panic paths of its own (feature `net`).
-#[cfg(not(feature = "net"))]
+/// reports: smoltcp has panic paths of its own (feature `net`), and so
+/// has embassy-net (feature `embassy`).
+#[cfg(not(any(feature = "net", feature = "embassy")))]
 #[panic_handler]
 fn panic(_: &PanicInfo<'_>) -> ! {
     extern "Rust" {
@@ -343,9 +440,9 @@ fn panic(_: &PanicInfo<'_>) -> ! {
     unsafe { a_panic_path_survives_in_this_firmware_build_see_xtask_firmware_rs() }
 }
 
-/// A panic in the network agent: the file and line, then QEMU stops with a
-/// failure. The message is not printed, which would take `core::fmt`.
-#[cfg(feature = "net")]
+/// A panic in the network agents: the file and line, then QEMU stops with
+/// a failure. The message is not printed, which would take `core::fmt`.
+#[cfg(any(feature = "net", feature = "embassy"))]
 #[panic_handler]
 fn panic(info: &PanicInfo<'_>) -> ! {
     let mut out = Console::open();

@@ -20,7 +20,9 @@
 #include "semihost.h"
 
 #define FRAME_BUFFER 512
-#define STORAGE 768
+/* What the Rust agent's SourceDecl::sizing gives its larger source (1,386
+ * bytes): the storage holds every frame due, index entries included. */
+#define STORAGE 1408
 #define SOURCES 2
 #define ADC 0
 #define POWER 1

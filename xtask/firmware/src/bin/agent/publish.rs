@@ -12,13 +12,10 @@ use core::ptr::addr_of_mut;
 
 use dendro_wire_core::{Publisher, PublisherConfig, Transmit};
 
+use super::{ADC_SIZE, POWER_SIZE};
+
 /// The sources this agent declares.
 pub const SOURCES: usize = 2;
-
-/// Each source's storage: its handshake, stream names, latest rows, slots
-/// and the interval's `Rows` frame (the machine refuses, and counts, what
-/// would not fit).
-const STORAGE: usize = 768;
 
 /// The publisher, each source's bytes lent from a `static`.
 pub type Publishing = Publisher<&'static mut [u8], SOURCES>;
@@ -28,8 +25,10 @@ pub type Publishing = Publisher<&'static mut [u8], SOURCES>;
 pub const FRAME_BUFFER: usize = 512;
 
 // Zeroed (`.bss`), or not written at all until `take` (`.uninit`): none
-// of these is an image in flash.
-static mut STORAGES: [[u8; STORAGE]; SOURCES] = [[0; STORAGE]; SOURCES];
+// of these is an image in flash. Each source's storage is what
+// `SourceDecl::sizing` says its budget needs.
+static mut ADC_STORAGE: [u8; ADC_SIZE.storage] = [0; ADC_SIZE.storage];
+static mut POWER_STORAGE: [u8; POWER_SIZE.storage] = [0; POWER_SIZE.storage];
 static mut FRAME: [u8; FRAME_BUFFER] = [0; FRAME_BUFFER];
 static mut PUBLISHER: MaybeUninit<Publishing> = MaybeUninit::uninit();
 
@@ -47,8 +46,14 @@ pub struct Parts {
 /// # Safety
 ///
 /// Called once: each call lends the same statics again.
+// Out of line: the publisher is made on the stack before it is written
+// into place, and inlined, that stayed in the caller's frame for the run.
+#[inline(never)]
 pub unsafe fn take(full_every: u32) -> Parts {
-    let [a, b] = &mut *addr_of_mut!(STORAGES);
+    let (a, b) = (
+        &mut *addr_of_mut!(ADC_STORAGE),
+        &mut *addr_of_mut!(POWER_STORAGE),
+    );
     let publisher = (*addr_of_mut!(PUBLISHER)).write(Publisher::new(PublisherConfig {
         full_every: u64::from(full_every),
         frame_buffer: FRAME_BUFFER,

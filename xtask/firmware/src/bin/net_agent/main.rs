@@ -218,7 +218,7 @@ fn run(out: &mut Console) -> bool {
                 // is final, and everything after it lost.
                 tracker.acked(socket.send_queue());
                 socket.abort();
-                outbox.abandon();
+                outbox.abandon(publisher);
                 publisher.disconnected();
                 tracker.disconnected(out);
                 Link::Down {
@@ -267,7 +267,7 @@ fn run(out: &mut Console) -> bool {
                 break;
             }
         }
-        outbox.abandon();
+        outbox.abandon(publisher);
         publisher.disconnected();
         tracker.disconnected(out);
     }

@@ -1,0 +1,25 @@
+//! Whether the target moves unaligned words as cheaply as aligned ones
+//! (`cfg(unaligned_words)`): the row path then copies a row and its
+//! stream's name as whole words at any offset; on a core that cannot (a
+//! Cortex-M0, a RISC-V without Zicclsm) each such word would be loaded and
+//! stored a byte at a time, so rows go the general way, through `memcpy`,
+//! which moves aligned words.
+
+fn main() {
+    println!("cargo::rustc-check-cfg=cfg(unaligned_words)");
+    println!("cargo::rerun-if-changed=build.rs");
+    let target = std::env::var("TARGET").unwrap_or_default();
+    let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+    let cheap = match arch.as_str() {
+        "x86" | "x86_64" | "aarch64" | "powerpc64" | "s390x" => true,
+        // ARMv7 and later, the M-profile's mainline included; not ARMv6-M
+        // (Cortex-M0, M0+, M1) or ARMv8-M Baseline (Cortex-M23).
+        "arm" => ["armv7", "thumbv7", "armv8", "thumbv8m.main", "aarch64"]
+            .iter()
+            .any(|prefix| target.starts_with(prefix)),
+        _ => false,
+    };
+    if cheap {
+        println!("cargo::rustc-cfg=unaligned_words");
+    }
+}
