@@ -68,6 +68,7 @@ pub mod scan;
 pub mod send;
 #[cfg(feature = "serde")]
 mod serde_form;
+mod slice_reader;
 mod throttle;
 #[cfg(feature = "tls")]
 pub mod tls;
@@ -86,6 +87,7 @@ pub use lines::{Escaped, LineWriter};
 pub use owned::{OwnedFrame, OwnedRow};
 pub use read_error::{Position, ReadError, ReadErrorKind};
 pub use reader::FrameReader;
+pub use slice_reader::SliceReader;
 // The receiving side's everyday types.
 pub use receive::{
     CountingSink, MemoryBudget, SegmentStored, Sink, SinkError, SinkSubscriber, SubscribeError,
