@@ -1,12 +1,13 @@
 //! `dendro_wire._native`: the Rust half of the Python package `dendro-wire`.
 //!
 //! A stream is read as `dendro-wire check` reads it: the std crate's
-//! `FrameReader` cuts it (every byte-level rule checked by the core's
-//! decoder), and its `SinkSubscriber` applies the subscriber's rules, up to
-//! the tool's 1024 sources. What they let through is written into numpy
-//! arrays, one set per source (`columns.rs`), in one pass with the GIL
-//! released (`whole.rs`); Python gets the arrays themselves. An error is
-//! the tool's own sentence, with where it happened.
+//! `FrameReader` cuts a file (`SliceReader` bytes in memory, where they
+//! lie), every byte-level rule checked by the core's decoder, and its
+//! `SinkSubscriber` applies the subscriber's rules, up to the tool's 1024
+//! sources. What they let through is written into numpy arrays, one set
+//! per source (`columns.rs`), in one pass with the GIL released
+//! (`whole.rs`); Python gets the arrays themselves. An error is the tool's
+//! own sentence, with where it happened.
 //!
 //! No `unsafe`: PyO3 and numpy hold it.
 
@@ -22,7 +23,7 @@ use std::io::{BufReader, Cursor, Read};
 use std::path::PathBuf;
 
 use dendro_wire_std::{
-    CountingSink, FrameReader, OwnedFrame, Position, ReadError, SinkSubscriber, Tally,
+    CountingSink, FrameReader, OwnedFrame, Position, ReadError, SinkSubscriber, SliceReader, Tally,
 };
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyTypeError};
@@ -152,10 +153,10 @@ fn read(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Stream> {
     })
 }
 
+/// Bytes in memory are cut where they lie: copying them into a reader's
+/// buffer would cost about as much as decoding them.
 fn from_bytes(py: Python<'_>, bytes: &[u8]) -> PyResult<whole::Whole> {
-    let reader = py
-        .detach(|| FrameReader::new(bytes))
-        .map_err(Broken::from)?;
+    let reader = SliceReader::new(bytes).map_err(Broken::from)?;
     whole::read_whole(py, reader, bytes.len() as u64)
 }
 

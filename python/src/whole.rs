@@ -7,14 +7,15 @@ use std::io;
 
 use dendro_wire_std::{
     Frame, FrameReader, Handshake, OwnedFrame, Position, ReadError, Rows, Sink, SinkError,
-    SinkSubscriber, Tally,
+    SinkSubscriber, SliceReader, Tally,
 };
 use pyo3::prelude::*;
 
 use crate::columns::{Columns, Fill, Room, Taken};
 use crate::Broken;
 
-/// A stream's frames in order.
+/// A stream's frames in order: from a file through a reader's buffer, or
+/// from bytes in memory where they lie.
 pub(crate) trait Frames: Send {
     fn next_frame_at(&mut self) -> Result<Option<(Frame<'_>, Position)>, ReadError>;
     /// Frames cut so far, unknown ones included.
@@ -37,6 +38,21 @@ impl<R: io::Read + Send> Frames for FrameReader<R> {
     }
     fn offset(&self) -> u64 {
         FrameReader::offset(self)
+    }
+}
+
+impl Frames for SliceReader<'_> {
+    fn next_frame_at(&mut self) -> Result<Option<(Frame<'_>, Position)>, ReadError> {
+        SliceReader::next_frame_at(self)
+    }
+    fn frames(&self) -> u64 {
+        SliceReader::frames(self)
+    }
+    fn unknown(&self) -> u64 {
+        SliceReader::unknown(self)
+    }
+    fn offset(&self) -> u64 {
+        SliceReader::offset(self)
     }
 }
 
