@@ -4,14 +4,28 @@
 use std::collections::HashMap;
 
 /// A source's stream names, each numbered once, in the order first met.
-/// Rows come from a few streams in a repeating order, so the name after
-/// the last one found is tried first, then the others; a source of many
-/// streams is looked up by hash.
+///
+/// Rows come from a few streams in a repeating order, so the name after the
+/// last one found is tried first, then the others; a source of many streams
+/// is looked up by hash. Within a frame, the core's row iterator hands out
+/// a name met before as the same `str` it handed out then, so a name is
+/// known by where it lies before its bytes are compared.
 #[derive(Default)]
 pub(crate) struct Names {
-    names: Vec<String>,
+    names: Vec<Name>,
     by_name: HashMap<String, u32>,
+    /// The number tried first.
     next: usize,
+    /// The frame being numbered, counted from 1.
+    frame: u64,
+}
+
+struct Name {
+    name: String,
+    /// Where its bytes lay when last met, and in which frame: a name at
+    /// the same place in the same frame is the same bytes.
+    at: usize,
+    frame: u64,
 }
 
 /// Equality of two stream names without a call into `memcmp`, which costs
@@ -34,30 +48,55 @@ fn same(a: &str, b: &str) -> bool {
 const SCANNED: usize = 16;
 
 impl Names {
-    /// The number of `name`, numbering it if it is new.
-    #[inline]
+    /// The names of another frame come next: where names lay in the last
+    /// one says nothing about this one's.
+    pub(crate) fn next_frame(&mut self) {
+        self.frame += 1;
+    }
+
+    /// The number of `name`, a name of the frame being numbered, numbering
+    /// it if it is new.
+    #[inline(always)]
     pub(crate) fn number(&mut self, name: &str) -> u32 {
-        if self.names.get(self.next).is_some_and(|n| same(n, name)) {
-            let found = self.next;
-            self.next = (found + 1) % self.names.len();
-            return found as u32;
-        }
+        let at = name.as_ptr() as usize;
+        let found = match self.names.get(self.next) {
+            Some(n) if n.at == at && n.frame == self.frame && n.name.len() == name.len() => {
+                self.next
+            }
+            Some(n) if same(&n.name, name) => self.next,
+            _ => self.look_up(name),
+        };
+        let n = &mut self.names[found];
+        (n.at, n.frame) = (at, self.frame);
+        self.next = if found + 1 == self.names.len() {
+            0
+        } else {
+            found + 1
+        };
+        found as u32
+    }
+
+    /// The number of `name` by its bytes, numbering it if it is new.
+    #[inline(never)]
+    fn look_up(&mut self, name: &str) -> usize {
         let found = match self.names.len() {
-            len if len <= SCANNED => self.names.iter().position(|n| same(n, name)),
+            len if len <= SCANNED => self.names.iter().position(|n| same(&n.name, name)),
             _ => self.by_name.get(name).map(|&n| n as usize),
         };
-        let found = found.unwrap_or_else(|| {
-            self.names.push(name.to_owned());
+        found.unwrap_or_else(|| {
+            self.names.push(Name {
+                name: name.to_owned(),
+                at: 0,
+                frame: 0,
+            });
             self.by_name
                 .insert(name.to_owned(), self.names.len() as u32 - 1);
             self.names.len() - 1
-        });
-        self.next = (found + 1) % self.names.len();
-        found as u32
+        })
     }
 
     /// The names, by number.
     pub(crate) fn into_names(self) -> Vec<String> {
-        self.names
+        self.names.into_iter().map(|n| n.name).collect()
     }
 }
