@@ -10,6 +10,8 @@
 //! Only integration tests may use it: a `src/` unit test is built with a
 //! second copy of its crate, whose types are not this crate's.
 
+// `GlobalAlloc` is an unsafe trait: this crate's one unsafe.
+#[allow(unsafe_code)]
 pub mod counting;
 pub mod fixtures;
 pub mod grow;
