@@ -18,7 +18,7 @@ use crate::names::Names;
 
 /// The bytes every row takes in a frame besides its stream name and its
 /// row: the name's length, `ts`, `wall_offset` and the row's length.
-const ROW_FIXED: usize = Row {
+pub(crate) const ROW_FIXED: usize = Row {
     stream: "",
     ts: 0,
     wall_offset: 0,
@@ -39,10 +39,14 @@ impl Room {
     /// is read from the frame's length, without walking its rows.
     pub(crate) fn at_most(rows: &Rows<'_>) -> Room {
         let count = rows.rows.len();
-        let frame = rows.buffer_len().unwrap_or(usize::MAX);
-        Room {
-            rows: count,
-            bytes: frame.saturating_sub(count * ROW_FIXED),
+        match rows.buffer_len() {
+            Ok(frame) => Room {
+                rows: count,
+                bytes: frame.saturating_sub(count * ROW_FIXED),
+            },
+            // A frame that decoded has a length; were it not known, its
+            // rows would say.
+            Err(_) => Room::exactly(rows),
         }
     }
 

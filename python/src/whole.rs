@@ -11,7 +11,7 @@ use dendro_wire_std::{
 };
 use pyo3::prelude::*;
 
-use crate::columns::{Columns, Fill, Room, Taken};
+use crate::columns::{Columns, Fill, Room, Taken, ROW_FIXED};
 use crate::Broken;
 
 /// A stream's frames in order: from a file through a reader's buffer, or
@@ -209,16 +209,19 @@ fn run(
 /// The room a source's columns are given when `rows` find too little: what
 /// they hold, these rows, and the source's share of the stream left (its
 /// bytes over the sources open) at these rows' bytes a row, or, if that is
-/// less, twice what they hold. The guess errs large: room not written is
-/// memory never touched, and it is cut off at the end.
+/// less, twice what they hold. The guess errs large: room in columns just
+/// made is memory not touched until written, and what is left is cut off at
+/// the end.
 fn room(written: Room, rows: &Rows<'_>, left: u64, open: usize) -> Room {
     let exactly = Room::exactly(rows);
-    let at_most = Room::at_most(rows);
-    let wire = rows.buffer_len().unwrap_or(usize::MAX) / exactly.rows.max(1);
-    let share = usize::try_from(left).unwrap_or(usize::MAX) / wire.max(1) / open.max(1);
+    let n = exactly.rows.max(1);
+    let row_bytes = Room::at_most(rows).bytes.div_ceil(n);
+    // The stream's bytes a row such as these takes.
+    let wire = row_bytes + ROW_FIXED;
+    let share = usize::try_from(left).unwrap_or(usize::MAX) / wire / open.max(1);
     let more = share.max(written.rows);
     Room {
         rows: written.rows + exactly.rows + more,
-        bytes: written.bytes + exactly.bytes + more * at_most.bytes.div_ceil(exactly.rows.max(1)),
+        bytes: (written.bytes + exactly.bytes).saturating_add(more.saturating_mul(row_bytes)),
     }
 }
