@@ -2,7 +2,8 @@
 //! protocol over `std::io`.
 //!
 //! - [`FrameReader`] reads a stream from any `Read`: the preamble, then one
-//!   borrowed frame at a time out of one reusable buffer.
+//!   borrowed frame at a time out of one reusable buffer. [`SliceReader`]
+//!   reads one already in memory, each frame borrowed from its bytes.
 //! - [`FrameWriter`] writes the preamble, then frames, to any `Write`.
 //! - [`OwnedFrame`] is a frame that owns its fields, for callers who keep
 //!   frames; with the `serde` feature it is the JSON Lines form of [protocol §10](dendro_wire_core::protocol).
