@@ -2,7 +2,8 @@
 //! protocol over `std::io`.
 //!
 //! - [`FrameReader`] reads a stream from any `Read`: the preamble, then one
-//!   borrowed frame at a time out of one reusable buffer.
+//!   borrowed frame at a time out of one reusable buffer. [`SliceReader`]
+//!   reads one already in memory, each frame borrowed from its bytes.
 //! - [`FrameWriter`] writes the preamble, then frames, to any `Write`.
 //! - [`OwnedFrame`] is a frame that owns its fields, for callers who keep
 //!   frames; with the `serde` feature it is the JSON Lines form of [protocol §10](dendro_wire_core::protocol).
@@ -68,6 +69,7 @@ pub mod scan;
 pub mod send;
 #[cfg(feature = "serde")]
 mod serde_form;
+mod slice_reader;
 mod throttle;
 #[cfg(feature = "tls")]
 pub mod tls;
@@ -86,6 +88,7 @@ pub use lines::{Escaped, LineWriter};
 pub use owned::{OwnedFrame, OwnedRow};
 pub use read_error::{Position, ReadError, ReadErrorKind};
 pub use reader::FrameReader;
+pub use slice_reader::SliceReader;
 // The receiving side's everyday types.
 pub use receive::{
     CountingSink, MemoryBudget, SegmentStored, Sink, SinkError, SinkSubscriber, SubscribeError,

@@ -1,21 +1,21 @@
 //! `dendro_wire._native`: the Rust half of the Python package `dendro-wire`.
 //!
 //! A stream is read as `dendro-wire check` reads it: the std crate's
-//! `FrameReader` cuts it (every byte-level rule checked by the core's
-//! decoder), and its `SinkSubscriber` applies the subscriber's rules, up to
-//! the tool's 1024 sources. What they let through lands in columns
-//! (`columns.rs`), one set per source, built in one pass with the GIL
-//! released; Python gets each column as one `bytes` object, which the
-//! pure-Python half views as a numpy array without copying. An error is
-//! the tool's own sentence, with where it happened.
+//! `FrameReader` cuts a file (`SliceReader` bytes in memory, where they
+//! lie), every byte-level rule checked by the core's decoder, and its
+//! `SinkSubscriber` applies the subscriber's rules, up to the tool's 1024
+//! sources. What they let through is written into numpy arrays, one set
+//! per source (`columns.rs`), in one pass with the GIL released
+//! (`whole.rs`); Python gets the arrays themselves. An error is the tool's
+//! own sentence, with where it happened.
 //!
-//! One `unsafe` call here, advice to the kernel (`huge.rs`); PyO3, numpy
-//! and the std crate hold the rest.
+//! No `unsafe`: PyO3 and numpy hold it.
 
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 mod columns;
-mod huge;
+mod names;
+mod whole;
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -23,14 +23,14 @@ use std::io::{BufReader, Cursor, Read};
 use std::path::PathBuf;
 
 use dendro_wire_std::{
-    CountingSink, FrameReader, OwnedFrame, Position, ReadError, SinkSubscriber, Tally,
+    CountingSink, FrameReader, OwnedFrame, Position, ReadError, SinkSubscriber, SliceReader, Tally,
 };
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use columns::{ColumnArrays, ColumnSink, Columns};
+use columns::{ColumnArrays, Taken};
 
 create_exception!(
     _native,
@@ -83,24 +83,6 @@ impl<'py> Input<'py> {
             "a stream is read from a path (str or os.PathLike) or from bytes",
         ))
     }
-
-    /// A reader over it, for as long as the input lives, and its bytes if
-    /// known. The reader reads large runs into a buffer of its own, so a
-    /// file needs none besides.
-    fn reader(&self) -> Result<(Box<dyn Read + Send + '_>, usize), Broken> {
-        Ok(match self {
-            Input::Path(path) => {
-                let file = File::open(path).map_err(|e| Broken {
-                    message: format!("cannot open {}: {e}", path.display()),
-                    at: None,
-                })?;
-                let len = file.metadata().map_or(0, |m| m.len() as usize);
-                (Box::new(file), len)
-            }
-            Input::Bytes(bytes) => (Box::new(bytes.as_bytes()), bytes.as_bytes().len()),
-            Input::Owned(bytes) => (Box::new(bytes.as_slice()), bytes.len()),
-        })
-    }
 }
 
 /// A stream read whole: its counts, its sources and their rows, each
@@ -109,7 +91,7 @@ impl<'py> Input<'py> {
 struct Stream {
     tally: Tally,
     sources: Vec<(u32, OwnedFrame)>,
-    columns: BTreeMap<u32, Columns>,
+    columns: BTreeMap<u32, Taken>,
 }
 
 #[pymethods]
@@ -138,10 +120,7 @@ impl Stream {
     /// offsets of each row in `data` (one more than rows) and `data`, then
     /// `names`. The Python half keeps them; a second call gets none.
     fn take_columns<'py>(&mut self, py: Python<'py>, source: u32) -> PyResult<ColumnArrays<'py>> {
-        self.columns
-            .remove(&source)
-            .unwrap_or_default()
-            .into_python(py)
+        Taken::into_python(self.columns.remove(&source), py)
     }
 }
 
@@ -149,41 +128,36 @@ fn json(frame: &OwnedFrame) -> PyResult<String> {
     serde_json::to_string(frame).map_err(|e| PyException::new_err(e.to_string()))
 }
 
-/// Read a whole stream of about `stream_bytes` with every rule checked, its
-/// rows into columns.
-fn read_all(reader: Box<dyn Read + Send + '_>, stream_bytes: usize) -> Result<Stream, Broken> {
-    let mut reader = FrameReader::new(reader)?;
-    let mut subscriber = SinkSubscriber::new(ColumnSink::new(stream_bytes));
-    let mut sources = Vec::new();
-    while let Some((frame, at)) = reader.next_frame_at()? {
-        subscriber.apply(&frame).map_err(|e| Broken {
-            message: format!("{at}: {e}"),
-            at: Some(at),
-        })?;
-        if let dendro_wire_std::Frame::Handshake(h) = &frame {
-            sources.push((h.source, OwnedFrame::from(&frame)));
-        }
-    }
-    let mut tally = subscriber.tally();
-    // As `check` counts: the reader skips unknown kinds before the
-    // subscriber sees them, and counts every frame.
-    tally.frames = reader.frames();
-    tally.unknown_skipped = reader.unknown();
-    let (sink, _) = subscriber.end();
-    Ok(Stream {
-        tally,
-        sources,
-        columns: sink.into_columns(),
-    })
-}
-
 /// Read a whole stream (a path, or bytes) with every rule of the protocol
 /// checked, as `dendro-wire check` does; its rows as columns, by source.
 #[pyfunction]
 fn read(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Stream> {
     let input = Input::from(source)?;
-    let (reader, len) = input.reader()?;
-    Ok(py.detach(|| read_all(reader, len))?)
+    let read = match &input {
+        Input::Path(path) => {
+            let file = File::open(path).map_err(|e| Broken {
+                message: format!("cannot open {}: {e}", path.display()),
+                at: None,
+            })?;
+            let len = file.metadata().map_or(0, |m| m.len());
+            let reader = py.detach(|| FrameReader::new(file)).map_err(Broken::from)?;
+            whole::read_whole(py, reader, len)?
+        }
+        Input::Bytes(bytes) => from_bytes(py, bytes.as_bytes())?,
+        Input::Owned(bytes) => from_bytes(py, bytes)?,
+    };
+    Ok(Stream {
+        tally: read.tally,
+        sources: read.handshakes,
+        columns: read.columns,
+    })
+}
+
+/// Bytes in memory are cut where they lie: copying them into a reader's
+/// buffer would cost about as much as decoding them.
+fn from_bytes(py: Python<'_>, bytes: &[u8]) -> PyResult<whole::Whole> {
+    let reader = SliceReader::new(bytes).map_err(Broken::from)?;
+    whole::read_whole(py, reader, bytes.len() as u64)
 }
 
 /// The frames of a stream, one at a time, each as a JSON Lines object

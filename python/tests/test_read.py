@@ -117,6 +117,34 @@ def test_a_source_of_many_streams_keeps_each_name_once(tmp_path):
     assert list(cpu.streams()) == order
 
 
+def test_columns_outgrow_the_first_guess_and_keep_every_row(tmp_path):
+    # Room for a source's rows is guessed from its first frame: source 0's
+    # is one row of 3000 bytes, so the guess is a few dozen rows, and its
+    # columns must grow for the small rows after it. Row lengths run from 0
+    # to 99 bytes, across every way a row is copied.
+    names = ["cpu/usage", "cpu/irq", "net/rx_bytes_total_of_all_interfaces"]
+    want = {0: [("big", 0, bytes(range(200)) * 15)], 1: []}
+    frames = [handshake(0), handshake(1), rows(0, 0, [0, 0], want[0])]
+    for f in range(40):
+        for source in (0, 1):
+            batch = [(names[(f + i) % 3], f * 100 + i, bytes([i % 256]) * ((f + i) % 100)) for i in range(40 + source)]
+            frames.append(rows(source, f + 1, [0, 0], batch))
+            want[source] += batch
+    path = encode(tmp_path, frames)
+    for stream in (dendro_wire.read(path), dendro_wire.read(path.read_bytes())):
+        assert stream.tally == check(path)
+        for source in (0, 1):
+            got = stream.rows(source)
+            assert len(got) == len(want[source])
+            assert list(got.streams()) == [n for n, _, _ in want[source]]
+            assert got.ts.tolist() == [ts for _, ts, _ in want[source]]
+            assert got.wall_offset.tolist() == [-ts for _, ts, _ in want[source]]
+            assert [got.row(i) for i in range(len(got))] == [row for _, _, row in want[source]]
+            assert got.offsets[-1] == len(got.data) == sum(len(row) for _, _, row in want[source])
+            # Cut to what they hold: each array owns its memory, no larger.
+            assert all(a.flags.owndata for a in (got.ts, got.wall_offset, got.stream, got.offsets, got.data))
+
+
 @pytest.mark.parametrize("cut", list(range(0, 70)) + [100, 500, 800, 852, 860, 900])
 def test_a_stream_cut_anywhere_says_what_check_says(cut):
     data = SAMPLE.read_bytes()[:cut]

@@ -1,9 +1,10 @@
 //! `cargo xtask ci`: every check the project holds itself to, in one run,
 //! each step named as it starts and a failure naming its step; and the
-//! steps only `ci` runs (the lean library, the docs as docs.rs builds them,
-//! the declared rust-version, the no_std proof, the packaged crates).
+//! steps only `ci` runs (the lean library, unsafe only where it belongs,
+//! the docs as docs.rs builds them, the declared rust-version, the no_std
+//! proof, the packaged crates).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::{
     c, c_firmware, cargo, cargo_tree, firmware, metrics, output, python, release_tool, root, run,
@@ -42,6 +43,7 @@ pub(crate) fn ci() -> Result<(), String> {
         "cargo fmt --check",
         cargo().args(["fmt", "--all", "--check"]),
     )?;
+    unsafe_only_in_the_c_boundary()?;
     run(
         "clippy",
         cargo().args([
@@ -157,6 +159,105 @@ pub(crate) fn ci() -> Result<(), String> {
     )?;
     eprintln!("==> ci: all steps passed");
     Ok(())
+}
+
+/// The crates of the workspace that do not take its lints, which forbid
+/// `unsafe`: the C boundary, whose `unsafe` is the project's; and two test
+/// crates that deny it and allow it in one module, named by the one file
+/// that may say `allow(unsafe_code)`.
+const UNSAFE_ALLOWED: &[(&str, Option<&str>)] = &[
+    ("dendro-wire-core/ffi", None),
+    // A counting global allocator: `GlobalAlloc` is an unsafe trait.
+    ("test-support", Some("src/lib.rs")),
+    // The C API's entry points, unsafe fns, called as C calls them.
+    ("fuzz", Some("tests/targets.rs")),
+];
+
+/// `unsafe` in no crate but the C boundary's, or the one module a test
+/// crate names: the compiler holds each crate to its lints, and this holds
+/// each crate to having them, so a new crate cannot go without. The
+/// firmware under `xtask/` is not in the workspace: bare-metal programs,
+/// which reach their hardware through `unsafe`.
+fn unsafe_only_in_the_c_boundary() -> Result<(), String> {
+    eprintln!("==> unsafe only in the C boundary");
+    let metadata = output(
+        "cargo metadata",
+        cargo().args(["metadata", "--no-deps", "--format-version", "1"]),
+    )?;
+    let metadata = String::from_utf8_lossy(&metadata);
+    let root = root();
+    let mut wrong = Vec::new();
+    let manifests = metadata
+        .split("\"manifest_path\":\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next());
+    for manifest in manifests.map(Path::new) {
+        let read = |path: &Path| {
+            std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
+        };
+        let dir = manifest.parent().unwrap_or(&root);
+        let name = dir.strip_prefix(&root).unwrap_or(dir).display().to_string();
+        let toml = read(manifest)?;
+        let table = |header: &str, line: &str| in_table(&toml, header, line);
+        match UNSAFE_ALLOWED.iter().find(|(dir, _)| *dir == name) {
+            Some((_, None)) => {}
+            Some((_, Some(allowed))) => {
+                if !table("[lints.rust]", "unsafe_code = \"deny\"") {
+                    wrong.push(format!(
+                        "{name}/Cargo.toml: [lints.rust] must deny unsafe_code"
+                    ));
+                }
+                for file in rust_files(dir)? {
+                    let allows = read(&file)?.contains("allow(unsafe_code)");
+                    if allows && file != dir.join(allowed) {
+                        let file = file.strip_prefix(&root).unwrap_or(&file).display();
+                        wrong.push(format!(
+                            "{file}: allows unsafe_code, which {name} allows only in {allowed}"
+                        ));
+                    }
+                }
+            }
+            None => {
+                if !table("[lints]", "workspace = true") {
+                    wrong.push(format!(
+                        "{name}/Cargo.toml: takes no workspace lints ([lints] workspace = true), \
+                         which forbid unsafe_code"
+                    ));
+                }
+            }
+        }
+    }
+    if wrong.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "unsafe belongs in dendro-wire-core/ffi (the root Cargo.toml says why):\n{}",
+            wrong.join("\n")
+        ))
+    }
+}
+
+/// Whether the TOML `text` has `line` in its table `header`.
+fn in_table(text: &str, header: &str, line: &str) -> bool {
+    let mut lines = text.lines().map(str::trim);
+    lines.any(|l| l == header) && lines.take_while(|l| !l.starts_with('[')).any(|l| l == line)
+}
+
+/// Every `.rs` file under `dir`, but for a build's output (`target`).
+fn rust_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut files = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        for path in entries.flatten().map(|e| e.path()) {
+            if path.is_dir() && !path.ends_with("target") {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|x| x == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    Ok(files)
 }
 
 /// A user who adds `dendro-wire-std` gets the library, not the tool: none of

@@ -64,8 +64,8 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci       formatting, clippy (-D warnings), all tests (the archive feature's too),
-           no-std, firmware, c, python, rustdoc (-D warnings)
+  ci       formatting, unsafe only in the C boundary, clippy (-D warnings), all tests
+           (the archive feature's too), no-std, firmware, c, python, rustdoc (-D warnings)
   no-std   build a no_std, no_main program over dendro-wire-core with no allocator
   firmware build the agent, decoder and plain (xtask/firmware) for thumbv7m, thumbv6m and
            riscv32imc and run them under QEMU (lm3s6965evb, microbit, sifive_e),

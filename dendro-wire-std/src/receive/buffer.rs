@@ -12,7 +12,7 @@
 use std::ops::Range;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use dendro_wire_core::{Frame, FrameDecoder, Status};
+use dendro_wire_core::{Frame, FrameDecoder};
 
 use super::cut::{Cut, Cutter};
 use crate::read_error::{Position, ReadError, ReadErrorKind};
@@ -230,16 +230,7 @@ impl FrameBuffer {
     /// The frame at `range`, as [`next`](Self::next) handed it out, decoded
     /// in place; an error names it `at`.
     pub(crate) fn decode(&self, range: Range<usize>, at: Position) -> Result<Frame<'_>, ReadError> {
-        let error = |kind| ReadError::new(kind, at.frame, at.offset);
-        match self.cutter.decoder().decode(&self.buf[range]) {
-            Ok(Status::Complete((frame, _))) => Ok(frame),
-            // A whole frame was cut, so this does not happen; if it did, it
-            // would be a truncation, said as one.
-            Ok(Status::Incomplete { needed }) => {
-                Err(error(ReadErrorKind::Truncated { needed, have: 0 }))
-            }
-            Err(e) => Err(error(ReadErrorKind::Malformed(e))),
-        }
+        self.cutter.decode(&self.buf[range], at)
     }
 
     /// A frame's bytes, length prefix included.

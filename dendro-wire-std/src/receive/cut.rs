@@ -3,7 +3,7 @@
 //! them: the receive buffer ([`FrameBuffer`](super::buffer::FrameBuffer))
 //! cuts its own bytes with it, and the tokio codecs a `BytesMut`.
 
-use dendro_wire_core::{check_preamble, kind, FrameDecoder, Status, LENGTH_PREFIX_BYTES};
+use dendro_wire_core::{check_preamble, kind, Frame, FrameDecoder, Status, LENGTH_PREFIX_BYTES};
 
 use crate::read_error::{Position, ReadError, ReadErrorKind};
 
@@ -47,6 +47,7 @@ impl Cutter {
     }
 
     /// The decoder whose limit the cut enforces.
+    #[cfg(feature = "tokio")]
     pub(crate) fn decoder(&self) -> &FrameDecoder {
         &self.decoder
     }
@@ -88,6 +89,21 @@ impl Cutter {
             }
         }
         Ok(Cut::Frame(total, at))
+    }
+
+    /// A frame as [`cut`](Self::cut) handed it out (its bytes, length prefix
+    /// included), decoded in place; an error names it `at`.
+    pub(crate) fn decode<'a>(&self, frame: &'a [u8], at: Position) -> Result<Frame<'a>, ReadError> {
+        let error = |kind| ReadError::new(kind, at.frame, at.offset);
+        match self.decoder.decode(frame) {
+            Ok(Status::Complete((frame, _))) => Ok(frame),
+            // A whole frame was cut, so this does not happen; if it did, it
+            // would be a truncation, said as one.
+            Ok(Status::Incomplete { needed }) => {
+                Err(error(ReadErrorKind::Truncated { needed, have: 0 }))
+            }
+            Err(e) => Err(error(ReadErrorKind::Malformed(e))),
+        }
     }
 
     /// Whether the preamble has been read.
