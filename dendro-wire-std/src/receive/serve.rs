@@ -11,7 +11,8 @@ use crate::reader::FrameReader;
 /// Read one connection's stream and apply it to `subscriber` until a clean
 /// end or an error, blocking. Bounds on time are the reader's own (a
 /// socket's read timeout, say); memory follows the bytes that arrived, as
-/// [`FrameReader`] keeps it.
+/// [`FrameReader`] keeps it, and a sink's [backlog](super::Backlog), when it
+/// is full, is waited for before the next frame is read.
 ///
 /// ```
 /// use dendro_wire_core::{ClockOffset, Frame, Handshake, Map};
@@ -38,6 +39,11 @@ pub fn serve<R: Read, S: Sink>(
         subscriber
             .apply(&frame)
             .map_err(|e| ServeError::Subscribe(at, e))?;
+        // A sink that queues work is waited for before the next frame is
+        // read, as a session waits for it.
+        if let Some(backlog) = subscriber.backlog() {
+            backlog.wait_for_room();
+        }
     }
     Ok(())
 }

@@ -14,9 +14,10 @@ use tokio::sync::{watch, Notify};
 use super::buffer::{FrameBuffer, MemoryBudget, Next};
 use super::capture::Capture;
 use super::error::ServeError;
+use super::proxy::{looks_like_header, ProxyHeaderError};
 use super::sink::Sink;
 use super::subscriber::SinkSubscriber;
-use crate::read_error::ReadErrorKind;
+use crate::read_error::{ReadError, ReadErrorKind};
 
 /// How long a session may stay quiet, and how large its frames may be.
 #[derive(Clone, Copy, Debug)]
@@ -58,10 +59,20 @@ pub(crate) struct Admission<'a> {
     pub(crate) evicted: &'a Notify,
     /// Called once, as the first source opens.
     pub(crate) opened: &'a (dyn Fn() + Sync),
+    /// Called once, when a whole frame has arrived and no source is open.
+    pub(crate) spoke: &'a (dyn Fn() + Sync),
 }
 
 /// How long a session stays quiet before its grown buffer is given back.
 const QUIET: Duration = Duration::from_secs(1);
+
+/// What applying the frames in hand came to.
+enum Applied {
+    /// At least this many more bytes are needed.
+    Need(usize),
+    /// The sink's backlog is full: the next frame waits in the buffer.
+    Held,
+}
 
 /// What woke a session.
 enum Event {
@@ -91,7 +102,18 @@ pub(crate) struct Session<'a, IO, S: Sink> {
     stop: Option<watch::Receiver<bool>>,
     /// Until it opens a source, if asked.
     admission: Option<Admission<'a>>,
+    /// How to close the stream's sending side at a stop, if it has one.
+    half_close: Option<HalfClose<IO>>,
 }
+
+/// Closes a stream's sending side: at a stop, the peer reads its end
+/// (TLS's close_notify, then TCP's FIN) and can stop sending and connect
+/// elsewhere, while what it already sent is read and applied.
+type HalfClose<IO> =
+    for<'x> fn(&'x mut IO) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'x>>;
+
+/// How long a stop waits for the stream's sending side to close.
+const HALF_CLOSE: Duration = Duration::from_millis(100);
 
 impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
     /// A session reading `io` into `subscriber` within `limits`, its buffer
@@ -111,6 +133,7 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
             shared: None,
             stop: None,
             admission: None,
+            half_close: None,
         }
     }
 
@@ -162,11 +185,14 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
 
     async fn serve(&mut self) -> Result<(), ServeError> {
         let mut last_frame = Instant::now();
+        // Whether the admission has heard that a frame arrived and no
+        // source opened.
+        let mut spoke = false;
         // When the frame in hand (or the preamble) started arriving.
         let mut frame_started: Option<Instant> = None;
         loop {
             let before = self.buffer.frames();
-            let needed = self.apply_whole_frames()?;
+            let applied = self.apply_whole_frames()?;
             let now = Instant::now();
             if self.buffer.frames() > before {
                 last_frame = now;
@@ -185,6 +211,26 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
                     (admission.opened)();
                 }
             }
+            if !spoke && self.buffer.frames() > 0 {
+                if let Some(admission) = &self.admission {
+                    spoke = true;
+                    (admission.spoke)();
+                }
+            }
+            let needed = match applied {
+                Applied::Need(needed) => needed,
+                Applied::Held => {
+                    // The sink is behind: the frame waits in the buffer and
+                    // the socket is not read. The wait is the sink's, not the
+                    // peer's, so its timeouts start again after it.
+                    if self.wait_for_room().await.is_break() {
+                        return self.stop_and_apply_what_arrived().await;
+                    }
+                    last_frame = Instant::now();
+                    frame_started = frame_started.map(|_| last_frame);
+                    continue;
+                }
+            };
             let mut deadline = match frame_started {
                 Some(started) => after(started, self.limits.frame_timeout),
                 None => after(last_frame, self.limits.idle_timeout),
@@ -247,16 +293,24 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
                         },
                     });
                 }
-                Event::Stop => return self.apply_what_arrived(needed).await,
+                Event::Stop => return self.stop_and_apply_what_arrived().await,
             }
         }
     }
 
     /// Cut and apply every whole frame in hand, and give back what a large
-    /// one needed; then how many more bytes the next one needs.
-    fn apply_whole_frames(&mut self) -> Result<usize, ServeError> {
+    /// one needed; then how many more bytes the next one needs, or that the
+    /// sink's backlog is full and the rest must wait for room (once a
+    /// source is open: see [`Backlog`](super::Backlog)).
+    fn apply_whole_frames(&mut self) -> Result<Applied, ServeError> {
         loop {
-            let next = self.buffer.next().map_err(ServeError::Read)?;
+            if self.held_back() {
+                return Ok(Applied::Held);
+            }
+            let next = match self.buffer.next() {
+                Ok(next) => next,
+                Err(e) => return Err(self.read_error(e)),
+            };
             self.start_capture();
             match next {
                 Next::Frame(range, at) => {
@@ -267,9 +321,41 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
                 }
                 Next::Need(needed) => {
                     self.buffer.shrink();
-                    return Ok(needed);
+                    return Ok(Applied::Need(needed));
                 }
             }
+        }
+    }
+
+    /// Why the stream could not be read: a stream that begins with a PROXY
+    /// protocol header, from an address a header is not expected from, is
+    /// said to, and refused as such.
+    fn read_error(&self, e: ReadError) -> ServeError {
+        let proxy_header = matches!(e.kind(), ReadErrorKind::Preamble(_))
+            && self.buffer.since(0).is_some_and(looks_like_header);
+        match proxy_header {
+            true => ServeError::ProxyHeader(ProxyHeaderError::NotExpected),
+            false => ServeError::Read(e),
+        }
+    }
+
+    /// Whether the next frame must wait for room in the sink's backlog:
+    /// it is full, and this connection has opened a source.
+    fn held_back(&self) -> bool {
+        self.subscriber.tally().sources > 0
+            && self.subscriber.backlog().is_some_and(|b| b.is_full())
+    }
+
+    /// Wait until the sink's backlog has room (`Continue`), or until told
+    /// to stop (`Break`).
+    async fn wait_for_room(&mut self) -> ControlFlow<()> {
+        let Some(backlog) = self.subscriber.backlog() else {
+            return ControlFlow::Continue(());
+        };
+        tokio::select! {
+            biased;
+            _ = stopped_if_asked(&mut self.stop) => ControlFlow::Break(()),
+            _ = backlog.room() => ControlFlow::Continue(()),
         }
     }
 
@@ -320,14 +406,43 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
         Ok(ControlFlow::Break(()))
     }
 
+    /// Told to stop: say so to the peer, if the stream can, then apply
+    /// what has arrived.
+    async fn stop_and_apply_what_arrived(&mut self) -> Result<(), ServeError> {
+        if let Some(half_close) = self.half_close {
+            let _ = tokio::time::timeout(HALF_CLOSE, half_close(self.io)).await;
+        }
+        self.apply_what_arrived().await
+    }
+
     /// At shutdown: read what has already arrived, apply its whole frames,
     /// and end. Bytes still on their way in (a sender's kernel holds what
     /// the receive window had no room for) arrive within moments of each
     /// read, so it reads until the socket is quiet for [`DRAIN_QUIET`], for
     /// at most [`DRAIN_FOR`].
-    async fn apply_what_arrived(&mut self, mut needed: usize) -> Result<(), ServeError> {
-        let until = Instant::now() + DRAIN_FOR;
+    ///
+    /// A sink whose backlog is full is waited for, and the wait does not
+    /// count against that bound: what the socket held when the stop came is
+    /// applied, however long the sink takes to make room for it (the
+    /// socket's buffer bounds it); only a sender that goes on sending is cut
+    /// off.
+    async fn apply_what_arrived(&mut self) -> Result<(), ServeError> {
+        let mut until = Instant::now() + DRAIN_FOR;
         loop {
+            let needed = match self.apply_whole_frames()? {
+                Applied::Need(needed) => needed,
+                Applied::Held => {
+                    // Waiting for the sink is not reading: what the socket
+                    // already holds is applied however long the sink
+                    // takes, and the time is given back to the drain.
+                    let waiting = Instant::now();
+                    if let Some(room) = self.subscriber.backlog().map(|b| b.room()) {
+                        room.await;
+                    }
+                    until += waiting.elapsed();
+                    continue;
+                }
+            };
             let quiet = (Instant::now() + DRAIN_QUIET).min(until);
             let room = self.buffer.spare(needed).map_err(ServeError::Read)?;
             match tokio::time::timeout_at(quiet.into(), self.io.read(room)).await {
@@ -335,16 +450,32 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
                     if self.keep_read(read, needed)?.is_break() {
                         return Ok(());
                     }
-                    needed = self.apply_whole_frames()?;
                 }
-                Err(_) => {
-                    return Err(ServeError::Shutdown {
-                        at: self.buffer.position(),
-                        cut: self.buffer.uncut(),
-                    })
-                }
+                Err(_) => return Err(self.shut_down()),
             }
         }
+    }
+
+    /// How a stop ended the session: where, and what was left uncut.
+    fn shut_down(&self) -> ServeError {
+        ServeError::Shutdown {
+            at: self.buffer.position(),
+            cut: self.buffer.uncut(),
+        }
+    }
+}
+
+impl<'a, IO: AsyncRead + tokio::io::AsyncWrite + Unpin + Send, S: Sink> Session<'a, IO, S> {
+    /// At a stop, close the stream's sending side before reading what has
+    /// arrived: a publisher that reads sees the end at once and stops
+    /// sending, so what it sent before is what the session applies.
+    pub(crate) fn half_close_on_stop(mut self) -> Self {
+        self.half_close = Some(|io| {
+            Box::pin(async move {
+                let _ = tokio::io::AsyncWriteExt::shutdown(io).await;
+            })
+        });
+        self
     }
 }
 

@@ -3,6 +3,8 @@
 
 use dendro_wire_core::{ClockOffset, Handshake, Index, Rows, Segment, SourceUpdate};
 
+use super::backlog::Backlog;
+
 /// What a sink's failure carries.
 pub type SinkError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -15,6 +17,10 @@ pub enum SegmentStored {
     /// The sink already held this segment, and kept the one it had: counted
     /// in [`SinkSubscriber::segments_held`](crate::SinkSubscriber::segments_held).
     AlreadyHeld,
+    /// The sink handed it to a writer that decides later, on its own
+    /// thread, whether it already held it, and counts that there: a
+    /// connection does not wait on a commit to learn it.
+    Queued,
 }
 
 /// Where applied frames land: one method per kind of frame that carries
@@ -91,6 +97,13 @@ pub trait Sink {
     fn end_connection(&mut self) -> Result<(), SinkError> {
         Ok(())
     }
+    /// The work this sink has taken and not yet finished, if it queues
+    /// any: while it is full, a receiver applies no more of a connection's
+    /// frames and stops reading it ([`Backlog`]). `None` by default: a
+    /// sink that finishes each frame as it is called.
+    fn backlog(&self) -> Option<&Backlog> {
+        None
+    }
 }
 
 /// Forwards every [`Sink`] method through a pointer to a sink.
@@ -120,6 +133,9 @@ macro_rules! forward_sink {
             }
             fn end_connection(&mut self) -> Result<(), SinkError> {
                 (**self).end_connection()
+            }
+            fn backlog(&self) -> Option<&Backlog> {
+                (**self).backlog()
             }
         }
     )*};

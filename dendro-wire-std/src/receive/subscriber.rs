@@ -306,6 +306,11 @@ impl<S: Sink> SinkSubscriber<S> {
         self.segments_held
     }
 
+    /// The sink's backlog, if it queues work ([`Sink::backlog`]).
+    pub fn backlog(&self) -> Option<&super::Backlog> {
+        self.sink.backlog()
+    }
+
     /// The sink.
     pub fn sink(&self) -> &S {
         &self.sink
