@@ -111,6 +111,19 @@ pub(crate) fn ci() -> Result<(), String> {
         "tests against dendro's archive side",
         cargo().args(ARCHIVE_TESTS),
     )?;
+    run(
+        "the archive's writer path, and a collector landing in an archive",
+        cargo().args([
+            "test",
+            "-p",
+            "dendro-wire-std",
+            "--features",
+            "archive tokio",
+            "--lib",
+            "--test",
+            "archive_collector",
+        ]),
+    )?;
     no_std()?;
     firmware::run()?;
     c_firmware::run()?;

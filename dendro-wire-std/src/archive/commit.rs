@@ -1,0 +1,694 @@
+//! The archive's one writer path: a thread that takes the work every
+//! connection hands over, in the order it arrived, and commits rows from
+//! all of them together.
+//!
+//! - **Rows** of every source go into one batch, committed as one dendro
+//!   `wal_tick` (one transaction) once it holds
+//!   [`commit_rows`](super::ArchiveConfig::commit_rows) rows or its oldest
+//!   row has waited [`commit_age`](super::ArchiveConfig::commit_age). A
+//!   commit is waited for (dendro's `sync`) before the next batch is made,
+//!   so what arrives during a commit makes the next one larger: the batch
+//!   grows with how far behind the writer is.
+//! - **Other frames** (an index entry, a segment, a clock offset, a source
+//!   update, a source's end) are applied as they are taken if the batch
+//!   holds nothing of their source; else they follow its rows in the batch,
+//!   whose next rows go into a later layer of the same batch ([`Batch`]).
+//!   Each source's frames reach dendro in stream order, every source's rows
+//!   share each layer's transaction, and no source waits a whole commit for
+//!   each frame of another kind it sends (dendro commits each such frame on
+//!   its own, so a fleet's clock offsets are transactions of their own).
+//! - **A row whose stream's timestamp did not advance** (the same or an
+//!   earlier `ts` than that stream's last row from this source) goes into a
+//!   batch of its source's own, committed after the shared one. dendro
+//!   refuses a row repeating a `(stream, ts)` its source holds by
+//!   re-committing the whole transaction source by source; kept apart, such
+//!   a row costs its own source a commit, never every source in the batch.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use dendro::archive::{CallerRow, SegmentMeta, SourceMeta, WalRow};
+use dendro::writer::{SourceWriter, Writer};
+
+use super::sink::Fate;
+use super::Inner;
+
+/// The streams whose last timestamp is kept for one source; rows of any
+/// stream past these are each treated as not advancing, so a source that
+/// names streams without end costs itself commits, not the writer path
+/// memory.
+const STREAMS_TRACKED: usize = 4096;
+
+/// What a connection's source is known by on the writer path: unique for
+/// the archive's life, unlike a connection's ordinal.
+pub(super) type SourceKey = u64;
+
+/// One piece of work handed over by a connection.
+pub(super) struct Work {
+    pub(super) key: SourceKey,
+    /// When it was handed over.
+    pub(super) at: Instant,
+    /// What holding it costs, as the backlog counts it.
+    pub(super) bytes: usize,
+    pub(super) what: What,
+}
+
+/// What the work is: one frame's worth, or a source's start and end.
+pub(super) enum What {
+    Open {
+        meta: SourceMeta,
+        uuid: Option<String>,
+        fate: Arc<Fate>,
+    },
+    Rows(Vec<WalRow>),
+    Index {
+        stream: String,
+        row: CallerRow,
+    },
+    Segment {
+        stream: String,
+        meta: SegmentMeta,
+        bytes: Vec<u8>,
+        caller_index: Option<Vec<u8>>,
+    },
+    ClockOffset {
+        ts: i64,
+        offset_ns: i64,
+    },
+    Update {
+        labels: BTreeMap<String, String>,
+        metadata: BTreeMap<String, String>,
+    },
+    End {
+        complete: bool,
+        last_offset: Option<(i64, i64)>,
+    },
+}
+
+impl What {
+    /// What it is, in a word.
+    #[cfg(test)]
+    fn name(&self) -> &'static str {
+        match self {
+            What::Open { .. } => "open",
+            What::Rows(_) => "rows",
+            What::Index { .. } => "index",
+            What::Segment { .. } => "segment",
+            What::ClockOffset { .. } => "clock_offset",
+            What::Update { .. } => "update",
+            What::End { .. } => "end",
+        }
+    }
+}
+
+impl Work {
+    /// The rows it carries.
+    pub(super) fn rows(&self) -> usize {
+        match &self.what {
+            What::Rows(rows) => rows.len(),
+            _ => 0,
+        }
+    }
+}
+
+/// A source open on the writer path.
+struct Open {
+    writer: SourceWriter,
+    /// Its dendro id.
+    id: i64,
+    /// Its connection, told if one of its frames cannot be applied.
+    fate: Arc<Fate>,
+    /// Each stream's last timestamp handed to a batch.
+    last_ts: HashMap<String, i64>,
+}
+
+impl Open {
+    /// Whether `row` goes after its stream's last row; if so it is now the
+    /// last.
+    fn advances(&mut self, row: &WalRow) -> bool {
+        if let Some(last) = self.last_ts.get_mut(row.stream.as_str()) {
+            let advances = row.ts > *last;
+            *last = (*last).max(row.ts);
+            return advances;
+        }
+        if self.last_ts.len() < STREAMS_TRACKED {
+            self.last_ts.insert(row.stream.clone(), row.ts);
+            return true;
+        }
+        false
+    }
+}
+
+/// What waits to be committed, in layers: each layer's rows go in one
+/// transaction (those whose stream's timestamp did not advance in one of
+/// their source's own), then its frames of other kinds, in the order they
+/// arrived. A source's rows go into its current layer; a frame of another
+/// kind behind rows of its source follows that layer, and the source's
+/// next rows go into the next: so each source's frames reach dendro in
+/// stream order, while every source's rows share each layer's commit.
+#[derive(Default)]
+struct Batch {
+    layers: Vec<Layer>,
+    /// Each source with work in the batch: the layer its next rows go
+    /// into.
+    place: HashMap<SourceKey, usize>,
+    /// Rows in all layers.
+    rows: usize,
+    /// Of those, rows kept apart.
+    apart: usize,
+    /// Bytes of rows' work, given back to the backlog once committed.
+    held: usize,
+    /// When its oldest work was handed over.
+    oldest: Option<Instant>,
+}
+
+/// One layer of a [`Batch`].
+#[derive(Default)]
+struct Layer {
+    /// Rows whose stream's timestamp advanced, by dendro source id (so a
+    /// transaction inserts each source's rows together, in the order of
+    /// the archive's keys).
+    rows: BTreeMap<i64, Vec<WalRow>>,
+    /// Rows whose stream's timestamp did not, each source's committed in a
+    /// transaction of its own.
+    apart: BTreeMap<i64, Vec<WalRow>>,
+    /// Frames of other kinds, applied after this layer's rows.
+    then: Vec<Work>,
+}
+
+impl Batch {
+    fn layer(&mut self, n: usize) -> &mut Layer {
+        if self.layers.len() <= n {
+            self.layers.resize_with(n + 1, Layer::default);
+        }
+        &mut self.layers[n]
+    }
+
+    fn touch(&mut self, at: Instant) {
+        self.oldest = Some(self.oldest.map_or(at, |oldest| oldest.min(at)));
+    }
+
+    /// `rows` of the source `key` (dendro id `open.id`) into its layer.
+    fn push_rows(
+        &mut self,
+        key: SourceKey,
+        open: &mut Open,
+        rows: Vec<WalRow>,
+        work: (Instant, usize),
+    ) {
+        let n = *self.place.entry(key).or_insert(0);
+        let (at, bytes) = work;
+        self.touch(at);
+        self.held += bytes;
+        let count = rows.len();
+        let layer = self.layer(n);
+        let mut apart = 0;
+        for row in rows {
+            if open.advances(&row) {
+                layer.rows.entry(open.id).or_default().push(row);
+            } else {
+                layer.apart.entry(open.id).or_default().push(row);
+                apart += 1;
+            }
+        }
+        self.rows += count;
+        self.apart += apart;
+    }
+
+    /// Keep `work`, a frame of another kind from the source `key` (dendro
+    /// id `id`), behind that source's rows; or give it back, to apply at
+    /// once, if the batch holds nothing of that source.
+    fn push_then(&mut self, key: SourceKey, id: i64, work: Work) -> Option<Work> {
+        let Some(&n) = self.place.get(&key) else {
+            return Some(work);
+        };
+        self.touch(work.at);
+        let behind_rows = self
+            .layers
+            .get(n)
+            .is_some_and(|l| l.rows.contains_key(&id) || l.apart.contains_key(&id));
+        if behind_rows {
+            self.layer(n).then.push(work);
+            self.place.insert(key, n + 1);
+        } else {
+            // Its last work here is a frame of another kind: this one goes
+            // right after it.
+            self.layer(n.saturating_sub(1)).then.push(work);
+        }
+        None
+    }
+
+    fn is_empty(&self) -> bool {
+        self.layers.is_empty()
+    }
+}
+
+/// Why the writer path cannot go on: dendro's writer failed.
+struct Fatal(String);
+
+/// The writer path's state: dendro's writer, the sources open, and the
+/// batch being made.
+pub(super) struct Committer {
+    inner: Arc<Inner>,
+    writer: Writer,
+    open: HashMap<SourceKey, Open>,
+    batch: Batch,
+    /// When the last commit ended.
+    last_commit: Instant,
+}
+
+impl Committer {
+    pub(super) fn new(inner: Arc<Inner>, writer: Writer) -> Self {
+        Committer {
+            inner,
+            writer,
+            open: HashMap::new(),
+            batch: Batch::default(),
+            last_commit: Instant::now(),
+        }
+    }
+
+    /// Take and commit work until asked to stop with nothing left, or until
+    /// dendro's writer fails; then join dendro's writer.
+    pub(super) fn run(mut self) {
+        let result = self.serve();
+        let joined = self.writer.join();
+        let failed = match (result, joined) {
+            (Err(Fatal(why)), _) => Some(why),
+            (Ok(()), Err(e)) => Some(format!("dendro's writer failed: {e}")),
+            (Ok(()), Ok(())) => None,
+        };
+        if let Some(why) = failed {
+            log::error!("the archive's writer path stopped: {why}");
+            self.inner.fail(why);
+        }
+        self.inner.backlog.close();
+    }
+
+    fn serve(&mut self) -> Result<(), Fatal> {
+        let config = self.inner.config.clone();
+        loop {
+            let room = config.commit_rows.saturating_sub(self.batch.rows);
+            let deadline = self.batch.oldest.map(|oldest| oldest + config.commit_age);
+            let (taken, stopping) = self.take(room, deadline);
+            for work in taken {
+                // A source opened or a frame applied at once waits on
+                // dendro: a batch that falls due meanwhile is committed
+                // first, and the rest follows; but no sooner than its age
+                // after the last commit, so that thousands of sources
+                // opening at once are not each a commit of their own.
+                if self.last_commit.elapsed() >= config.commit_age && self.due(&config) {
+                    self.commit()?;
+                }
+                self.accept(work)?;
+                self.inner.counters.set_oldest_taken(self.batch.oldest);
+            }
+            if stopping || self.due(&config) {
+                self.commit()?;
+                self.inner.counters.set_oldest_taken(self.batch.oldest);
+            }
+            if stopping && self.batch.is_empty() && self.inner.lock().items.is_empty() {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Whether the batch is to be committed now: it is full, or its oldest
+    /// work has waited its age.
+    fn due(&self, config: &super::ArchiveConfig) -> bool {
+        self.batch.rows >= config.commit_rows
+            || self
+                .batch
+                .oldest
+                .is_some_and(|oldest| oldest.elapsed() >= config.commit_age)
+    }
+
+    /// Wait for work (until `deadline`, if a batch is waiting to be
+    /// committed) and take what has arrived, up to about `room` rows;
+    /// whether the archive is finishing.
+    fn take(&self, room: usize, deadline: Option<Instant>) -> (Vec<Work>, bool) {
+        let mut queue = self.inner.lock();
+        while queue.items.is_empty() && !queue.stopping {
+            let wait = match deadline {
+                Some(deadline) => deadline.saturating_duration_since(Instant::now()),
+                // Nothing waits to be committed: sleep until work comes.
+                None => Duration::from_secs(1),
+            };
+            if deadline.is_some() && wait.is_zero() {
+                break;
+            }
+            let (woken, _) = self
+                .inner
+                .work
+                .wait_timeout(queue, wait)
+                .unwrap_or_else(|e| e.into_inner());
+            queue = woken;
+        }
+        let mut taken = Vec::new();
+        let mut rows = 0;
+        while rows < room.max(1) {
+            let Some(work) = queue.items.pop_front() else {
+                break;
+            };
+            rows += work.rows();
+            taken.push(work);
+        }
+        (taken, queue.stopping)
+    }
+
+    /// Take one piece of work into the batch, or apply it at once if
+    /// nothing of its source waits there.
+    fn accept(&mut self, work: Work) -> Result<(), Fatal> {
+        let Some(open) = self.open.get_mut(&work.key) else {
+            return self.open_source(work);
+        };
+        if let What::Rows(rows) = work.what {
+            self.batch
+                .push_rows(work.key, open, rows, (work.at, work.bytes));
+            return Ok(());
+        }
+        let id = open.id;
+        match self.batch.push_then(work.key, id, work) {
+            Some(work) => self.apply(work),
+            None => Ok(()),
+        }
+    }
+
+    /// The first work of a source the writer path has not opened: its
+    /// opening, or work for a source whose opening failed (dropped, and
+    /// counted).
+    fn open_source(&mut self, work: Work) -> Result<(), Fatal> {
+        let What::Open { meta, uuid, fate } = work.what else {
+            self.drop_work(&work);
+            return Ok(());
+        };
+        match self.writer.add_source_with_uuid(meta, uuid.as_deref()) {
+            Ok(writer) => {
+                let id = writer.source_id();
+                self.open.insert(
+                    work.key,
+                    Open {
+                        writer,
+                        id,
+                        fate,
+                        last_ts: HashMap::new(),
+                    },
+                );
+                self.inner.counters.source_opened();
+            }
+            Err(e) => {
+                fate.fail(format!("the archive could not open the source: {e}"));
+                self.check_alive()?;
+            }
+        }
+        self.inner.backlog.remove(work.bytes);
+        Ok(())
+    }
+
+    /// Apply a frame of another kind than rows, or end a source.
+    fn apply(&mut self, work: Work) -> Result<(), Fatal> {
+        #[cfg(test)]
+        self.journal(work.key, work.what.name());
+        let Some(open) = self.open.get_mut(&work.key) else {
+            self.drop_work(&work);
+            return Ok(());
+        };
+        let applied = match work.what {
+            What::Open { fate, .. } => {
+                fate.fail("a source was opened twice on the writer path".into());
+                Ok(())
+            }
+            What::Rows(_) => unreachable!("rows go into a batch"),
+            What::Index { stream, row } => open.writer.caller_rows(stream, vec![row]),
+            What::Segment {
+                stream,
+                meta,
+                bytes,
+                caller_index,
+            } => open
+                .writer
+                .adopt_segment(&stream, &meta, &bytes, caller_index.as_deref())
+                .map(|added| self.inner.counters.segment(added)),
+            What::ClockOffset { ts, offset_ns } => open.writer.clock_offset(ts, offset_ns),
+            What::Update { labels, metadata } => open.writer.set_identity(labels, metadata),
+            What::End {
+                complete,
+                last_offset,
+            } => {
+                let open = self.open.remove(&work.key);
+                match open {
+                    // A source whose publisher said it was complete is
+                    // finalized at the newest clock observation seen, as
+                    // dendro's own subscriber does; the rest stay open,
+                    // which is the truth for a live tail.
+                    Some(open) if complete => open.writer.finalize(last_offset.unwrap_or((0, 0))),
+                    _ => Ok(()),
+                }
+            }
+        };
+        self.inner.backlog.remove(work.bytes);
+        if let Err(e) = applied {
+            if let Some(open) = self.open.get(&work.key) {
+                open.fate.fail(format!("the archive refused a frame: {e}"));
+            }
+            self.check_alive()?;
+        }
+        Ok(())
+    }
+
+    /// Work that is not applied (its source never opened): given back to
+    /// the backlog, and its rows counted as dropped.
+    fn drop_work(&self, work: &Work) {
+        self.inner.counters.dropped(work);
+        self.inner.backlog.remove(work.bytes);
+    }
+
+    /// dendro's writer still answers, or it has failed for good.
+    fn check_alive(&mut self) -> Result<(), Fatal> {
+        match self.open.values_mut().next() {
+            Some(open) => open
+                .writer
+                .sync()
+                .map_err(|e| Fatal(format!("dendro's writer failed: {e}"))),
+            None => Ok(()),
+        }
+    }
+
+    /// Commit the batch, layer by layer, and wait until dendro has.
+    fn commit(&mut self) -> Result<(), Fatal> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let started = Instant::now();
+        let batch = std::mem::take(&mut self.batch);
+        let oldest = batch.oldest.unwrap_or(started);
+        let (mut commits, mut sources, mut ops) = (0, 0, 0);
+        let taking = |e: dendro::Error| Fatal(format!("dendro's writer failed to take rows: {e}"));
+        for layer in batch.layers {
+            #[cfg(test)]
+            for (id, rows) in layer.rows.iter().chain(layer.apart.iter()) {
+                let key = self.open.iter().find(|(_, o)| o.id == *id).map(|(k, _)| *k);
+                self.journal(key.unwrap_or(u64::MAX), &format!("{} rows", rows.len()));
+            }
+            if !layer.rows.is_empty() {
+                sources += layer.rows.len();
+                let mut ticks: Vec<(i64, Vec<WalRow>)> = layer.rows.into_iter().collect();
+                // Each stream's rows of a source together, in time order:
+                // they go into the same index pages.
+                for (_, rows) in &mut ticks {
+                    rows.sort_by(|a, b| (a.stream.as_str(), a.ts).cmp(&(b.stream.as_str(), b.ts)));
+                }
+                self.writer.wal_tick(ticks).map_err(taking)?;
+                commits += 1;
+            }
+            for (id, rows) in layer.apart {
+                self.writer.wal_tick(vec![(id, rows)]).map_err(taking)?;
+                commits += 1;
+            }
+            for work in layer.then {
+                ops += 1;
+                self.apply(work)?;
+            }
+        }
+        // dendro's writer takes what it is handed in order: once it has
+        // answered this barrier, everything above is committed.
+        self.check_alive()?;
+        let now = Instant::now();
+        log::debug!(
+            "archive: committed {} rows of {sources} source(s) ({} apart) in {} \
+             transaction(s) and {ops} other frame(s) in {:?}, the oldest handed over {:?} before",
+            batch.rows,
+            batch.apart,
+            commits,
+            now - started,
+            now.saturating_duration_since(oldest),
+        );
+        self.inner.counters.committed(
+            batch.rows as u64,
+            batch.apart as u64,
+            commits,
+            now - started,
+            now.saturating_duration_since(oldest),
+        );
+        self.inner.backlog.remove(batch.held);
+        self.last_commit = Instant::now();
+        Ok(())
+    }
+
+    #[cfg(test)]
+    fn journal(&self, key: SourceKey, what: &str) {
+        let mut journal = self.inner.journal.lock().unwrap_or_else(|e| e.into_inner());
+        journal.push(format!("{key} {what}"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use dendro_wire_core::{ClockOffset, Index, IndexKind, Row, RowList, Rows};
+    use dendro_wire_test_support::fixtures::bare_handshake;
+
+    use super::super::{ArchiveConfig, SharedArchive};
+    use crate::receive::Sink;
+
+    fn archive(name: &str, config: ArchiveConfig) -> SharedArchive {
+        let dir =
+            std::env::temp_dir().join(format!("dendro-wire-commit-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        SharedArchive::with_config(&dir.join("a.dendro"), "test-raw-1", config).unwrap()
+    }
+
+    fn hand_rows(sink: &mut impl Sink, source: u32, ts: i64, streams: &[&str]) {
+        let owned: Vec<Row<'_>> = streams
+            .iter()
+            .map(|s| Row {
+                stream: s,
+                ts,
+                wall_offset: 0,
+                row: b"row",
+            })
+            .collect();
+        let frame = Rows {
+            source,
+            seq: ts as u64,
+            index_state: (0, 0),
+            rows: RowList::from_slice(&owned),
+        };
+        sink.rows(source, &frame).unwrap();
+    }
+
+    /// The journal's lines for source key `key`, in order.
+    fn lines_of(archive: &SharedArchive, key: u64) -> Vec<String> {
+        let journal = archive.inner.journal.lock().unwrap();
+        let prefix = format!("{key} ");
+        journal
+            .iter()
+            .filter_map(|l| l.strip_prefix(&prefix).map(str::to_owned))
+            .collect()
+    }
+
+    #[test]
+    fn each_sources_frames_reach_dendro_in_stream_order_while_rows_batch_together() {
+        // Nothing is committed until asked: every commit below is forced by
+        // a fence or by the finish.
+        let config = ArchiveConfig::default()
+            .commit_age(Duration::from_secs(3600))
+            .commit_rows(1_000_000);
+        let archive = archive("order", config);
+        let (mut a, mut b) = (archive.connection(), archive.connection());
+        a.open_source(0, &bare_handshake(0)).unwrap();
+        b.open_source(0, &bare_handshake(0)).unwrap();
+        hand_rows(&mut a, 0, 1, &["x", "y"]);
+        hand_rows(&mut b, 0, 1, &["x"]);
+        let offset = ClockOffset {
+            source: 0,
+            ts: 1,
+            offset_ns: 5,
+        };
+        a.clock_offset(0, &offset).unwrap();
+        hand_rows(&mut a, 0, 2, &["x", "y", "z"]);
+        let entry = Index {
+            source: 0,
+            stream: "slots",
+            ts: 2,
+            kind: IndexKind::Full,
+            state: (1, 2),
+            blob: b"",
+        };
+        a.index_entry(0, &entry).unwrap();
+        b.clock_offset(0, &offset).unwrap();
+        hand_rows(&mut b, 0, 2, &["x"]);
+        a.end_connection().unwrap();
+        b.end_connection().unwrap();
+        let stats = archive.clone().finish().unwrap();
+        assert_eq!(
+            lines_of(&archive, 0),
+            ["2 rows", "clock_offset", "3 rows", "index", "end"],
+            "{:?}",
+            archive.inner.journal.lock().unwrap()
+        );
+        assert_eq!(
+            lines_of(&archive, 1),
+            ["1 rows", "clock_offset", "1 rows", "end"]
+        );
+        // Both sources' first rows shared a commit, and their second rows
+        // another: two commits for four frames of rows.
+        assert_eq!((stats.rows_committed, stats.commits), (7, 2), "{stats:?}");
+        assert_eq!(stats.rows_pending, 0);
+    }
+
+    #[test]
+    fn a_row_whose_stream_did_not_advance_is_committed_apart_from_the_others() {
+        let config = ArchiveConfig::default()
+            .commit_age(Duration::from_secs(3600))
+            .commit_rows(1_000_000);
+        let archive = archive("apart", config);
+        let mut sinks = [
+            archive.connection(),
+            archive.connection(),
+            archive.connection(),
+        ];
+        for sink in &mut sinks {
+            sink.open_source(0, &bare_handshake(0)).unwrap();
+        }
+        let [a, b, c] = &mut sinks;
+        // a goes back in time on one stream: an honest catch-up, say.
+        hand_rows(a, 0, 5, &["x"]);
+        hand_rows(a, 0, 4, &["x"]);
+        hand_rows(b, 0, 5, &["x", "y"]);
+        // c repeats a (stream, ts): dendro refuses it, and would refuse it
+        // by re-committing the whole batch source by source.
+        hand_rows(c, 0, 5, &["x"]);
+        hand_rows(c, 0, 5, &["x"]);
+        for sink in &mut sinks {
+            sink.end_connection().unwrap();
+        }
+        let stats = archive.clone().finish().unwrap();
+        // One shared batch of every source's advancing rows, then a's and
+        // c's own.
+        assert_eq!(lines_of(&archive, 0), ["1 rows", "1 rows", "end"]);
+        assert_eq!(lines_of(&archive, 1), ["2 rows", "end"]);
+        assert_eq!(lines_of(&archive, 2), ["1 rows", "1 rows", "end"]);
+        assert_eq!(
+            (
+                stats.rows_committed,
+                stats.rows_committed_apart,
+                stats.commits
+            ),
+            (6, 2, 3)
+        );
+        let held: Vec<u64> = super::super::contents(archive.path())
+            .unwrap()
+            .iter()
+            .map(|s| s.wal_rows)
+            .collect();
+        assert_eq!(
+            held,
+            [2, 2, 1],
+            "a's earlier row kept; c's repeat refused by dendro alone"
+        );
+    }
+}
