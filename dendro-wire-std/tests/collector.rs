@@ -368,6 +368,38 @@ fn shutdown_applies_what_has_arrived_and_closes_every_connection() {
     assert!(closed_by_server(&mut s, Duration::from_secs(2)));
 }
 
+/// At a stop, the collector closes its sending side first: a publisher
+/// that reads sees the end at once and stops, and what it had sent until
+/// then, even just after the end was sent, is still read and applied.
+#[test]
+fn a_stop_tells_the_publisher_first_and_applies_what_it_sent_until_then() {
+    let mut config = quick();
+    config.idle_timeout = Duration::from_secs(30);
+    let (server, ended) = start(config);
+    let addr = server.local_addr().unwrap();
+    let stream = honest_stream(20);
+    let opened = honest_stream(0).len();
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(&stream[..opened]).unwrap();
+    wait_until("the source is open", Duration::from_secs(5), || {
+        server.live().first().is_some_and(|c| c.tally.sources == 1)
+    });
+    let stopping = std::thread::spawn(move || server.shutdown(Duration::ZERO));
+    s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let started = Instant::now();
+    assert_eq!(s.read(&mut [0; 8]).unwrap(), 0, "the collector's end, read");
+    assert!(started.elapsed() < Duration::from_secs(1));
+    // The rest of the stream, sent once the end was seen, is applied.
+    s.write_all(&stream[opened..]).unwrap();
+    let e = recv(&ended);
+    assert_eq!(e.tally.rows_applied, 20 * ROWS_PER_FRAME, "{e}");
+    assert!(
+        matches!(e.result, Err(ServeError::Shutdown { cut: 0, .. })),
+        "{e}"
+    );
+    assert_eq!(stopping.join().unwrap().live, 0);
+}
+
 #[test]
 fn a_shutdown_grace_ends_when_the_last_connection_does() {
     // Its one connection sends nothing, and is timed out in half a second.

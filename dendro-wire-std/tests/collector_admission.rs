@@ -34,6 +34,14 @@ fn keepalive_peer(addr: SocketAddr) -> std::thread::JoinHandle<Duration> {
     })
 }
 
+/// A peer that sends the preamble and nothing more: within its grace, it
+/// has sent nothing whole.
+fn silent_peer(addr: SocketAddr) -> TcpStream {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(PREAMBLE).unwrap();
+    s
+}
+
 /// Send an honest stream on a new connection and close it; its rows.
 fn publish(addr: SocketAddr, frames: u64) -> u64 {
     let mut s = TcpStream::connect(addr).unwrap();
@@ -41,10 +49,15 @@ fn publish(addr: SocketAddr, frames: u64) -> u64 {
     frames * ROWS_PER_FRAME
 }
 
+/// How long a new connection is safe from being closed to make room, in
+/// these tests: short, so that they wait little for it to pass.
+const GRACE: Duration = Duration::from_millis(300);
+
 fn config() -> ServerConfig {
     let mut config = ServerConfig::default();
     config.idle_timeout = Duration::from_secs(30);
     config.frame_timeout = Duration::from_secs(30);
+    config.eviction_grace = GRACE;
     config
 }
 
@@ -95,6 +108,8 @@ fn the_oldest_connection_yet_to_open_a_source_makes_room_for_a_new_one() {
         wait_until("the junk is live", Duration::from_secs(20), || {
             server.stats().live == 3
         });
+        // Each has had its grace to open a source, and has not.
+        std::thread::sleep(GRACE);
         let oldest = server.live()[0].id;
         let rows = publish(addr, 100);
         let mut ends: Vec<Ended> = (0..2).map(|_| recv(&ended)).collect();
@@ -168,6 +183,7 @@ fn one_address_holds_only_its_share() {
     wait_until("the junk is live", Duration::from_secs(20), || {
         server.stats().live == 2
     });
+    std::thread::sleep(GRACE);
     let rows = publish(addr, 10);
     let mut ends: Vec<Ended> = (0..2).map(|_| recv(&ended)).collect();
     ends.sort_by_key(|e| e.info.id);
@@ -191,7 +207,7 @@ fn stalled_tls_client_hellos_are_closed_at_the_handshake_timeout_and_an_agent_ge
     let (servers, clients) = (Ca::new("servers"), Ca::new("clients"));
     let mut config = config();
     config.tls = Some(servers.server(tls::server_config, &clients));
-    config.handshake_timeout = Duration::from_millis(500);
+    config.handshake_timeout = Duration::from_millis(800);
     config.max_unopened_connections = 20;
     let (server, ended) = start(config);
     let addr = server.local_addr().unwrap();
@@ -210,6 +226,7 @@ fn stalled_tls_client_hellos_are_closed_at_the_handshake_timeout_and_an_agent_ge
     });
     // Each is charged its TLS state.
     assert!(server.stats().memory_in_use >= 20 * (32 << 10));
+    std::thread::sleep(GRACE);
     // An agent with a certificate gets in at once, in place of the oldest.
     let agent = clients.client(tls::client_config, &servers, "agent-1", false);
     let mut s = agent.connect(addr, "localhost").unwrap();
@@ -231,4 +248,106 @@ fn stalled_tls_client_hellos_are_closed_at_the_handshake_timeout_and_an_agent_ge
     assert!(started.elapsed() < Duration::from_secs(5));
     drop(stalled);
     assert_eq!(server.shutdown(Duration::ZERO).live, 0);
+}
+
+/// Connections yet to open a source, within their grace, and a newer one:
+/// none is closed to make room; the newer one is admitted past the cap of
+/// such connections, and each opens its source once read.
+#[test]
+fn a_fleet_reconnecting_at_once_is_not_closed_to_make_room() {
+    const FLEET: usize = 300;
+    let mut config = config();
+    config.max_unopened_connections = 20;
+    config.eviction_grace = Duration::from_secs(10);
+    let (server, ended) = start(config);
+    let addr = server.local_addr().unwrap();
+    // Every agent connects and sends its handshake at once, from an
+    // address of its own, as a fleet does after a collector restarts.
+    let stream = honest_stream(5);
+    let agents: Vec<TcpStream> = (0..FLEET)
+        .map(|i| {
+            let s =
+                socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+            let from = SocketAddr::from(([127, 3, (i >> 8) as u8 + 1, i as u8], 0));
+            s.bind(&from.into()).unwrap();
+            s.connect(&addr.into()).unwrap();
+            let mut s: TcpStream = s.into();
+            s.write_all(&stream).unwrap();
+            s
+        })
+        .collect();
+    drop(agents);
+    for _ in 0..FLEET {
+        let e = recv(&ended);
+        assert!(e.result.is_ok(), "{e}");
+        assert_eq!(e.tally.rows_applied, 5 * ROWS_PER_FRAME);
+    }
+    let stats = server.shutdown(Duration::ZERO);
+    assert_eq!((stats.evicted, stats.refused), (0, 0));
+}
+
+/// Past the cap on every connection, with none yet to open a source past
+/// its grace, a new connection is closed at once: the grace never lets the
+/// table grow past the cap.
+#[test]
+fn past_every_cap_within_the_grace_a_new_connection_is_refused() {
+    let mut config = config();
+    config.max_connections = 3;
+    config.eviction_grace = Duration::from_secs(30);
+    let (server, _ended) = start(config);
+    let addr = server.local_addr().unwrap();
+    // Each has sent its preamble and nothing whole: within its grace.
+    let silent: Vec<TcpStream> = (0..3).map(|_| silent_peer(addr)).collect();
+    wait_until("the silent are live", Duration::from_secs(20), || {
+        server.stats().live == 3
+    });
+    let mut late = TcpStream::connect(addr).unwrap();
+    late.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    assert_eq!(late.read(&mut [0; 8]).unwrap_or(0), 0, "closed at once");
+    let stats = server.stats();
+    assert_eq!((stats.refused, stats.evicted, stats.live), (1, 0, 3));
+    server.shutdown(Duration::ZERO);
+    drop(silent);
+}
+
+/// What a connection has sent decides before how long it has had: one
+/// that sent a whole frame and opened no source with it (an honest
+/// publisher's first frame is its Handshake) makes room at once, however
+/// young; one that has sent nothing whole keeps its grace.
+#[test]
+fn a_connection_whose_first_frame_opened_nothing_makes_room_within_its_grace() {
+    let mut config = config();
+    config.max_unopened_connections = 3;
+    config.eviction_grace = Duration::from_secs(30);
+    let (server, ended) = start(config);
+    let addr = server.local_addr().unwrap();
+    // Two silent connections first (oldest), then a keepalive peer.
+    let silent: Vec<TcpStream> = (0..2).map(|_| silent_peer(addr)).collect();
+    wait_until("the silent are live", Duration::from_secs(20), || {
+        server.stats().live == 2
+    });
+    let junk = keepalive_peer(addr);
+    wait_until(
+        "the keepalive peer has sent a frame",
+        Duration::from_secs(20),
+        || server.live().iter().any(|c| c.tally.frames > 0),
+    );
+    let rows = publish(addr, 10);
+    let mut ends: Vec<Ended> = (0..2).map(|_| recv(&ended)).collect();
+    ends.sort_by_key(|e| e.info.id);
+    assert!(
+        matches!(ends[0].result, Err(ServeError::Evicted)),
+        "{}",
+        ends[0]
+    );
+    assert_eq!(
+        ends[0].info.id, 2,
+        "the keepalive peer, not the older silent ones"
+    );
+    assert!(ends[1].result.is_ok(), "{}", ends[1]);
+    assert_eq!(ends[1].tally.rows_applied, rows);
+    let stats = server.shutdown(Duration::ZERO);
+    assert_eq!((stats.evicted, stats.refused), (1, 0));
+    drop(silent);
+    junk.join().unwrap();
 }

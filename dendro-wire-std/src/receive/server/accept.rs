@@ -3,7 +3,7 @@
 //! and the guard that takes a connection off the live list.
 
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -12,6 +12,7 @@ use tokio::runtime::Handle;
 use tokio::sync::{watch, Notify};
 use tokio::task::JoinSet;
 
+use super::config::ServerConfig;
 use super::connection::{serve_connection, Io};
 use super::report::{ConnectionInfo, Ended, Peer};
 use super::{Live, Shared};
@@ -52,11 +53,18 @@ const BACKLOG: i32 = 4096;
 impl Listener {
     /// Ready to accept on a runtime: room for a fleet reconnecting at once
     /// (a listener made with std's default backlog of 128 is given more),
-    /// and non-blocking. The TCP address it listens on.
-    pub(super) fn prepare(&self) -> io::Result<Option<SocketAddr>> {
+    /// the receive buffer `config` asks of each connection, and
+    /// non-blocking. The TCP address it listens on.
+    pub(super) fn prepare(&self, config: &ServerConfig) -> io::Result<Option<SocketAddr>> {
         match self {
             Listener::Tcp(tcp) => {
-                socket2::SockRef::from(tcp).listen(BACKLOG)?;
+                let socket = socket2::SockRef::from(tcp);
+                // Set on the listener, so that each connection has it from
+                // its first segment (its window's scale is agreed then).
+                if let Some(bytes) = config.receive_buffer {
+                    socket.set_recv_buffer_size(bytes)?;
+                }
+                socket.listen(BACKLOG)?;
                 tcp.set_nonblocking(true)?;
                 Ok(Some(tcp.local_addr()?))
             }
@@ -146,7 +154,10 @@ pub(super) async fn accept_loop<S, M, D>(
             }
         };
         let id = next_id;
-        let admitted = admit(&shared, id, &peer);
+        // Through a load balancer the peer is known once its PROXY header
+        // is read: counted against its address's share then.
+        let proxied = shared.config.expects_proxy_header(&peer);
+        let admitted = admit(&shared, id, &peer, !proxied);
         let (held, live) = match admitted {
             Ok(admitted) => admitted,
             Err(why) => {
@@ -166,7 +177,6 @@ pub(super) async fn accept_loop<S, M, D>(
         let guard = LiveGuard {
             shared: shared.clone(),
             id,
-            peer: peer.clone(),
             _held: held,
         };
         let (handlers, stop) = (handlers.clone(), stop.clone());
@@ -179,7 +189,8 @@ pub(super) async fn accept_loop<S, M, D>(
                 capture: None,
             };
             let (ended, sink) =
-                serve_connection(stream, info, &guard.shared, &live, make_sink, stop).await;
+                serve_connection(stream, info, proxied, &guard.shared, &live, make_sink, stop)
+                    .await;
             // Gone from the live connections before `done` hears of it.
             drop(guard);
             done(ended, sink);
@@ -195,46 +206,42 @@ pub(super) async fn accept_loop<S, M, D>(
 }
 
 /// Admit connection `id` from `peer`, or say why not: its address has its
-/// share, the cap is reached and every live connection has opened a source,
-/// or the memory budget cannot hold one more. To admit it, the oldest
-/// connection yet to open a source (from the same address, if that is the
-/// cap reached) may be told to go.
-fn admit(shared: &Shared, id: u64, peer: &Peer) -> Result<(Held, Arc<Live>), String> {
+/// share, the cap on every connection is reached and none live may be told
+/// to go, or the memory budget cannot hold one more. To admit it, the
+/// oldest connection yet to open a source (from the same address, if that
+/// is the cap reached) is told to go, if it has had its grace
+/// ([`ServerConfig::eviction_grace`]); past the cap of such connections,
+/// while each is within its grace, it is admitted all the same.
+fn admit(
+    shared: &Shared,
+    id: u64,
+    peer: &Peer,
+    count_address: bool,
+) -> Result<(Held, Arc<Live>), String> {
     let config = &shared.config;
     let mut table = shared.live();
-    let evict_oldest_from = |table: &mut super::Table, address| {
-        let evicted = table.evict_oldest_from(address);
-        if evicted {
-            shared.evicted.fetch_add(1, Ordering::Relaxed);
-        }
-        evicted
-    };
-    let address = match peer {
-        Peer::Tcp(addr) => Some(addr.ip()),
-        Peer::Unix { .. } => None,
-    };
+    let address = peer.address().filter(|_| count_address);
     // Room made for it by one that is going.
-    let mut made_room = false;
-    if let Some(address) = address {
-        let from = table.per_peer.get(&address).copied().unwrap_or(0);
-        if from >= config.max_connections_per_peer {
-            made_room = evict_oldest_from(&mut table, Some(address));
-            if !made_room {
-                return Err(format!(
-                    "{from} connections are live from {address}, the most allowed from one \
-                     address, each having opened a source or being closed to make room"
-                ));
-            }
-        }
-    }
+    let made_room = match address {
+        Some(address) => shared.room_from(&mut table, address)?,
+        None => false,
+    };
     let full = table.unopened.len() >= config.max_unopened_connections.max(1)
         || table.len() >= config.max_connections;
-    if full && !made_room && !evict_oldest_from(&mut table, None) {
+    // Past the cap of connections yet to open a source, while every one of
+    // them is within its grace (a fleet reconnecting at once), the new one
+    // is admitted all the same, up to the cap on every connection.
+    if full
+        && !made_room
+        && !shared.evict_oldest_from(&mut table, None)
+        && table.len() >= config.max_connections
+    {
         return Err(format!(
-            "{} connections are live ({} yet to open a source), at a cap, each having opened a \
-             source or being closed to make room",
+            "{} connections are live ({} yet to open a source), the cap, each having opened a \
+             source, being closed to make room, or accepted within the last {:?}",
             table.len(),
-            table.unopened.len()
+            table.unopened.len(),
+            config.eviction_grace
         ));
     }
     let Some(held) = shared.budget.hold(config.connection_state()) else {
@@ -244,7 +251,9 @@ fn admit(shared: &Shared, id: u64, peer: &Peer) -> Result<(Held, Arc<Live>), Str
         ));
     };
     let live = Arc::new(Live {
-        peer: peer.clone(),
+        peer: Mutex::new(peer.clone()),
+        counted: Mutex::new(address),
+        accepted: std::time::Instant::now(),
         progress: Mutex::default(),
         evict: Notify::new(),
     });
@@ -256,30 +265,109 @@ fn admit(shared: &Shared, id: u64, peer: &Peer) -> Result<(Held, Arc<Live>), Str
     Ok((held, live))
 }
 
+impl Shared {
+    /// Tell the oldest connection yet to open a source (from `address`, if
+    /// given) to go, if it has had its grace; whether one was, counted.
+    fn evict_oldest_from(&self, table: &mut super::Table, address: Option<IpAddr>) -> bool {
+        let evicted = table.evict_oldest_from(address, self.config.eviction_grace);
+        if evicted {
+            self.evicted.fetch_add(1, Ordering::Relaxed);
+        }
+        evicted
+    }
+
+    /// Room for one more connection from `address`: at its share, the
+    /// oldest of its connections yet to open a source goes, if one has had
+    /// its grace (`true`); else why not.
+    fn room_from(&self, table: &mut super::Table, address: IpAddr) -> Result<bool, String> {
+        let from = table.per_peer.get(&address).copied().unwrap_or(0);
+        if from < self.config.max_connections_per_peer {
+            return Ok(false);
+        }
+        if self.evict_oldest_from(table, Some(address)) {
+            return Ok(true);
+        }
+        Err(format!(
+            "{from} connections are live from {address}, the most allowed from one address, \
+             each having opened a source, being closed to make room, or accepted within the \
+             last {:?}",
+            self.config.eviction_grace
+        ))
+    }
+
+    /// Connection `id`, accepted from a load balancer, is from `peer`, as
+    /// its PROXY header says: counted under its address from now on, if
+    /// that address has room for it (else why not, and it is counted as
+    /// refused).
+    pub(super) fn proxied(&self, id: u64, peer: &Peer) -> Result<(), String> {
+        let mut table = self.live();
+        if let Some(address) = peer.address() {
+            if let Err(why) = self.room_from(&mut table, address) {
+                self.refused.fetch_add(1, Ordering::Relaxed);
+                return Err(why);
+            }
+            *table.per_peer.entry(address).or_default() += 1;
+        }
+        if let Some(live) = table.connections.get(&id) {
+            *live.peer.lock().unwrap_or_else(|e| e.into_inner()) = peer.clone();
+            *live.counted.lock().unwrap_or_else(|e| e.into_inner()) = peer.address();
+        }
+        Ok(())
+    }
+}
+
 /// Takes a connection off the live list, and gives back what it held of
 /// the memory budget, when its task ends, however it ends.
 struct LiveGuard {
     shared: Arc<Shared>,
     id: u64,
-    peer: Peer,
     _held: Held,
 }
 
 impl Drop for LiveGuard {
     fn drop(&mut self) {
         let mut table = self.shared.live();
-        table.connections.remove(&self.id);
+        let live = table.connections.remove(&self.id);
         table.unopened.remove(&self.id);
-        if let Peer::Tcp(addr) = &self.peer {
-            if let Some(n) = table.per_peer.get_mut(&addr.ip()) {
+        table.spoke.remove(&self.id);
+        if let Some(address) = live.and_then(|live| live.counted_as()) {
+            if let Some(n) = table.per_peer.get_mut(&address) {
                 *n -= 1;
                 if *n == 0 {
-                    table.per_peer.remove(&addr.ip());
+                    table.per_peer.remove(&address);
                 }
             }
         }
         drop(table);
         self.shared.ended.fetch_add(1, Ordering::Relaxed);
         self.shared.left.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The receive buffer asked for is the listener's before it listens, so
+    /// that every connection accepted has it from its first segment.
+    #[test]
+    fn the_receive_buffer_asked_for_is_set_before_listening() {
+        let sized = |asked: Option<usize>| {
+            let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let config = match asked {
+                Some(bytes) => ServerConfig::default().receive_buffer(bytes),
+                None => ServerConfig::default(),
+            };
+            let listener = Listener::Tcp(tcp);
+            listener.prepare(&config).unwrap();
+            let Listener::Tcp(tcp) = &listener else {
+                unreachable!()
+            };
+            socket2::SockRef::from(tcp).recv_buffer_size().unwrap()
+        };
+        let small = sized(Some(16 << 10));
+        // Linux keeps twice what is asked, for its own bookkeeping.
+        assert!((16 << 10..=32 << 10).contains(&small), "{small}");
+        assert!(sized(None) > small, "the system's default is larger");
     }
 }

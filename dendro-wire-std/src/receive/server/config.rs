@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use dendro_wire_core::FrameDecoder;
 
+use super::report::Peer;
+use crate::receive::proxy::Cidr;
 use crate::receive::session::Limits;
 
 /// How a [`Server`](super::Server) bounds what its connections may cost.
@@ -34,15 +36,29 @@ pub struct ServerConfig {
     /// one has opened one, closed as soon as it is accepted, and counted.
     pub max_connections: usize,
     /// Of those, connections that have not yet opened a source (sent a
-    /// valid `Handshake`; default 1,000). When either cap is reached, the oldest such
-    /// connection is closed to admit a new one, so peers that never open a
-    /// source cannot hold the door shut.
+    /// valid `Handshake`; default 1,000). When either cap is reached, one
+    /// such connection is closed to admit a new one, so peers that never
+    /// open a source cannot hold the door shut: the oldest whose first
+    /// whole frame opened no source (an honest publisher's first is its
+    /// `Handshake`), else the oldest once it has had its
+    /// [`eviction_grace`](Self::eviction_grace). While every such
+    /// connection is within it and has sent nothing whole (a fleet
+    /// reconnecting at once, its handshakes not yet read), a new one is
+    /// admitted past this cap, up to `max_connections`.
     pub max_unopened_connections: usize,
+    /// How long a new connection has to open a source before it may be
+    /// closed to make room for another (default 2 s): an honest agent
+    /// sends its handshake at once, and a collector busy with thousands
+    /// reconnecting may take a while to read it. It is decided by how long
+    /// a connection has had, never by arrival order alone: so peers that
+    /// never open a source hold at most the cap, plus those accepted within
+    /// the grace.
+    pub eviction_grace: Duration,
     /// Connections served at once from one remote address (TCP; default
-    /// 256). One more
-    /// from it is admitted in place of the oldest of that address's
-    /// connections yet to open a source, or, if each has opened one, closed
-    /// as soon as it is accepted.
+    /// 256). One more from it is admitted in place of the oldest of that
+    /// address's connections yet to open a source that has had its
+    /// [`eviction_grace`](Self::eviction_grace), or, if there is none,
+    /// closed as soon as it is accepted.
     pub max_connections_per_peer: usize,
     /// End a connection that has not opened a source this long after it
     /// was accepted, its TLS handshake included (default 5 s).
@@ -105,6 +121,25 @@ pub struct ServerConfig {
     /// let in (the default).
     #[cfg(unix)]
     pub allow_uids: Option<Vec<u32>>,
+    /// Load balancers: a TCP connection from these networks must begin with
+    /// a PROXY protocol header (version 1 or 2), and the client it names is
+    /// the connection's peer everywhere (its address's share, the logs,
+    /// [`ConnectionInfo::peer`](super::ConnectionInfo::peer)). A header is
+    /// read within the handshake timeout and before a TLS handshake; one
+    /// missing, malformed, oversized or slow ends the connection, and one
+    /// from any other address is refused, never trusted. Default: none.
+    pub proxy_protocol_from: Vec<Cidr>,
+    /// The kernel's receive buffer for each TCP connection, in bytes
+    /// (`SO_RCVBUF`; Linux doubles it for its own bookkeeping). Default:
+    /// the system's, which grows with a connection's rate. While a sink's
+    /// backlog is full and a connection is not read, what its publisher
+    /// sends waits here, and TCP pushes back only once it is full: for a
+    /// small agent sending a frame a second, the default holds a minute or
+    /// more of its rows, out of sight of every count. A fleet of small
+    /// agents wants it small (16 KiB: a few seconds of theirs); a few fast
+    /// publishers far away want the default, as a small buffer caps each
+    /// connection's rate at about the buffer a round trip.
+    pub receive_buffer: Option<usize>,
 }
 
 impl Default for ServerConfig {
@@ -114,6 +149,7 @@ impl Default for ServerConfig {
         ServerConfig {
             max_connections: 10_000,
             max_unopened_connections: 1_000,
+            eviction_grace: Duration::from_secs(2),
             max_connections_per_peer: 256,
             handshake_timeout: Duration::from_secs(5),
             max_memory: 256 << 20,
@@ -133,6 +169,8 @@ impl Default for ServerConfig {
             identity_from: crate::tls::IdentityFrom::default(),
             #[cfg(unix)]
             allow_uids: None,
+            proxy_protocol_from: Vec::new(),
+            receive_buffer: None,
         }
     }
 }
@@ -167,6 +205,7 @@ macro_rules! setters {
 setters! {
     max_connections: usize,
     max_unopened_connections: usize,
+    eviction_grace: Duration,
     max_connections_per_peer: usize,
     handshake_timeout: Duration,
     max_memory: usize,
@@ -177,6 +216,7 @@ setters! {
     record_max: u64,
     record_max_per_connection: u64,
     threads: usize,
+    proxy_protocol_from: Vec<Cidr>,
     #[cfg(feature = "tls")]
     identity_from: crate::tls::IdentityFrom;
     record: PathBuf,
@@ -184,6 +224,7 @@ setters! {
     tls: Arc<rustls::ServerConfig>,
     #[cfg(feature = "tls")]
     bind_identity: String,
+    receive_buffer: usize,
     #[cfg(unix)]
     allow_uids: Vec<u32>
 }
@@ -203,6 +244,17 @@ pub(super) const CONNECTION_STATE: usize = 4 << 10;
 pub(super) const TLS_STATE: usize = 32 << 10;
 
 impl ServerConfig {
+    /// Whether a connection from `peer` must begin with a PROXY header.
+    pub(super) fn expects_proxy_header(&self, peer: &Peer) -> bool {
+        match peer {
+            Peer::Tcp(addr) => self
+                .proxy_protocol_from
+                .iter()
+                .any(|c| c.contains(addr.ip())),
+            _ => false,
+        }
+    }
+
     /// What one connection is charged to the memory budget at accept.
     pub(super) fn connection_state(&self) -> usize {
         #[cfg(feature = "tls")]

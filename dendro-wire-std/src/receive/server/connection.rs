@@ -9,11 +9,12 @@ use std::time::Instant;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 
-use super::config::ServerConfig;
+use super::proxied::{read_header, Rewound};
 use super::report::{ConnectionInfo, Ended, Peer};
 use super::{Live, Shared};
 use crate::read_error::Position;
 use crate::receive::error::ServeError;
+use crate::receive::proxy::ProxiedFrom;
 use crate::receive::session::{after, Admission, Limits, Progress, Session};
 use crate::receive::sink::Sink;
 use crate::receive::subscriber::{SinkSubscriber, SubscribeError};
@@ -24,14 +25,28 @@ pub(super) trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
 
 /// Whether the peer may be served at all, before a byte of its stream is
-/// read: a Unix peer's user id, and a TLS client's certificate (the
-/// handshake, bounded by the idle timeout). The stream to read, and the
-/// identity the certificate proves.
+/// read: through a load balancer, its PROXY header (which names the peer);
+/// a Unix peer's user id; and a TLS client's certificate (the handshake,
+/// bounded by the idle timeout). The stream to read, and the identity the
+/// certificate proves.
 async fn check_peer(
-    stream: Box<dyn Io>,
-    info: &ConnectionInfo,
-    config: &ServerConfig,
+    mut stream: Box<dyn Io>,
+    info: &mut ConnectionInfo,
+    proxied: bool,
+    shared: &Shared,
 ) -> Result<(Box<dyn Io>, Option<String>), ServeError> {
+    let config = &shared.config;
+    if let (true, Peer::Tcp(balancer)) = (proxied, info.peer.clone()) {
+        let (from, rest) = read_header(&mut stream).await?;
+        if let ProxiedFrom::Client(client) = from {
+            info.peer = Peer::Proxied { client, balancer };
+        }
+        // The balancer's own connection is counted under its address.
+        shared
+            .proxied(info.id, &info.peer)
+            .map_err(ServeError::Refused)?;
+        stream = Box::new(Rewound::new(rest, stream));
+    }
     #[cfg(unix)]
     if let (Peer::Unix { uid, .. }, Some(allowed)) = (&info.peer, &config.allow_uids) {
         if !uid.is_some_and(|uid| allowed.contains(&uid)) {
@@ -42,7 +57,7 @@ async fn check_peer(
         }
     }
     #[cfg(feature = "tls")]
-    if let (Peer::Tcp(_), Some(tls)) = (&info.peer, &config.tls) {
+    if let (Peer::Tcp(_) | Peer::Proxied { .. }, Some(tls)) = (&info.peer, &config.tls) {
         let acceptor = tokio_rustls::TlsAcceptor::from(tls.clone());
         let handshake = tokio::time::timeout(config.idle_timeout, acceptor.accept(stream));
         let tls = match handshake.await {
@@ -78,7 +93,7 @@ async fn check_peer(
         };
         return Ok((Box::new(tls), identity));
     }
-    let _ = (info, config);
+    let _ = config;
     Ok((stream, None))
 }
 
@@ -89,6 +104,7 @@ async fn check_peer(
 pub(super) async fn serve_connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
     stream: Box<dyn Io>,
     mut info: ConnectionInfo,
+    proxied: bool,
     shared: &Shared,
     live: &Live,
     make_sink: &M,
@@ -98,14 +114,16 @@ pub(super) async fn serve_connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
     let config = &shared.config;
     let id = info.id;
     let opened = move || shared.opened(id);
+    let spoke = move || shared.spoke(id);
     let admission = Admission {
         deadline: after(started, config.handshake_timeout),
         timeout: config.handshake_timeout,
         evicted: &live.evict,
         opened: &opened,
+        spoke: &spoke,
     };
     let checked = tokio::select! {
-        checked = check_peer(stream, &info, config) => checked,
+        checked = check_peer(stream, &mut info, proxied, shared) => checked,
         _ = admission.evicted.notified() => Err(ServeError::Evicted),
         _ = tokio::time::sleep_until(admission.deadline.into()) => {
             Err(ServeError::HandshakeTimeout { after: admission.timeout })
@@ -135,6 +153,7 @@ pub(super) async fn serve_connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
                 .share_progress(&live.progress)
                 .admit(admission)
                 .stop_on(stop)
+                .half_close_on_stop()
                 .run()
                 .await
         }

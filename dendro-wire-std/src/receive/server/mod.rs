@@ -8,6 +8,7 @@ mod accept;
 mod config;
 mod connection;
 mod on_runtime;
+mod proxied;
 mod report;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -55,6 +56,11 @@ struct Table {
     /// Those that have not opened a source and are not yet told to go,
     /// oldest first.
     unopened: BTreeSet<u64>,
+    /// Of those, the ones that have sent a whole frame and opened no
+    /// source with it: an honest publisher's first frame is its
+    /// `Handshake`, so these have shown they are not opening one, and go
+    /// first, grace or not.
+    spoke: BTreeSet<u64>,
     /// Live connections from each remote address.
     per_peer: HashMap<IpAddr, usize>,
 }
@@ -68,22 +74,36 @@ impl Table {
         self.connections.is_empty()
     }
 
-    /// Tell the oldest connection yet to open a source (from `address`, if
-    /// given) to go, and take it off that list at once, so it is told only
-    /// once; whether there was one.
-    fn evict_oldest_from(&mut self, address: Option<IpAddr>) -> bool {
+    /// Tell a connection yet to open a source (from `address`, if given)
+    /// to go, and take it off those lists at once, so it is told only once;
+    /// whether there was one. It is the oldest that has sent a frame and
+    /// opened no source with it; else the oldest, if it has had `grace` to
+    /// open one. A connection that has sent nothing whole and is younger
+    /// than `grace` is never told: it may simply not have been read yet.
+    fn evict_oldest_from(&mut self, address: Option<IpAddr>, grace: Duration) -> bool {
         let connections = &self.connections;
-        let oldest = self.unopened.iter().copied().find(|id| {
+        let from = |id: &u64| {
             address.is_none()
-                || connections.get(id).is_some_and(
-                    |live| matches!(live.peer, Peer::Tcp(a) if Some(a.ip()) == address),
-                )
+                || connections
+                    .get(id)
+                    .is_some_and(|live| live.counted_as() == address)
+        };
+        let spoke = self.spoke.iter().copied().find(from);
+        let chosen = spoke.or_else(|| {
+            // The oldest is the first accepted: if it is within its grace,
+            // so is every other.
+            self.unopened.iter().copied().find(from).filter(|oldest| {
+                connections
+                    .get(oldest)
+                    .is_none_or(|live| live.accepted.elapsed() >= grace)
+            })
         });
-        let Some(oldest) = oldest else {
+        let Some(chosen) = chosen else {
             return false;
         };
-        self.unopened.remove(&oldest);
-        if let Some(live) = connections.get(&oldest) {
+        self.unopened.remove(&chosen);
+        self.spoke.remove(&chosen);
+        if let Some(live) = connections.get(&chosen) {
             live.evict.notify_one();
         }
         true
@@ -93,10 +113,27 @@ impl Table {
 /// A live connection, as the server holds it: who connected, where its
 /// session shares what it has done, and how it is told to make room.
 struct Live {
-    peer: Peer,
+    /// Who it is: known from accept, or for a connection through a load
+    /// balancer, once its PROXY header is read.
+    peer: Mutex<Peer>,
+    /// The address it is counted under in the table's `per_peer`, once it
+    /// is.
+    counted: Mutex<Option<IpAddr>>,
+    /// When it was accepted.
+    accepted: Instant,
     progress: Mutex<Progress>,
     /// Told once, if it is closed to admit a newer connection.
     evict: Notify,
+}
+
+impl Live {
+    fn peer(&self) -> Peer {
+        self.peer.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn counted_as(&self) -> Option<IpAddr> {
+        *self.counted.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 impl Shared {
@@ -135,7 +172,18 @@ impl Shared {
 
     /// Connection `id` opened a source: it is no longer closed to make room.
     fn opened(&self, id: u64) {
-        self.live().unopened.remove(&id);
+        let mut table = self.live();
+        table.unopened.remove(&id);
+        table.spoke.remove(&id);
+    }
+
+    /// Connection `id`, yet to open a source, sent a whole frame that did
+    /// not open one: the first to go when room is needed.
+    fn spoke(&self, id: u64) {
+        let mut table = self.live();
+        if table.unopened.contains(&id) {
+            table.spoke.insert(id);
+        }
     }
 }
 
@@ -216,7 +264,7 @@ impl Server {
         D: Fn(Ended, S) + Send + Sync + 'static,
     {
         let listener = listener.into();
-        let addr = listener.prepare()?;
+        let addr = listener.prepare(&config)?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(config.threads.max(1))
             .thread_name("dendro-wire-server")
@@ -325,7 +373,7 @@ impl ServerWatch {
                 let progress = *live.progress.lock().unwrap_or_else(|e| e.into_inner());
                 LiveConnection {
                     id,
-                    peer: live.peer.clone(),
+                    peer: live.peer(),
                     bytes: progress.bytes,
                     tally: progress.tally,
                 }

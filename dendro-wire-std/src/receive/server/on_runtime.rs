@@ -71,7 +71,7 @@ where
         done: D,
     ) -> io::Result<Self> {
         let listener = listener.into();
-        let addr = listener.prepare()?;
+        let addr = listener.prepare(&config)?;
         let handle = tokio::runtime::Handle::try_current()
             .map_err(|e| io::Error::other(format!("Serving::new needs a tokio runtime: {e}")))?;
         Ok(Serving {

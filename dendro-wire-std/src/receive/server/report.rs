@@ -3,7 +3,7 @@
 //! ([`LiveConnection`]), how one ended ([`Ended`]), and what the server has
 //! done ([`ServerStats`]).
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -40,12 +40,34 @@ pub enum Peer {
         /// Its process id.
         pid: Option<i32>,
     },
+    /// A TCP peer behind a load balancer: the client its PROXY header
+    /// names, the peer every cap, log line and count goes by.
+    Proxied {
+        /// The client the balancer forwards for.
+        client: SocketAddr,
+        /// The balancer's own address, the connection's other end.
+        balancer: SocketAddr,
+    },
+}
+
+impl Peer {
+    /// The address that per-address caps count the connection under: a TCP
+    /// peer's, or the client a balancer forwards for; `None` on a Unix
+    /// socket.
+    pub fn address(&self) -> Option<IpAddr> {
+        match self {
+            Peer::Tcp(addr) => Some(addr.ip()),
+            Peer::Proxied { client, .. } => Some(client.ip()),
+            Peer::Unix { .. } => None,
+        }
+    }
 }
 
 impl std::fmt::Display for Peer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Peer::Tcp(addr) => write!(f, "{addr}"),
+            Peer::Proxied { client, balancer } => write!(f, "{client} (via {balancer})"),
             Peer::Unix { uid, pid } => {
                 f.write_str("a Unix socket")?;
                 if let Some(uid) = uid {
