@@ -15,6 +15,7 @@ use dendro_wire_core::{
     ClockOffset, Error, Frame, FrameDecoder, Index, IndexKind, ProtocolError, Row, RowList, Rows,
     RowsBuilder, RowsHeader, Rule, Status, Subscriber, NO_INDEX_STATE,
 };
+use dendro_wire_std::receive::proxy::{parse_header, MAX_HEADER};
 use dendro_wire_std::{FrameReader, OwnedFrame};
 use dendro_wire_test_support::dendro_map::with_view;
 use dendro_wire_test_support::fixtures::handshake;
@@ -429,4 +430,37 @@ impl Model {
             _ => Ok(None),
         }
     }
+}
+
+/// A PROXY protocol header's parse (what a collector reads first from a
+/// load balancer) on arbitrary bytes: never panics; a header it accepts
+/// takes at least one byte and no more than it was given, and is the same
+/// header with nothing after it; it asks for more only short of the most a
+/// header may take; and each cut of an accepted header short of its end
+/// asks for more or is refused, never accepted as something else.
+#[test]
+fn proxy_header() {
+    check!()
+        .with_iterations(ITERATIONS)
+        .for_each(|bytes: &[u8]| match parse_header(bytes) {
+            Ok(Status::Complete((from, used))) => {
+                assert!(used > 0 && used <= bytes.len() && used <= MAX_HEADER);
+                assert_eq!(
+                    parse_header(&bytes[..used]),
+                    Ok(Status::Complete((from, used)))
+                );
+                for cut in 0..used {
+                    assert!(
+                        !matches!(parse_header(&bytes[..cut]), Ok(Status::Complete(_))),
+                        "a header accepted at {cut} of its {used} bytes"
+                    );
+                }
+            }
+            Ok(Status::Incomplete { needed }) => {
+                assert!(needed > 0 && bytes.len() < MAX_HEADER);
+            }
+            Err(e) => {
+                let _ = (e.name(), e.to_string());
+            }
+        });
 }

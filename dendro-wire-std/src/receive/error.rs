@@ -5,6 +5,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use super::proxy::ProxyHeaderError;
 use super::subscriber::SubscribeError;
 use crate::read_error::{Position, ReadError, ReadErrorKind};
 
@@ -57,6 +58,14 @@ pub enum ServeError {
     /// had opened no source, and their cap (or the connection cap) was
     /// reached.
     Evicted,
+    /// Its PROXY protocol header was missing, malformed or oversized (from
+    /// a load balancer it is expected from), or it sent one it was not
+    /// expected to.
+    ProxyHeader(ProxyHeaderError),
+    /// Closed once its PROXY header named its client: that client's address
+    /// already had its share of connections, each having opened a source or
+    /// within its grace.
+    Refused(String),
 }
 
 impl ServeError {
@@ -79,6 +88,8 @@ impl ServeError {
             ServeError::Tls(_) => "refused at the TLS handshake",
             ServeError::HandshakeTimeout { .. } => "handshake timeout",
             ServeError::Evicted => "evicted for a newer connection",
+            ServeError::ProxyHeader(_) => "refused for its PROXY header",
+            ServeError::Refused(_) => "over its address's share",
         }
     }
 
@@ -96,6 +107,8 @@ impl ServeError {
             ServeError::Tls(_) => "tls",
             ServeError::HandshakeTimeout { .. } => "handshake_timeout",
             ServeError::Evicted => "evicted",
+            ServeError::ProxyHeader(_) => "proxy_header",
+            ServeError::Refused(_) => "refused",
         }
     }
 }
@@ -133,9 +146,12 @@ impl fmt::Display for ServeError {
                 "no Handshake opened a source within {after:?} of the connection, the handshake \
                  timeout (a TLS handshake included)"
             ),
+            ServeError::ProxyHeader(e) => write!(f, "refused: {e}"),
+            ServeError::Refused(why) => write!(f, "refused: {why}"),
             ServeError::Evicted => f.write_str(
                 "closed to admit a newer connection: this was the oldest of the connections \
-                 that had opened no source, and their cap or the connection cap was reached",
+                 that had opened no source, had had its grace to open one and not, and their \
+                 cap or the connection cap was reached",
             ),
         }
     }

@@ -25,11 +25,13 @@
 //!
 //! The sending side is [`send`](crate::send).
 
+mod backlog;
 pub(crate) mod buffer;
 #[cfg(feature = "tokio")]
 mod capture;
 pub(crate) mod cut;
 mod error;
+pub mod proxy;
 mod serve;
 #[cfg(feature = "tokio")]
 mod server;
@@ -40,6 +42,7 @@ mod subscriber;
 #[cfg(unix)]
 mod unix;
 
+pub use backlog::Backlog;
 pub use buffer::MemoryBudget;
 pub use error::ServeError;
 pub use serve::serve;
