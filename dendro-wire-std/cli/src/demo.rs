@@ -298,7 +298,11 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let done: Arc<Mutex<Vec<Tally>>> = Arc::default();
     #[cfg(feature = "archive")]
     let archive = match &options.archive {
-        Some(path) => Some(crate::archive::open(path, ENCODER)?),
+        Some(path) => Some(crate::archive::open(
+            path,
+            ENCODER,
+            dendro_wire_std::archive::ArchiveConfig::default(),
+        )?),
         None => None,
     };
     let server = {
@@ -468,7 +472,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     )?;
     #[cfg(feature = "archive")]
     if let Some(archive) = archive {
-        crate::archive::finish(archive, &mut out)?;
+        crate::archive::finish(archive, None, &mut out)?;
     }
     // What the demo shows must also be true: every row queued arrived but
     // those the link lost, and every frame dropped was seen as lost, and

@@ -36,6 +36,13 @@ pub(crate) struct Args {
     allow_uid: Vec<u32>,
     #[command(flatten)]
     tls: ServerTls,
+    /// A load balancer's network (e.g. 10.0.0.0/8, or one address): a
+    /// connection from it must begin with a PROXY protocol header (v1 or
+    /// v2), and the client it names is the peer for the per-address cap,
+    /// the logs and the counts; a header from any other address is
+    /// refused. Give it once per network.
+    #[arg(long, value_name = "CIDR", conflicts_with = "unix")]
+    proxy_protocol_from: Vec<dendro_wire_std::receive::proxy::Cidr>,
     /// Also capture each connection's bytes to DIR/connection-N.dwr, made
     /// once its first whole frame has arrived.
     #[arg(long, value_name = "DIR")]
@@ -63,6 +70,27 @@ pub(crate) struct Args {
     #[cfg(feature = "archive")]
     #[arg(long, default_value = crate::AGENT_ENCODER)]
     encoder: String,
+    /// Commit the archive's rows, from every connection together, in
+    /// batches of up to this many.
+    #[cfg(feature = "archive")]
+    #[arg(
+        long,
+        value_name = "ROWS",
+        default_value_t = dendro_wire_std::archive::ArchiveConfig::default().commit_rows,
+        requires = "archive"
+    )]
+    commit_rows: usize,
+    /// Commit a batch once its oldest row has waited this long, however
+    /// few rows it holds.
+    #[cfg(feature = "archive")]
+    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = crate::parse_duration, requires = "archive")]
+    commit_age: Duration,
+    /// /ready answers 503 while the archive is further behind than this
+    /// (the oldest row handed to it and not yet committed has waited
+    /// longer), so that a load balancer sends new agents elsewhere.
+    #[cfg(feature = "archive")]
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = crate::parse_duration, requires = "archive")]
+    ready_max_lag: Duration,
     /// Serve the listener's counts at http://ADDR/metrics (Prometheus text
     /// format) and readiness at /ready (200, then 503 once stopping).
     #[arg(long, value_name = "HOST:PORT", value_parser = crate::host_port)]
@@ -80,9 +108,14 @@ pub(crate) struct Args {
     max_connections: usize,
     /// Of those, connections that have not yet opened a source (sent a
     /// valid Handshake); when either cap is reached, the oldest such
-    /// connection is closed to admit the new one.
+    /// connection that has had its --eviction-grace is closed to admit the
+    /// new one (while each is within it, the new one is admitted anyway).
     #[arg(long, default_value_t = 1_000)]
     max_unopened_connections: usize,
+    /// How long a new connection has to open a source before it may be
+    /// closed to make room for another.
+    #[arg(long, default_value = "2s", value_parser = crate::parse_duration)]
+    eviction_grace: Duration,
     /// Connections served at once from one remote address; one more takes
     /// the place of the oldest of its connections yet to open a source, or
     /// is closed at once.
@@ -94,9 +127,19 @@ pub(crate) struct Args {
     handshake_timeout: Duration,
     /// Memory all connections may hold together (e.g. 256MiB, 1GiB): their
     /// buffers, and an estimate of their state; a frame that would cross it,
-    /// or a connection's share of it, ends its connection.
+    /// or a connection's share of it, ends its connection. With --archive, a
+    /// quarter of it is what may be handed to the archive and not yet
+    /// committed: past that, connections are not read until commits make
+    /// room.
     #[arg(long, default_value = "256MiB", value_parser = crate::parse_size)]
     max_memory: usize,
+    /// The kernel's receive buffer for each TCP connection (SO_RCVBUF, e.g.
+    /// 16KiB; default: the system's, which grows with a connection's rate).
+    /// What an agent sends while its connection is not read waits there:
+    /// for a fleet of small agents, keep it to a few seconds of theirs, so
+    /// that a collector behind pushes back on them within seconds.
+    #[arg(long, value_name = "BYTES", value_parser = crate::parse_size)]
+    receive_buffer: Option<usize>,
     /// End a connection that sends no whole frame for this long (a publisher
     /// sends one every interval, even an empty one).
     #[arg(long, default_value = "60s", value_parser = crate::parse_duration)]
@@ -130,15 +173,38 @@ fn parse_mode(s: &str) -> Result<u32, String> {
         .ok_or_else(|| format!("{s:?} is not a file mode; write it in octal, e.g. 600 or 660"))
 }
 
+/// Of `--max-memory`, the part the archive's backlog may hold.
+#[cfg(feature = "archive")]
+fn backlog_share(max_memory: usize) -> usize {
+    max_memory / 4
+}
+
 impl Args {
+    /// How the archive's writer path batches, and what it may hold: its
+    /// share of `--max-memory`.
+    #[cfg(feature = "archive")]
+    fn archive_config(&self) -> dendro_wire_std::archive::ArchiveConfig {
+        dendro_wire_std::archive::ArchiveConfig::default()
+            .commit_rows(self.commit_rows)
+            .commit_age(self.commit_age)
+            .backlog_bytes(backlog_share(self.max_memory))
+    }
+
     fn server_config(&self) -> Result<ServerConfig, Failure> {
         let mut config = ServerConfig::default();
         config.max_sources = self.max_sources;
         config.max_connections = self.max_connections;
         config.max_unopened_connections = self.max_unopened_connections;
+        config.eviction_grace = self.eviction_grace;
+        config.proxy_protocol_from = self.proxy_protocol_from.clone();
+        config.receive_buffer = self.receive_buffer;
         config.max_connections_per_peer = self.max_connections_per_peer;
         config.handshake_timeout = self.handshake_timeout;
         config.max_memory = self.max_memory;
+        #[cfg(feature = "archive")]
+        if self.archive.is_some() {
+            config.max_memory -= backlog_share(self.max_memory);
+        }
         config.idle_timeout = self.idle_timeout;
         config.frame_timeout = self.frame_timeout;
         config.record = self.record.clone();
@@ -206,7 +272,11 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     }
     #[cfg(feature = "archive")]
     let archive = match &options.archive {
-        Some(path) => Some(crate::archive::open(path, &options.encoder)?),
+        Some(path) => Some(crate::archive::open(
+            path,
+            &options.encoder,
+            options.archive_config(),
+        )?),
         None => None,
     };
     #[cfg(not(feature = "archive"))]
@@ -218,8 +288,13 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         config.max_unopened_connections,
         config.max_connections_per_peer,
     );
-    let max_memory = config.max_memory;
-    let metrics: Arc<Metrics> = Arc::default();
+    let max_memory = options.max_memory;
+    #[cfg(feature = "archive")]
+    let metrics = Arc::new(Metrics::new(
+        archive.clone().map(|a| (a, options.ready_max_lag)),
+    ));
+    #[cfg(not(feature = "archive"))]
+    let metrics = Arc::new(Metrics::new());
     // Ended connections' lines are queued, never written where connections
     // are served: a stdout nobody reads loses lines (counted), not service.
     let lines = Arc::new(EndLines::new(LineWriter::spawn(
@@ -258,6 +333,8 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         out.flush()?;
     }
 
+    #[cfg(feature = "archive")]
+    let mut at_stop = None;
     let mut progress = Progress::new(
         Duration::from_secs(1),
         Duration::from_secs(5),
@@ -269,6 +346,10 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
             eprintln!(
                 "dendro-wire listen: stopping: no new connections; applying what has arrived"
             );
+            #[cfg(feature = "archive")]
+            {
+                at_stop = archive.as_ref().map(|a| a.stats());
+            }
             break;
         }
         let ended = totals.lock().unwrap_or_else(|e| e.into_inner()).connections;
@@ -309,7 +390,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let mut report = Vec::new();
     #[cfg(feature = "archive")]
     if let Some(archive) = archive {
-        crate::archive::finish(archive, &mut report)?;
+        crate::archive::finish(archive, at_stop, &mut report)?;
     }
     let t = totals.lock().unwrap_or_else(|e| e.into_inner());
     let a = t.tally;
@@ -430,6 +511,34 @@ mod tests {
     use clap::Parser;
     use dendro_wire_std::receive::ServerConfig;
 
+    /// The archive's writer path, given no flags, batches as the library's
+    /// does by default.
+    #[cfg(feature = "archive")]
+    #[test]
+    fn the_archive_defaults_to_the_librarys() {
+        let cli = crate::Cli::try_parse_from([
+            "dendro-wire",
+            "listen",
+            "--bind",
+            "127.0.0.1:0",
+            "--archive",
+            "a.dendro",
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+        let crate::Command::Listen(args) = cli.command else {
+            panic!("not listen");
+        };
+        let (got, want) = (
+            args.archive_config(),
+            dendro_wire_std::archive::ArchiveConfig::default(),
+        );
+        assert_eq!(
+            (got.commit_rows, got.commit_age),
+            (want.commit_rows, want.commit_age)
+        );
+        assert_eq!(got.backlog_bytes, args.max_memory / 4);
+    }
+
     /// The tool's defaults are the library's, written a second time only so
     /// that `--help` shows them: `listen` given no limits serves as
     /// `ServerConfig::default()` does.
@@ -447,6 +556,7 @@ mod tests {
                 got.max_sources,
                 got.max_connections,
                 got.max_unopened_connections,
+                got.eviction_grace,
                 got.max_connections_per_peer,
                 got.handshake_timeout,
                 got.max_memory,
@@ -459,6 +569,7 @@ mod tests {
                 want.max_sources,
                 want.max_connections,
                 want.max_unopened_connections,
+                want.eviction_grace,
                 want.max_connections_per_peer,
                 want.handshake_timeout,
                 want.max_memory,

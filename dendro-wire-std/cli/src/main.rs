@@ -47,7 +47,7 @@ enum Command {
     /// Sample this machine's /proc every interval and publish it.
     Agent(agent::Args),
     /// Accept publishers, apply their streams, and say how each ended.
-    Listen(listen::Args),
+    Listen(Box<listen::Args>),
     /// Send a capture to a subscriber, frame for frame.
     Replay(replay::Args),
     /// Print a stream, one line per frame.
@@ -266,7 +266,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
         Command::Agent(args) => agent::run(args),
-        Command::Listen(args) => listen::run(args),
+        Command::Listen(args) => listen::run(*args),
         Command::Replay(args) => replay::run(args),
         Command::Dump(args) => dump::run(args),
         Command::Encode(args) => encode::run(args),

@@ -33,15 +33,20 @@ const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
 const CONNECTION_LIFETIME: Duration = Duration::from_secs(30);
 
 /// What `listen` tells the metrics: each ended connection, and when it
-/// stops being ready.
-#[derive(Default)]
+/// stops being ready; and the archive it lands in, if any, with how far
+/// behind it may fall before `/ready` says so.
 pub(crate) struct Metrics {
     ended: Mutex<EndedTotals>,
     /// The highest value each counter has been exported with (see
     /// [`Metrics::render`]).
     exported: Mutex<BTreeMap<&'static str, u64>>,
     stopping: AtomicBool,
+    #[cfg(feature = "archive")]
+    archive: Option<(SharedArchive, Duration)>,
 }
+
+#[cfg(feature = "archive")]
+use dendro_wire_std::archive::{ArchiveStats, SharedArchive, COMMIT_BUCKETS};
 
 /// What the connections that ended added up to.
 #[derive(Default)]
@@ -56,6 +61,49 @@ struct EndedTotals {
 }
 
 impl Metrics {
+    /// Metrics for a listener that lands in `archive`, if given, and is
+    /// ready while it is no further behind than the duration beside it.
+    #[cfg(feature = "archive")]
+    pub(crate) fn new(archive: Option<(SharedArchive, Duration)>) -> Self {
+        Metrics {
+            ended: Mutex::default(),
+            exported: Mutex::default(),
+            stopping: AtomicBool::new(false),
+            archive,
+        }
+    }
+
+    /// Metrics for a listener.
+    #[cfg(not(feature = "archive"))]
+    pub(crate) fn new() -> Self {
+        Metrics {
+            ended: Mutex::default(),
+            exported: Mutex::default(),
+            stopping: AtomicBool::new(false),
+        }
+    }
+
+    /// Why the listener is not ready, if it is not: it is stopping, or the
+    /// archive is further behind than allowed.
+    fn unready(&self) -> Option<String> {
+        if self.stopping.load(Ordering::Relaxed) {
+            return Some("stopping\n".into());
+        }
+        #[cfg(feature = "archive")]
+        if let Some((archive, max_lag)) = &self.archive {
+            let lag = archive.stats().lag;
+            if lag > *max_lag {
+                return Some(format!(
+                    "behind: the archive's oldest row not yet committed has waited {:.1} s, \
+                     more than {:.1} s\n",
+                    lag.as_secs_f64(),
+                    max_lag.as_secs_f64()
+                ));
+            }
+        }
+        None
+    }
+
     /// Count a connection that ended.
     pub(crate) fn record(&self, ended: &Ended) {
         let mut t = self.ended.lock().unwrap_or_else(|e| e.into_inner());
@@ -90,6 +138,12 @@ impl Metrics {
             tally += live.tally;
             bytes += live.bytes;
         }
+        #[cfg(feature = "archive")]
+        let archive = self.archive.as_ref().map(|(archive, _)| archive.stats());
+        #[cfg(feature = "archive")]
+        let backlog = archive.as_ref().map_or(0, |a| a.backlog_bytes);
+        #[cfg(not(feature = "archive"))]
+        let backlog = 0;
         let mut exported = self.exported.lock().unwrap_or_else(|e| e.into_inner());
         let mut registry = Registry::with_prefix("dendro_wire");
         let mut counter = |name: &'static str, help: &str, value: u64| {
@@ -149,6 +203,30 @@ impl Metrics {
             "Rows frames lost in transit, as the gaps say",
             tally.frames_lost,
         );
+        #[cfg(feature = "archive")]
+        if let Some(a) = &archive {
+            counter(
+                "archive_rows_committed",
+                "Rows the archive committed",
+                a.rows_committed,
+            );
+            counter(
+                "archive_rows_dropped",
+                "Rows handed to the archive and not committed: their source could not be \
+                 opened, or the archive's writer failed",
+                a.rows_dropped,
+            );
+            counter(
+                "archive_commits",
+                "Transactions of rows the archive committed",
+                a.commits,
+            );
+            counter(
+                "archive_waits",
+                "Times a connection was not read because the archive's backlog was full",
+                a.waits,
+            );
+        }
         let ended: Family<Vec<(String, String)>, Counter> = Family::default();
         for (reason, n) in by_reason {
             ended
@@ -174,8 +252,9 @@ impl Metrics {
         gauge(
             &mut registry,
             "memory_in_use_bytes",
-            "Bytes the connections' buffers hold now, against the memory budget",
-            stats.memory_in_use as u64,
+            "Bytes the connections' buffers hold now, and what is handed to the archive and \
+             not yet committed, against the memory budget",
+            (stats.memory_in_use + backlog) as u64,
         );
         gauge(
             &mut registry,
@@ -183,6 +262,10 @@ impl Metrics {
             "The memory budget (--max-memory)",
             max_memory as u64,
         );
+        #[cfg(feature = "archive")]
+        if let Some(a) = &archive {
+            register_archive(&mut registry, a);
+        }
         let mut out = String::new();
         // Writing into a String cannot fail.
         let _ = prometheus_client::encoding::prometheus_text::encode(&mut out, &registry);
@@ -202,16 +285,18 @@ impl Metrics {
                 "text/plain; version=0.0.4; charset=utf-8",
                 self.render(watch, max_memory),
             ),
-            (&Method::GET, "/ready") if self.stopping.load(Ordering::Relaxed) => (
-                StatusCode::SERVICE_UNAVAILABLE,
-                "text/plain; charset=utf-8",
-                "stopping\n".into(),
-            ),
-            (&Method::GET, "/ready") => (
-                StatusCode::OK,
-                "text/plain; charset=utf-8",
-                "ready\n".into(),
-            ),
+            (&Method::GET, "/ready") => match self.unready() {
+                Some(why) => (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "text/plain; charset=utf-8",
+                    why,
+                ),
+                None => (
+                    StatusCode::OK,
+                    "text/plain; charset=utf-8",
+                    "ready\n".into(),
+                ),
+            },
             (&Method::GET, _) => (
                 StatusCode::NOT_FOUND,
                 "text/plain; charset=utf-8",
@@ -307,4 +392,92 @@ async fn accept(
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The archive's gauges and its commit-time histogram.
+#[cfg(feature = "archive")]
+fn register_archive(registry: &mut Registry, a: &ArchiveStats) {
+    let gauge = |registry: &mut Registry, name: &str, help: &str, value: i64| {
+        let g: Gauge = Gauge::default();
+        g.set(value);
+        registry.register(name, help, g);
+    };
+    let gauge_seconds = |registry: &mut Registry, name: &str, help: &str, value: Duration| {
+        let g: Gauge<f64, std::sync::atomic::AtomicU64> = Gauge::default();
+        g.set(value.as_secs_f64());
+        registry.register(name, help, g);
+    };
+    let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    gauge(
+        registry,
+        "archive_pending_rows",
+        "Rows handed to the archive and not yet committed",
+        count(a.rows_pending),
+    );
+    gauge(
+        registry,
+        "archive_backlog_bytes",
+        "Bytes handed to the archive and not yet done, against archive_backlog_limit_bytes",
+        count(a.backlog_bytes as u64),
+    );
+    gauge(
+        registry,
+        "archive_backlog_limit_bytes",
+        "What may be handed to the archive and not yet done: a quarter of --max-memory",
+        count(a.backlog_limit as u64),
+    );
+    gauge(
+        registry,
+        "archive_connections_waiting",
+        "Connections not read now because the archive's backlog is full",
+        count(a.connections_waiting as u64),
+    );
+    gauge_seconds(
+        registry,
+        "archive_lag_seconds",
+        "How long the oldest work handed to the archive and not yet done has waited",
+        a.lag,
+    );
+    gauge_seconds(
+        registry,
+        "archive_max_lag_seconds",
+        "The most archive_lag_seconds has been since the listener started",
+        a.max_lag,
+    );
+    registry.register(
+        "archive_commit_seconds",
+        "How long each of the archive's commits took",
+        CommitHistogram(a.commit_seconds.clone()),
+    );
+}
+
+/// The archive's commit times as a Prometheus histogram: the buckets the
+/// writer path counted, exported as they are.
+#[cfg(feature = "archive")]
+#[derive(Debug)]
+struct CommitHistogram(dendro_wire_std::archive::CommitSeconds);
+
+#[cfg(feature = "archive")]
+impl prometheus_client::encoding::EncodeMetric for CommitHistogram {
+    fn encode(
+        &self,
+        mut encoder: prometheus_client::encoding::MetricEncoder,
+    ) -> Result<(), std::fmt::Error> {
+        let buckets: Vec<(f64, u64)> = COMMIT_BUCKETS
+            .iter()
+            .copied()
+            .chain([f64::INFINITY])
+            .zip(self.0.buckets.iter().copied())
+            .collect();
+        encoder.encode_histogram::<prometheus_client::encoding::NoLabelSet>(
+            self.0.sum,
+            self.0.count,
+            &buckets,
+            None,
+        )
+    }
+
+    fn metric_type(&self) -> prometheus_client::metrics::MetricType {
+        prometheus_client::metrics::MetricType::Histogram
+    }
 }
