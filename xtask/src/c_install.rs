@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::c::Libraries;
-use crate::root;
+use crate::{copy, root};
 
 /// The library's name as installed: `-ldendro_wire`.
 const NAME: &str = "dendro_wire";
@@ -52,15 +52,6 @@ fn versions() -> Result<Versions, String> {
         ),
         abi: constant("DW_ABI_VERSION")?,
     })
-}
-
-fn copy(from: &Path, to: &Path) -> Result<(), String> {
-    if let Some(dir) = to.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    std::fs::copy(from, to)
-        .map(|_| ())
-        .map_err(|e| format!("{} to {}: {e}", from.display(), to.display()))
 }
 
 fn write(to: &Path, text: &str) -> Result<(), String> {

@@ -20,6 +20,7 @@ mod c_firmware;
 mod c_install;
 mod ci;
 mod firmware;
+mod fleet;
 mod footprint;
 mod metrics;
 mod net;
@@ -39,6 +40,7 @@ fn main() -> ExitCode {
         Some("python") => python::run(),
         Some("bench-report") => bench_report(&args[1..]),
         Some("soak") => soak(&args[1..]),
+        Some("fleet") => fleet::run_fleet(&args[1..]),
         Some("metrics") => release_tool().and_then(|tool| metrics::run_metrics(&tool)),
         Some("fuzz") => fuzz(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
@@ -99,6 +101,11 @@ commands:
            measure ours, dendro 0.6.1 and memcpy on the same bytes; print one table
   metrics  a real Prometheus scrapes `dendro-wire listen --metrics`; its query of the
            rows applied must equal the listener's summary (part of ci)
+  fleet [--quick]
+           10,000 agents, each its own 127/8 address, into dendro-wire listen --archive;
+           twice the rows; 2,000 through HAProxy into two collectors, one stopped and
+           started again, every row accounted for; 10,000 connecting within 10 s; and
+           dendro's own Writer at its best beside them; print a table (not part of ci)
   soak [--quick] [--seconds S]
            dendro-wire listen under 10,000 idle connections, 1,000 clients claiming
            64 MiB frames, 5,000 sequential connections and a reconnect storm, with
@@ -171,21 +178,36 @@ fn output(step: &str, cmd: &mut Command) -> Result<Vec<u8>, String> {
     }
 }
 
+/// Copy `from` to `to`, making `to`'s folder if it is not there.
+fn copy(from: &Path, to: &Path) -> Result<(), String> {
+    if let Some(dir) = to.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    std::fs::copy(from, to)
+        .map(|_| ())
+        .map_err(|e| format!("{} to {}: {e}", from.display(), to.display()))
+}
+
 /// The tool's release build, built first: the firmware check, the bench
 /// report's `check` line and the soak run it as a whole process.
 fn release_tool() -> Result<PathBuf, String> {
-    run(
-        "build dendro-wire (release)",
-        cargo().args([
-            "build",
-            "--release",
-            "--quiet",
-            "-p",
-            "dendro-wire",
-            "--bin",
-            "dendro-wire",
-        ]),
-    )?;
+    release_tool_with(&[])
+}
+
+/// The tool's release build with `features` (the same path for every set:
+/// a caller that keeps one build beside another copies it aside).
+fn release_tool_with(features: &[&str]) -> Result<PathBuf, String> {
+    let mut cmd = cargo();
+    cmd.args(["build", "--release", "--quiet", "-p", "dendro-wire"]);
+    cmd.args(["--bin", "dendro-wire"]);
+    let what = if features.is_empty() {
+        "build dendro-wire (release)".to_string()
+    } else {
+        let features = features.join(",");
+        cmd.args(["--features", &features]);
+        format!("build dendro-wire with {features} (release)")
+    };
+    run(&what, &mut cmd)?;
     Ok(root().join("target/release/dendro-wire"))
 }
 

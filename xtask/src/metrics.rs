@@ -139,13 +139,21 @@ fn after(text: &str, label: &str) -> Result<String, String> {
 }
 
 /// A loopback port free now.
-fn free_port() -> Result<u16, String> {
+pub(crate) fn free_port() -> Result<u16, String> {
     let l = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
     Ok(l.local_addr().map_err(|e| e.to_string())?.port())
 }
 
 /// One HTTP GET's body (status 200 only).
 fn get(addr: &str, path: &str) -> Result<String, String> {
+    match http_get(addr, path)? {
+        (200, body) => Ok(body),
+        (status, body) => Err(format!("{addr}{path}: {status} {body}")),
+    }
+}
+
+/// One HTTP GET: its status and body.
+pub(crate) fn http_get(addr: &str, path: &str) -> Result<(u16, String), String> {
     let mut s = TcpStream::connect(addr).map_err(|e| format!("{addr}: {e}"))?;
     s.set_read_timeout(Some(Duration::from_secs(10)))
         .map_err(|e| e.to_string())?;
@@ -158,10 +166,12 @@ fn get(addr: &str, path: &str) -> Result<String, String> {
     s.read_to_string(&mut text)
         .map_err(|e| format!("{addr}{path}: {e}"))?;
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    if !head.starts_with("HTTP/1.1 200") {
-        return Err(format!("{addr}{path}: {head}"));
-    }
-    Ok(body.to_string())
+    let status = head
+        .strip_prefix("HTTP/1.1 ")
+        .and_then(|s| s.get(..3))
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| format!("{addr}{path}: not an HTTP answer: {head}"))?;
+    Ok((status, body.to_string()))
 }
 
 /// Ask Prometheus for `query` until it answers `want`, for at most a minute

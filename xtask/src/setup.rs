@@ -125,6 +125,12 @@ pub(crate) const C_FIRMWARE: &[Need] = &[
     },
 ];
 
+/// `cargo xtask fleet`: HAProxy in front of two collectors (Run B).
+pub(crate) const FLEET: &[Need] = &[Apt {
+    program: "haproxy",
+    package: "haproxy",
+}];
+
 /// `cargo xtask metrics` on its own.
 pub(crate) const METRICS: &[Need] = &[
     Apt {
