@@ -89,7 +89,14 @@ enum Link {
     Connecting { since: u32 },
     /// Established, the preamble written: frames go.
     Up,
+    /// The collector closed its side (it is stopping): nothing more is
+    /// sent, and what was sent is acknowledged or lost by this time.
+    Closing { until: u32 },
 }
+
+/// How long a connection the collector closed has for what was already
+/// sent to be acknowledged.
+const CLOSING_MS: u32 = 2000;
 
 fn now(ms: u32) -> Instant {
     Instant::from_millis(i64::from(ms))
@@ -213,9 +220,27 @@ fn run(out: &mut Console) -> bool {
                 send(socket, &mut outbox, publisher, &mut tracker);
                 Link::Up
             }
-            Link::Up => {
-                // The collector closed (FIN) or reset: what it acknowledged
-                // is final, and everything after it lost.
+            // The collector closed its side first (it is stopping, and
+            // reads on what is on its way): send nothing more, and wait for
+            // what was sent to be acknowledged.
+            Link::Up if socket.state() == tcp::State::CloseWait => {
+                tracker.acked(socket.send_queue());
+                Link::Closing {
+                    until: ms + CLOSING_MS,
+                }
+            }
+            Link::Closing { until }
+                if socket.state() == tcp::State::CloseWait
+                    && socket.send_queue() > 0
+                    && ms < until =>
+            {
+                tracker.acked(socket.send_queue());
+                Link::Closing { until }
+            }
+            Link::Up | Link::Closing { .. } => {
+                // Closed and acknowledged, reset, or out of time: what the
+                // collector acknowledged is final, and everything after it
+                // lost.
                 tracker.acked(socket.send_queue());
                 socket.abort();
                 outbox.abandon(publisher);
@@ -246,7 +271,7 @@ fn run(out: &mut Console) -> bool {
             }
             Some(until) => {
                 let left = publisher.waiting().frames > 0 || !tracker.all_acked();
-                if !matches!(link, Link::Up) || !left || ms >= until {
+                if !matches!(link, Link::Up | Link::Closing { .. }) || !left || ms >= until {
                     break;
                 }
             }
@@ -256,7 +281,7 @@ fn run(out: &mut Console) -> bool {
     // Close gracefully, so the collector sees the stream end at a frame
     // boundary; what is still unacknowledged is lost at this disconnect.
     let ms = clock::millis();
-    if matches!(link, Link::Up) {
+    if matches!(link, Link::Up | Link::Closing { .. }) {
         let socket = sockets.get_mut::<tcp::Socket>(handle);
         tracker.acked(socket.send_queue());
         socket.close();
