@@ -16,10 +16,10 @@
 
 use core::mem::{align_of, size_of, MaybeUninit};
 
-use crate::error::{dw_invalid, Failure};
+use crate::error::{dw_invalid, CallError};
 
 /// A call refused at the boundary or by the core.
-pub(crate) type Checked<T> = Result<T, Failure>;
+pub(crate) type Checked<T> = Result<T, CallError>;
 
 /// The most bytes one buffer may claim: a Rust slice holds at most this.
 const MAX_LEN: usize = isize::MAX as usize;
@@ -37,9 +37,9 @@ pub(crate) unsafe trait Plain: Copy {}
 /// passes may be read field by field (`subscriber.rs` reads a frame so).
 pub(crate) fn check<T>(ptr: *const T) -> Checked<()> {
     if ptr.is_null() {
-        Err(Failure::Null)
+        Err(CallError::Null)
     } else if !ptr.is_aligned() {
-        Err(Failure::Invalid(dw_invalid::DW_INVALID_MISALIGNED))
+        Err(CallError::Invalid(dw_invalid::DW_INVALID_MISALIGNED))
     } else {
         Ok(())
     }
@@ -54,7 +54,7 @@ pub(crate) fn check<T>(ptr: *const T) -> Checked<()> {
 pub(crate) unsafe fn bytes<'a>(ptr: *const u8, len: usize) -> Checked<&'a [u8]> {
     check(ptr)?;
     if len > MAX_LEN {
-        return Err(Failure::Invalid(dw_invalid::DW_INVALID_TOO_LONG));
+        return Err(CallError::Invalid(dw_invalid::DW_INVALID_TOO_LONG));
     }
     // SAFETY: not null, a byte needs no alignment, the length is one a
     // slice can have, and the bytes are readable and unwritten for 'a by
@@ -71,7 +71,7 @@ pub(crate) unsafe fn bytes<'a>(ptr: *const u8, len: usize) -> Checked<&'a [u8]> 
 pub(crate) unsafe fn bytes_mut<'a>(ptr: *mut u8, len: usize) -> Checked<&'a mut [u8]> {
     check(ptr)?;
     if len > MAX_LEN {
-        return Err(Failure::Invalid(dw_invalid::DW_INVALID_TOO_LONG));
+        return Err(CallError::Invalid(dw_invalid::DW_INVALID_TOO_LONG));
     }
     // SAFETY: as in `bytes`, and by the contract nothing else holds these
     // bytes while the call runs, so the borrow is unique.
@@ -105,7 +105,7 @@ pub(crate) unsafe fn out_items<'a, T>(
 ) -> Checked<&'a mut [MaybeUninit<T>]> {
     check(ptr)?;
     if len > MAX_LEN / size_of::<T>().max(1) {
-        return Err(Failure::Invalid(dw_invalid::DW_INVALID_TOO_LONG));
+        return Err(CallError::Invalid(dw_invalid::DW_INVALID_TOO_LONG));
     }
     // SAFETY: not null, aligned for T, `len` of them a size a slice can
     // have, writable and unshared for 'a by the contract; `MaybeUninit`
@@ -142,7 +142,7 @@ pub(crate) unsafe fn items<'a, T: Plain>(
     }
     check(ptr)?;
     if len > most {
-        return Err(Failure::Invalid(dw_invalid::DW_INVALID_TOO_MANY));
+        return Err(CallError::Invalid(dw_invalid::DW_INVALID_TOO_MANY));
     }
     // SAFETY: not null, aligned, `len` is at most `most` (a few dozen), so
     // the bytes fit a slice; readable and unwritten for 'a by the contract,
@@ -188,7 +188,7 @@ pub(crate) unsafe fn place<T: Object, H>(
     let at = storage.cast::<Placed<T>>();
     check(at)?;
     if len < T::SIZE {
-        return Err(Failure::storage_too_small(T::SIZE, len));
+        return Err(CallError::storage_too_small(T::SIZE, len));
     }
     // SAFETY: not null, aligned for `Placed<T>`, at least its size, and
     // writable by the contract; `write` neither reads nor drops what was
@@ -217,12 +217,12 @@ pub(crate) unsafe fn placed<'a, T: Object, H>(handle: *mut H) -> Checked<&'a mut
     // storage, readable whatever the storage holds.
     let tag = unsafe { core::ptr::addr_of!((*at).tag).read() };
     if tag != T::TAG {
-        return Err(Failure::Invalid(dw_invalid::DW_INVALID_NOT_A_HANDLE));
+        return Err(CallError::Invalid(dw_invalid::DW_INVALID_NOT_A_HANDLE));
     }
     // SAFETY: as for the tag, a `usize` read whatever the storage holds.
     let home = unsafe { core::ptr::addr_of!((*at).home).read() };
     if home != at as usize {
-        return Err(Failure::Invalid(dw_invalid::DW_INVALID_MOVED));
+        return Err(CallError::Invalid(dw_invalid::DW_INVALID_MOVED));
     }
     // SAFETY: the tag is `T`'s and the object is where `place` put it, so
     // by the contract this is the `T` `place` wrote and nothing else
@@ -261,5 +261,5 @@ pub(crate) fn overlap(a: (usize, usize), b: (usize, usize)) -> bool {
 pub(crate) unsafe fn str<'a>(ptr: *const core::ffi::c_char, len: usize) -> Checked<&'a str> {
     // SAFETY: the caller's contract, passed on.
     let bytes = unsafe { bytes(ptr.cast::<u8>(), len) }?;
-    core::str::from_utf8(bytes).map_err(|_| Failure::Invalid(dw_invalid::DW_INVALID_NOT_UTF8))
+    core::str::from_utf8(bytes).map_err(|_| CallError::Invalid(dw_invalid::DW_INVALID_NOT_UTF8))
 }

@@ -5,14 +5,14 @@
 use core::ffi::c_char;
 use core::fmt::{self, Write};
 
-use super::{dw_error, dw_invalid, dw_result, Failure};
+use super::{dw_error, dw_invalid, dw_result, CallError};
 use crate::boundary;
 
-impl fmt::Display for Failure {
+impl fmt::Display for CallError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Failure::Null => f.write_str("a pointer the call needs is null"),
-            Failure::Invalid(why) => f.write_str(match why {
+            CallError::Null => f.write_str("a pointer the call needs is null"),
+            CallError::Invalid(why) => f.write_str(match why {
                 dw_invalid::DW_INVALID_NONE => "an argument the call cannot take",
                 dw_invalid::DW_INVALID_MISALIGNED => {
                     "a pointer is not aligned for the type it points at"
@@ -38,19 +38,19 @@ impl fmt::Display for Failure {
                     "the handle names a copy of an object's storage, or storage moved since \
                      _init: only the handle _init returned is the object"
                 }
-                // Said with their numbers, as `Failure::Bound`.
+                // Said with their numbers, as `CallError::Bound`.
                 dw_invalid::DW_INVALID_STORAGE_TOO_SMALL
                 | dw_invalid::DW_INVALID_SOURCE_LIMIT
                 | dw_invalid::DW_INVALID_FULL_EVERY
                 | dw_invalid::DW_INVALID_FRAME_BUFFER
                 | dw_invalid::DW_INVALID_NOT_CUT => "an argument the call cannot take",
             }),
-            Failure::Bound(why, v) => bound(f, *why, v),
-            Failure::Truncated(cut) => write!(f, "{cut}"),
-            Failure::MessageTooLong => f.write_str("the buffer is too small for the sentence"),
-            Failure::Wire(e) => write!(f, "{e}"),
-            Failure::Protocol(e) => write!(f, "{e}"),
-            Failure::Publish(e) => write!(f, "{e}"),
+            CallError::Bound(why, v) => bound(f, *why, v),
+            CallError::Truncated(cut) => write!(f, "{cut}"),
+            CallError::MessageTooLong => f.write_str("the buffer is too small for the sentence"),
+            CallError::Wire(e) => write!(f, "{e}"),
+            CallError::Protocol(e) => write!(f, "{e}"),
+            CallError::Publish(e) => write!(f, "{e}"),
         }
     }
 }
@@ -89,7 +89,7 @@ fn bound(f: &mut fmt::Formatter<'_>, why: dw_invalid, v: &[u64; 4]) -> fmt::Resu
              is cut only inside one",
             v[0]
         ),
-        _ => write!(f, "{}", Failure::Invalid(why)),
+        _ => write!(f, "{}", CallError::Invalid(why)),
     }
 }
 
@@ -149,7 +149,7 @@ pub unsafe extern "C" fn dw_error_message(
         let buf = boundary::bytes_mut(buf.cast::<u8>(), len)?;
         let written = boundary::out(written)?;
         let failure =
-            Failure::from_c(&error).ok_or(Failure::Invalid(dw_invalid::DW_INVALID_VALUE))?;
+            CallError::from_c(&error).ok_or(CallError::Invalid(dw_invalid::DW_INVALID_VALUE))?;
         let mut out = Bounded {
             buf,
             len: 0,
@@ -161,7 +161,7 @@ pub unsafe extern "C" fn dw_error_message(
             *nul = 0;
         }
         match out.cut {
-            true => Err(Failure::MessageTooLong),
+            true => Err(CallError::MessageTooLong),
             false => Ok(dw_result::DW_RESULT_OK),
         }
     };
