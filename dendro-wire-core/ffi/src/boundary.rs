@@ -1,6 +1,17 @@
-//! The checks every entry point makes before it touches C's memory, and
-//! the `unsafe` they need (the only other `unsafe` of the crate is a
-//! source's storage, in `publisher.rs`).
+//! The checks every entry point makes before it touches C's memory, the
+//! `unsafe` they need, and the end of every entry point ([`finish`]: the
+//! failure written into C's `dw_error`). It sits above `error.rs` (the
+//! result and error types, which touch no memory of C's) and below every
+//! file with an entry point.
+//!
+//! The crate's other `unsafe` that reads or writes through a pointer of
+//! C's is storage an object keeps for as long as it lives: a publisher's
+//! per-source buffers (`Lent`, in `publisher.rs`), and a subscriber's table
+//! of sources and the C frame it reads field by field (`Table`,
+//! `dw_subscriber_init` and `field!`, in `subscriber.rs`). Everywhere else
+//! an `unsafe` block only calls the functions here, passing the caller's
+//! contract on, and an `unsafe impl` is the promise that a C struct is
+//! [`Plain`].
 //!
 //! A pointer becomes a Rust reference or slice only here, and only after
 //! it was found non-null and aligned for its type, with a length no slice
@@ -16,7 +27,7 @@
 
 use core::mem::{align_of, size_of, MaybeUninit};
 
-use crate::error::{dw_invalid, CallError};
+use crate::error::{dw_error, dw_invalid, dw_result, CallError};
 
 /// A call refused at the boundary or by the core.
 pub(crate) type Checked<T> = Result<T, CallError>;
@@ -32,6 +43,32 @@ const MAX_LEN: usize = isize::MAX as usize;
 /// Implement it only for `#[repr(C)]` types made of integers, raw pointers
 /// and arrays of them, with no `bool`, enum or reference.
 pub(crate) unsafe trait Plain: Copy {}
+
+// SAFETY: integers only.
+unsafe impl Plain for dw_error {}
+
+/// The end of every entry point: the result, with the failure's details
+/// written into `error` when it is given.
+///
+/// # Safety
+///
+/// `error` is null or points at a `dw_error` the caller lent for the call.
+pub(crate) unsafe fn finish(
+    result: Result<dw_result, CallError>,
+    error: *mut dw_error,
+) -> dw_result {
+    match result {
+        Ok(r) => r,
+        Err(failure) => {
+            // SAFETY: the caller's contract, passed on; a null or misaligned
+            // `error` is not written.
+            if let Ok(slot) = unsafe { out(error) } {
+                slot.write(failure.to_c());
+            }
+            failure.result()
+        }
+    }
+}
 
 /// `ptr` null or not aligned for `T`: the refusal, if any. A pointer that
 /// passes may be read field by field (`subscriber.rs` reads a frame so).

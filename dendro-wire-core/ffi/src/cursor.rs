@@ -11,8 +11,8 @@
 use core::ffi::c_char;
 use core::mem::MaybeUninit;
 
-use crate::boundary::{self, Checked};
-use crate::error::{dw_error, dw_invalid, dw_result, finish, CallError};
+use crate::boundary::{self, finish, Checked};
+use crate::error::{dw_error, dw_invalid, dw_result, CallError};
 use crate::frame::{dw_bytes, dw_map, dw_row, dw_row_cursor, dw_str};
 
 /// One `u32`-length-prefixed field off the front of `rest`.

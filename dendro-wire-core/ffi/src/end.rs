@@ -5,8 +5,8 @@
 
 use dendro_wire_core::{check_preamble, FrameDecoder, Status, Truncated};
 
-use crate::boundary;
-use crate::error::{dw_error, dw_invalid, dw_result, finish, CallError};
+use crate::boundary::{self, finish};
+use crate::error::{dw_error, dw_invalid, dw_result, CallError};
 
 /// The stream has ended (its transport closed, its file was read whole),
 /// and `rest` (`len` bytes; null when `len` is 0) is what is left of it

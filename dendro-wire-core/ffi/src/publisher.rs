@@ -15,8 +15,8 @@ use dendro_wire_core::{
     MAX_FRAME_BYTES,
 };
 
-use crate::boundary::{self, overlap, Checked, Object, Plain};
-use crate::error::{dw_error, dw_invalid, dw_result, finish, CallError};
+use crate::boundary::{self, finish, overlap, Checked, Object, Plain};
+use crate::error::{dw_error, dw_invalid, dw_result, CallError};
 use crate::frame::{dw_str, EMPTY_ROWS_FRAME};
 
 mod declared;

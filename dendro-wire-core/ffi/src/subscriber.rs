@@ -12,8 +12,8 @@ use dendro_wire_core::{
     SkipReason, SourceSlot, SourceUpdate, SubscriberIn,
 };
 
-use crate::boundary::{self, Checked, Object, Placed};
-use crate::error::{dw_error, dw_invalid, dw_result, finish, CallError};
+use crate::boundary::{self, finish, Checked, Object, Placed};
+use crate::error::{dw_error, dw_invalid, dw_result, CallError};
 use crate::frame::{dw_frame, dw_frame_kind, dw_index_kind};
 
 /// The most sources a subscriber may be given as its limit: what

@@ -5,8 +5,8 @@
 //! counted through C exactly as in Rust.
 
 use super::{dw_publisher, dw_stats, dw_transmit, dw_waiting, machine, with, Machine};
-use crate::boundary;
-use crate::error::{dw_error, dw_invalid, dw_result, finish, CallError};
+use crate::boundary::{self, finish};
+use crate::error::{dw_error, dw_invalid, dw_result, CallError};
 
 /// A new connection is open (its preamble written): anything still due
 /// for the last one is dropped, counted as unsent, and the next interval
