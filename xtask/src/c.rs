@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
-use crate::{cargo, root};
+use crate::steps::{self, cargo, root};
 
 /// Where the ffi crate is, from the workspace root.
 const FFI: &str = "dendro-wire-core/ffi";
@@ -52,7 +52,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     crate::setup::ensure("c", &[crate::setup::C])?;
     header(update)?;
     let libs = host_libraries()?;
-    let tool = crate::release_tool()?;
+    let tool = steps::release_tool()?;
     let prefix = crate::c_install::install(&root().join("target/c/prefix"), &libs)?;
     crate::c_install::prove(&prefix, &tool)?;
     crate::c_install::cffi(&prefix, &tool, &crate::python::environment()?)?;
@@ -193,7 +193,7 @@ pub(crate) fn build_library(target: Option<&str>) -> Result<(), String> {
     if let Some(target) = target {
         cmd.args(["--target", target]);
     }
-    crate::run(
+    steps::run(
         &format!(
             "build dendro-wire-ffi for {} (the ffi profile: a panic aborts)",
             target.unwrap_or("the host")
@@ -207,7 +207,7 @@ pub(crate) fn build_library(target: Option<&str>) -> Result<(), String> {
 /// every crate's code unoptimized as a whole), the archive's debug
 /// information stripped.
 pub(crate) fn host_libraries() -> Result<Libraries, String> {
-    crate::run(
+    steps::run(
         "build dendro-wire-ffi for the host (the ffi profile: a panic aborts)",
         cargo().args([
             "rustc",
@@ -225,7 +225,7 @@ pub(crate) fn host_libraries() -> Result<Libraries, String> {
         staticlib: dir.join("libdendro_wire_ffi.a"),
         cdylib: dir.join("libdendro_wire_ffi.so"),
     };
-    crate::run(
+    steps::run(
         "strip the archive's debug information",
         Command::new("strip")
             .arg("--strip-debug")
@@ -238,7 +238,7 @@ pub(crate) fn host_libraries() -> Result<Libraries, String> {
 /// No function of a linked build reaches the panic handler: the linker
 /// kept no `rust_begin_unwind`.
 fn no_panic_path(binary: &Path, nm: &str) -> Result<(), String> {
-    let symbols = crate::output(
+    let symbols = steps::output(
         &format!("{nm} {}", binary.display()),
         Command::new(nm).arg(binary),
     )?;
@@ -259,7 +259,7 @@ fn build_example(name: &str, libs: &Libraries) -> Result<PathBuf, String> {
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     let dump = out.join(name);
     let ffi = root().join(FFI);
-    crate::run(
+    steps::run(
         &format!("build {name}.c (-Wall -Wextra -Werror -fsanitize=address,undefined)"),
         Command::new("gcc")
             .args(WARNINGS)
@@ -282,7 +282,7 @@ pub(crate) fn build_bench(libs: &Libraries) -> Result<PathBuf, String> {
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     let bench = out.join("bench");
     let ffi = root().join(FFI);
-    crate::run(
+    steps::run(
         "build bench.c (-O2)",
         Command::new("gcc")
             .args(WARNINGS)
@@ -328,7 +328,7 @@ struct Compared {
 fn compare_dumps(tool: &Path, dump: &Path, checker: &Path) -> Result<Compared, String> {
     let generated = root().join("target/c/streams");
     let _ = std::fs::remove_dir_all(&generated);
-    crate::run(
+    steps::run(
         "generate streams, whole and damaged (dendro-wire-ffi's streams example)",
         cargo()
             .args([
@@ -492,14 +492,14 @@ pub(crate) fn json_string(s: &str) -> String {
 /// `examples/decode.py`: ctypes over the cdylib, the sample's frames.
 fn python(tool: &Path, libs: &Libraries) -> Result<(), String> {
     let sample = root().join("testdata/sample.dwr");
-    let printed = crate::output(
+    let printed = steps::output(
         "decode.py (ctypes over the cdylib)",
         Command::new("python3")
             .arg(root().join(FFI).join("examples/decode.py"))
             .arg(&libs.cdylib)
             .arg(&sample),
     )?;
-    let expected = crate::output(
+    let expected = steps::output(
         "dendro-wire dump --json",
         Command::new(tool).args(["dump", "--json"]).arg(&sample),
     )?;

@@ -6,10 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::{
-    c, c_firmware, cargo, cargo_tree, firmware, metrics, output, python, release_tool, root, run,
-    rustup_cargo, setup,
-};
+use crate::steps::{cargo, cargo_tree, output, release_tool, root, run, rustup_cargo};
+use crate::{c, c_firmware, firmware, metrics, python, setup};
 
 /// The optional features checked and tested in every CI run with the rest
 /// (the archive feature, a heavy build, has steps of its own).

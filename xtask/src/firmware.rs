@@ -45,7 +45,7 @@ use std::time::{Duration, Instant};
 
 use crate::ci::ARCHIVE_TESTS;
 use crate::footprint::Footprint;
-use crate::{cargo, root};
+use crate::steps::{self, cargo, root};
 
 /// A target and the QEMU board its programs run on.
 pub(crate) struct Board {
@@ -103,10 +103,10 @@ pub(crate) const QEMU_TIMEOUT: Duration = Duration::from_secs(60);
 pub(crate) fn run() -> Result<(), String> {
     let started = Instant::now();
     crate::setup::ensure("firmware", &[crate::setup::FIRMWARE])?;
-    let tool = crate::release_tool()?;
+    let tool = steps::release_tool()?;
     let source = root().join("xtask/firmware");
     let build = root().join("target/firmware-build");
-    crate::run(
+    steps::run(
         "rustfmt of the firmware",
         cargo().current_dir(&source).args(["fmt", "--check"]),
     )?;
@@ -203,7 +203,7 @@ fn build_programs(
     dir: &Path,
 ) -> Result<(), String> {
     let bins: Vec<&str> = programs.iter().flat_map(|p| ["--bin", p]).collect();
-    crate::run(
+    steps::run(
         &format!("build {} ({target}, release)", programs.join(", ")),
         cargo()
             .current_dir(source)
@@ -636,7 +636,7 @@ pub(crate) fn check(
         return Err(format!("{} was not written", stream.display()));
     }
     let cut: &[&str] = if cut_ok { &["--cut-ok"] } else { &[] };
-    let json = crate::output(
+    let json = steps::output(
         &format!("dendro-wire check {}", stream.display()),
         Command::new(tool)
             .args(["check", "--json"])

@@ -21,7 +21,8 @@ mod process;
 mod runs;
 mod scale;
 
-use crate::{cargo, copy, root, run, setup};
+use crate::setup;
+use crate::steps::{cargo, copy, release_tool_with, root, run};
 use scale::{Scale, Tools};
 
 pub(crate) fn run_fleet(args: &[String]) -> Result<(), String> {
@@ -43,7 +44,7 @@ pub(crate) fn run_fleet(args: &[String]) -> Result<(), String> {
 /// The release listener with the archive feature, copied aside (a later
 /// build without it writes the same path), and the fleet.
 fn build() -> Result<Tools, String> {
-    let built = crate::release_tool_with(&["archive"])?;
+    let built = release_tool_with(&["archive"])?;
     let listener = root().join("target/fleet-tools/dendro-wire-archive");
     copy(&built, &listener)?;
     run(
