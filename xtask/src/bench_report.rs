@@ -3,7 +3,7 @@
 //! Python package beside them.
 
 use crate::steps::{self, cargo, release_tool};
-use crate::{c, python, setup};
+use crate::{c_build, python, setup};
 
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     // The `check` line times the real tool as a whole process.
@@ -23,7 +23,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     cmd.arg("--check-binary").arg(binary);
     // The decoder through the C API, from C, beside the Rust decoder.
     setup::ensure("bench-report", &[setup::C])?;
-    let c_bench = c::build_bench(&c::host_libraries()?)?;
+    let c_bench = c_build::build_bench(&c_build::host_libraries()?)?;
     cmd.arg("--c-bench-binary").arg(c_bench);
     // The Python package's rows into columns, beside `check`.
     let python = python::environment()?;

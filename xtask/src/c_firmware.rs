@@ -14,8 +14,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::firmware::{check, compare, finish, qemu_args, spawn_qemu, BOARDS};
-use crate::steps::{self, root};
+use crate::qemu::{self, check, compare, finish, BOARDS};
+use crate::steps::{self, fresh_dir, root};
+use crate::{c_build, setup};
 
 const TARGET: &str = BOARDS[0].target;
 const FIRMWARE: &str = "dendro-wire-core/ffi/examples/firmware";
@@ -23,11 +24,11 @@ const FIRMWARE: &str = "dendro-wire-core/ffi/examples/firmware";
 const GAPS: &str = "gaps=4";
 
 pub(crate) fn run() -> Result<(), String> {
-    crate::setup::ensure("firmware (the C agent)", &[crate::setup::C_FIRMWARE])?;
+    setup::ensure("firmware (the C agent)", &[setup::C_FIRMWARE])?;
     let tool = steps::release_tool()?;
-    crate::c::build_library(Some(TARGET))?;
+    c_build::build_library(Some(TARGET))?;
     let out = root().join("target/firmware/c");
-    crate::firmware::fresh_dir(&out)?;
+    fresh_dir(&out)?;
     let elf = build(&out)?;
     let connections = streams(&elf, &out, &tool)?;
     footprint(&elf)?;
@@ -83,9 +84,9 @@ fn streams(elf: &Path, out: &Path, tool: &Path) -> Result<u64, String> {
         board.qemu, board.machine
     );
     let mut command = Command::new(board.qemu);
-    command.args(qemu_args(board, elf, &["agent", GAPS]));
+    command.args(qemu::command_line(board, elf, &["agent", GAPS]));
     let report = finish(
-        spawn_qemu(board, &mut command, out)?,
+        qemu::spawn(board, &mut command, out)?,
         "agent.elf (C)",
         board.qemu,
     )?;

@@ -20,7 +20,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::c::Libraries;
+use crate::c_build::Libraries;
+use crate::json::json_string;
 use crate::steps::{self, copy, root};
 
 /// The library's name as installed: `-ldendro_wire`.
@@ -340,7 +341,7 @@ fn readme_example(
             _ => {
                 !ran.status.success()
                     && !said.is_empty()
-                    && json.contains(&crate::c::json_string(said)[1..])
+                    && json.contains(&json_string(said)[1..])
                     && said.starts_with("the stream ends inside")
             }
         };
@@ -398,7 +399,7 @@ pub(crate) fn cffi(prefix: &Path, tool: &Path, python: &Path) -> Result<(), Stri
         let (frames, end) = said.trim_end().split_once(' ').unwrap_or_default();
         let agrees = match end {
             "clean" => checked.contains(&format!("\"frames\":{frames},")),
-            sentence => checked.contains(&crate::c::json_string(sentence)[1..]),
+            sentence => checked.contains(&json_string(sentence)[1..]),
         };
         if !agrees {
             return Err(format!(

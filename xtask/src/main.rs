@@ -11,12 +11,13 @@
 //!   for the Cortex-M3, run them under QEMU (the network agent into a live
 //!   collector in a namespace of its own), check what they wrote and
 //!   counted with `dendro-wire check`, and print their footprint (see
-//!   `firmware.rs`, `net.rs`, `footprint.rs`); then the C agent
+//!   `firmware.rs`, `qemu.rs`, `net.rs`, `footprint.rs`); then the C agent
 //!   (`c_firmware.rs`).
 //! - `cargo xtask c`: the C API proved from C (see `c.rs`).
 
 mod bench_report;
 mod c;
+mod c_build;
 mod c_firmware;
 mod c_install;
 mod ci;
@@ -24,9 +25,11 @@ mod firmware;
 mod fleet;
 mod footprint;
 mod fuzz;
+mod json;
 mod metrics;
 mod net;
 mod python;
+mod qemu;
 mod setup;
 mod soak;
 mod steps;

@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::setup;
 use crate::steps::{self, root};
 
 /// What the environment holds, as pip installs it, and the module each
@@ -27,7 +28,7 @@ const PACKAGES: &[(&str, &str)] = &[
 
 /// The environment's Python, made and filled if it is not yet.
 pub(crate) fn environment() -> Result<PathBuf, String> {
-    crate::setup::ensure("python", &[crate::setup::PYTHON])?;
+    setup::ensure("python", &[setup::PYTHON])?;
     let venv = root().join("target/python");
     let python = venv.join("bin/python");
     if !python.exists() {

@@ -1,6 +1,6 @@
 //! What every command is made of: steps, each run and named (a failure
-//! names its step), `cargo` at the workspace root, files copied, and the
-//! tool's release build. A leaf: it uses no
+//! names its step), `cargo` at the workspace root, files copied, a fresh
+//! output directory, and the tool's release build. A leaf: it uses no
 //! other module here, and every other may use it.
 
 use std::path::{Path, PathBuf};
@@ -82,6 +82,15 @@ pub(crate) fn copy(from: &Path, to: &Path) -> Result<(), String> {
     std::fs::copy(from, to)
         .map(|_| ())
         .map_err(|e| format!("{} to {}: {e}", from.display(), to.display()))
+}
+
+/// An empty directory: nothing from an earlier run may stand in for this
+/// one's output.
+pub(crate) fn fresh_dir(dir: &Path) -> Result<(), String> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))
 }
 
 /// The tool's release build, built first: the firmware check, the bench
