@@ -8,18 +8,12 @@ use dendro_wire_std::{
     write_frame_to, CountingSink, FrameReader, ReadErrorKind, SinkSubscriber, SubscribeError,
 };
 use dendro_wire_test_support::counting::{self, Counting};
-use dendro_wire_test_support::fixtures::handshake;
+use dendro_wire_test_support::fixtures::{frame_bytes, handshake};
 
 #[global_allocator]
 static COUNTING: Counting = Counting;
 
 const PREAMBLE: &[u8] = b"dendro-repl\0\x01\x00";
-
-fn bytes(frame: &Frame<'_>) -> Vec<u8> {
-    let mut b = Vec::new();
-    write_frame_to(&mut b, frame).unwrap();
-    b
-}
 
 /// A stream made on the fly: the preamble, then frame `i` for i in 1..n,
 /// handed out at most `chunk` bytes per read. Nothing of it is held but the
@@ -90,7 +84,7 @@ fn hostile_streams_cost_no_more_than_their_bounds() {
     assert_eq!(allocations, 0, "allocated for a 4 GiB length");
 
     // A Rows count of u32::MAX over no rows is refused at the count.
-    let mut frame = bytes(&keepalive(0));
+    let mut frame = frame_bytes(&keepalive(0));
     frame[33..37].copy_from_slice(&u32::MAX.to_le_bytes());
     let (rule, allocations) =
         counting::count(|| dendro_wire_core::decode(&frame).unwrap_err().rule());

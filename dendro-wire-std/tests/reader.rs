@@ -7,6 +7,7 @@ use dendro_wire_core::{
     kind, ClockOffset, Frame, FrameDecoder, Row, RowsHeader, Rule, NO_INDEX_STATE,
 };
 use dendro_wire_std::{FrameReader, FrameWriter, OwnedFrame, OwnedRow, ReadErrorKind};
+use dendro_wire_test_support::streams::read_all;
 
 /// Hands out at most `chunk` bytes per read, and `Interrupted` before every
 /// third read, as a slow socket might.
@@ -74,22 +75,6 @@ fn stream(frames: &[OwnedFrame]) -> Vec<u8> {
         w.write_owned(f).unwrap();
     }
     w.into_inner()
-}
-
-/// Read everything, unknown frames yielded; the frames, and the error if any.
-fn read_all(r: impl Read) -> (Vec<OwnedFrame>, Option<dendro_wire_std::ReadError>) {
-    let mut reader = match FrameReader::new(r) {
-        Ok(reader) => reader.yield_unknown(true),
-        Err(e) => return (Vec::new(), Some(e)),
-    };
-    let mut out = Vec::new();
-    loop {
-        match reader.next_frame() {
-            Ok(Some(f)) => out.push(OwnedFrame::from(&f)),
-            Ok(None) => return (out, None),
-            Err(e) => return (out, Some(e)),
-        }
-    }
 }
 
 #[test]

@@ -13,25 +13,18 @@ use dendro_wire_std::{
     OwnedFrame, Position, ReadErrorKind, SinkSubscriber, SourceConfig,
 };
 use dendro_wire_test_support::fixtures::testdata;
+use dendro_wire_test_support::streams::read_rest;
 use tokio_util::codec::{Decoder, Encoder};
 
 fn sample() -> Vec<u8> {
     std::fs::read(testdata("sample.dwr")).unwrap()
 }
 
-fn read_all(bytes: &[u8]) -> Vec<OwnedFrame> {
-    let mut r = FrameReader::new(bytes).unwrap();
-    let mut out = Vec::new();
-    while let Some(f) = r.next_frame().unwrap() {
-        out.push(OwnedFrame::from(&f));
-    }
-    out
-}
-
 #[test]
 fn the_codec_reads_what_frame_reader_reads_however_the_bytes_arrive() {
     let bytes = sample();
-    let want = read_all(&bytes);
+    let (want, error) = read_rest(FrameReader::new(&bytes[..]).unwrap());
+    assert!(error.is_none(), "{error:?}");
     for chunk in [1, 3, 17, 4096] {
         let mut codec = FrameCodec::new();
         let mut buf = BytesMut::new();
@@ -124,7 +117,8 @@ fn cut_anywhere_the_codec_ends_as_frame_reader_does() {
 #[test]
 fn encoding_writes_what_frame_writer_writes_from_borrowed_owned_and_built_frames() {
     let bytes = sample();
-    let frames = read_all(&bytes);
+    let (frames, error) = read_rest(FrameReader::new(&bytes[..]).unwrap());
+    assert!(error.is_none(), "{error:?}");
     let mut w = FrameWriter::new(Vec::new()).unwrap();
     let (mut owned, mut borrowed, mut built) =
         (FrameCodec::new(), FrameCodec::new(), RawFrameCodec::new());

@@ -16,10 +16,11 @@ use dendro_wire_core::{
     RowsBuilder, RowsHeader, Rule, Status, Subscriber, NO_INDEX_STATE,
 };
 use dendro_wire_std::receive::proxy::{parse_header, MAX_HEADER};
-use dendro_wire_std::{FrameReader, OwnedFrame};
+use dendro_wire_std::{FrameReader, OwnedFrame, ReadError};
 use dendro_wire_test_support::dendro_map::with_view;
 use dendro_wire_test_support::fixtures::handshake;
 use dendro_wire_test_support::gen::Gen;
+use dendro_wire_test_support::streams::read_all;
 
 /// How many inputs a target tries under plain `cargo test`.
 const ITERATIONS: usize = 1_000;
@@ -127,21 +128,6 @@ impl Read for Chunked<'_> {
     }
 }
 
-fn read_all(r: impl Read) -> (Vec<OwnedFrame>, Option<String>) {
-    let mut reader = match FrameReader::new(r) {
-        Ok(r) => r.yield_unknown(true),
-        Err(e) => return (Vec::new(), Some(e.to_string())),
-    };
-    let mut frames = Vec::new();
-    loop {
-        match reader.next_frame() {
-            Ok(Some(f)) => frames.push(OwnedFrame::from(&f)),
-            Ok(None) => return (frames, None),
-            Err(e) => return (frames, Some(e.to_string())),
-        }
-    }
-}
-
 /// FrameReader on an arbitrary stream delivered in arbitrary chunk sizes:
 /// the same frames and the same error as the whole buffer at once.
 #[test]
@@ -152,12 +138,16 @@ fn reader_chunks() {
         .for_each(|(body, sizes)| {
             let mut stream = b"dendro-repl\0\x01\x00".to_vec();
             stream.extend_from_slice(body);
-            let whole = read_all(&stream[..]);
-            let chunked = read_all(Chunked {
+            // The error by its sentence: `ReadError` has no `PartialEq`.
+            let said = |(frames, error): (Vec<OwnedFrame>, Option<ReadError>)| {
+                (frames, error.map(|e| e.to_string()))
+            };
+            let whole = said(read_all(&stream[..]));
+            let chunked = said(read_all(Chunked {
                 bytes: &stream,
                 sizes,
                 next: 0,
-            });
+            }));
             assert_eq!(whole, chunked);
         });
 }

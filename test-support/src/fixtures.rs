@@ -29,3 +29,12 @@ pub fn bare_handshake(source: u32) -> Handshake<'static> {
 pub fn handshake(source: u32) -> Frame<'static> {
     Frame::Handshake(bare_handshake(source))
 }
+
+/// A frame's bytes, length prefix included, as the core's encoder writes
+/// them.
+pub fn frame_bytes(frame: &Frame<'_>) -> Vec<u8> {
+    let mut buf = vec![0; frame.buffer_len().expect("a frame the encoder takes")];
+    let n = frame.emit(&mut buf).expect("room for it");
+    assert_eq!(n, buf.len());
+    buf
+}

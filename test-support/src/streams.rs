@@ -1,8 +1,10 @@
 //! Streams the std crate's collector tests send: built with the library's
-//! own writer.
+//! own writer; and any stream read back whole with its reader.
+
+use std::io::Read;
 
 use dendro_wire_core::{Row, RowsHeader, NO_INDEX_STATE};
-use dendro_wire_std::FrameWriter;
+use dendro_wire_std::{FrameReader, FrameWriter, OwnedFrame, ReadError};
 
 use crate::fixtures::handshake;
 
@@ -33,4 +35,27 @@ pub fn honest_stream(frames: u64) -> Vec<u8> {
         .unwrap();
     }
     w.into_inner()
+}
+
+/// Every frame of a stream, unknown kinds included, owned, up to its end or
+/// its first error, and that error; a preamble refused is no frames and its
+/// error.
+pub fn read_all(r: impl Read) -> (Vec<OwnedFrame>, Option<ReadError>) {
+    match FrameReader::new(r) {
+        Ok(reader) => read_rest(reader.yield_unknown(true)),
+        Err(e) => (Vec::new(), Some(e)),
+    }
+}
+
+/// Every frame `reader` yields as it was set up, owned, up to the end or
+/// the first error, and that error.
+pub fn read_rest<R: Read>(mut reader: FrameReader<R>) -> (Vec<OwnedFrame>, Option<ReadError>) {
+    let mut frames = Vec::new();
+    loop {
+        match reader.next_frame() {
+            Ok(Some(f)) => frames.push(OwnedFrame::from(&f)),
+            Ok(None) => return (frames, None),
+            Err(e) => return (frames, Some(e)),
+        }
+    }
 }

@@ -16,21 +16,19 @@
 //! - `examples/decode.py` (ctypes over the cdylib) prints the sample's
 //!   frames, compared with the tool's.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
-use crate::{cargo, root};
+use crate::c_build::{build_bench, build_example, host_libraries, Libraries, FFI};
+use crate::json::{json_number, json_string};
+use crate::steps::{self, cargo, root};
+use crate::{c_install, setup};
 
-/// Where the ffi crate is, from the workspace root.
-const FFI: &str = "dendro-wire-core/ffi";
 const HEADER: &str = "dendro-wire-core/ffi/include/dendro_wire.h";
 /// The same declarations as `cffi.cdef` reads them: no preprocessor
 /// conditionals, no includes, no function-like macros.
 const CFFI_HEADER: &str = "dendro-wire-core/ffi/include/dendro_wire_cffi.h";
-
-/// The compiler flags every C program here is held to.
-const WARNINGS: &[&str] = &["-std=c11", "-Wall", "-Wextra", "-Werror"];
 
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let started = Instant::now();
@@ -38,9 +36,9 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         [] => false,
         [flag] if flag == "--update-header" => true,
         [flag, prefix] if flag == "--install" => {
-            crate::setup::ensure("c --install", &[crate::setup::C])?;
+            setup::ensure("c --install", &[setup::C])?;
             header(false)?;
-            crate::c_install::install(Path::new(prefix), &host_libraries()?)?;
+            c_install::install(Path::new(prefix), &host_libraries()?)?;
             return Ok(());
         }
         _ => {
@@ -49,13 +47,13 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             ))
         }
     };
-    crate::setup::ensure("c", &[crate::setup::C])?;
+    setup::ensure("c", &[setup::C])?;
     header(update)?;
     let libs = host_libraries()?;
-    let tool = crate::release_tool()?;
-    let prefix = crate::c_install::install(&root().join("target/c/prefix"), &libs)?;
-    crate::c_install::prove(&prefix, &tool)?;
-    crate::c_install::cffi(&prefix, &tool, &crate::python::environment()?)?;
+    let tool = steps::release_tool()?;
+    let prefix = c_install::install(&root().join("target/c/prefix"), &libs)?;
+    c_install::prove(&prefix, &tool)?;
+    c_install::cffi(&prefix, &tool, &crate::python::environment()?)?;
     let dump = build_example("dump", &libs)?;
     let check = build_example("check", &libs)?;
     build_bench(&libs)?;
@@ -172,131 +170,6 @@ fn compare_or_write(file: &str, generated: &[u8], update: bool) -> Result<(), St
     Ok(())
 }
 
-/// The host's staticlib and cdylib, built with the `ffi` profile.
-pub(crate) struct Libraries {
-    pub(crate) staticlib: PathBuf,
-    pub(crate) cdylib: PathBuf,
-}
-
-/// Build dendro-wire-ffi with the `ffi` profile (a panic aborts), for the
-/// host or for `target`.
-pub(crate) fn build_library(target: Option<&str>) -> Result<(), String> {
-    let mut cmd = cargo();
-    cmd.args([
-        "build",
-        "--quiet",
-        "-p",
-        "dendro-wire-ffi",
-        "--profile",
-        "ffi",
-    ]);
-    if let Some(target) = target {
-        cmd.args(["--target", target]);
-    }
-    crate::run(
-        &format!(
-            "build dendro-wire-ffi for {} (the ffi profile: a panic aborts)",
-            target.unwrap_or("the host")
-        ),
-        &mut cmd,
-    )
-}
-
-/// The host's libraries, as the `ffi` profile builds them: the two C
-/// kinds alone (with the Rust one beside them, the archive would hold
-/// every crate's code unoptimized as a whole), the archive's debug
-/// information stripped.
-pub(crate) fn host_libraries() -> Result<Libraries, String> {
-    crate::run(
-        "build dendro-wire-ffi for the host (the ffi profile: a panic aborts)",
-        cargo().args([
-            "rustc",
-            "--quiet",
-            "-p",
-            "dendro-wire-ffi",
-            "--profile",
-            "ffi",
-            "--crate-type",
-            "staticlib,cdylib",
-        ]),
-    )?;
-    let dir = root().join("target/ffi");
-    let libs = Libraries {
-        staticlib: dir.join("libdendro_wire_ffi.a"),
-        cdylib: dir.join("libdendro_wire_ffi.so"),
-    };
-    crate::run(
-        "strip the archive's debug information",
-        Command::new("strip")
-            .arg("--strip-debug")
-            .arg(&libs.staticlib),
-    )?;
-    no_panic_path(&libs.cdylib, "nm")?;
-    Ok(libs)
-}
-
-/// No function of a linked build reaches the panic handler: the linker
-/// kept no `rust_begin_unwind`.
-fn no_panic_path(binary: &Path, nm: &str) -> Result<(), String> {
-    let symbols = crate::output(
-        &format!("{nm} {}", binary.display()),
-        Command::new(nm).arg(binary),
-    )?;
-    let symbols = String::from_utf8_lossy(&symbols);
-    if let Some(line) = symbols.lines().find(|l| l.contains("rust_begin_unwind")) {
-        return Err(format!(
-            "{} can panic: its panic handler was linked ({line}); find the call that can panic \
-             (cargo asm, or the linker's map) and make it checked",
-            binary.display()
-        ));
-    }
-    Ok(())
-}
-
-/// `examples/NAME.c`, with every warning an error and both sanitizers.
-fn build_example(name: &str, libs: &Libraries) -> Result<PathBuf, String> {
-    let out = root().join("target/c");
-    std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let dump = out.join(name);
-    let ffi = root().join(FFI);
-    crate::run(
-        &format!("build {name}.c (-Wall -Wextra -Werror -fsanitize=address,undefined)"),
-        Command::new("gcc")
-            .args(WARNINGS)
-            .args(["-O1", "-g", "-fno-omit-frame-pointer"])
-            .args(["-fsanitize=address,undefined", "-fno-sanitize-recover=all"])
-            .arg("-I")
-            .arg(ffi.join("include"))
-            .arg(ffi.join(format!("examples/{name}.c")))
-            .arg(&libs.staticlib)
-            .arg("-o")
-            .arg(&dump),
-    )?;
-    Ok(dump)
-}
-
-/// `examples/bench.c`, optimized as a C caller would build it, every
-/// warning an error: `cargo xtask bench-report` runs it.
-pub(crate) fn build_bench(libs: &Libraries) -> Result<PathBuf, String> {
-    let out = root().join("target/c");
-    std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let bench = out.join("bench");
-    let ffi = root().join(FFI);
-    crate::run(
-        "build bench.c (-O2)",
-        Command::new("gcc")
-            .args(WARNINGS)
-            .arg("-O2")
-            .arg("-I")
-            .arg(ffi.join("include"))
-            .arg(ffi.join("examples/bench.c"))
-            .arg(&libs.staticlib)
-            .arg("-o")
-            .arg(&bench),
-    )?;
-    Ok(bench)
-}
-
 /// Run a program on a stream, its output captured.
 fn capture(cmd: &mut Command) -> Result<Output, String> {
     cmd.stdin(Stdio::null())
@@ -328,7 +201,7 @@ struct Compared {
 fn compare_dumps(tool: &Path, dump: &Path, checker: &Path) -> Result<Compared, String> {
     let generated = root().join("target/c/streams");
     let _ = std::fs::remove_dir_all(&generated);
-    crate::run(
+    steps::run(
         "generate streams, whole and damaged (dendro-wire-ffi's streams example)",
         cargo()
             .args([
@@ -459,47 +332,17 @@ fn compare_dumps(tool: &Path, dump: &Path, checker: &Path) -> Result<Compared, S
     })
 }
 
-/// The whole number after `"key":` in a flat JSON object.
-fn json_number(json: &str, key: &str) -> Option<u64> {
-    let at = json.find(&format!("\"{key}\":"))? + key.len() + 3;
-    let digits: String = json[at..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    digits.parse().ok()
-}
-
-/// A string as serde_json writes it.
-pub(crate) fn json_string(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 /// `examples/decode.py`: ctypes over the cdylib, the sample's frames.
 fn python(tool: &Path, libs: &Libraries) -> Result<(), String> {
     let sample = root().join("testdata/sample.dwr");
-    let printed = crate::output(
+    let printed = steps::output(
         "decode.py (ctypes over the cdylib)",
         Command::new("python3")
             .arg(root().join(FFI).join("examples/decode.py"))
             .arg(&libs.cdylib)
             .arg(&sample),
     )?;
-    let expected = crate::output(
+    let expected = steps::output(
         "dendro-wire dump --json",
         Command::new(tool).args(["dump", "--json"]).arg(&sample),
     )?;

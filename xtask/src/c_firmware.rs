@@ -14,8 +14,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::firmware::{check, compare, finish, qemu_args, spawn_qemu, BOARDS};
-use crate::root;
+use crate::qemu::{self, check, compare, finish, BOARDS};
+use crate::steps::{self, fresh_dir, root};
+use crate::{c_build, setup};
 
 const TARGET: &str = BOARDS[0].target;
 const FIRMWARE: &str = "dendro-wire-core/ffi/examples/firmware";
@@ -23,11 +24,11 @@ const FIRMWARE: &str = "dendro-wire-core/ffi/examples/firmware";
 const GAPS: &str = "gaps=4";
 
 pub(crate) fn run() -> Result<(), String> {
-    crate::setup::ensure("firmware (the C agent)", &[crate::setup::C_FIRMWARE])?;
-    let tool = crate::release_tool()?;
-    crate::c::build_library(Some(TARGET))?;
+    setup::ensure("firmware (the C agent)", &[setup::C_FIRMWARE])?;
+    let tool = steps::release_tool()?;
+    c_build::build_library(Some(TARGET))?;
     let out = root().join("target/firmware/c");
-    crate::firmware::fresh_dir(&out)?;
+    fresh_dir(&out)?;
     let elf = build(&out)?;
     let connections = streams(&elf, &out, &tool)?;
     footprint(&elf)?;
@@ -40,7 +41,7 @@ fn build(out: &Path) -> Result<PathBuf, String> {
     let dir = root().join(FIRMWARE);
     let elf = out.join("agent.elf");
     let staticlib = root().join(format!("target/{TARGET}/ffi/libdendro_wire_ffi.a"));
-    crate::run(
+    steps::run(
         "build the C agent (arm-none-eabi-gcc, -Wall -Wextra -Werror, no libc)",
         Command::new("arm-none-eabi-gcc")
             .args(["-std=c11", "-Wall", "-Wextra", "-Werror"])
@@ -58,7 +59,7 @@ fn build(out: &Path) -> Result<PathBuf, String> {
             .arg(&elf),
     )?;
     // A panic cannot happen on the device: no path to the handler linked.
-    let symbols = crate::output(
+    let symbols = steps::output(
         "arm-none-eabi-nm agent.elf",
         Command::new("arm-none-eabi-nm").arg(&elf),
     )?;
@@ -83,9 +84,9 @@ fn streams(elf: &Path, out: &Path, tool: &Path) -> Result<u64, String> {
         board.qemu, board.machine
     );
     let mut command = Command::new(board.qemu);
-    command.args(qemu_args(board, elf, &["agent", GAPS]));
+    command.args(qemu::command_line(board, elf, &["agent", GAPS]));
     let report = finish(
-        spawn_qemu(board, &mut command, out)?,
+        qemu::spawn(board, &mut command, out)?,
         "agent.elf (C)",
         board.qemu,
     )?;
@@ -135,7 +136,7 @@ fn streams(elf: &Path, out: &Path, tool: &Path) -> Result<u64, String> {
 /// Flash and static RAM of an ELF, by `arm-none-eabi-size` (Berkeley:
 /// flash is text + data, RAM data + bss).
 fn sizes(elf: &Path) -> Result<(u64, u64), String> {
-    let printed = crate::output(
+    let printed = steps::output(
         "arm-none-eabi-size",
         Command::new("arm-none-eabi-size").arg(elf),
     )?;

@@ -20,8 +20,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::c::Libraries;
-use crate::{copy, root};
+use crate::c_build::Libraries;
+use crate::json::json_string;
+use crate::steps::{self, copy, root};
 
 /// The library's name as installed: `-ldendro_wire`.
 const NAME: &str = "dendro_wire";
@@ -131,7 +132,7 @@ pub(crate) fn install(prefix: &Path, libs: &Libraries) -> Result<PathBuf, String
 
 /// What a command printed, or why it failed.
 fn out(step: &str, cmd: &mut Command) -> Result<String, String> {
-    crate::output(step, cmd).map(|o| String::from_utf8_lossy(&o).into_owned())
+    steps::output(step, cmd).map(|o| String::from_utf8_lossy(&o).into_owned())
 }
 
 /// `pkg-config` over the installed `.pc` file.
@@ -207,7 +208,7 @@ pub(crate) fn prove(prefix: &Path, tool: &Path) -> Result<(), String> {
         if compiler == "g++" {
             cmd.args(["-x", "c++"]);
         }
-        crate::run(
+        steps::run(
             &format!("build installed.c with {compiler} {std} -pedantic through pkg-config"),
             cmd.args([std, "-pedantic", "-Wall", "-Wextra", "-Werror"])
                 .args(&cflags)
@@ -224,7 +225,7 @@ pub(crate) fn prove(prefix: &Path, tool: &Path) -> Result<(), String> {
     }
     // The same program on the archive alone: nothing else to link.
     let exe = dir.join("installed-static");
-    crate::run(
+    steps::run(
         "link installed.c with the installed archive",
         Command::new("gcc")
             .args(["-std=c99", "-Wall", "-Werror"])
@@ -238,7 +239,7 @@ pub(crate) fn prove(prefix: &Path, tool: &Path) -> Result<(), String> {
     // A CMake project: find_package, then its imported target.
     let build = dir.join("cmake-build");
     let _ = std::fs::remove_dir_all(&build);
-    crate::run(
+    steps::run(
         "configure examples/cmake with find_package(dendro-wire)",
         Command::new("cmake")
             .arg("-S")
@@ -248,7 +249,7 @@ pub(crate) fn prove(prefix: &Path, tool: &Path) -> Result<(), String> {
             .arg(format!("-DCMAKE_PREFIX_PATH={}", prefix.display()))
             .stdout(std::process::Stdio::null()),
     )?;
-    crate::run(
+    steps::run(
         "build examples/cmake",
         Command::new("cmake")
             .arg("--build")
@@ -292,7 +293,7 @@ fn readme_example(
     let example = dir.join("readme_example.c");
     write(&example, &readme_block()?)?;
     let exe = dir.join("readme");
-    crate::run(
+    steps::run(
         "build README.md's C example through pkg-config (ASan, UBSan, -Werror)",
         Command::new("gcc")
             .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-g"])
@@ -340,7 +341,7 @@ fn readme_example(
             _ => {
                 !ran.status.success()
                     && !said.is_empty()
-                    && json.contains(&crate::c::json_string(said)[1..])
+                    && json.contains(&json_string(said)[1..])
                     && said.starts_with("the stream ends inside")
             }
         };
@@ -398,7 +399,7 @@ pub(crate) fn cffi(prefix: &Path, tool: &Path, python: &Path) -> Result<(), Stri
         let (frames, end) = said.trim_end().split_once(' ').unwrap_or_default();
         let agrees = match end {
             "clean" => checked.contains(&format!("\"frames\":{frames},")),
-            sentence => checked.contains(&crate::c::json_string(sentence)[1..]),
+            sentence => checked.contains(&json_string(sentence)[1..]),
         };
         if !agrees {
             return Err(format!(

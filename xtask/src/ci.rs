@@ -6,26 +6,14 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::{
-    c, c_firmware, cargo, cargo_tree, firmware, metrics, output, python, release_tool, root, run,
-    rustup_cargo, setup,
-};
+use crate::firmware::ARCHIVE_TESTS;
+use crate::steps::{cargo, cargo_tree, output, release_tool, root, run, rustup_cargo};
+use crate::{c, c_firmware, firmware, metrics, python, setup};
 
 /// The optional features checked and tested in every CI run with the rest
 /// (the archive feature, a heavy build, has steps of its own).
 const CORE_FEATURES: &str =
     "dendro-wire-core/embedded-io-async dendro-wire-core/serde dendro-wire-std/tokio";
-
-/// The tests against dendro's archive side (`dendro-wire-std/tests/archive.rs`).
-pub(crate) const ARCHIVE_TESTS: &[&str] = &[
-    "test",
-    "-p",
-    "dendro-wire-std",
-    "--features",
-    "archive",
-    "--test",
-    "archive",
-];
 
 pub(crate) fn ci() -> Result<(), String> {
     setup::ensure(

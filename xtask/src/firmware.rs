@@ -37,47 +37,14 @@
 //! program (peak stack), and fails if one is past its ceiling. Every firmware build
 //! also proves it has no panic path: its panic handler cannot link.
 
-use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
+use std::time::Instant;
 
-use crate::ci::ARCHIVE_TESTS;
-use crate::footprint::Footprint;
-use crate::{cargo, root};
-
-/// A target and the QEMU board its programs run on.
-pub(crate) struct Board {
-    pub(crate) target: &'static str,
-    pub(crate) qemu: &'static str,
-    pub(crate) machine: &'static str,
-    /// The core, for the table.
-    pub(crate) core: &'static str,
-}
-
-/// One board per family. The Cortex-M3 is the reference the others'
-/// streams are compared with, and the only one with an emulated NIC.
-pub(crate) const BOARDS: [Board; 3] = [
-    Board {
-        target: "thumbv7m-none-eabi",
-        qemu: "qemu-system-arm",
-        machine: "lm3s6965evb",
-        core: "Cortex-M3",
-    },
-    Board {
-        target: "thumbv6m-none-eabi",
-        qemu: "qemu-system-arm",
-        machine: "microbit",
-        core: "Cortex-M0",
-    },
-    Board {
-        target: "riscv32imc-unknown-none-elf",
-        qemu: "qemu-system-riscv32",
-        machine: "sifive_e",
-        core: "RV32IMAC",
-    },
-];
+use crate::footprint::{self, Footprint};
+use crate::qemu::{self, check, compare, Board, BOARDS};
+use crate::setup;
+use crate::steps::{self, cargo, fresh_dir, root};
 
 /// The gaps the agent is told to cause, some of two lost frames: enough to
 /// fall on both of its connections.
@@ -95,18 +62,25 @@ const OBSERVE_INSTRUCTIONS_LIMIT: [(&str, &str, f64); 3] = [
     ("plain", "observe_ticks_long", 120.0),
     ("device", "observe_ticks", 150.0),
 ];
-
-/// The programs finish in well under a second (the network agent in
-/// about twelve); a hung one is stopped.
-pub(crate) const QEMU_TIMEOUT: Duration = Duration::from_secs(60);
+/// The tests against dendro's archive side (`dendro-wire-std/tests/archive.rs`):
+/// here over the firmware's streams, and in `ci` on their own.
+pub(crate) const ARCHIVE_TESTS: &[&str] = &[
+    "test",
+    "-p",
+    "dendro-wire-std",
+    "--features",
+    "archive",
+    "--test",
+    "archive",
+];
 
 pub(crate) fn run() -> Result<(), String> {
     let started = Instant::now();
-    crate::setup::ensure("firmware", &[crate::setup::FIRMWARE])?;
-    let tool = crate::release_tool()?;
+    setup::ensure("firmware", &[setup::FIRMWARE])?;
+    let tool = steps::release_tool()?;
     let source = root().join("xtask/firmware");
     let build = root().join("target/firmware-build");
-    crate::run(
+    steps::run(
         "rustfmt of the firmware",
         cargo().current_dir(&source).args(["fmt", "--check"]),
     )?;
@@ -167,29 +141,20 @@ pub(crate) fn run() -> Result<(), String> {
         &["embassy_agent"],
         &dir,
     )?;
-    let mut f = crate::footprint::sections(m0, "embassy_agent", &dir.join("embassy_agent.elf"))?;
+    let mut f = footprint::sections(m0, "embassy_agent", &dir.join("embassy_agent.elf"))?;
     f.note = "embassy-net's TcpSocket, drained by io::asynch::send_due raced against the tick; \
               built, not run (no stack figure)"
         .into();
     table.push(f);
 
-    crate::footprint::print(&table);
-    crate::footprint::within_ceilings(&table)?;
+    footprint::print(&table);
+    footprint::within_ceilings(&table)?;
     eprintln!(
         "==> firmware: every program ran and checked on {} targets, in {:.1} s",
         BOARDS.len(),
         started.elapsed().as_secs_f64()
     );
     Ok(())
-}
-
-/// An empty directory: nothing from an earlier run may stand in for this
-/// one's output.
-pub(crate) fn fresh_dir(dir: &Path) -> Result<(), String> {
-    if dir.exists() {
-        std::fs::remove_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))
 }
 
 /// Build `programs` for `target` (release) and copy each to `dir` as
@@ -203,7 +168,7 @@ fn build_programs(
     dir: &Path,
 ) -> Result<(), String> {
     let bins: Vec<&str> = programs.iter().flat_map(|p| ["--bin", p]).collect();
-    crate::run(
+    steps::run(
         &format!("build {} ({target}, release)", programs.join(", ")),
         cargo()
             .current_dir(source)
@@ -263,7 +228,7 @@ fn same_streams(out: &Path) -> Result<(), String> {
 /// Run the agent, then check each stream it wrote against what it printed.
 fn agent(board: &Board, out: &Path, tool: &Path) -> Result<Footprint, String> {
     let elf = out.join("agent.elf");
-    let report = qemu(board, &elf, &["agent", &format!("gaps={GAPS}")], out, &[])?;
+    let report = qemu::run(board, &elf, &["agent", &format!("gaps={GAPS}")], out, &[])?;
     let summary = report.line("agent")?;
     let connections = summary.get("connections")?;
     let told = summary.get("told_gaps")?;
@@ -302,7 +267,7 @@ fn agent(board: &Board, out: &Path, tool: &Path) -> Result<Footprint, String> {
     }
     let foot = report.line("footprint")?;
     let state = foot.get("publisher_state")?;
-    let mut f = crate::footprint::sections(board, "agent", &elf)?;
+    let mut f = footprint::sections(board, "agent", &elf)?;
     f.stack_peak = foot.get("stack_peak")?;
     f.frame_buffer = foot.get("frame_buffer")?;
     f.note = format!("publisher state {state} B, storage by SourceDecl::sizing, static");
@@ -312,7 +277,7 @@ fn agent(board: &Board, out: &Path, tool: &Path) -> Result<Footprint, String> {
 /// Run the decoder and compare its counts with the tool's on the same bytes.
 fn decoder(board: &Board, out: &Path, tool: &Path) -> Result<Footprint, String> {
     let elf = out.join("decoder.elf");
-    let report = qemu(board, &elf, &["decoder"], out, &[])?;
+    let report = qemu::run(board, &elf, &["decoder"], out, &[])?;
     let said = report.line("decoder")?;
     let sample = root().join("testdata/sample.dwr");
     let checked = check(tool, &sample, false)?;
@@ -322,7 +287,7 @@ fn decoder(board: &Board, out: &Path, tool: &Path) -> Result<Footprint, String> 
         checked["frames"], checked["rows_applied"], checked["rows_skipped"], checked["gaps"]
     );
     let foot = report.line("footprint")?;
-    let mut f = crate::footprint::sections(board, "decoder", &elf)?;
+    let mut f = footprint::sections(board, "decoder", &elf)?;
     f.stack_peak = foot.get("stack_peak")?;
     f.frame_buffer = foot.get("frame_buffer")?;
     f.note = format!(
@@ -335,7 +300,7 @@ fn decoder(board: &Board, out: &Path, tool: &Path) -> Result<Footprint, String> 
 /// Run `plain` (one source, no index) and check its stream.
 fn plain(board: &Board, out: &Path, tool: &Path) -> Result<Footprint, String> {
     let elf = out.join("plain.elf");
-    let report = qemu(board, &elf, &["plain"], out, &[])?;
+    let report = qemu::run(board, &elf, &["plain"], out, &[])?;
     let said = report.line("plain")?;
     let checked = check(tool, &out.join("plain.dwr"), false)?;
     let observed = said.get("rows_observed")?;
@@ -350,7 +315,7 @@ fn plain(board: &Board, out: &Path, tool: &Path) -> Result<Footprint, String> {
         checked["rows_applied"]
     );
     let foot = report.line("footprint")?;
-    let mut f = crate::footprint::sections(board, "plain", &elf)?;
+    let mut f = footprint::sections(board, "plain", &elf)?;
     f.stack_peak = foot.get("stack_peak")?;
     f.frame_buffer = foot.get("frame_buffer")?;
     f.note = "one source, no index, 4 streams, rows of 2 B then 16 B; storage and frame buffer by SourceDecl::sizing, static".into();
@@ -362,7 +327,7 @@ fn plain(board: &Board, out: &Path, tool: &Path) -> Result<Footprint, String> {
 /// skipped), no gap, as many frames as it sent.
 fn device(board: &Board, out: &Path, tool: &Path) -> Result<Footprint, String> {
     let elf = out.join("device.elf");
-    let report = qemu(board, &elf, &["device"], out, &[])?;
+    let report = qemu::run(board, &elf, &["device"], out, &[])?;
     let said = report.line("device")?;
     let checked = check(tool, &out.join("device.dwr"), false)?;
     let (observed, frames) = (said.get("rows_observed")?, said.get("frames_sent")?);
@@ -382,7 +347,7 @@ fn device(board: &Board, out: &Path, tool: &Path) -> Result<Footprint, String> {
         checked["rows_applied"], checked["frames"]
     );
     let foot = report.line("footprint")?;
-    let mut f = crate::footprint::sections(board, "device", &elf)?;
+    let mut f = footprint::sections(board, "device", &elf)?;
     f.stack_peak = foot.get("stack_peak")?;
     f.frame_buffer = foot.get("frame_buffer")?;
     f.note = "two sources (env; power, its 4 rails index slots), names of 6-20 B, blocking drain; storage and frame buffer by SourceDecl::sizing, static".into();
@@ -393,7 +358,7 @@ fn device(board: &Board, out: &Path, tool: &Path) -> Result<Footprint, String> {
 /// its stream must still be `device`'s, byte for byte.
 fn async_device(board: &Board, out: &Path) -> Result<Footprint, String> {
     let elf = out.join("async_device.elf");
-    let report = qemu(board, &elf, &["async_device"], out, &[])?;
+    let report = qemu::run(board, &elf, &["async_device"], out, &[])?;
     let cancelled = report.line("async drains")?.get("cancelled")?;
     let (ours, theirs) = (out.join("async_device.dwr"), out.join("device.dwr"));
     let same = std::fs::read(&ours).map_err(|e| format!("{}: {e}", ours.display()))?
@@ -409,7 +374,7 @@ fn async_device(board: &Board, out: &Path) -> Result<Footprint, String> {
         "    async_device: {cancelled} drains dropped where they waited; its stream is device's, byte for byte"
     );
     let foot = report.line("footprint")?;
-    let mut f = crate::footprint::sections(board, "async_device", &elf)?;
+    let mut f = footprint::sections(board, "async_device", &elf)?;
     f.stack_peak = foot.get("stack_peak")?;
     f.frame_buffer = foot.get("frame_buffer")?;
     f.note = "device, drained by io::asynch::send_due raced against a timer".into();
@@ -423,7 +388,7 @@ fn async_device(board: &Board, out: &Path) -> Result<Footprint, String> {
 fn measure(board: &Board, out: &Path, programs: &[&str]) -> Result<(), String> {
     for program in programs {
         let elf = out.join(format!("{program}.elf"));
-        let report = qemu(board, &elf, &[program], out, &["-icount", "shift=0"])?;
+        let report = qemu::run(board, &elf, &[program], out, &["-icount", "shift=0"])?;
         let said = report.line(program)?;
         let (ticks, insns) = (
             said.get("calibration_ticks")?,
@@ -474,224 +439,4 @@ fn archive_test(streams: &Path) -> Result<(), String> {
         return Err("the firmware streams did not land in dendro's archive".into());
     }
     Ok(())
-}
-
-/// One line a program printed: its label (the words before the first
-/// `key=value`) and its figures.
-pub(crate) struct Line {
-    label: String,
-    pub(crate) fields: BTreeMap<String, u64>,
-}
-
-impl Line {
-    pub(crate) fn get(&self, key: &str) -> Result<u64, String> {
-        self.fields
-            .get(key)
-            .copied()
-            .ok_or_else(|| format!("`{}` printed no {key}=", self.label))
-    }
-}
-
-/// What a program printed, line by line.
-pub(crate) struct Report {
-    program: String,
-    output: String,
-    lines: Vec<Line>,
-}
-
-impl Report {
-    pub(crate) fn line(&self, label: &str) -> Result<&Line, String> {
-        self.lines.iter().find(|l| l.label == label).ok_or_else(|| {
-            format!(
-                "{} printed no `{label} ...` line; it printed:\n{}",
-                self.program, self.output
-            )
-        })
-    }
-}
-
-/// The QEMU command line that runs `elf` on `board` with semihosting,
-/// `args` its command line.
-pub(crate) fn qemu_args(board: &Board, elf: &Path, args: &[&str]) -> Vec<String> {
-    let semihosting: String = args.iter().map(|a| format!(",arg={a}")).collect();
-    vec![
-        "-machine".into(),
-        board.machine.into(),
-        "-nographic".into(),
-        "-semihosting-config".into(),
-        format!("enable=on,target=native{semihosting}"),
-        "-kernel".into(),
-        elf.display().to_string(),
-    ]
-}
-
-/// Run a program under QEMU in `dir` (where its files go); its output, or
-/// why it failed.
-fn qemu(
-    board: &Board,
-    elf: &Path,
-    args: &[&str],
-    dir: &Path,
-    extra: &[&str],
-) -> Result<Report, String> {
-    let program = elf
-        .file_name()
-        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    eprintln!("==> run {program} under {} ({})", board.qemu, board.machine);
-    let mut command = Command::new(board.qemu);
-    command.args(qemu_args(board, elf, args)).args(extra);
-    finish(spawn_qemu(board, &mut command, dir)?, &program, board.qemu)
-}
-
-/// Start `command` (QEMU, or QEMU in a namespace) in `dir`, its output
-/// kept for [`finish`].
-pub(crate) fn spawn_qemu(
-    board: &Board,
-    command: &mut Command,
-    dir: &Path,
-) -> Result<std::process::Child, String> {
-    command
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("{}: {e}", board.qemu))
-}
-
-/// Wait for a QEMU run (stopped at `QEMU_TIMEOUT`) and read what it
-/// printed, line by line.
-pub(crate) fn finish(
-    mut child: std::process::Child,
-    program: &str,
-    qemu: &str,
-) -> Result<Report, String> {
-    let deadline = Instant::now() + QEMU_TIMEOUT;
-    let status = loop {
-        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
-            break Some(status);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let (mut output, mut errors) = (String::new(), String::new());
-    if let Some(mut o) = child.stdout.take() {
-        let _ = o.read_to_string(&mut output);
-    }
-    if let Some(mut e) = child.stderr.take() {
-        let _ = e.read_to_string(&mut errors);
-    }
-    match status {
-        None => {
-            return Err(format!(
-                "{program} did not finish in {} s under {qemu}; it printed:\n{output}{errors}",
-                QEMU_TIMEOUT.as_secs()
-            ))
-        }
-        Some(s) if !s.success() => {
-            return Err(format!(
-                "{program} failed under {qemu} ({s}); it printed:\n{output}{errors}"
-            ))
-        }
-        Some(_) => {}
-    }
-    let mut lines = Vec::new();
-    for text in output.lines() {
-        let (mut label, mut fields) = (Vec::new(), BTreeMap::new());
-        for word in text.split_whitespace() {
-            match word.split_once('=') {
-                Some((key, value)) => {
-                    let value = value.parse().map_err(|_| {
-                        format!("{program} printed `{word}`, not a number, in: {text}")
-                    })?;
-                    fields.insert(key.to_string(), value);
-                }
-                None => label.push(word),
-            }
-        }
-        lines.push(Line {
-            label: label.join(" "),
-            fields,
-        });
-    }
-    Ok(Report {
-        program: program.to_string(),
-        output,
-        lines,
-    })
-}
-
-/// `dendro-wire check --json` over a stream (`--cut-ok` if `cut_ok`): its
-/// figures by name.
-pub(crate) fn check(
-    tool: &Path,
-    stream: &Path,
-    cut_ok: bool,
-) -> Result<BTreeMap<String, u64>, String> {
-    if !stream.exists() {
-        return Err(format!("{} was not written", stream.display()));
-    }
-    let cut: &[&str] = if cut_ok { &["--cut-ok"] } else { &[] };
-    let json = crate::output(
-        &format!("dendro-wire check {}", stream.display()),
-        Command::new(tool)
-            .args(["check", "--json"])
-            .args(cut)
-            .arg(stream),
-    )?;
-    let json = String::from_utf8_lossy(&json);
-    // One flat object of whole numbers.
-    let body = json
-        .trim()
-        .strip_prefix('{')
-        .and_then(|b| b.strip_suffix('}'))
-        .ok_or_else(|| format!("dendro-wire check printed no JSON object: {json}"))?;
-    let mut figures = BTreeMap::new();
-    for pair in body.split(',') {
-        let (key, value) = pair
-            .split_once(':')
-            .ok_or_else(|| format!("dendro-wire check printed `{pair}`"))?;
-        let value = value
-            .parse()
-            .map_err(|_| format!("dendro-wire check printed `{pair}`"))?;
-        figures.insert(key.trim_matches('"').to_string(), value);
-    }
-    for key in [
-        "frames",
-        "rows_applied",
-        "rows_skipped",
-        "gaps",
-        "seq_regressions",
-    ] {
-        if !figures.contains_key(key) {
-            return Err(format!("dendro-wire check printed no {key}: {json}"));
-        }
-    }
-    Ok(figures)
-}
-
-/// The figures a program printed against the tool's: every one the tool
-/// prints, equal.
-pub(crate) fn compare(
-    said: &BTreeMap<String, u64>,
-    checked: &BTreeMap<String, u64>,
-    what: &str,
-) -> Result<(), String> {
-    let differ: Vec<String> = checked
-        .iter()
-        .filter(|(k, v)| said.get(*k) != Some(v))
-        .map(|(k, v)| match said.get(k) {
-            Some(s) => format!("{k}: the program says {s}, dendro-wire check says {v}"),
-            None => format!("{k}: the program says nothing, dendro-wire check says {v}"),
-        })
-        .collect();
-    if differ.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("{what}:\n  {}", differ.join("\n  ")))
-    }
 }

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::firmware::Board;
+use crate::qemu::Board;
 
 /// The flash ceilings, per target and program: each is the figure `cargo
 /// xtask firmware` printed (rustc 1.95.0) plus under 2%, so that a change

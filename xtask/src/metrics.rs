@@ -11,7 +11,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::{root, run, setup};
+use crate::setup;
+use crate::steps::{root, run};
 
 /// How many times `sample.dwr` is replayed into the listener.
 const REPLAYS: u64 = 3;

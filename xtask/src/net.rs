@@ -21,8 +21,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::firmware::{self, Board};
 use crate::footprint::{self, Footprint};
+use crate::qemu::{self, Board};
 
 /// The namespace, its TAP device and the `ifb` its ingress is shaped on.
 const NAMESPACE: &str = "dendro-wire-fw";
@@ -203,16 +203,16 @@ pub(crate) fn run(board: &Board, dir: &Path, tool: &Path) -> Result<Footprint, S
     )?;
     listening(&dir.join("listen-0.out"))?;
 
-    let mut qemu = firmware::qemu_args(board, &elf, &["net-agent"]);
-    qemu.extend([
+    let mut qemu_args = qemu::command_line(board, &elf, &["net-agent"]);
+    qemu_args.extend([
         "-nic".into(),
         format!("tap,ifname={TAP},script=no,downscript=no,model=stellaris"),
     ]);
     let mut command = Command::new("ip");
     command
         .args(["netns", "exec", NAMESPACE, board.qemu])
-        .args(&qemu);
-    let device = firmware::spawn_qemu(board, &mut command, dir)?;
+        .args(&qemu_args);
+    let device = qemu::spawn(board, &mut command, dir)?;
     let started = Instant::now();
     let until = |at: Duration| std::thread::sleep(at.saturating_sub(started.elapsed()));
     until(SHAPE_AT);
@@ -240,7 +240,7 @@ pub(crate) fn run(board: &Board, dir: &Path, tool: &Path) -> Result<Footprint, S
         "    collector started again at {:.1} s",
         started.elapsed().as_secs_f64()
     );
-    let report = firmware::finish(device, "net-agent.elf", board.qemu)?;
+    let report = qemu::finish(device, "net-agent.elf", board.qemu)?;
     ns.terminate(second, Duration::from_secs(10))?;
     drop(ns);
 
@@ -255,8 +255,8 @@ pub(crate) fn run(board: &Board, dir: &Path, tool: &Path) -> Result<Footprint, S
     for n in 0..connections {
         let path = dir.join(format!("connection-{n}.dwr"));
         let said = report.line(&format!("connection {n}"))?;
-        let checked = firmware::check(tool, &path, true)?;
-        firmware::compare(&said.fields, &checked, &format!("net connection {n}"))?;
+        let checked = qemu::check(tool, &path, true)?;
+        qemu::compare(&said.fields, &checked, &format!("net connection {n}"))?;
         let bytes = std::fs::metadata(&path).map_err(|e| e.to_string())?.len();
         if bytes != said.get("bytes")? {
             return Err(format!(

@@ -11,7 +11,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::root;
+use crate::setup;
+use crate::steps::{self, root};
 
 /// What the environment holds, as pip installs it, and the module each
 /// is imported by to know it is there.
@@ -27,11 +28,11 @@ const PACKAGES: &[(&str, &str)] = &[
 
 /// The environment's Python, made and filled if it is not yet.
 pub(crate) fn environment() -> Result<PathBuf, String> {
-    crate::setup::ensure("python", &[crate::setup::PYTHON])?;
+    setup::ensure("python", &[setup::PYTHON])?;
     let venv = root().join("target/python");
     let python = venv.join("bin/python");
     if !python.exists() {
-        crate::run(
+        steps::run(
             "make the Python environment (target/python)",
             Command::new("python3").args(["-m", "venv"]).arg(&venv),
         )?;
@@ -57,7 +58,7 @@ pub(crate) fn environment() -> Result<PathBuf, String> {
 pub(crate) fn wheel(python: &Path) -> Result<PathBuf, String> {
     let wheels = root().join("target/wheels");
     let _ = std::fs::remove_dir_all(&wheels);
-    crate::run(
+    steps::run(
         "build the dendro-wire wheel (maturin, release)",
         Command::new(python)
             .args(["-m", "maturin", "build", "--release", "--quiet"])
@@ -83,7 +84,7 @@ pub(crate) fn wheel(python: &Path) -> Result<PathBuf, String> {
 
 /// `pip install` into the environment, quietly.
 fn pip(python: &Path, step: &str, args: &[&str]) -> Result<(), String> {
-    crate::run(
+    steps::run(
         step,
         Command::new(python)
             .args(["-m", "pip", "install", "--quiet"])
@@ -95,9 +96,9 @@ fn pip(python: &Path, step: &str, args: &[&str]) -> Result<(), String> {
 /// The package built, installed and tested.
 pub(crate) fn run() -> Result<(), String> {
     let python = environment()?;
-    let tool = crate::release_tool()?;
+    let tool = steps::release_tool()?;
     let wheel = wheel(&python)?;
-    crate::run(
+    steps::run(
         "pytest python/tests (the installed wheel against dendro-wire)",
         Command::new(&python)
             .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])

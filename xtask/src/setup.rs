@@ -281,7 +281,7 @@ fn toolchain(t: &str) -> String {
     if t != RUST_VERSION {
         return t.to_string();
     }
-    std::fs::read_to_string(crate::root().join("Cargo.toml"))
+    std::fs::read_to_string(crate::steps::root().join("Cargo.toml"))
         .ok()
         .and_then(|m| {
             m.lines()

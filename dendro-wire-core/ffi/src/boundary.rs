@@ -1,6 +1,17 @@
-//! The checks every entry point makes before it touches C's memory, and
-//! the `unsafe` they need (the only other `unsafe` of the crate is a
-//! source's storage, in `publisher.rs`).
+//! The checks every entry point makes before it touches C's memory, the
+//! `unsafe` they need, and the end of every entry point ([`finish`]: the
+//! failure written into C's `dw_error`). It sits above `error.rs` (the
+//! result and error types, which touch no memory of C's) and below every
+//! file with an entry point.
+//!
+//! The crate's other `unsafe` that reads or writes through a pointer of
+//! C's is storage an object keeps for as long as it lives: a publisher's
+//! per-source buffers (`Lent`, in `publisher.rs`), and a subscriber's table
+//! of sources and the C frame it reads field by field (`Table`,
+//! `dw_subscriber_init` and `field!`, in `subscriber.rs`). Everywhere else
+//! an `unsafe` block only calls the functions here, passing the caller's
+//! contract on, and an `unsafe impl` is the promise that a C struct is
+//! [`Plain`].
 //!
 //! A pointer becomes a Rust reference or slice only here, and only after
 //! it was found non-null and aligned for its type, with a length no slice
@@ -16,10 +27,10 @@
 
 use core::mem::{align_of, size_of, MaybeUninit};
 
-use crate::error::{dw_invalid, Failure};
+use crate::error::{dw_error, dw_invalid, dw_result, CallError};
 
 /// A call refused at the boundary or by the core.
-pub(crate) type Checked<T> = Result<T, Failure>;
+pub(crate) type Checked<T> = Result<T, CallError>;
 
 /// The most bytes one buffer may claim: a Rust slice holds at most this.
 const MAX_LEN: usize = isize::MAX as usize;
@@ -33,13 +44,39 @@ const MAX_LEN: usize = isize::MAX as usize;
 /// and arrays of them, with no `bool`, enum or reference.
 pub(crate) unsafe trait Plain: Copy {}
 
+// SAFETY: integers only.
+unsafe impl Plain for dw_error {}
+
+/// The end of every entry point: the result, with the failure's details
+/// written into `error` when it is given.
+///
+/// # Safety
+///
+/// `error` is null or points at a `dw_error` the caller lent for the call.
+pub(crate) unsafe fn finish(
+    result: Result<dw_result, CallError>,
+    error: *mut dw_error,
+) -> dw_result {
+    match result {
+        Ok(r) => r,
+        Err(failure) => {
+            // SAFETY: the caller's contract, passed on; a null or misaligned
+            // `error` is not written.
+            if let Ok(slot) = unsafe { out(error) } {
+                slot.write(failure.to_c());
+            }
+            failure.result()
+        }
+    }
+}
+
 /// `ptr` null or not aligned for `T`: the refusal, if any. A pointer that
 /// passes may be read field by field (`subscriber.rs` reads a frame so).
 pub(crate) fn check<T>(ptr: *const T) -> Checked<()> {
     if ptr.is_null() {
-        Err(Failure::Null)
+        Err(CallError::Null)
     } else if !ptr.is_aligned() {
-        Err(Failure::Invalid(dw_invalid::DW_INVALID_MISALIGNED))
+        Err(CallError::Invalid(dw_invalid::DW_INVALID_MISALIGNED))
     } else {
         Ok(())
     }
@@ -54,7 +91,7 @@ pub(crate) fn check<T>(ptr: *const T) -> Checked<()> {
 pub(crate) unsafe fn bytes<'a>(ptr: *const u8, len: usize) -> Checked<&'a [u8]> {
     check(ptr)?;
     if len > MAX_LEN {
-        return Err(Failure::Invalid(dw_invalid::DW_INVALID_TOO_LONG));
+        return Err(CallError::Invalid(dw_invalid::DW_INVALID_TOO_LONG));
     }
     // SAFETY: not null, a byte needs no alignment, the length is one a
     // slice can have, and the bytes are readable and unwritten for 'a by
@@ -71,7 +108,7 @@ pub(crate) unsafe fn bytes<'a>(ptr: *const u8, len: usize) -> Checked<&'a [u8]> 
 pub(crate) unsafe fn bytes_mut<'a>(ptr: *mut u8, len: usize) -> Checked<&'a mut [u8]> {
     check(ptr)?;
     if len > MAX_LEN {
-        return Err(Failure::Invalid(dw_invalid::DW_INVALID_TOO_LONG));
+        return Err(CallError::Invalid(dw_invalid::DW_INVALID_TOO_LONG));
     }
     // SAFETY: as in `bytes`, and by the contract nothing else holds these
     // bytes while the call runs, so the borrow is unique.
@@ -105,7 +142,7 @@ pub(crate) unsafe fn out_items<'a, T>(
 ) -> Checked<&'a mut [MaybeUninit<T>]> {
     check(ptr)?;
     if len > MAX_LEN / size_of::<T>().max(1) {
-        return Err(Failure::Invalid(dw_invalid::DW_INVALID_TOO_LONG));
+        return Err(CallError::Invalid(dw_invalid::DW_INVALID_TOO_LONG));
     }
     // SAFETY: not null, aligned for T, `len` of them a size a slice can
     // have, writable and unshared for 'a by the contract; `MaybeUninit`
@@ -142,7 +179,7 @@ pub(crate) unsafe fn items<'a, T: Plain>(
     }
     check(ptr)?;
     if len > most {
-        return Err(Failure::Invalid(dw_invalid::DW_INVALID_TOO_MANY));
+        return Err(CallError::Invalid(dw_invalid::DW_INVALID_TOO_MANY));
     }
     // SAFETY: not null, aligned, `len` is at most `most` (a few dozen), so
     // the bytes fit a slice; readable and unwritten for 'a by the contract,
@@ -188,7 +225,7 @@ pub(crate) unsafe fn place<T: Object, H>(
     let at = storage.cast::<Placed<T>>();
     check(at)?;
     if len < T::SIZE {
-        return Err(Failure::storage_too_small(T::SIZE, len));
+        return Err(CallError::storage_too_small(T::SIZE, len));
     }
     // SAFETY: not null, aligned for `Placed<T>`, at least its size, and
     // writable by the contract; `write` neither reads nor drops what was
@@ -217,12 +254,12 @@ pub(crate) unsafe fn placed<'a, T: Object, H>(handle: *mut H) -> Checked<&'a mut
     // storage, readable whatever the storage holds.
     let tag = unsafe { core::ptr::addr_of!((*at).tag).read() };
     if tag != T::TAG {
-        return Err(Failure::Invalid(dw_invalid::DW_INVALID_NOT_A_HANDLE));
+        return Err(CallError::Invalid(dw_invalid::DW_INVALID_NOT_A_HANDLE));
     }
     // SAFETY: as for the tag, a `usize` read whatever the storage holds.
     let home = unsafe { core::ptr::addr_of!((*at).home).read() };
     if home != at as usize {
-        return Err(Failure::Invalid(dw_invalid::DW_INVALID_MOVED));
+        return Err(CallError::Invalid(dw_invalid::DW_INVALID_MOVED));
     }
     // SAFETY: the tag is `T`'s and the object is where `place` put it, so
     // by the contract this is the `T` `place` wrote and nothing else
@@ -261,5 +298,5 @@ pub(crate) fn overlap(a: (usize, usize), b: (usize, usize)) -> bool {
 pub(crate) unsafe fn str<'a>(ptr: *const core::ffi::c_char, len: usize) -> Checked<&'a str> {
     // SAFETY: the caller's contract, passed on.
     let bytes = unsafe { bytes(ptr.cast::<u8>(), len) }?;
-    core::str::from_utf8(bytes).map_err(|_| Failure::Invalid(dw_invalid::DW_INVALID_NOT_UTF8))
+    core::str::from_utf8(bytes).map_err(|_| CallError::Invalid(dw_invalid::DW_INVALID_NOT_UTF8))
 }

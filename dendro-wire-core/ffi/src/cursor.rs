@@ -11,8 +11,8 @@
 use core::ffi::c_char;
 use core::mem::MaybeUninit;
 
-use crate::boundary::{self, Checked};
-use crate::error::{dw_error, dw_invalid, dw_result, finish, Failure};
+use crate::boundary::{self, finish, Checked};
+use crate::error::{dw_error, dw_invalid, dw_result, CallError};
 use crate::frame::{dw_bytes, dw_map, dw_row, dw_row_cursor, dw_str};
 
 /// One `u32`-length-prefixed field off the front of `rest`.
@@ -65,7 +65,7 @@ fn take_row(rest: &mut &[u8]) -> Option<dw_row> {
 /// If `ptr` is not null, it points at `len` readable bytes.
 unsafe fn cursor_bytes<'a>(ptr: *const u8, len: usize) -> Checked<&'a [u8]> {
     if ptr.is_null() {
-        return Err(Failure::Invalid(dw_invalid::DW_INVALID_CURSOR));
+        return Err(CallError::Invalid(dw_invalid::DW_INVALID_CURSOR));
     }
     // SAFETY: the caller's contract, passed on.
     unsafe { boundary::bytes(ptr, len) }
@@ -102,12 +102,13 @@ pub unsafe extern "C" fn dw_rows_next_batch(
         let out = boundary::out_items(rows, capacity)?;
         let filled = boundary::out(filled)?;
         if capacity == 0 {
-            return Err(Failure::Invalid(dw_invalid::DW_INVALID_VALUE));
+            return Err(CallError::Invalid(dw_invalid::DW_INVALID_VALUE));
         }
         let mut rest = cursor_bytes(c.rest, c.len)?;
         let take = (c.left as usize).min(capacity);
         for slot in out.iter_mut().take(take) {
-            let row = take_row(&mut rest).ok_or(Failure::Invalid(dw_invalid::DW_INVALID_CURSOR))?;
+            let row =
+                take_row(&mut rest).ok_or(CallError::Invalid(dw_invalid::DW_INVALID_CURSOR))?;
             slot.write(row);
         }
         filled.write(take);
@@ -176,7 +177,7 @@ pub unsafe extern "C" fn dw_map_next(
         if m.count == 0 {
             return Ok(dw_result::DW_RESULT_DONE);
         }
-        let invalid = Failure::Invalid(dw_invalid::DW_INVALID_CURSOR);
+        let invalid = CallError::Invalid(dw_invalid::DW_INVALID_CURSOR);
         let k = take_prefixed(&mut rest).ok_or(invalid)?;
         let v = take_prefixed(&mut rest).ok_or(invalid)?;
         out_key.write(str_at(k));

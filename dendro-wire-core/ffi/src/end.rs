@@ -5,8 +5,8 @@
 
 use dendro_wire_core::{check_preamble, FrameDecoder, Status, Truncated};
 
-use crate::boundary;
-use crate::error::{dw_error, dw_invalid, dw_result, finish, Failure};
+use crate::boundary::{self, finish};
+use crate::error::{dw_error, dw_invalid, dw_result, CallError};
 
 /// The stream has ended (its transport closed, its file was read whole),
 /// and `rest` (`len` bytes; null when `len` is 0) is what is left of it
@@ -46,14 +46,14 @@ pub unsafe extern "C" fn dw_stream_end(
             _ => boundary::bytes(rest, len)?,
         };
         let cut = |in_preamble, needed| {
-            Err(Failure::Truncated(Truncated {
+            Err(CallError::Truncated(Truncated {
                 in_preamble,
                 have: len,
                 needed,
             }))
         };
         let whole = |n: usize| {
-            Err(Failure::Bound(
+            Err(CallError::Bound(
                 dw_invalid::DW_INVALID_NOT_CUT,
                 [n as u64, 0, 0, 0],
             ))
@@ -69,7 +69,7 @@ pub unsafe extern "C" fn dw_stream_end(
                 Status::Complete(total) => cut(false, total),
                 Status::Incomplete { needed } => cut(false, len + needed),
             },
-            _ => Err(Failure::Invalid(dw_invalid::DW_INVALID_VALUE)),
+            _ => Err(CallError::Invalid(dw_invalid::DW_INVALID_VALUE)),
         }
     };
     // SAFETY: `error` is the caller's, as documented.

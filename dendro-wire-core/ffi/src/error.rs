@@ -1,22 +1,17 @@
 //! What every C function returns, `dw_result`; what a failed call says in
 //! detail, `dw_error` (plain integers, never a Rust value C could
-//! overwrite); and (`error/message.rs`) the sentence each error says,
-//! written only when asked, from the core's own `Display`.
+//! overwrite), and `CallError`, its form inside the crate; `error/parts.rs`
+//! takes one into the other and back, and `error/message.rs` says the
+//! sentence each error says, from the core's own `Display`. Nothing here
+//! touches C's memory: `boundary.rs`, a layer above, writes a `dw_error`
+//! where C asked for it.
 
 use core::ffi::{c_char, CStr};
 
 use dendro_wire_core::{Error, Field, ProtocolError, PublishError, Truncated};
 
-use crate::boundary::{self, Plain};
-
 mod message;
 mod parts;
-
-pub use message::dw_error_message;
-
-use parts::{
-    invalid_from, protocol_from, protocol_parts, publish_from, publish_parts, wire_from, wire_parts,
-};
 
 /// What a call came to. Every function that can fail returns one; the
 /// details of a failure are in the `dw_error` it was given, if any.
@@ -316,12 +311,10 @@ pub struct dw_error {
     pub values: [u64; 4],
 }
 
-// SAFETY: integers only.
-unsafe impl Plain for dw_error {}
-
-/// Why a call failed, inside the crate; `dw_error` is its C form.
+/// Why a call of the C API failed, as the crate carries it; `dw_error` is
+/// its C form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Failure {
+pub(crate) enum CallError {
     Null,
     Invalid(dw_invalid),
     /// An argument refused, with the numbers its sentence says.
@@ -334,158 +327,45 @@ pub(crate) enum Failure {
     Publish(PublishError),
 }
 
-impl From<Error> for Failure {
+impl From<Error> for CallError {
     fn from(e: Error) -> Self {
-        Failure::Wire(e)
+        CallError::Wire(e)
     }
 }
 
-impl From<ProtocolError> for Failure {
+impl From<ProtocolError> for CallError {
     fn from(e: ProtocolError) -> Self {
-        Failure::Protocol(e)
+        CallError::Protocol(e)
     }
 }
 
-impl From<PublishError> for Failure {
+impl From<PublishError> for CallError {
     fn from(e: PublishError) -> Self {
-        Failure::Publish(e)
+        CallError::Publish(e)
     }
 }
 
-impl Failure {
+impl CallError {
     /// Storage of `given` bytes where the object needs `needed`.
-    pub(crate) fn storage_too_small(needed: usize, given: usize) -> Failure {
-        Failure::Bound(
+    pub(crate) fn storage_too_small(needed: usize, given: usize) -> CallError {
+        CallError::Bound(
             dw_invalid::DW_INVALID_STORAGE_TOO_SMALL,
             [needed as u64, given as u64, 0, 0],
         )
     }
 
-    /// Whether a refusal for `why` carries numbers (`Failure::Bound`).
-    fn has_values(why: dw_invalid) -> bool {
-        use dw_invalid::*;
-        matches!(
-            why,
-            DW_INVALID_STORAGE_TOO_SMALL
-                | DW_INVALID_SOURCE_LIMIT
-                | DW_INVALID_FULL_EVERY
-                | DW_INVALID_FRAME_BUFFER
-                | DW_INVALID_NOT_CUT
-        )
-    }
-
     pub(crate) fn result(&self) -> dw_result {
         match self {
-            Failure::Null => dw_result::DW_RESULT_NULL_PARAMETER,
-            Failure::Invalid(_) | Failure::Bound(..) => dw_result::DW_RESULT_INVALID_ARGUMENT,
-            Failure::Truncated(_) => dw_result::DW_RESULT_TRUNCATED,
-            Failure::MessageTooLong => dw_result::DW_RESULT_BUFFER_TOO_SMALL,
-            Failure::Wire(_) => dw_result::DW_RESULT_MALFORMED,
-            Failure::Protocol(_) => dw_result::DW_RESULT_PROTOCOL_ERROR,
-            Failure::Publish(PublishError::BufferTooSmall { .. }) => {
+            CallError::Null => dw_result::DW_RESULT_NULL_PARAMETER,
+            CallError::Invalid(_) | CallError::Bound(..) => dw_result::DW_RESULT_INVALID_ARGUMENT,
+            CallError::Truncated(_) => dw_result::DW_RESULT_TRUNCATED,
+            CallError::MessageTooLong => dw_result::DW_RESULT_BUFFER_TOO_SMALL,
+            CallError::Wire(_) => dw_result::DW_RESULT_MALFORMED,
+            CallError::Protocol(_) => dw_result::DW_RESULT_PROTOCOL_ERROR,
+            CallError::Publish(PublishError::BufferTooSmall { .. }) => {
                 dw_result::DW_RESULT_BUFFER_TOO_SMALL
             }
-            Failure::Publish(_) => dw_result::DW_RESULT_REFUSED,
-        }
-    }
-
-    /// The C form.
-    pub(crate) fn to_c(self) -> dw_error {
-        let mut e = dw_error {
-            result: self.result() as u32,
-            reason: 0,
-            rule: dw_rule::DW_RULE_NONE as u32,
-            field: dw_field::DW_FIELD_NONE as u32,
-            offset: 0,
-            item: -1,
-            frame_kind: -1,
-            encoding: 0,
-            values: [0; 4],
-        };
-        match self {
-            Failure::Null | Failure::MessageTooLong => {}
-            Failure::Invalid(why) => e.reason = why as u32,
-            Failure::Bound(why, values) => (e.reason, e.values) = (why as u32, values),
-            Failure::Truncated(cut) => {
-                e.reason = match cut.in_preamble {
-                    true => dw_truncated::DW_TRUNCATED_PREAMBLE as u32,
-                    false => dw_truncated::DW_TRUNCATED_FRAME as u32,
-                };
-                e.values = [cut.have as u64, cut.needed as u64, 0, 0];
-            }
-            Failure::Wire(wire) => wire_parts(wire, &mut e),
-            Failure::Protocol(p) => {
-                let (reason, values) = protocol_parts(p);
-                (e.reason, e.values) = (reason as u32, values);
-            }
-            Failure::Publish(PublishError::Encode(wire)) => {
-                e.reason = dw_publish_error::DW_PUBLISH_ENCODE as u32;
-                wire_parts(wire, &mut e);
-            }
-            Failure::Publish(p) => {
-                let (reason, values) = publish_parts(p);
-                (e.reason, e.values) = (reason as u32, values);
-            }
-        }
-        e
-    }
-
-    /// The failure a `dw_error` describes, if the library could have
-    /// written it.
-    fn from_c(e: &dw_error) -> Option<Failure> {
-        let wire = || wire_from(e);
-        Some(match e.result {
-            r if r == dw_result::DW_RESULT_NULL_PARAMETER as u32 => Failure::Null,
-            r if r == dw_result::DW_RESULT_INVALID_ARGUMENT as u32 => {
-                match invalid_from(e.reason)? {
-                    why if Failure::has_values(why) => Failure::Bound(why, e.values),
-                    why => Failure::Invalid(why),
-                }
-            }
-            r if r == dw_result::DW_RESULT_TRUNCATED as u32 => Failure::Truncated(Truncated {
-                in_preamble: match e.reason {
-                    r if r == dw_truncated::DW_TRUNCATED_FRAME as u32 => false,
-                    r if r == dw_truncated::DW_TRUNCATED_PREAMBLE as u32 => true,
-                    _ => return None,
-                },
-                have: usize::try_from(e.values[0]).ok()?,
-                needed: usize::try_from(e.values[1]).ok()?,
-            }),
-            r if r == dw_result::DW_RESULT_MALFORMED as u32 => Failure::Wire(wire()?),
-            r if r == dw_result::DW_RESULT_PROTOCOL_ERROR as u32 => {
-                Failure::Protocol(protocol_from(e.reason, e.values)?)
-            }
-            r if r == dw_result::DW_RESULT_REFUSED as u32
-                || (r == dw_result::DW_RESULT_BUFFER_TOO_SMALL as u32 && e.reason != 0) =>
-            {
-                if e.reason == dw_publish_error::DW_PUBLISH_ENCODE as u32 {
-                    Failure::Publish(PublishError::Encode(wire()?))
-                } else {
-                    Failure::Publish(publish_from(e.reason, e.values)?)
-                }
-            }
-            r if r == dw_result::DW_RESULT_BUFFER_TOO_SMALL as u32 => Failure::MessageTooLong,
-            _ => return None,
-        })
-    }
-}
-
-/// The end of every entry point: the result, with the failure's details
-/// written into `error` when it is given.
-///
-/// # Safety
-///
-/// `error` is null or points at a `dw_error` the caller lent for the call.
-pub(crate) unsafe fn finish(result: Result<dw_result, Failure>, error: *mut dw_error) -> dw_result {
-    match result {
-        Ok(r) => r,
-        Err(failure) => {
-            // SAFETY: the caller's contract, passed on; a null or misaligned
-            // `error` is not written.
-            if let Ok(slot) = unsafe { boundary::out(error) } {
-                slot.write(failure.to_c());
-            }
-            failure.result()
+            CallError::Publish(_) => dw_result::DW_RESULT_REFUSED,
         }
     }
 }

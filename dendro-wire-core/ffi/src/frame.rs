@@ -17,8 +17,8 @@ use dendro_wire_core::{
     MAX_FRAME_BYTES, PREAMBLE, PREAMBLE_BYTES,
 };
 
-use crate::boundary::{self, Plain};
-use crate::error::{dw_error, dw_result, finish};
+use crate::boundary::{self, finish, Plain};
+use crate::error::{dw_error, dw_result};
 
 /// The preamble's size: the 12-byte magic `"dendro-repl\0"` and the
 /// protocol version, a little-endian `u16`.

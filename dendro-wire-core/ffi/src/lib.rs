@@ -16,13 +16,14 @@
 //!
 //! | file | what it holds |
 //! |---|---|
-//! | `boundary.rs` | the checks every entry point makes, and nearly all of the crate's `unsafe` |
-//! | `error.rs` | `dw_result`, `dw_error` (`error/parts.rs`: each core error into a `dw_error` and back; `error/message.rs`: the sentence each says) |
+//! | `boundary.rs` | the checks every entry point makes, and nearly all of the crate's `unsafe`; `finish`, the end of every entry point |
+//! | `error.rs` | `dw_result`, `dw_error`, and `CallError`, its form inside the crate (`error/parts.rs`: each core error into a `dw_error` and back; `error/message.rs`: the sentence each says) |
+//! | `error_message.rs` | `dw_error_message`: that sentence into a caller's buffer |
 //! | `frame.rs` | the preamble check, the decoder, the frame as a C struct |
 //! | `end.rs` | the end of a stream: clean, or cut inside a frame |
 //! | `cursor.rs` | the row and map cursors over a decoded frame |
 //! | `subscriber.rs` | the subscriber's rules in caller storage |
-//! | `publisher.rs` | the publisher machine in caller storage, each source in a C buffer (`publisher/declared.rs`: a declaration gathered, and sized) |
+//! | `publisher.rs` | the publisher machine in caller storage, each source in a C buffer (`publisher/declared.rs`: a declaration gathered, and sized; `publisher/link.rs`: the link's events, the frames it sends, the publisher's state) |
 //! | `version.rs` | the library's version and its ABI's |
 //!
 //! The crate is `no_std` with no allocator whenever panics abort, which
@@ -40,6 +41,7 @@ mod boundary;
 mod cursor;
 mod end;
 mod error;
+mod error_message;
 mod frame;
 mod publisher;
 mod subscriber;
@@ -48,9 +50,10 @@ mod version;
 pub use cursor::{dw_map_next, dw_rows_next, dw_rows_next_batch};
 pub use end::dw_stream_end;
 pub use error::{
-    dw_error, dw_error_message, dw_field, dw_invalid, dw_protocol_error, dw_publish_error,
-    dw_result, dw_result_name, dw_rule, dw_truncated,
+    dw_error, dw_field, dw_invalid, dw_protocol_error, dw_publish_error, dw_result, dw_result_name,
+    dw_rule, dw_truncated,
 };
+pub use error_message::dw_error_message;
 pub use frame::{
     dw_bytes, dw_check_preamble, dw_clock_offset, dw_decode, dw_decode_limited, dw_frame,
     dw_frame_body, dw_frame_kind, dw_handshake, dw_index, dw_index_kind, dw_map, dw_preamble,

@@ -15,8 +15,8 @@ use dendro_wire_core::{
     MAX_FRAME_BYTES,
 };
 
-use crate::boundary::{self, overlap, Checked, Object, Plain};
-use crate::error::{dw_error, dw_invalid, dw_result, finish, Failure};
+use crate::boundary::{self, finish, overlap, Checked, Object, Plain};
+use crate::error::{dw_error, dw_invalid, dw_result, CallError};
 use crate::frame::{dw_str, EMPTY_ROWS_FRAME};
 
 mod declared;
@@ -71,7 +71,7 @@ impl Lent {
         // The checks of any buffer C lends; the slice is not kept.
         // SAFETY: the caller's contract, passed on.
         unsafe { boundary::bytes_mut(ptr, len) }?;
-        let ptr = NonNull::new(ptr).ok_or(Failure::Null)?;
+        let ptr = NonNull::new(ptr).ok_or(CallError::Null)?;
         Ok(Lent { ptr, len })
     }
 
@@ -117,7 +117,7 @@ impl Machine {
             .get(source as usize)
             .copied()
             .flatten()
-            .ok_or(Failure::Publish(PublishError::UnknownSource { source }))
+            .ok_or(CallError::Publish(PublishError::UnknownSource { source }))
     }
 
     /// Whether `range` shares a byte with the publisher or a source's
@@ -336,10 +336,10 @@ pub unsafe extern "C" fn dw_publisher_init(
 fn checked_config(config: dw_publisher_config) -> Checked<dw_publisher_config> {
     let most = MAX_FRAME_BYTES as usize + LENGTH_PREFIX_BYTES;
     if config.full_every == 0 {
-        return Err(Failure::Bound(dw_invalid::DW_INVALID_FULL_EVERY, [0; 4]));
+        return Err(CallError::Bound(dw_invalid::DW_INVALID_FULL_EVERY, [0; 4]));
     }
     if !(EMPTY_ROWS_FRAME..=most).contains(&config.frame_buffer) {
-        return Err(Failure::Bound(
+        return Err(CallError::Bound(
             dw_invalid::DW_INVALID_FRAME_BUFFER,
             [
                 config.frame_buffer as u64,
@@ -447,7 +447,7 @@ pub unsafe extern "C" fn dw_publisher_add_source(
         // Before any slice is made of it: a slice over the publisher's own
         // bytes would alias the publisher in hand.
         if m.overlaps((storage as usize, storage_len)) {
-            return Err(Failure::Invalid(dw_invalid::DW_INVALID_OVERLAP));
+            return Err(CallError::Invalid(dw_invalid::DW_INVALID_OVERLAP));
         }
         let lent = Lent::new(storage.cast::<u8>(), storage_len)?;
         let range = lent.range();

@@ -12,8 +12,8 @@ use dendro_wire_core::{
     SkipReason, SourceSlot, SourceUpdate, SubscriberIn,
 };
 
-use crate::boundary::{self, Checked, Object, Placed};
-use crate::error::{dw_error, dw_invalid, dw_result, finish, Failure};
+use crate::boundary::{self, finish, Checked, Object, Placed};
+use crate::error::{dw_error, dw_invalid, dw_result, CallError};
 use crate::frame::{dw_frame, dw_frame_kind, dw_index_kind};
 
 /// The most sources a subscriber may be given as its limit: what
@@ -73,7 +73,7 @@ const _: () = assert!(<Rules as Object>::SIZE % align_of::<SourceSlot>() == 0);
 /// build, if the limit is one it may have.
 fn storage_for(limit: u32) -> Checked<usize> {
     if limit == 0 || limit > DW_SUBSCRIBER_MAX_SOURCES {
-        return Err(Failure::Bound(
+        return Err(CallError::Bound(
             dw_invalid::DW_INVALID_SOURCE_LIMIT,
             [limit.into(), DW_SUBSCRIBER_MAX_SOURCES.into(), 0, 0],
         ));
@@ -183,7 +183,7 @@ pub unsafe extern "C" fn dw_subscriber_init(
         let needed = storage_for(source_limit)?;
         boundary::check(storage.cast::<Placed<Rules>>())?;
         if len < needed {
-            return Err(Failure::storage_too_small(needed, len));
+            return Err(CallError::storage_too_small(needed, len));
         }
         let limit = source_limit as usize;
         let places = storage
@@ -194,7 +194,7 @@ pub unsafe extern "C" fn dw_subscriber_init(
             places.add(i).write(SourceSlot::EMPTY);
         }
         let table = Table {
-            ptr: NonNull::new(places).ok_or(Failure::Null)?,
+            ptr: NonNull::new(places).ok_or(CallError::Null)?,
             len: limit,
         };
         let rules = SubscriberIn::in_table(table, limit);
@@ -225,7 +225,7 @@ macro_rules! field {
 unsafe fn frame_for_rules(frame: *const dw_frame) -> Checked<Frame<'static>> {
     use dw_frame_kind::*;
     boundary::check(frame)?;
-    let invalid = Failure::Invalid(dw_invalid::DW_INVALID_VALUE);
+    let invalid = CallError::Invalid(dw_invalid::DW_INVALID_VALUE);
     Ok(match field!(frame.kind) {
         k if k == DW_FRAME_HANDSHAKE as u32 => Frame::Handshake(Handshake {
             source: field!(frame.body.handshake.source),

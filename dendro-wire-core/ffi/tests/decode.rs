@@ -13,6 +13,7 @@ use dendro_wire_core::{decode as core_decode, Frame, Status, PREAMBLE};
 
 use dendro_wire_ffi::*;
 use dendro_wire_test_support::dendro_map::with_view;
+use dendro_wire_test_support::fixtures::frame_bytes;
 use dendro_wire_test_support::gen::Gen;
 
 use common::*;
@@ -20,9 +21,9 @@ use common::*;
 /// Frames of every kind, unknown ones among them, from a fixed seed.
 fn frames(seed: u64, n: usize) -> Vec<Vec<u8>> {
     let mut g = Gen::new(seed);
-    let mut out: Vec<Vec<u8>> = (0..n).map(|_| with_view(&g.frame(), encoded)).collect();
+    let mut out: Vec<Vec<u8>> = (0..n).map(|_| with_view(&g.frame(), frame_bytes)).collect();
     let (kind, payload) = g.unknown();
-    out.push(encoded(&Frame::Unknown {
+    out.push(frame_bytes(&Frame::Unknown {
         kind,
         payload: &payload,
     }));
@@ -232,7 +233,7 @@ fn a_cursor_over_changed_bytes_is_refused_not_overread() {
     // A Rows frame with rows, found by seed.
     let mut g = Gen::new(7);
     let bytes = loop {
-        let b = with_view(&g.frame(), encoded);
+        let b = with_view(&g.frame(), frame_bytes);
         if let Ok(Status::Complete((Frame::Rows(r), _))) = core_decode(&b) {
             if r.rows.len() > 1 {
                 break b;

@@ -12,7 +12,7 @@ use core::ptr::{null, null_mut};
 use dendro_wire_core::{Budget, Map, SourceDecl, PREAMBLE};
 use dendro_wire_ffi::*;
 use dendro_wire_test_support::dendro_map::with_view;
-use dendro_wire_test_support::fixtures::handshake;
+use dendro_wire_test_support::fixtures::{frame_bytes, handshake};
 use dendro_wire_test_support::gen::Gen;
 
 use common::*;
@@ -101,10 +101,10 @@ fn a_subscriber_allows_up_to_the_tools_1024_sources_in_storage_sized_for_them() 
         let (r, sub, _) = subscriber(&storage, exact, limit);
         assert_eq!(r, dw_result::DW_RESULT_OK);
         for source in 0..limit {
-            let (r, _) = admit(sub, &encoded(&handshake(source)));
+            let (r, _) = admit(sub, &frame_bytes(&handshake(source)));
             assert_eq!(r, dw_result::DW_RESULT_OK, "{limit}: source {source}");
         }
-        let (r, error) = admit(sub, &encoded(&handshake(limit)));
+        let (r, error) = admit(sub, &frame_bytes(&handshake(limit)));
         assert_eq!(r, dw_result::DW_RESULT_PROTOCOL_ERROR);
         assert_eq!(
             message(&error),
@@ -313,7 +313,7 @@ fn a_zeroed_cursor_is_refused_and_a_finished_one_is_done() {
     );
 
     // A frame with no rows and no labels: done at once, never refused.
-    let empty = encoded(&dendro_wire_core::Frame::Rows(dendro_wire_core::Rows {
+    let empty = frame_bytes(&dendro_wire_core::Frame::Rows(dendro_wire_core::Rows {
         source: 0,
         seq: 0,
         index_state: (0, 0),
@@ -325,7 +325,7 @@ fn a_zeroed_cursor_is_refused_and_a_finished_one_is_done() {
     // SAFETY: as above.
     let r = unsafe { dw_rows_next(&mut cursor, row.as_mut_ptr(), null_mut()) };
     assert_eq!(r, dw_result::DW_RESULT_DONE);
-    let hs = encoded(&handshake(0));
+    let hs = frame_bytes(&handshake(0));
     let decoded = decode(&hs);
     // SAFETY: a handshake, its buffer held.
     let mut labels = unsafe { decoded.frame().body.handshake.labels };
@@ -371,7 +371,7 @@ fn batches_give_every_row_a_call_at_a_time_gives() {
     let n = if cfg!(miri) { 10 } else { 400 };
     let mut checked = 0;
     for _ in 0..n {
-        let bytes = with_view(&g.frame(), encoded);
+        let bytes = with_view(&g.frame(), frame_bytes);
         let decoded = decode(&bytes);
         if decoded.result != dw_result::DW_RESULT_OK || decoded.frame().kind != 3 {
             continue;
@@ -393,7 +393,7 @@ fn batches_give_every_row_a_call_at_a_time_gives() {
         wall_offset: 2,
         row: b"abc",
     };
-    let frame = encoded(&dendro_wire_core::Frame::Rows(dendro_wire_core::Rows {
+    let frame = frame_bytes(&dendro_wire_core::Frame::Rows(dendro_wire_core::Rows {
         source: 0,
         seq: 0,
         index_state: (0, 0),
@@ -492,7 +492,7 @@ fn a_stream_cut_anywhere_ends_in_the_tools_sentence() {
     }
     // Bytes that hold a whole frame are no cut; a length of zero breaks
     // a rule; a value other than 0 or 1 is refused.
-    let hs = encoded(&handshake(0));
+    let hs = frame_bytes(&handshake(0));
     let (r, error) = stream_end(&hs, 1);
     assert_eq!(
         (r, error.reason),

@@ -16,6 +16,7 @@ use dendro_wire_core::{
 };
 use dendro_wire_ffi::*;
 use dendro_wire_test_support::dendro_map::with_view;
+use dendro_wire_test_support::fixtures::frame_bytes;
 use dendro_wire_test_support::gen::Gen;
 use dendro_wire_test_support::xorshift::XorShift;
 
@@ -138,7 +139,7 @@ fn the_subscriber_judges_as_the_core_does() {
     let n = if cfg!(miri) { 30 } else { 600 };
     let frames: Vec<Vec<u8>> = (0..n)
         .map(|_| {
-            let bytes = with_view(&g.frame(), encoded);
+            let bytes = with_view(&g.frame(), frame_bytes);
             let mut bytes = bytes;
             bytes[5..9].copy_from_slice(&(g.below(3) as u32).to_le_bytes());
             bytes

@@ -9,17 +9,10 @@
 #![allow(dead_code)]
 
 use dendro_wire_core::*;
+use dendro_wire_test_support::fixtures::frame_bytes;
 
 pub fn cat(parts: &[&[u8]]) -> Vec<u8> {
     parts.concat()
-}
-
-/// A frame's bytes, as the encoder writes them.
-pub fn emitted(frame: &Frame<'_>) -> Vec<u8> {
-    let mut buf = vec![0; frame.buffer_len().expect("a frame the encoder takes")];
-    let n = frame.emit(&mut buf).expect("room for it");
-    assert_eq!(n, buf.len());
-    buf
 }
 
 pub const UUID: &str = "3f2b1c4d-0000-4000-8000-00000000abcd";
@@ -27,7 +20,7 @@ pub const UUID: &str = "3f2b1c4d-0000-4000-8000-00000000abcd";
 /// [`handshake`]: source 1, a uuid, labels {host: a}, no metadata,
 /// anchor 1, complete; 80 bytes.
 pub fn handshake_bytes() -> Vec<u8> {
-    emitted(&Frame::Handshake(handshake()))
+    frame_bytes(&Frame::Handshake(handshake()))
 }
 
 pub fn handshake() -> Handshake<'static> {
@@ -44,7 +37,7 @@ pub fn handshake() -> Handshake<'static> {
 /// [`index`]: source 0, stream cpu, ts 10, Full, state (1, 2), blob
 /// 00 ff; 47 bytes.
 pub fn index_bytes() -> Vec<u8> {
-    emitted(&Frame::Index(index()))
+    frame_bytes(&Frame::Index(index()))
 }
 
 pub fn index() -> Index<'static> {
@@ -61,7 +54,7 @@ pub fn index() -> Index<'static> {
 /// [`rows`]: source 0, seq 7, index_state (1, 2), one row [`ROW`]; 66
 /// bytes.
 pub fn rows_bytes() -> Vec<u8> {
-    emitted(&Frame::Rows(rows()))
+    frame_bytes(&Frame::Rows(rows()))
 }
 
 pub const ROW: Row<'static> = Row {
@@ -82,7 +75,7 @@ pub fn rows() -> Rows<'static> {
 
 /// The keepalive: source 4, seq u64::MAX, no index, no rows; 37 bytes.
 pub fn empty_rows_bytes() -> Vec<u8> {
-    emitted(&Frame::Rows(empty_rows()))
+    frame_bytes(&Frame::Rows(empty_rows()))
 }
 
 pub fn empty_rows() -> Rows<'static> {
@@ -97,7 +90,7 @@ pub fn empty_rows() -> Rows<'static> {
 /// [`segment`]: source 3, stream s, rows 10, ts -9..=9, bytes PAR1,
 /// caller_index 09 09; 53 bytes.
 pub fn segment_bytes() -> Vec<u8> {
-    emitted(&Frame::Segment(segment()))
+    frame_bytes(&Frame::Segment(segment()))
 }
 
 pub fn segment() -> Segment<'static> {
@@ -114,7 +107,7 @@ pub fn segment() -> Segment<'static> {
 
 /// The same segment with no caller index: absent, not empty; 47 bytes.
 pub fn segment_absent_bytes() -> Vec<u8> {
-    emitted(&Frame::Segment(Segment {
+    frame_bytes(&Frame::Segment(Segment {
         caller_index: None,
         ..segment()
     }))
@@ -122,7 +115,7 @@ pub fn segment_absent_bytes() -> Vec<u8> {
 
 /// [`clock_offset`]: source 2, ts i64::MIN, offset_ns i64::MAX; 25 bytes.
 pub fn clock_offset_bytes() -> Vec<u8> {
-    emitted(&Frame::ClockOffset(clock_offset()))
+    frame_bytes(&Frame::ClockOffset(clock_offset()))
 }
 
 pub fn clock_offset() -> ClockOffset {
@@ -136,7 +129,7 @@ pub fn clock_offset() -> ClockOffset {
 /// [`source_update`]: source 5, ts -1, labels {a: 1, b: 2}, metadata
 /// {encoder: v3}; 62 bytes.
 pub fn source_update_bytes() -> Vec<u8> {
-    emitted(&Frame::SourceUpdate(source_update()))
+    frame_bytes(&Frame::SourceUpdate(source_update()))
 }
 
 pub fn source_update() -> SourceUpdate<'static> {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::haproxy::{self, Backend, Haproxy};
 use super::process::{self, agent_lines, read_back, Fleet, FleetRun, Listener, Stopped};
-use super::{Scale, Tools};
+use super::scale::{Scale, Tools};
 use crate::metrics::free_port;
 
 /// Rows an agent observes an interval.

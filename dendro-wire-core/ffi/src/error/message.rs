@@ -1,18 +1,16 @@
 //! The sentence each failure says: the core's own `Display` for a
-//! protocol's error, the C surface's words for its own refusals, written
-//! into a caller's buffer only when asked.
+//! protocol's error, the C surface's words for its own refusals
+//! (`error_message.rs` writes it into a caller's buffer when asked).
 
-use core::ffi::c_char;
-use core::fmt::{self, Write};
+use core::fmt;
 
-use super::{dw_error, dw_invalid, dw_result, Failure};
-use crate::boundary;
+use super::{dw_invalid, CallError};
 
-impl fmt::Display for Failure {
+impl fmt::Display for CallError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Failure::Null => f.write_str("a pointer the call needs is null"),
-            Failure::Invalid(why) => f.write_str(match why {
+            CallError::Null => f.write_str("a pointer the call needs is null"),
+            CallError::Invalid(why) => f.write_str(match why {
                 dw_invalid::DW_INVALID_NONE => "an argument the call cannot take",
                 dw_invalid::DW_INVALID_MISALIGNED => {
                     "a pointer is not aligned for the type it points at"
@@ -38,19 +36,19 @@ impl fmt::Display for Failure {
                     "the handle names a copy of an object's storage, or storage moved since \
                      _init: only the handle _init returned is the object"
                 }
-                // Said with their numbers, as `Failure::Bound`.
+                // Said with their numbers, as `CallError::Bound`.
                 dw_invalid::DW_INVALID_STORAGE_TOO_SMALL
                 | dw_invalid::DW_INVALID_SOURCE_LIMIT
                 | dw_invalid::DW_INVALID_FULL_EVERY
                 | dw_invalid::DW_INVALID_FRAME_BUFFER
                 | dw_invalid::DW_INVALID_NOT_CUT => "an argument the call cannot take",
             }),
-            Failure::Bound(why, v) => bound(f, *why, v),
-            Failure::Truncated(cut) => write!(f, "{cut}"),
-            Failure::MessageTooLong => f.write_str("the buffer is too small for the sentence"),
-            Failure::Wire(e) => write!(f, "{e}"),
-            Failure::Protocol(e) => write!(f, "{e}"),
-            Failure::Publish(e) => write!(f, "{e}"),
+            CallError::Bound(why, v) => bound(f, *why, v),
+            CallError::Truncated(cut) => write!(f, "{cut}"),
+            CallError::MessageTooLong => f.write_str("the buffer is too small for the sentence"),
+            CallError::Wire(e) => write!(f, "{e}"),
+            CallError::Protocol(e) => write!(f, "{e}"),
+            CallError::Publish(e) => write!(f, "{e}"),
         }
     }
 }
@@ -89,84 +87,6 @@ fn bound(f: &mut fmt::Formatter<'_>, why: dw_invalid, v: &[u64; 4]) -> fmt::Resu
              is cut only inside one",
             v[0]
         ),
-        _ => write!(f, "{}", Failure::Invalid(why)),
-    }
-}
-
-/// A `fmt::Write` into a caller's buffer that stops at its end, at a
-/// character boundary, and remembers that it did.
-struct Bounded<'a> {
-    buf: &'a mut [u8],
-    len: usize,
-    cut: bool,
-}
-
-impl Write for Bounded<'_> {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        let room = self.buf.len() - self.len;
-        let mut take = s.len().min(room);
-        while !s.is_char_boundary(take) {
-            take -= 1;
-        }
-        if let (Some(to), Some(from)) = (self.buf.get_mut(self.len..self.len + take), s.get(..take))
-        {
-            to.copy_from_slice(from.as_bytes());
-            self.len += take;
-        }
-        if take < s.len() {
-            self.cut = true;
-            return Err(fmt::Error);
-        }
-        Ok(())
-    }
-}
-
-/// Write the sentence for `error` into `buf` — the same words the Rust
-/// error's `Display` says (rule, field, offset), as `dendro-wire` prints
-/// them — and its length into `*written`. A NUL follows it when there is
-/// room; it is not counted.
-///
-/// Returns `DW_RESULT_OK`; `DW_RESULT_BUFFER_TOO_SMALL` with as much as
-/// fits (cut at a character) when `len` is short (256 bytes always
-/// suffice); `DW_RESULT_INVALID_ARGUMENT` for a `dw_error` the library did
-/// not write; `DW_RESULT_NULL_PARAMETER` when a pointer is null.
-///
-/// # Safety
-///
-/// `error` points at a `dw_error`, `buf` at `len` writable bytes and
-/// `written` at a `size_t`.
-#[no_mangle]
-pub unsafe extern "C" fn dw_error_message(
-    error: *const dw_error,
-    buf: *mut c_char,
-    len: usize,
-    written: *mut usize,
-) -> dw_result {
-    // SAFETY: the pointers are the caller's, as documented; each is
-    // checked before use.
-    let run = || unsafe {
-        let error = boundary::read(error)?;
-        let buf = boundary::bytes_mut(buf.cast::<u8>(), len)?;
-        let written = boundary::out(written)?;
-        let failure =
-            Failure::from_c(&error).ok_or(Failure::Invalid(dw_invalid::DW_INVALID_VALUE))?;
-        let mut out = Bounded {
-            buf,
-            len: 0,
-            cut: false,
-        };
-        let _ = write!(out, "{failure}");
-        written.write(out.len);
-        if let Some(nul) = out.buf.get_mut(out.len) {
-            *nul = 0;
-        }
-        match out.cut {
-            true => Err(Failure::MessageTooLong),
-            false => Ok(dw_result::DW_RESULT_OK),
-        }
-    };
-    match run() {
-        Ok(r) => r,
-        Err(f) => f.result(),
+        _ => write!(f, "{}", CallError::Invalid(why)),
     }
 }

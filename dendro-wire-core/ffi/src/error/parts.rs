@@ -1,12 +1,111 @@
-//! Each error the core can return, taken into a `dw_error`'s plain
-//! integers and made again from them, so the sentence C asks for later is
-//! the core's own `Display` of the very same value.
+//! A `CallError` into the `dw_error` C reads, and back: each error the
+//! core can return, taken into a `dw_error`'s plain integers and made
+//! again from them, so the sentence C asks for later is the core's own
+//! `Display` of the very same value.
 
-use dendro_wire_core::{Error, ProtocolError, PublishError, Rule};
+use dendro_wire_core::{Error, ProtocolError, PublishError, Rule, Truncated};
 
-use super::{dw_error, dw_field, dw_invalid, dw_protocol_error, dw_publish_error, dw_rule, FIELDS};
+use super::{
+    dw_error, dw_field, dw_invalid, dw_protocol_error, dw_publish_error, dw_result, dw_rule,
+    dw_truncated, CallError, FIELDS,
+};
 
-pub(super) fn wire_parts(wire: Error, e: &mut dw_error) {
+impl CallError {
+    /// The C form.
+    pub(crate) fn to_c(self) -> dw_error {
+        let mut e = dw_error {
+            result: self.result() as u32,
+            reason: 0,
+            rule: dw_rule::DW_RULE_NONE as u32,
+            field: dw_field::DW_FIELD_NONE as u32,
+            offset: 0,
+            item: -1,
+            frame_kind: -1,
+            encoding: 0,
+            values: [0; 4],
+        };
+        match self {
+            CallError::Null | CallError::MessageTooLong => {}
+            CallError::Invalid(why) => e.reason = why as u32,
+            CallError::Bound(why, values) => (e.reason, e.values) = (why as u32, values),
+            CallError::Truncated(cut) => {
+                e.reason = match cut.in_preamble {
+                    true => dw_truncated::DW_TRUNCATED_PREAMBLE as u32,
+                    false => dw_truncated::DW_TRUNCATED_FRAME as u32,
+                };
+                e.values = [cut.have as u64, cut.needed as u64, 0, 0];
+            }
+            CallError::Wire(wire) => wire_parts(wire, &mut e),
+            CallError::Protocol(p) => {
+                let (reason, values) = protocol_parts(p);
+                (e.reason, e.values) = (reason as u32, values);
+            }
+            CallError::Publish(PublishError::Encode(wire)) => {
+                e.reason = dw_publish_error::DW_PUBLISH_ENCODE as u32;
+                wire_parts(wire, &mut e);
+            }
+            CallError::Publish(p) => {
+                let (reason, values) = publish_parts(p);
+                (e.reason, e.values) = (reason as u32, values);
+            }
+        }
+        e
+    }
+
+    /// The failure a `dw_error` describes, if the library could have
+    /// written it.
+    pub(crate) fn from_c(e: &dw_error) -> Option<CallError> {
+        let wire = || wire_from(e);
+        Some(match e.result {
+            r if r == dw_result::DW_RESULT_NULL_PARAMETER as u32 => CallError::Null,
+            r if r == dw_result::DW_RESULT_INVALID_ARGUMENT as u32 => {
+                match invalid_from(e.reason)? {
+                    why if CallError::has_values(why) => CallError::Bound(why, e.values),
+                    why => CallError::Invalid(why),
+                }
+            }
+            r if r == dw_result::DW_RESULT_TRUNCATED as u32 => CallError::Truncated(Truncated {
+                in_preamble: match e.reason {
+                    r if r == dw_truncated::DW_TRUNCATED_FRAME as u32 => false,
+                    r if r == dw_truncated::DW_TRUNCATED_PREAMBLE as u32 => true,
+                    _ => return None,
+                },
+                have: usize::try_from(e.values[0]).ok()?,
+                needed: usize::try_from(e.values[1]).ok()?,
+            }),
+            r if r == dw_result::DW_RESULT_MALFORMED as u32 => CallError::Wire(wire()?),
+            r if r == dw_result::DW_RESULT_PROTOCOL_ERROR as u32 => {
+                CallError::Protocol(protocol_from(e.reason, e.values)?)
+            }
+            r if r == dw_result::DW_RESULT_REFUSED as u32
+                || (r == dw_result::DW_RESULT_BUFFER_TOO_SMALL as u32 && e.reason != 0) =>
+            {
+                if e.reason == dw_publish_error::DW_PUBLISH_ENCODE as u32 {
+                    CallError::Publish(PublishError::Encode(wire()?))
+                } else {
+                    CallError::Publish(publish_from(e.reason, e.values)?)
+                }
+            }
+            r if r == dw_result::DW_RESULT_BUFFER_TOO_SMALL as u32 => CallError::MessageTooLong,
+            _ => return None,
+        })
+    }
+
+    /// Whether a refusal for `why` carries numbers (`CallError::Bound`).
+    fn has_values(why: dw_invalid) -> bool {
+        use dw_invalid::*;
+        matches!(
+            why,
+            DW_INVALID_STORAGE_TOO_SMALL
+                | DW_INVALID_SOURCE_LIMIT
+                | DW_INVALID_FULL_EVERY
+                | DW_INVALID_FRAME_BUFFER
+                | DW_INVALID_NOT_CUT
+        )
+    }
+}
+
+fn wire_parts(wire: Error, e: &mut dw_error) {
     let (rule, values) = rule_parts(wire.rule());
     e.rule = rule as u32;
     e.values = values;
@@ -20,7 +119,7 @@ pub(super) fn wire_parts(wire: Error, e: &mut dw_error) {
     e.encoding = u32::from(wire.is_encoding());
 }
 
-pub(super) fn wire_from(e: &dw_error) -> Option<Error> {
+fn wire_from(e: &dw_error) -> Option<Error> {
     let field = *FIELDS.get((e.field as usize).checked_sub(1)?)?;
     let item = match e.item {
         -1 => None,
@@ -45,7 +144,7 @@ pub(super) fn wire_from(e: &dw_error) -> Option<Error> {
     ))
 }
 
-pub(super) fn rule_parts(rule: Rule) -> (dw_rule, [u64; 4]) {
+fn rule_parts(rule: Rule) -> (dw_rule, [u64; 4]) {
     use dw_rule::*;
     let n = |v: usize| v as u64;
     match rule {
@@ -76,7 +175,7 @@ pub(super) fn rule_parts(rule: Rule) -> (dw_rule, [u64; 4]) {
     }
 }
 
-pub(super) fn rule_from(rule: u32, v: [u64; 4]) -> Option<Rule> {
+fn rule_from(rule: u32, v: [u64; 4]) -> Option<Rule> {
     use dw_rule::*;
     let size = |i: usize| usize::try_from(v[i]).ok();
     let byte = |i: usize| u8::try_from(v[i]).ok();
@@ -115,7 +214,7 @@ pub(super) fn rule_from(rule: u32, v: [u64; 4]) -> Option<Rule> {
     })
 }
 
-pub(super) fn protocol_parts(p: ProtocolError) -> (dw_protocol_error, [u64; 4]) {
+fn protocol_parts(p: ProtocolError) -> (dw_protocol_error, [u64; 4]) {
     use dw_protocol_error::*;
     match p {
         ProtocolError::UnknownSource { source, kind } => (
@@ -132,7 +231,7 @@ pub(super) fn protocol_parts(p: ProtocolError) -> (dw_protocol_error, [u64; 4]) 
     }
 }
 
-pub(super) fn protocol_from(reason: u32, v: [u64; 4]) -> Option<ProtocolError> {
+fn protocol_from(reason: u32, v: [u64; 4]) -> Option<ProtocolError> {
     use dw_protocol_error::*;
     let word = |i: usize| u32::try_from(v[i]).ok();
     Some(match reason {
@@ -150,7 +249,7 @@ pub(super) fn protocol_from(reason: u32, v: [u64; 4]) -> Option<ProtocolError> {
     })
 }
 
-pub(super) fn publish_parts(p: PublishError) -> (dw_publish_error, [u64; 4]) {
+fn publish_parts(p: PublishError) -> (dw_publish_error, [u64; 4]) {
     use dw_publish_error::*;
     let n = |v: usize| v as u64;
     match p {
@@ -211,7 +310,7 @@ pub(super) fn publish_parts(p: PublishError) -> (dw_publish_error, [u64; 4]) {
     }
 }
 
-pub(super) fn publish_from(reason: u32, v: [u64; 4]) -> Option<PublishError> {
+fn publish_from(reason: u32, v: [u64; 4]) -> Option<PublishError> {
     use dw_publish_error::*;
     let size = |i: usize| usize::try_from(v[i]).ok();
     let word = |i: usize| u32::try_from(v[i]).ok();
@@ -265,7 +364,7 @@ pub(super) fn publish_from(reason: u32, v: [u64; 4]) -> Option<PublishError> {
     })
 }
 
-pub(super) fn invalid_from(reason: u32) -> Option<dw_invalid> {
+fn invalid_from(reason: u32) -> Option<dw_invalid> {
     use dw_invalid::*;
     [
         DW_INVALID_NONE,

@@ -3,8 +3,8 @@
 //! from C.
 
 use super::{dw_source_decl, optional, pairs, strs, DW_MAX_MAP_ENTRIES, DW_MAX_STREAMS};
-use crate::boundary::{self, Checked, Plain};
-use crate::error::{dw_error, dw_invalid, dw_result, finish, Failure};
+use crate::boundary::{self, finish, Checked, Plain};
+use crate::error::{dw_error, dw_invalid, dw_result, CallError};
 use dendro_wire_core::{Budget, Map, SourceDecl};
 
 /// The strings and pairs of a C declaration, gathered on the stack into
@@ -41,7 +41,7 @@ impl<'a> Gathered<'a> {
             let complete = match d.complete {
                 0 => false,
                 1 => true,
-                _ => return Err(Failure::Invalid(dw_invalid::DW_INVALID_VALUE)),
+                _ => return Err(CallError::Invalid(dw_invalid::DW_INVALID_VALUE)),
             };
             Ok(SourceDecl {
                 uuid: optional(d.uuid)?,

@@ -5,8 +5,8 @@
 //! counted through C exactly as in Rust.
 
 use super::{dw_publisher, dw_stats, dw_transmit, dw_waiting, machine, with, Machine};
-use crate::boundary;
-use crate::error::{dw_error, dw_invalid, dw_result, finish, Failure};
+use crate::boundary::{self, finish};
+use crate::error::{dw_error, dw_invalid, dw_result, CallError};
 
 /// A new connection is open (its preamble written): anything still due
 /// for the last one is dropped, counted as unsent, and the next interval
@@ -225,7 +225,7 @@ pub unsafe extern "C" fn dw_publisher_poll(
     let run = || unsafe {
         let m = machine(publisher)?;
         if m.overlaps((buf as usize, len)) {
-            return Err(Failure::Invalid(dw_invalid::DW_INVALID_OVERLAP));
+            return Err(CallError::Invalid(dw_invalid::DW_INVALID_OVERLAP));
         }
         let buf = boundary::bytes_mut(buf, len)?;
         let out = boundary::out(transmit)?;

@@ -226,13 +226,6 @@ pub fn assert_same(c: &dw_frame, f: &Frame<'_>) {
     }
 }
 
-/// A frame's bytes, length prefix included.
-pub fn encoded(frame: &Frame<'_>) -> Vec<u8> {
-    let mut out = vec![0; frame.buffer_len().unwrap()];
-    frame.emit(&mut out).unwrap();
-    out
-}
-
 /// A null out-pointer of any type.
 pub fn nul<T>() -> *mut T {
     null_mut()
