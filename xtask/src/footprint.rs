@@ -29,8 +29,8 @@ fn flash_limit(target: &str, program: &str) -> u64 {
         ("riscv32imc-unknown-none-elf", "plain") => 13_200,
         // Measured 15,528 B.
         ("thumbv7m-none-eabi", "device") => 15_720,
-        // Measured 16,292 B (issue 29 sought 14,336).
-        ("thumbv6m-none-eabi", "device") => 16_610,
+        // Measured 16,248 B (issue 29 sought 14,336); held just above it.
+        ("thumbv6m-none-eabi", "device") => 16_300,
         // Measured 19,342 B.
         ("riscv32imc-unknown-none-elf", "device") => 19_570,
         // Measured 15,728 B.

@@ -148,14 +148,23 @@ unsafe fn lend() -> (
     &'static mut [u8],
 ) {
     (
-        (*addr_of_mut!(PUBLISHER)).write(Publisher::new(PublisherConfig {
-            full_every: 100,
-            frame_buffer: FRAME_BUFFER,
-        })),
+        (*addr_of_mut!(PUBLISHER)).write(publisher()),
         &mut *addr_of_mut!(ENV_STORAGE),
         &mut *addr_of_mut!(POWER_STORAGE),
         &mut *addr_of_mut!(FRAME),
     )
+}
+
+/// The publisher, made out of line: in the return slot it is given,
+/// zeroed through `memclr8`, which `declare` calls too. Made inline in
+/// `lend`, it was zeroed through `memclr4`, in no other path, before the
+/// copy into the static that both ways make.
+#[inline(never)]
+fn publisher() -> Publishing {
+    Publisher::new(PublisherConfig {
+        full_every: 100,
+        frame_buffer: FRAME_BUFFER,
+    })
 }
 
 /// The peak stack, for the program's last line.
