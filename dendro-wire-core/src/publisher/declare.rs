@@ -2,22 +2,20 @@
 //! storage, every bound checked first; and a later change of its labels
 //! and metadata, which rewrites the stored handshake.
 
-use zerocopy::little_endian::{U32, U64};
-use zerocopy::FromBytes;
-
 use super::config::SourceDecl;
 use super::error::PublishError;
-use super::regions::{write_name, Region, Regions, StreamRec, HEAD, NEVER, REC, TAIL, UNSEEN};
+use super::regions::{DeclaredRegions, Region, Regions};
 use super::sizing::index_bytes;
 use super::source::{OnLink, Source};
 use super::stats::SourceCounts;
+use super::stream_rec::{write_name, StreamRec};
 use crate::codec::{copy, LEN_BYTES};
 use crate::frame::{decode, Frame, Status};
 use crate::handshake::Handshake;
 use crate::index_state::{IndexState, SlotSetHash, NO_INDEX_STATE};
 use crate::kind;
 use crate::map::Map;
-use crate::rows::ROWS_HEAD_BYTES;
+use crate::rows::{ROWS_HEAD_BYTES, TAIL_BYTES};
 use crate::storage::Storage;
 
 impl<S: Storage> Source<S> {
@@ -71,7 +69,7 @@ impl<S: Storage> Source<S> {
                     stream: i as u32,
                 });
             }
-            caps = caps.saturating_add(LEN_BYTES + name.len() + TAIL + largest_row);
+            caps = caps.saturating_add(LEN_BYTES + name.len() + TAIL_BYTES + largest_row);
         }
         let rows_len = ROWS_HEAD_BYTES.saturating_add(caps);
         if rows_len > limit {
@@ -175,7 +173,7 @@ impl<S: Storage> Source<S> {
 /// and room for rows of up to `largest_row` bytes), into the regions of a
 /// source being declared; `None` if they do not hold them.
 fn write_streams(
-    parts: super::regions::Declared<'_>,
+    parts: DeclaredRegions<'_>,
     decl: &SourceDecl<'_>,
     largest_row: usize,
 ) -> Option<()> {
@@ -184,31 +182,18 @@ fn write_streams(
         decl.index_stream.unwrap_or_default().as_bytes(),
     )?;
     let mut slot = 0;
-    for (name, rec) in decl.streams.iter().zip(parts.table.chunks_exact_mut(REC)) {
-        let cap = LEN_BYTES + name.len() + TAIL + largest_row;
+    let mut recs = StreamRec::all_mut(parts.table);
+    for name in decl.streams {
+        let cap = LEN_BYTES + name.len() + TAIL_BYTES + largest_row;
         let head = parts.latest.get_mut(slot..)?;
         let n = write_name(head, name.as_bytes())?;
         // Written in place: a record built aside and copied in was a
         // `memmove` on a Cortex-M.
-        let rec = StreamRec::mut_from_bytes(rec).ok()?;
-        // The name's head, then zeros: copied from a static, as zeroing an
-        // array is a call to `memset` that is in no other path.
-        let kept = n.min(HEAD);
-        let (name, zeros) = rec.head.split_at_mut(kept);
-        copy(name, head.get(..kept)?)?;
-        copy(zeros, ZEROS.get(kept..)?)?;
-        rec.set_cap(cap);
-        rec.last_at = U32::new(UNSEEN);
-        rec.slot = U32::new(slot as u32);
-        rec.len = U32::new(0);
-        rec.seen = U64::new(NEVER);
+        recs.next()?.declare(head.get(..n)?, cap, slot)?;
         slot += cap;
     }
     Some(())
 }
-
-/// What pads a stream's name head in its record.
-static ZEROS: [u8; HEAD] = [0; HEAD];
 
 /// A declared source's state but its storage.
 pub(super) struct Declared {

@@ -8,13 +8,12 @@
 
 use core::ops::Range;
 
-use zerocopy::little_endian::{U32, U64};
-use zerocopy::FromBytes;
-
+use super::bytes::move_bytes;
 use super::config::PublisherConfig;
 use super::outgoing::write_index;
-use super::regions::{ensure, move_bytes, Region, StreamRec, REC, UNSEEN};
+use super::regions::{ensure, Region};
 use super::source::{OnLink, Source};
+use super::stream_rec::StreamRec;
 use crate::codec::copy;
 use crate::index::IndexKind;
 use crate::kind::ROWS;
@@ -204,13 +203,11 @@ impl<S: Storage> Source<S> {
     fn repeatable(&self, i: u32, seq: u64) -> Option<(Range<usize>, i64)> {
         let bytes = self.storage.bytes();
         let rec = self.regions.record(bytes, i)?;
-        let seen = rec.seen.get();
-        if rec.len.get() == 0 || seen == seq || seen < self.valid_from {
+        let seen = rec.seen();
+        if rec.latest_len() == 0 || seen == seq || seen < self.valid_from {
             return None;
         }
-        let slot = self
-            .regions
-            .slot(rec.slot.get() as usize, 0, rec.len.get() as usize);
+        let slot = self.regions.slot(rec.slot(), 0, rec.latest_len());
         let (_, ts) = bytes.get(slot.clone()).and_then(row_at)?;
         Some((slot, ts))
     }
@@ -222,23 +219,18 @@ impl<S: Storage> Source<S> {
         else {
             return;
         };
-        for rec in table.chunks_exact_mut(REC).take(self.streams as usize) {
-            let Ok(rec) = StreamRec::mut_from_bytes(rec) else {
-                break;
-            };
-            if rec.last_at.get() == UNSEEN {
+        for rec in StreamRec::all_mut(table).take(self.streams as usize) {
+            let Some(from) = rec.take_last_at() else {
                 continue;
-            }
-            let (from, slot) = (rec.last_at.get() as usize, rec.slot.get() as usize);
-            rec.last_at = U32::new(UNSEEN);
+            };
+            let slot = rec.slot();
             let Some((len, ts)) = frame.get(from..).and_then(row_at) else {
                 continue;
             };
             let src = frame.get(from..from + len);
             let dst = slots.get_mut(slot..slot + len);
             if let Some(()) = src.zip(dst).and_then(|(src, dst)| copy(dst, src)) {
-                rec.len = U32::new(len as u32);
-                rec.seen = U64::new(seq);
+                rec.set_latest(len, seq);
                 self.last_ts = if self.observed {
                     self.last_ts.max(ts)
                 } else {

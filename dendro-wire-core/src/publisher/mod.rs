@@ -22,6 +22,7 @@ use crate::source_update::SourceUpdate;
 use crate::storage::Storage;
 use crate::{LENGTH_PREFIX_BYTES, MAX_FRAME_BYTES};
 
+mod bytes;
 mod config;
 mod declare;
 mod error;
@@ -35,14 +36,15 @@ mod sizing;
 mod slots;
 mod source;
 mod stats;
+mod stream_rec;
 
 pub use config::{DropPolicy, PublisherConfig, SourceDecl, SourceId, StreamId, Transmit};
 pub use error::PublishError;
 pub use observer::Observer;
 pub use outbox::Outbox;
-pub use row_path::{FAST_NAME_BYTES, FAST_ROW_BYTES, FAST_WINDOW_BYTES};
 pub use sizing::{Budget, Sizing};
 pub use stats::{PublisherStats, Waiting};
+pub use stream_rec::{FAST_NAME_BYTES, FAST_ROW_BYTES, FAST_WINDOW_BYTES};
 
 use outgoing::Dropped;
 use row_path::put_small;

@@ -3,8 +3,7 @@
 
 use super::config::StreamId;
 use super::error::PublishError;
-use super::regions::RowCursor;
-use super::row_path::put_small;
+use super::row_path::{put_small, RowCursor};
 use super::source::Source;
 use crate::storage::Storage;
 

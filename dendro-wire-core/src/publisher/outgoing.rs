@@ -10,9 +10,10 @@ use core::ops::Range;
 
 use zerocopy::little_endian::{I64, U32, U64};
 
+use super::bytes::{frame_len_at, le_u32};
 use super::config::DropPolicy;
 use super::error::PublishError;
-use super::regions::{frame_len_at, le_u32, Region, Regions};
+use super::regions::{Region, Regions};
 use super::source::Source;
 use super::{Publisher, Transmit, Waiting};
 use crate::codec::Out;

@@ -3,9 +3,10 @@
 //! and the slot set's hash; and the two record layouts those blobs are
 //! made of.
 
+use super::bytes::le_u32;
 use super::config::PublisherConfig;
 use super::error::PublishError;
-use super::regions::{ensure, le_u32, Region};
+use super::regions::{ensure, Region};
 use super::source::Source;
 use crate::codec::{copy, LEN_BYTES};
 use crate::kind;

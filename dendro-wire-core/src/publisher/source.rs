@@ -1,8 +1,10 @@
 //! One declared source's state: its storage and the map of it, its `seq`
 //! and index state, and what it owes and has sent on the connection.
 
-use super::regions::{Region, Regions, RowCursor, StreamRec, HEAD, REC};
+use super::regions::{Region, Regions};
+use super::row_path::RowCursor;
 use super::stats::SourceCounts;
+use super::stream_rec::StreamRec;
 use crate::codec::LEN_BYTES;
 use crate::index_state::{IndexState, SlotSetHash};
 use crate::storage::Storage;
@@ -79,38 +81,29 @@ impl<S: Storage> Source<S> {
     }
 
     /// The place of the stream named `name`. A name of up to
-    /// [`FAST_NAME_BYTES`](super::regions::FAST_NAME_BYTES) bytes is
-    /// found by the head its record keeps, one comparison a stream.
+    /// [`FAST_NAME_BYTES`](crate::FAST_NAME_BYTES) bytes is found by the
+    /// head its record keeps, one comparison a stream.
     pub(super) fn find_stream(&self, name: &[u8]) -> Option<u32> {
-        let len = LEN_BYTES + name.len();
-        if len > HEAD {
-            return (0..self.streams).find(|&i| self.stream_name(i) == Some(name));
-        }
-        let mut head = [0u8; HEAD];
-        head[..LEN_BYTES].copy_from_slice(&(name.len() as u32).to_le_bytes());
-        head[LEN_BYTES..len].copy_from_slice(name);
         let table = self
             .storage
             .bytes()
             .get(self.regions.range(Region::Table))?;
-        table
-            .chunks_exact(REC)
-            .position(|rec| rec.first_chunk::<HEAD>() == Some(&head))
-            .map(|i| i as u32)
+        match StreamRec::find(table, name) {
+            Ok(found) => found,
+            Err(()) => (0..self.streams).find(|&i| self.stream_name(i) == Some(name)),
+        }
     }
 
     fn stream_name(&self, i: u32) -> Option<&[u8]> {
         let rec = self.rec(i)?;
-        let name = self
-            .regions
-            .slot(rec.slot.get() as usize, LEN_BYTES, rec.name());
+        let name = self.regions.slot(rec.slot(), LEN_BYTES, rec.name());
         self.storage.bytes().get(name)
     }
 
     /// Where the frame under way stands, for the row path.
     #[inline(always)]
     pub(super) fn cursor(&self) -> RowCursor {
-        self.regions.cursor(self.streams, self.rows, self.room)
+        RowCursor::new(&self.regions, self.streams, self.rows, self.room)
     }
 
     /// The row path's cursor, written back.
