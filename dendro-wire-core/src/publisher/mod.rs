@@ -18,22 +18,18 @@ use crate::codec::copy;
 use crate::frame::Frame;
 use crate::index_state::IndexState;
 use crate::map::Map;
-use crate::source_update::SourceUpdate;
 use crate::storage::Storage;
 use crate::{LENGTH_PREFIX_BYTES, MAX_FRAME_BYTES};
 
 mod bytes;
 mod config;
-mod declare;
 mod error;
-mod interval;
 mod observer;
 mod outbox;
 mod outgoing;
 mod regions;
 mod row_path;
 mod sizing;
-mod slots;
 mod source;
 mod stats;
 mod stream_rec;
@@ -46,9 +42,8 @@ pub use sizing::{Budget, Sizing};
 pub use stats::{PublisherStats, Waiting};
 pub use stream_rec::{FAST_NAME_BYTES, FAST_ROW_BYTES, FAST_WINDOW_BYTES};
 
-use outgoing::Dropped;
-use row_path::put_small;
-use source::Source;
+use outgoing::{next_due, Due};
+use source::{Dropped, Source};
 
 #[cfg(doc)]
 use crate::index_state::{SlotSetHash, NO_INDEX_STATE};
@@ -233,7 +228,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     pub fn stats(&self) -> PublisherStats {
         let mut total = self.stats;
         for s in &self.sources {
-            total.add(&s.stats);
+            total.add(s.counts());
         }
         total
     }
@@ -246,8 +241,31 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             connections: self.stats.connections,
             ..PublisherStats::default()
         };
-        stats.add(&self.source(source)?.stats);
+        stats.add(self.source(source)?.counts());
         Ok(stats)
+    }
+
+    /// Drop every frame still due, counting it as `why` says.
+    fn drop_due(&mut self, why: Dropped) {
+        for s in &mut self.sources {
+            s.drop_due(why);
+        }
+    }
+
+    /// The next frame due, without taking it.
+    fn peek(&self) -> Option<Due> {
+        next_due(&self.sources, self.policy, self.turn)
+    }
+
+    /// Take the frame [`peek`](Self::peek) found: record that it went out,
+    /// and say what it is.
+    fn take(&mut self, due: &Due) -> Result<Transmit, PublishError> {
+        let source = due.source as u32;
+        let s = self
+            .sources
+            .get_mut(due.source)
+            .ok_or(PublishError::UnknownSource { source })?;
+        s.take(due.handshake, due.range.clone())
     }
 
     /// A frame polled and then cut off by its link: counted, not sent
@@ -388,12 +406,14 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             });
         };
         let mut cursor = src.cursor();
-        let bytes = src.storage.bytes_mut();
-        if put_small(bytes, &mut cursor, stream.index, ts, wall_offset, row).is_some() {
+        if src
+            .put_small(&mut cursor, stream.index, ts, wall_offset, row)
+            .is_some()
+        {
             src.set_cursor(&cursor);
             return Ok(());
         }
-        src.observe_slow(stream.source, limit, stream, (ts, wall_offset, row))
+        src.observe_slow(limit, stream, (ts, wall_offset, row))
     }
 
     /// Observe many rows of one source at once: what [`observe`](Self::observe)
@@ -405,7 +425,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             .sources
             .get_mut(source.0 as usize)
             .ok_or(PublishError::UnknownSource { source: source.0 })?;
-        Ok(Observer::new(src, source.0, limit))
+        Ok(Observer::new(src, limit))
     }
 
     /// Set an index slot, adding it or changing its value. Sent in a
@@ -448,7 +468,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             .sources
             .get_mut(source.0 as usize)
             .ok_or(PublishError::UnknownSource { source: source.0 })?;
-        s.set_slot(source.0, key, value, &config, connected)
+        s.set_slot(key, value, &config, connected)
     }
 
     /// A new connection is open (its preamble written): anything still due
@@ -495,11 +515,8 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     /// [`DropPolicy`]'s to say.
     pub fn end_interval(&mut self) {
         let (config, connected) = (self.config, self.connected);
-        for (ordinal, s) in self.sources.iter_mut().enumerate() {
-            s.drop_earlier();
-            s.intervals_since_full = s.intervals_since_full.saturating_add(1);
-            s.close_frame(ordinal as u32, connected, &config);
-            s.regions.interval_ended();
+        for s in &mut self.sources {
+            s.end_interval(connected, &config);
         }
         // The first interval's frames are polled from source 0, the next
         // one's from source 1, and so on round; counted, not divided: a
@@ -517,7 +534,11 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     /// next interval ends may [`drop_waiting`](Self::drop_waiting) rather
     /// than send part of it late.
     pub fn waiting(&self) -> Waiting {
-        self.waiting_now()
+        let mut w = Waiting::default();
+        for s in &self.sources {
+            s.add_waiting(&mut w);
+        }
+        w
     }
 
     /// Drop every frame due, as [`end_interval`](Self::end_interval) drops
@@ -554,7 +575,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         };
         let written = buf.get_mut(..len).ok_or(shrank)?;
         let stored = self.sources.get(due.source);
-        let stored = stored.and_then(|s| s.storage.bytes().get(due.range));
+        let stored = stored.and_then(|s| s.stored(due.range));
         stored.and_then(|src| copy(written, src)).ok_or(shrank)?;
         Ok(Some((written, t)))
     }
@@ -569,7 +590,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         };
         let t = self.take(&due)?;
         let stored = self.sources.get(due.source);
-        match stored.and_then(|s| s.storage.bytes().get(due.range)) {
+        match stored.and_then(|s| s.stored(due.range)) {
             Some(bytes) => Ok(Some((bytes, t))),
             None => Err(PublishError::StorageShrank {
                 source: due.source as u32,
@@ -600,7 +621,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         if let Some(source) = frame.source() {
             let found = self.source(SourceId(source))?;
             s = Some(source as usize);
-            if !found.link.handshake_sent {
+            if !found.handshake_sent() {
                 return Err(PublishError::NotHandshaken {
                     source,
                     kind: frame.kind(),
@@ -609,7 +630,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         }
         let n = frame.emit(buf)?;
         match s.and_then(|i| self.sources.get_mut(i)) {
-            Some(s) => s.stats.frames_sent += 1,
+            Some(s) => s.count_sent(),
             None => self.stats.frames_sent += 1,
         }
         Ok(n)
@@ -630,31 +651,6 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     ) -> Result<Option<usize>, PublishError> {
         let limit = self.config.frame_buffer;
         let s = self.source_mut(source)?;
-        let update = SourceUpdate {
-            source: source.0,
-            ts,
-            labels,
-            metadata,
-        };
-        let send = s.link.handshake_sent;
-        // The update's room is checked once the handshake is known to fit,
-        // and before it is rewritten.
-        let room = || match send {
-            true => match update.buffer_len()? {
-                needed if needed > buf.len() => Err(PublishError::BufferTooSmall {
-                    needed,
-                    have: buf.len(),
-                }),
-                _ => Ok(()),
-            },
-            false => Ok(()),
-        };
-        s.rewrite_handshake(source.0, labels, metadata, limit, room)?;
-        if !send {
-            return Ok(None);
-        }
-        let n = update.emit(buf)?;
-        s.stats.frames_sent += 1;
-        Ok(Some(n))
+        s.update(ts, labels, metadata, limit, buf)
     }
 }

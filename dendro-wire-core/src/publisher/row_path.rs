@@ -4,19 +4,14 @@
 //! [`FAST_NAME_BYTES`] takes [`put_small`], one fixed-size window behind
 //! one bounds check; any other takes [`put_any`]; one neither takes is
 //! refused with its reason, or written once its stream's slot or the
-//! storage has grown ([`Source::observe_slow`]).
+//! storage has grown (the source's `observe_slow`, `source/observe.rs`).
 
-use super::config::StreamId;
-use super::error::PublishError;
-use super::regions::{ensure, Region, Regions};
-use super::source::Source;
+use super::regions::Regions;
 use super::stream_rec::{StreamRec, REC};
 #[cfg(doc)]
 use super::stream_rec::{FAST_NAME_BYTES, FAST_ROW_BYTES};
 use crate::codec::LEN_BYTES;
-use crate::kind;
 use crate::rows::{write_prepared_row, TAIL_BYTES};
-use crate::storage::Storage;
 
 /// Where a source's frame under way stands, as the row path reads it: the
 /// regions it touches, the frame's size and rows, and the most it may grow
@@ -208,7 +203,7 @@ pub(super) fn put_small(
 /// or the storage would be outgrown.
 #[cold]
 #[inline(never)]
-fn put_any(
+pub(super) fn put_any(
     bytes: &mut [u8],
     mut pos: RowCursor,
     stream: u32,
@@ -237,106 +232,16 @@ fn put_any(
     Some(pos)
 }
 
-impl<S: Storage> Source<S> {
-    /// The row into the frame under way, if every bound holds.
-    fn write_row(&mut self, stream: u32, ts: i64, wall_offset: i64, row: &[u8]) -> Option<()> {
-        let pos = self.cursor();
-        let pos = put_any(self.storage.bytes_mut(), pos, stream, ts, wall_offset, row)?;
-        self.set_cursor(&pos);
-        Some(())
-    }
-
-    /// A row [`put_small`] did not take, for source `source`'s rows (an
-    /// [`Observer`](super::Observer)'s, or the one the stream names):
-    /// written by [`put_any`], or refused with the reason (and counted),
-    /// or written once the stream's slot or the storage has grown.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn observe_slow(
-        &mut self,
-        source: u32,
-        limit: usize,
-        stream: StreamId,
-        (ts, wall_offset, row): (i64, i64, &[u8]),
-    ) -> Result<(), PublishError> {
-        let result = match stream.source == source {
-            true => self.grow_for_row(source, limit, stream.index, (ts, wall_offset, row)),
-            false => Err(PublishError::OtherSource {
-                source,
-                stream_source: stream.source,
-            }),
-        };
-        self.stats.rows_refused += u64::from(result.is_err());
-        result
-    }
-
-    fn grow_for_row(
-        &mut self,
-        source: u32,
-        limit: usize,
-        stream: u32,
-        (ts, wall_offset, row): (i64, i64, &[u8]),
-    ) -> Result<(), PublishError> {
-        if self.write_row(stream, ts, wall_offset, row).is_some() {
-            return Ok(());
-        }
-        if stream >= self.streams {
-            return Err(PublishError::UnknownStream { source, stream });
-        }
-        let shrank = PublishError::StorageShrank { source };
-        let rec = self.rec(stream).ok_or(shrank)?;
-        let (slot, cap) = (rec.slot(), rec.cap());
-        let len = LEN_BYTES + rec.name() + TAIL_BYTES + row.len();
-        // The frame with this row, and the latest row of every stream with
-        // this stream's as large as this row.
-        let grown = len.saturating_sub(cap);
-        let needed = self
-            .regions
-            .frame_len()
-            .saturating_add(len)
-            .saturating_add(self.caps)
-            .saturating_add(grown);
-        if needed > limit {
-            return Err(PublishError::FrameTooLarge {
-                source,
-                kind: kind::ROWS,
-                needed,
-                limit,
-            });
-        }
-        if grown > 0 {
-            let at = self.regions.slot(slot, cap, 0).start;
-            self.regions
-                .resize(&mut self.storage, source, Region::Latest, at, 0, grown)?;
-            for i in 0..self.streams {
-                let rec = self.regions.record_mut(self.storage.bytes_mut(), i);
-                let rec = rec.ok_or(shrank)?;
-                if i == stream {
-                    rec.set_cap(len);
-                } else if rec.slot() > slot {
-                    rec.move_slot(grown);
-                }
-            }
-            self.caps += grown;
-            self.room = limit - self.caps;
-        }
-        ensure(&mut self.storage, source, self.regions.frame().end + len)?;
-        self.write_row(stream, ts, wall_offset, row).ok_or(shrank)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     extern crate std;
     use std::vec::Vec;
 
-    use super::put_small;
     use crate::frame::{decode, Frame, Status};
     use crate::index_state::NO_INDEX_STATE;
     use crate::kind;
     use crate::map::Map;
     use crate::rows::{Row, RowsBuilder, RowsHeader};
-    use crate::storage::Storage;
     use crate::{Publisher, PublisherConfig, SourceDecl};
 
     /// Sized by `SourceDecl::sizing`, a source takes every row of its
@@ -409,8 +314,7 @@ mod tests {
                 } as u32;
                 let src = &mut p.sources[0];
                 let mut cursor = src.cursor();
-                let bytes = src.storage.bytes_mut();
-                let taken = put_small(bytes, &mut cursor, stream, interval, 0, &row);
+                let taken = src.put_small(&mut cursor, stream, interval, 0, &row);
                 assert!(
                     taken.is_some(),
                     "{streams:?} rows of {largest_row}, {per_interval} an interval, sized \
