@@ -8,7 +8,7 @@ use super::source::Source;
 use crate::storage::Storage;
 
 #[cfg(doc)]
-use super::Publisher;
+use crate::Publisher;
 
 /// One source's rows, observed many at a time: from
 /// [`Publisher::observer`], for an agent that samples a source's streams

@@ -312,7 +312,7 @@ mod tests {
                     true => i,
                     false => streams.len() - 1,
                 } as u32;
-                let src = &mut p.sources[0];
+                let src = p.source_at(s).unwrap();
                 let mut cursor = src.cursor();
                 let taken = src.put_small(&mut cursor, stream, interval, 0, &row);
                 assert!(

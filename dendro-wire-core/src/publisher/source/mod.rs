@@ -6,7 +6,7 @@
 //! changing its identity, `interval` connections and closing frames,
 //! `observe` the rows the row path does not take, `slots` its index slots
 //! and entries, and `queue` its frames due, polled and dropped. The
-//! [`Publisher`](super::Publisher) only calls methods.
+//! [`Publisher`](crate::Publisher) only calls methods.
 
 use core::ops::Range;
 
