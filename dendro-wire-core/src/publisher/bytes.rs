@@ -8,8 +8,9 @@ use crate::LENGTH_PREFIX_BYTES;
 
 /// `bytes.copy_within(from, to)`, in pieces of 16 bytes each read whole
 /// before it is written, so that no piece lands on bytes still to move:
-/// `copy_within` is a `memmove`, 1.6 KB of flash on a Cortex-M built for
-/// size (and keeps a panic there), for moves that are rare (a slot set, a
+/// `copy_within` is a `memmove`, its code in the flash of a Cortex-M built
+/// for size (and keeps a panic there; `cargo xtask firmware` prints the
+/// footprint), for moves that are rare (a slot set, a
 /// stream's latest row outgrowing its slot, frames polled). A move that
 /// does not fit in `bytes` moves nothing.
 pub(super) fn move_bytes(bytes: &mut [u8], from: Range<usize>, to: usize) {

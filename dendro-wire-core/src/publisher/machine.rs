@@ -340,8 +340,8 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     /// declared.
     //
     // What `Observer::observe` does for one row, written out: going through
-    // an `Observer` costs the firmware agent 144 bytes of flash (`cargo
-    // xtask firmware` prints it).
+    // an `Observer` costs the firmware agent flash (`cargo xtask firmware`
+    // prints the footprint).
     #[inline]
     pub fn observe(
         &mut self,
@@ -472,7 +472,8 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         }
         // The first interval's frames are polled from source 0, the next
         // one's from source 1, and so on round; counted, not divided: a
-        // 64-bit division is a kilobyte of a Cortex-M0's flash.
+        // 64-bit division is a library routine in a Cortex-M0's flash
+        // (`cargo xtask firmware` prints the footprint).
         self.turn = self.next_turn;
         self.next_turn = match self.turn + 1 < self.sources.len() {
             true => self.turn + 1,

@@ -160,8 +160,8 @@ mod words {
     /// A row of 1 to 32 bytes to the front of `dst`; from 16 bytes, as two
     /// overlapping moves of 16 bytes. Words rather than `copy_from_slice`,
     /// whose copies the compiler merged into one call to `memcpy` of a
-    /// variable size, a third of a row's time (the publisher machine's line of
-    /// `cargo xtask bench-report`).
+    /// variable size, much of a row's time (`cargo xtask firmware` prints
+    /// the instructions per row, `cargo xtask bench-report` the ratios).
     #[inline(always)]
     fn copy_small(dst: &mut [u8; FAST_ROW_BYTES], row: &[u8]) -> Option<()> {
         let (Some(first), Some(last)) = (row.first_chunk::<16>(), row.last_chunk::<16>()) else {

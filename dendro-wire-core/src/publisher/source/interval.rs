@@ -260,8 +260,8 @@ impl<S: Storage> Source<S> {
 }
 
 /// The encoded size and the `ts` of the row at the front of `bytes`. Out
-/// of line: inlined where it is used, it was 100 bytes more of a device's
-/// flash (the agent's flash as `cargo xtask firmware` prints it).
+/// of line: inlined where it is used, it took more of a device's flash
+/// (`cargo xtask firmware` prints the footprint).
 #[inline(never)]
 fn row_at(bytes: &[u8]) -> Option<(usize, i64)> {
     let mut rest = bytes;

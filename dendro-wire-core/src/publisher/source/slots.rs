@@ -227,9 +227,9 @@ fn write_record(
 /// An index entry of `kind`, stamped `ts`, declaring `state`, written into
 /// `buf` field by field as `Index::emit` writes it, from the index name and
 /// blob in `bytes`: `Index::emit` takes the stream as a `&str`, and making
-/// one of the stored name is a UTF-8 check whose code and table were 600
-/// bytes of a device's flash (the agent's, as `cargo xtask firmware`
-/// prints it). The name was a `&str` when it was declared; the golden
+/// one of the stored name is a UTF-8 check whose code and table are a
+/// device's flash for nothing (`cargo xtask firmware` prints the
+/// footprint). The name was a `&str` when it was declared; the golden
 /// tests hold the bytes to the encoder's.
 pub(super) fn write_index(
     bytes: &[u8],
