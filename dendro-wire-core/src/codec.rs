@@ -366,8 +366,9 @@ impl<'b> Out<'b> {
 /// differ: a panic's message and place are flash a device has no use for,
 /// and a path of the machine that built it. zerocopy's `write_to` checks
 /// the lengths and calls `memcpy`, which moves words: a loop of byte moves
-/// is what this was on a Cortex-M built for size (5 instructions a byte),
-/// and `copy_from_slice` keeps its panic there, its check out of line.
+/// is what this was on a Cortex-M built for size (several instructions a
+/// byte; `cargo xtask firmware` prints the instructions per row), and
+/// `copy_from_slice` keeps its panic there, its check out of line.
 #[inline(never)]
 pub(crate) fn copy(dst: &mut [u8], src: &[u8]) -> Option<()> {
     src.write_to(dst).ok()
@@ -388,8 +389,7 @@ pub(crate) fn copy_short(dst: &mut [u8], src: &[u8]) -> Option<()> {
         // `copy_from_slice`, a copy known to be disjoint: on x86-64 the
         // same moves as an array assignment, while on a Cortex-M built for
         // size an assignment of 16 or 32 bytes became a call to `memmove`
-        // (1.5 KiB of the agent's flash, as `cargo xtask firmware` prints
-        // it).
+        // and its code (`cargo xtask firmware` prints the footprint).
         dst.first_chunk_mut::<W>()?
             .copy_from_slice(src.first_chunk::<W>()?);
         dst.last_chunk_mut::<W>()?

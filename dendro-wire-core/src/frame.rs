@@ -1,13 +1,22 @@
 //! The [`Frame`] that names every kind, made from the one table of kinds in
 //! `kind.rs`, and the sans-IO decoder ([protocol §2](crate::protocol)).
 //!
-//! Each kind's file depends only on `framing.rs` and `codec.rs`; this file
-//! is the one that knows them all.
+//! Each kind's file depends only on the layers below it (`codec.rs`,
+//! `framing.rs`, `error.rs`, and `map.rs` or `index_state.rs` for its
+//! fields) and on `kind.rs` for its byte, never on another kind's file or
+//! on this one (its golden tests use this file's `golden`); this file is
+//! the one that knows them all.
 
+use crate::clock_offset::ClockOffset;
 use crate::codec::{Cursor, Out};
 use crate::error::{Error, Field, Rule};
 use crate::framing::{buffer_len, emit, Decode, Encode, HEAD_BYTES};
+use crate::handshake::Handshake;
+use crate::index::Index;
 use crate::kind::{self, known_kinds};
+use crate::rows::Rows;
+use crate::segment::Segment;
+use crate::source_update::SourceUpdate;
 use crate::{LENGTH_PREFIX_BYTES, MAX_FRAME_BYTES};
 
 /// `Frame` and every dispatch over its kinds, from the table in `kind.rs`.

@@ -5,25 +5,33 @@
 //! variant, the view type (in its own file, with its layout, encoder,
 //! `Display` and golden tests) and the constant's name. This module makes
 //! the constants and names from it, and `frame.rs` makes the `Frame` enum
-//! and every dispatch over it, so a new kind is its file and one line here.
+//! and every dispatch over it, so a new kind is its file, one line here and
+//! its type imported in `frame.rs`.
+//!
+//! The table names each view type by its bare name, resolved where the
+//! table is expanded: `frame.rs` imports them, and this module, which
+//! ignores them, imports none. Every kind's file uses this one for its
+//! byte, so naming the views here by path would tie them all into a
+//! circle through it.
 
-/// Calls `$then!` with every known kind: `byte => Variant(Type), CONSTANT;`.
+/// Calls `$then!` with every known kind: `byte => Variant(Type), CONSTANT;`,
+/// each `Type` a bare name the caller has in scope.
 macro_rules! known_kinds {
     ($then:ident) => {
         $then! {
             /// Kind 1: a source's identity and the ordinal later frames carry.
-            1 => Handshake(crate::handshake::Handshake<'a>), HANDSHAKE;
+            1 => Handshake(Handshake<'a>), HANDSHAKE;
             /// Kind 2: one entry of the caller's secondary index.
-            2 => Index(crate::index::Index<'a>), INDEX;
+            2 => Index(Index<'a>), INDEX;
             /// Kind 3: live observations.
-            3 => Rows(crate::rows::Rows<'a>), ROWS;
+            3 => Rows(Rows<'a>), ROWS;
             /// Kind 4: a sealed parquet segment.
-            4 => Segment(crate::segment::Segment<'a>), SEGMENT;
+            4 => Segment(Segment<'a>), SEGMENT;
             /// Kind 5: one clock-drift observation.
-            5 => ClockOffset(crate::clock_offset::ClockOffset), CLOCK_OFFSET;
+            5 => ClockOffset(ClockOffset), CLOCK_OFFSET;
             /// Kind 6: a source's new labels and metadata (added in dendro
             /// 0.6.1; [protocol §4.6](crate::protocol)).
-            6 => SourceUpdate(crate::source_update::SourceUpdate<'a>), SOURCE_UPDATE;
+            6 => SourceUpdate(SourceUpdate<'a>), SOURCE_UPDATE;
         }
     };
 }

@@ -361,9 +361,9 @@ impl<T: AsRef<[SourceSlot]> + AsMut<[SourceSlot]>> SubscriberIn<T> {
             ..SourceSlot::EMPTY
         };
         self.open += 1;
-        // Into its place by swaps: a `copy_within` is a `memmove`, 1.6 KB
-        // of a device's flash (the decoder's, as `cargo xtask firmware`
-        // prints it), for a move made once a source.
+        // Into its place by swaps: a `copy_within` is a `memmove` and its
+        // code in a device's flash (`cargo xtask firmware` prints the
+        // footprint), for a move made once a source.
         let mut i = self.open.saturating_sub(1);
         while i > at {
             if let Some([a, b]) = table.get_mut(i - 1..=i) {

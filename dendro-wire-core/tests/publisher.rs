@@ -52,12 +52,13 @@ fn state_bytes(s: IndexState) -> Vec<u8> {
 }
 
 /// The common golden handshake (the uuid, labels {host: a}, no metadata,
-/// anchor 1) for source 0, not complete: what `decl` declares.
+/// anchor 1), as source 0 and not complete: what `decl` declares.
 fn handshake_bytes() -> Vec<u8> {
-    let mut b = common::handshake_bytes();
-    b[5] = 0; // source
-    b[79] = 0; // complete
-    b
+    common::emitted(&Frame::Handshake(Handshake {
+        source: 0,
+        complete: false,
+        ..common::handshake()
+    }))
 }
 
 /// An `Index` frame of source 0 on stream "ix" (docs/PROTOCOL.md §4.2), `len` its

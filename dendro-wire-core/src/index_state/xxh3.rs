@@ -4,8 +4,8 @@
 //!
 //! A slot set is hashed one slot at a time, as slots change, so the hash is
 //! never on a hot path; on a microcontroller the unrolled, per-length
-//! versions of a general-purpose crate were a quarter of a publisher's
-//! flash (the agent's, as `cargo xtask firmware` prints it). Every length class of the algorithm is here, the long one too
+//! versions of a general-purpose crate were much of a publisher's flash
+//! (`cargo xtask firmware` prints the footprint). Every length class of the algorithm is here, the long one too
 //! (a slot may be of any size), and its loops are left as loops.
 
 /// The default secret of XXH3.

@@ -199,8 +199,8 @@ impl fmt::Display for PublishError {
 
 impl PublishError {
     /// The variant's name, for a device that logs errors without
-    /// `core::fmt` (whose machinery and these messages are kilobytes of
-    /// flash); [`Display`](fmt::Display) says the whole sentence.
+    /// `core::fmt` (whose machinery and these messages take much of its
+    /// flash; `cargo xtask firmware` prints the footprint); [`Display`](fmt::Display) says the whole sentence.
     pub const fn name(&self) -> &'static str {
         match self {
             PublishError::TooManySources { .. } => "TooManySources",

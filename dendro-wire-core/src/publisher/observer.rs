@@ -3,13 +3,12 @@
 
 use super::config::StreamId;
 use super::error::PublishError;
-use super::regions::RowCursor;
-use super::row_path::put_small;
+use super::row_path::RowCursor;
 use super::source::Source;
 use crate::storage::Storage;
 
 #[cfg(doc)]
-use super::Publisher;
+use crate::Publisher;
 
 /// One source's rows, observed many at a time: from
 /// [`Publisher::observer`], for an agent that samples a source's streams
@@ -48,10 +47,9 @@ pub struct Observer<'a, S: Storage> {
 }
 
 impl<'a, S: Storage> Observer<'a, S> {
-    /// `src`'s rows, source `source`'s, bounded by `limit`, the frame
-    /// buffer.
-    pub(super) fn new(src: &'a mut Source<S>, source: u32, limit: usize) -> Self {
-        let cursor = src.cursor();
+    /// `src`'s rows, bounded by `limit`, the frame buffer.
+    pub(super) fn new(src: &'a mut Source<S>, limit: usize) -> Self {
+        let (cursor, source) = (src.cursor(), src.ordinal());
         Observer {
             src,
             source,
@@ -71,8 +69,12 @@ impl<'a, S: Storage> Observer<'a, S> {
         row: &[u8],
     ) -> Result<(), PublishError> {
         if stream.source == self.source {
-            let bytes = self.src.storage.bytes_mut();
-            if put_small(bytes, &mut self.cursor, stream.index, ts, wall_offset, row).is_some() {
+            let cursor = &mut self.cursor;
+            if self
+                .src
+                .put_small(cursor, stream.index, ts, wall_offset, row)
+                .is_some()
+            {
                 return Ok(());
             }
         }
@@ -82,7 +84,7 @@ impl<'a, S: Storage> Observer<'a, S> {
         self.src.set_cursor(&self.cursor);
         let result = self
             .src
-            .observe_slow(self.source, self.limit, stream, (ts, wall_offset, row));
+            .observe_slow(self.limit, stream, (ts, wall_offset, row));
         self.cursor = self.src.cursor();
         result
     }

@@ -2,8 +2,9 @@
 //! a link in as many pieces as it takes, for a socket that accepts part of
 //! what it is given (smoltcp's `send_slice`, a full TCP window).
 
+use super::config::Transmit;
 use super::error::PublishError;
-use super::{Publisher, Transmit};
+use super::machine::Publisher;
 use crate::storage::Storage;
 
 /// The frame being sent, in a buffer the caller lends, and how much of it

@@ -29,14 +29,11 @@
 
 use core::ops::Range;
 
-use zerocopy::little_endian::{U32, U64};
-use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
-
+use super::bytes::move_bytes;
 use super::error::PublishError;
-use crate::codec::{copy, LEN_BYTES};
-use crate::rows::{ROWS_HEAD_BYTES, TAIL_BYTES};
+use super::stream_rec::{StreamRec, REC};
+use crate::rows::ROWS_HEAD_BYTES;
 use crate::storage::Storage;
-use crate::LENGTH_PREFIX_BYTES;
 
 /// A region of a source's storage, in storage order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,7 +120,7 @@ impl Regions {
         if range.end > self.ends[Region::Table as usize] {
             return None;
         }
-        StreamRec::ref_from_bytes(bytes.get(range)?).ok()
+        StreamRec::of(bytes.get(range)?)
     }
 
     /// Stream `i`'s record, to change.
@@ -132,7 +129,7 @@ impl Regions {
         if range.end > self.ends[Region::Table as usize] {
             return None;
         }
-        StreamRec::mut_from_bytes(bytes.get_mut(range)?).ok()
+        StreamRec::of_mut(bytes.get_mut(range)?)
     }
 
     /// The `len` bytes of a stream's slot that starts `slot` bytes into
@@ -145,13 +142,13 @@ impl Regions {
 
     /// The handshake, index name, table and latest regions of a source
     /// being declared, each to write.
-    pub(super) fn declared<'a>(&self, bytes: &'a mut [u8]) -> Option<Declared<'a>> {
+    pub(super) fn declared<'a>(&self, bytes: &'a mut [u8]) -> Option<DeclaredRegions<'a>> {
         let ends = &self.ends;
         let region = bytes.get_mut(..ends[Region::Latest as usize])?;
         let (handshake, rest) = region.split_at_mut_checked(ends[Region::Handshake as usize])?;
         let (index_name, rest) = rest.split_at_mut_checked(self.len(Region::IndexName))?;
         let (table, latest) = rest.split_at_mut_checked(self.len(Region::Table))?;
-        Some(Declared {
+        Some(DeclaredRegions {
             handshake,
             index_name,
             table,
@@ -289,20 +286,16 @@ impl Regions {
         self.polled = 0;
     }
 
-    /// The map as the row path holds it across rows: where the records, the
-    /// slots and the frame start, the frame's size and rows, and the most
-    /// it may grow to. `streams` is the streams a row may go on.
+    /// Where the table of stream records starts.
     #[inline(always)]
-    pub(super) fn cursor(&self, streams: u32, rows: u32, room: usize) -> RowCursor {
-        RowCursor {
-            table_at: self.ends[Region::IndexName as usize],
-            slots_at: self.ends[Region::Table as usize],
-            frame_at: self.frame_at(),
-            streams,
-            at: self.frame_len,
-            rows,
-            room,
-        }
+    pub(super) fn table_at(&self) -> usize {
+        self.ends[Region::IndexName as usize]
+    }
+
+    /// Where the slots start: [`Region::Latest`].
+    #[inline(always)]
+    pub(super) fn slots_at(&self) -> usize {
+        self.ends[Region::Table as usize]
     }
 
     /// Resize `old` bytes at `at`, inside region `r`, to `new`: what follows
@@ -341,7 +334,7 @@ impl Regions {
 }
 
 /// The regions of a source being declared, apart.
-pub(super) struct Declared<'a> {
+pub(super) struct DeclaredRegions<'a> {
     pub(super) handshake: &'a mut [u8],
     pub(super) index_name: &'a mut [u8],
     pub(super) table: &'a mut [u8],
@@ -362,221 +355,5 @@ pub(super) fn ensure<S: Storage>(
             needed: len,
             have: storage.bytes().len(),
         })
-    }
-}
-
-/// Where a source's frame under way stands, as the row path reads it: the
-/// regions it touches, the frame's size and rows, and the most it may grow
-/// to. Kept in registers by an [`Observer`](super::Observer) across its
-/// rows; made only by [`Regions::cursor`].
-#[derive(Clone, Copy, Debug)]
-pub(super) struct RowCursor {
-    table_at: usize,
-    slots_at: usize,
-    frame_at: usize,
-    /// The streams a row may go on.
-    pub(super) streams: u32,
-    /// The frame under way: its size so far, its rows, and the most it may
-    /// grow to.
-    pub(super) at: usize,
-    pub(super) rows: u32,
-    pub(super) room: usize,
-}
-
-impl RowCursor {
-    /// Where stream `stream`'s record starts in the storage.
-    #[inline(always)]
-    pub(super) fn record_at(&self, stream: u32) -> usize {
-        self.table_at + stream as usize * REC
-    }
-
-    /// The storage split at the frame under way: everything before it (the
-    /// records among it, at [`record_at`](Self::record_at)), and the frame
-    /// onwards (its byte `at` at `at`).
-    #[cfg(unaligned_words)]
-    #[inline(always)]
-    pub(super) fn split_at_frame<'a>(
-        &self,
-        bytes: &'a mut [u8],
-    ) -> Option<(&'a mut [u8], &'a mut [u8])> {
-        bytes.split_at_mut_checked(self.frame_at)
-    }
-
-    /// The storage split at the frame and at the slots: everything before
-    /// the slots (the records among it, at [`record_at`](Self::record_at)),
-    /// the slots onwards (a stream's slot at its [`StreamRec::slot`]), and
-    /// the frame under way onwards (its byte `at` at `at`).
-    #[inline(always)]
-    pub(super) fn split<'a>(
-        &self,
-        bytes: &'a mut [u8],
-    ) -> Option<(&'a mut [u8], &'a mut [u8], &'a mut [u8])> {
-        let (front, frame) = bytes.split_at_mut_checked(self.frame_at)?;
-        let (table, slots) = front.split_at_mut_checked(self.slots_at)?;
-        Some((table, slots, frame))
-    }
-}
-
-/// One stream's record in its source's table: all a row on it reads, in one
-/// place. 64 bytes, so that a record's place is a shift.
-#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
-#[repr(C)]
-pub(super) struct StreamRec {
-    /// The name as a row carries it — length prefix, then bytes — padded
-    /// with zeros, or its first [`HEAD`] bytes if longer: a name of up to
-    /// [`FAST_NAME_BYTES`] is copied into a row from here in whole words.
-    /// Its first four bytes are the name's length.
-    pub(super) head: [u8; HEAD],
-    /// Its slot's size: the largest row seen, encoded, and never less than
-    /// the name and an empty row.
-    pub(super) cap: U32,
-    /// The longest row the row path's short path takes on this stream: up
-    /// to [`FAST_ROW_BYTES`] that fit its slot, on a name of up to
-    /// [`FAST_NAME_BYTES`]; 0 on a longer name.
-    pub(super) small: U32,
-    /// Where this frame's last row of the stream starts in the frame;
-    /// [`UNSEEN`] before its first.
-    pub(super) last_at: U32,
-    /// Where its slot starts in the latest region.
-    pub(super) slot: U32,
-    /// The latest row's encoded size; 0 before the first.
-    pub(super) len: U32,
-    /// The `seq` of the frame its latest row was in.
-    pub(super) seen: U64,
-}
-
-impl StreamRec {
-    /// The stream name's length.
-    #[inline]
-    pub(super) fn name(&self) -> usize {
-        le_u32(&self.head[..LEN_BYTES]) as usize
-    }
-
-    pub(super) fn set_cap(&mut self, cap: usize) {
-        let head = LEN_BYTES + self.name();
-        let small = match head <= HEAD {
-            true => cap.saturating_sub(head + TAIL).min(FAST_ROW_BYTES),
-            false => 0,
-        };
-        self.cap = U32::new(cap as u32);
-        self.small = U32::new(small as u32);
-    }
-}
-
-/// The most of a name's encoded head a record keeps: its length and
-/// [`FAST_NAME_BYTES`] of it.
-pub(super) const HEAD: usize = LEN_BYTES + FAST_NAME_BYTES;
-const _: () = assert!(REC == 64);
-
-/// A record's size.
-pub(super) const REC: usize = core::mem::size_of::<StreamRec>();
-/// `seen` of a stream never observed.
-pub(super) const NEVER: u64 = u64::MAX;
-/// `last_at` of a stream not observed in the interval under way.
-pub(super) const UNSEEN: u32 = u32::MAX;
-/// A row's fixed run: `ts`, `wall_offset`, the row's length.
-pub(super) const TAIL: usize = TAIL_BYTES;
-/// The longest name and row the row path's short path takes.
-pub(super) use super::row_path::{FAST_NAME_BYTES, FAST_ROW_BYTES};
-
-/// `bytes.copy_within(from, to)`, in pieces of 16 bytes each read whole
-/// before it is written, so that no piece lands on bytes still to move:
-/// `copy_within` is a `memmove`, 1.6 KB of flash on a Cortex-M built for
-/// size (and keeps a panic there), for moves that are rare (a slot set, a
-/// stream's latest row outgrowing its slot, frames polled). A move that
-/// does not fit in `bytes` moves nothing.
-pub(super) fn move_bytes(bytes: &mut [u8], from: Range<usize>, to: usize) {
-    const PIECE: usize = 16;
-    let len = from.len();
-    if from.end > bytes.len() || to.saturating_add(len) > bytes.len() {
-        return;
-    }
-    let (pieces, rest) = (len / PIECE, len % PIECE);
-    // Upwards from the end, downwards from the start.
-    let up = to > from.start;
-    let mut piece = |at: usize| -> Option<()> {
-        let read: [u8; PIECE] = *bytes.get(from.start + at..)?.first_chunk()?;
-        // Written by the out-of-line copy: a read and a write the compiler
-        // sees whole it merges into a `memmove`.
-        copy(bytes.get_mut(to + at..)?.first_chunk_mut::<PIECE>()?, &read)
-    };
-    for k in 0..pieces {
-        let at = match up {
-            true => rest + (pieces - 1 - k) * PIECE,
-            false => k * PIECE,
-        };
-        let _ = piece(at);
-    }
-    // The last few bytes, one at a time, on the side the pieces left.
-    for k in 0..rest {
-        let at = match up {
-            true => rest - 1 - k,
-            false => pieces * PIECE + k,
-        };
-        if let Some(&b) = bytes.get(from.start + at) {
-            if let Some(d) = bytes.get_mut(to + at) {
-                *d = b;
-            }
-        }
-    }
-}
-
-/// The whole length of the frame at the front of `bytes`, from its length
-/// prefix: for walking the queue, whose frames the publisher wrote.
-pub(super) fn frame_len_at(bytes: &[u8]) -> Option<usize> {
-    let len = le_u32(bytes.get(..LENGTH_PREFIX_BYTES)?) as usize;
-    Some(LENGTH_PREFIX_BYTES + len)
-}
-
-/// `name` as a row carries it — its length, then its bytes — at the front
-/// of `dst`; the bytes it took.
-pub(super) fn write_name(dst: &mut [u8], name: &[u8]) -> Option<usize> {
-    let (len, rest) = dst.split_first_chunk_mut::<LEN_BYTES>()?;
-    *len = (name.len() as u32).to_le_bytes();
-    copy(rest.get_mut(..name.len())?, name)?;
-    Some(LEN_BYTES + name.len())
-}
-
-#[inline]
-pub(super) fn le_u32(b: &[u8]) -> u32 {
-    u32::from_le_bytes(b.try_into().unwrap_or_default())
-}
-
-#[cfg(test)]
-mod tests {
-    extern crate std;
-    use std::vec::Vec;
-
-    use super::*;
-
-    #[test]
-    fn moving_bytes_is_copy_within_up_and_down_near_and_far() {
-        // Distances shorter and longer than the moving piece, regions of
-        // several pieces, and both directions, against `copy_within`.
-        let fresh = || (0..=255u8).cycle().take(600).collect::<Vec<u8>>();
-        for len in [0, 1, 5, 63, 64, 65, 130, 300] {
-            for from in [0, 3, 100] {
-                for to in [0, 1, 2, 40, 64, 99, 101, 163, 290] {
-                    let mut want = fresh();
-                    want.copy_within(from..from + len, to);
-                    let mut got = fresh();
-                    move_bytes(&mut got, from..from + len, to);
-                    assert_eq!(got, want, "{len} bytes from {from} to {to}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn moving_bytes_out_of_range_moves_nothing_past_the_end() {
-        let mut bytes = [1u8, 2, 3, 4];
-        move_bytes(&mut bytes, 1..3, 3);
-        assert_eq!(bytes, [1, 2, 3, 4]);
-        move_bytes(&mut bytes, 2..9, 0);
-        assert_eq!(bytes, [1, 2, 3, 4]);
-        // Pieces that would fit before one that does not.
-        let mut bytes: Vec<u8> = (0..200).collect();
-        move_bytes(&mut bytes, 100..250, 0);
-        assert!(bytes.iter().copied().eq(0..200));
     }
 }

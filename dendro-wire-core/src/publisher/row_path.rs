@@ -4,32 +4,82 @@
 //! [`FAST_NAME_BYTES`] takes [`put_small`], one fixed-size window behind
 //! one bounds check; any other takes [`put_any`]; one neither takes is
 //! refused with its reason, or written once its stream's slot or the
-//! storage has grown ([`Source::observe_slow`]).
+//! storage has grown (the source's `observe_slow`, `source/observe.rs`).
 
-use zerocopy::little_endian::U32;
-use zerocopy::FromBytes;
-
-use super::config::StreamId;
-use super::error::PublishError;
-use super::regions::{ensure, Region, RowCursor, StreamRec, HEAD, REC, TAIL};
-use super::source::Source;
+use super::regions::Regions;
+use super::stream_rec::{StreamRec, REC};
+#[cfg(doc)]
+use super::stream_rec::{FAST_NAME_BYTES, FAST_ROW_BYTES};
 use crate::codec::LEN_BYTES;
-use crate::kind;
-use crate::rows::write_prepared_row;
-use crate::storage::Storage;
+use crate::rows::{write_prepared_row, TAIL_BYTES};
 
-/// The longest stream name the short path takes: a name of up to this
-/// many bytes is kept whole in its stream's record.
-pub const FAST_NAME_BYTES: usize = 32;
-/// The longest row the short path takes.
-pub const FAST_ROW_BYTES: usize = 32;
-/// The bytes past a row's start the short path may write: the name as a row
-/// carries it (its length prefix, then up to [`FAST_NAME_BYTES`]), the
-/// fixed run, and room for the longest row in whole words. A frame and its
-/// storage keep this much room past the last row's start
-/// ([`SourceDecl::sizing`](crate::SourceDecl::sizing) counts it), so every
-/// row within a budget takes the short path.
-pub const FAST_WINDOW_BYTES: usize = HEAD + TAIL + FAST_ROW_BYTES;
+/// Where a source's frame under way stands, as the row path reads it: the
+/// regions it touches, the frame's size and rows, and the most it may grow
+/// to. Kept in registers by an [`Observer`](super::Observer) across its
+/// rows.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RowCursor {
+    table_at: usize,
+    slots_at: usize,
+    frame_at: usize,
+    /// The streams a row may go on.
+    pub(super) streams: u32,
+    /// The frame under way: its size so far, its rows, and the most it may
+    /// grow to.
+    pub(super) at: usize,
+    pub(super) rows: u32,
+    pub(super) room: usize,
+}
+
+impl RowCursor {
+    /// The map as the row path holds it across rows: where the records, the
+    /// slots and the frame start, the frame's size and `rows`, and `room`,
+    /// the most it may grow to. `streams` is the streams a row may go on.
+    #[inline(always)]
+    pub(super) fn new(regions: &Regions, streams: u32, rows: u32, room: usize) -> Self {
+        RowCursor {
+            table_at: regions.table_at(),
+            slots_at: regions.slots_at(),
+            frame_at: regions.frame_at(),
+            streams,
+            at: regions.frame_len(),
+            rows,
+            room,
+        }
+    }
+
+    /// Where stream `stream`'s record starts in the storage.
+    #[inline(always)]
+    pub(super) fn record_at(&self, stream: u32) -> usize {
+        self.table_at + stream as usize * REC
+    }
+
+    /// The storage split at the frame under way: everything before it (the
+    /// records among it, at [`record_at`](Self::record_at)), and the frame
+    /// onwards (its byte `at` at `at`).
+    #[cfg(unaligned_words)]
+    #[inline(always)]
+    pub(super) fn split_at_frame<'a>(
+        &self,
+        bytes: &'a mut [u8],
+    ) -> Option<(&'a mut [u8], &'a mut [u8])> {
+        bytes.split_at_mut_checked(self.frame_at)
+    }
+
+    /// The storage split at the frame and at the slots: everything before
+    /// the slots (the records among it, at [`record_at`](Self::record_at)),
+    /// the slots onwards (a stream's slot at its [`StreamRec::slot`]), and
+    /// the frame under way onwards (its byte `at` at `at`).
+    #[inline(always)]
+    pub(super) fn split<'a>(
+        &self,
+        bytes: &'a mut [u8],
+    ) -> Option<(&'a mut [u8], &'a mut [u8], &'a mut [u8])> {
+        let (front, frame) = bytes.split_at_mut_checked(self.frame_at)?;
+        let (table, slots) = front.split_at_mut_checked(self.slots_at)?;
+        Some((table, slots, frame))
+    }
+}
 
 #[cfg(unaligned_words)]
 pub(super) use words::put_small;
@@ -38,17 +88,14 @@ pub(super) use words::put_small;
 /// (`build.rs`).
 #[cfg(unaligned_words)]
 mod words {
-    use zerocopy::little_endian::U32;
-    use zerocopy::FromBytes;
-
-    use super::{FAST_ROW_BYTES, FAST_WINDOW_BYTES};
+    use super::RowCursor;
     use crate::codec::{copy_short, LEN_BYTES};
-    use crate::publisher::regions::{RowCursor, StreamRec, REC, TAIL};
-    use crate::rows::write_row_tail;
+    use crate::publisher::stream_rec::{StreamRec, FAST_ROW_BYTES, FAST_WINDOW_BYTES};
+    use crate::rows::{write_row_tail, TAIL_BYTES};
 
     /// A row into a source's frame under way, behind its stream's name as
     /// encoded at declaration, if the name has up to
-    /// [`FAST_NAME_BYTES`](super::FAST_NAME_BYTES) and the row up to
+    /// [`FAST_NAME_BYTES`](crate::FAST_NAME_BYTES) and the row up to
     /// [`FAST_ROW_BYTES`], and there is room for the most such a row takes:
     /// its stream's record says whether it fits the slot (rule 3), and the
     /// row goes into one window of fixed size, every move in it a whole
@@ -69,10 +116,8 @@ mod words {
         }
         // The record before the frame, the window in it: borrowed apart.
         let (front, frame) = pos.split_at_frame(bytes)?;
-        let rec_at = pos.record_at(stream);
-        let rec = front.get_mut(rec_at..)?.first_chunk_mut::<REC>()?;
-        let rec = StreamRec::mut_from_bytes(rec).ok()?;
-        let (head, small) = (LEN_BYTES + rec.name(), rec.small.get() as usize);
+        let rec = StreamRec::at_mut(front, pos.record_at(stream))?;
+        let (head, small) = (LEN_BYTES + rec.name(), rec.small());
         let at = pos.at;
         // One comparison for both ends: an empty row wraps to a large number.
         if row.len().wrapping_sub(1) >= small || at + FAST_WINDOW_BYTES > pos.room {
@@ -84,20 +129,22 @@ mod words {
         // The name's head in words of 16 bytes, as many as it takes; what they
         // write past it the fixed run overwrites. (`small` is 0 for a longer
         // name.)
-        let words = rec.head.as_chunks::<16>().0;
+        let words = rec.head().as_chunks::<16>().0;
         put_word(window.first_chunk_mut()?, words.first()?);
         if head > 16 {
             put_word(window.get_mut(16..)?.first_chunk_mut()?, words.get(1)?);
             if head > 32 {
-                let last = rec.head.last_chunk::<4>()?;
+                let last = rec.head().last_chunk::<4>()?;
                 *window.get_mut(32..)?.first_chunk_mut::<4>()? = *last;
             }
         }
-        let (tail, rest) = window.get_mut(head..)?.split_first_chunk_mut::<TAIL>()?;
+        let (tail, rest) = window
+            .get_mut(head..)?
+            .split_first_chunk_mut::<TAIL_BYTES>()?;
         write_row_tail(tail, ts, wall_offset, row.len());
         copy_small(rest.first_chunk_mut()?, row)?;
-        rec.last_at = U32::new(at as u32);
-        pos.at = at + head + TAIL + row.len();
+        rec.set_last_at(at);
+        pos.at = at + head + TAIL_BYTES + row.len();
         pos.rows += 1;
         Some(())
     }
@@ -113,8 +160,8 @@ mod words {
     /// A row of 1 to 32 bytes to the front of `dst`; from 16 bytes, as two
     /// overlapping moves of 16 bytes. Words rather than `copy_from_slice`,
     /// whose copies the compiler merged into one call to `memcpy` of a
-    /// variable size, a third of a row's time (the publisher machine's line of
-    /// `cargo xtask bench-report`).
+    /// variable size, much of a row's time (`cargo xtask firmware` prints
+    /// the instructions per row, `cargo xtask bench-report` the ratios).
     #[inline(always)]
     fn copy_small(dst: &mut [u8; FAST_ROW_BYTES], row: &[u8]) -> Option<()> {
         let (Some(first), Some(last)) = (row.first_chunk::<16>(), row.last_chunk::<16>()) else {
@@ -156,7 +203,7 @@ pub(super) fn put_small(
 /// or the storage would be outgrown.
 #[cold]
 #[inline(never)]
-fn put_any(
+pub(super) fn put_any(
     bytes: &mut [u8],
     mut pos: RowCursor,
     stream: u32,
@@ -169,108 +216,20 @@ fn put_any(
     }
     let (table, slots, frame) = pos.split(bytes)?;
     let rec_at = pos.record_at(stream);
-    let rec = StreamRec::mut_from_bytes(table.get_mut(rec_at..rec_at + REC)?).ok()?;
+    let rec = StreamRec::of_mut(table.get_mut(rec_at..rec_at + REC)?)?;
     let head = LEN_BYTES + rec.name();
-    let len = head + TAIL + row.len();
+    let len = head + TAIL_BYTES + row.len();
     let at = pos.at;
-    if len > rec.cap.get() as usize || at + len > pos.room {
+    if len > rec.cap() || at + len > pos.room {
         return None;
     }
-    let slot = rec.slot.get() as usize;
+    let slot = rec.slot();
     let name = slots.get(slot..slot + head)?;
     write_prepared_row(frame.get_mut(at..)?, name, ts, wall_offset, row)?;
-    rec.last_at = U32::new(at as u32);
+    rec.set_last_at(at);
     pos.at = at + len;
     pos.rows += 1;
     Some(pos)
-}
-
-impl<S: Storage> Source<S> {
-    /// The row into the frame under way, if every bound holds.
-    fn write_row(&mut self, stream: u32, ts: i64, wall_offset: i64, row: &[u8]) -> Option<()> {
-        let pos = self.cursor();
-        let pos = put_any(self.storage.bytes_mut(), pos, stream, ts, wall_offset, row)?;
-        self.set_cursor(&pos);
-        Some(())
-    }
-
-    /// A row [`put_small`] did not take, for source `source`'s rows (an
-    /// [`Observer`](super::Observer)'s, or the one the stream names):
-    /// written by [`put_any`], or refused with the reason (and counted),
-    /// or written once the stream's slot or the storage has grown.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn observe_slow(
-        &mut self,
-        source: u32,
-        limit: usize,
-        stream: StreamId,
-        (ts, wall_offset, row): (i64, i64, &[u8]),
-    ) -> Result<(), PublishError> {
-        let result = match stream.source == source {
-            true => self.grow_for_row(source, limit, stream.index, (ts, wall_offset, row)),
-            false => Err(PublishError::OtherSource {
-                source,
-                stream_source: stream.source,
-            }),
-        };
-        self.stats.rows_refused += u64::from(result.is_err());
-        result
-    }
-
-    fn grow_for_row(
-        &mut self,
-        source: u32,
-        limit: usize,
-        stream: u32,
-        (ts, wall_offset, row): (i64, i64, &[u8]),
-    ) -> Result<(), PublishError> {
-        if self.write_row(stream, ts, wall_offset, row).is_some() {
-            return Ok(());
-        }
-        if stream >= self.streams {
-            return Err(PublishError::UnknownStream { source, stream });
-        }
-        let shrank = PublishError::StorageShrank { source };
-        let rec = self.rec(stream).ok_or(shrank)?;
-        let (slot, cap) = (rec.slot.get() as usize, rec.cap.get() as usize);
-        let len = LEN_BYTES + rec.name() + TAIL + row.len();
-        // The frame with this row, and the latest row of every stream with
-        // this stream's as large as this row.
-        let grown = len.saturating_sub(cap);
-        let needed = self
-            .regions
-            .frame_len()
-            .saturating_add(len)
-            .saturating_add(self.caps)
-            .saturating_add(grown);
-        if needed > limit {
-            return Err(PublishError::FrameTooLarge {
-                source,
-                kind: kind::ROWS,
-                needed,
-                limit,
-            });
-        }
-        if grown > 0 {
-            let at = self.regions.slot(slot, cap, 0).start;
-            self.regions
-                .resize(&mut self.storage, source, Region::Latest, at, 0, grown)?;
-            for i in 0..self.streams {
-                let rec = self.regions.record_mut(self.storage.bytes_mut(), i);
-                let rec = rec.ok_or(shrank)?;
-                if i == stream {
-                    rec.set_cap(len);
-                } else if rec.slot.get() as usize > slot {
-                    rec.slot = U32::new(rec.slot.get() + grown as u32);
-                }
-            }
-            self.caps += grown;
-            self.room = limit - self.caps;
-        }
-        ensure(&mut self.storage, source, self.regions.frame().end + len)?;
-        self.write_row(stream, ts, wall_offset, row).ok_or(shrank)
-    }
 }
 
 #[cfg(test)]
@@ -278,13 +237,11 @@ mod tests {
     extern crate std;
     use std::vec::Vec;
 
-    use super::put_small;
     use crate::frame::{decode, Frame, Status};
     use crate::index_state::NO_INDEX_STATE;
     use crate::kind;
     use crate::map::Map;
     use crate::rows::{Row, RowsBuilder, RowsHeader};
-    use crate::storage::Storage;
     use crate::{Publisher, PublisherConfig, SourceDecl};
 
     /// Sized by `SourceDecl::sizing`, a source takes every row of its
@@ -355,10 +312,9 @@ mod tests {
                     true => i,
                     false => streams.len() - 1,
                 } as u32;
-                let src = &mut p.sources[0];
+                let src = p.source_at(s).unwrap();
                 let mut cursor = src.cursor();
-                let bytes = src.storage.bytes_mut();
-                let taken = put_small(bytes, &mut cursor, stream, interval, 0, &row);
+                let taken = src.put_small(&mut cursor, stream, interval, 0, &row);
                 assert!(
                     taken.is_some(),
                     "{streams:?} rows of {largest_row}, {per_interval} an interval, sized \

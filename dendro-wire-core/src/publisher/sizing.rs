@@ -3,11 +3,10 @@
 //! `regions.rs` added up, in `const fn`s a firmware sizes its arrays with.
 
 use super::config::SourceDecl;
-use super::regions::{REC, TAIL};
-use super::row_path::{FAST_NAME_BYTES, FAST_ROW_BYTES, FAST_WINDOW_BYTES};
+use super::stream_rec::{FAST_NAME_BYTES, FAST_ROW_BYTES, FAST_WINDOW_BYTES, REC};
 use crate::codec::LEN_BYTES;
 use crate::framing::HEAD_BYTES;
-use crate::rows::ROWS_HEAD_BYTES;
+use crate::rows::{ROWS_HEAD_BYTES, TAIL_BYTES};
 
 /// The most a source is given in one interval, for [`SourceDecl::sizing`].
 ///
@@ -155,7 +154,7 @@ impl SourceDecl<'_> {
         let (mut latest, mut longest, mut shortest, mut i) = (0, 0, usize::MAX, 0);
         while i < self.streams.len() {
             let name = self.streams[i].len();
-            latest += LEN_BYTES + name + TAIL + budget.largest_row;
+            latest += LEN_BYTES + name + TAIL_BYTES + budget.largest_row;
             if name > longest {
                 longest = name;
             }
@@ -164,7 +163,7 @@ impl SourceDecl<'_> {
             }
             i += 1;
         }
-        let row = LEN_BYTES + longest + TAIL + budget.largest_row;
+        let row = LEN_BYTES + longest + TAIL_BYTES + budget.largest_row;
         let rows = ROWS_HEAD_BYTES + budget.rows_per_interval * row;
         let changes = budget.slot_changes_per_interval;
         let frames = rows + changes * ROWS_HEAD_BYTES;

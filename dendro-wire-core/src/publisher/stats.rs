@@ -2,7 +2,7 @@
 //! counted; and [`Waiting`], what it has due and not yet polled.
 
 #[cfg(doc)]
-use super::Publisher;
+use crate::Publisher;
 
 /// What a publisher has done ([`Publisher::stats`]), or one of its sources
 /// ([`Publisher::source_stats`]).

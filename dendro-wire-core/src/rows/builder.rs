@@ -60,10 +60,11 @@ fn write_row(dst: &mut [u8], row: &Row<'_>) -> Option<usize> {
 /// `dst` is too short.
 ///
 /// The publisher's path for the rows its short path does not take (a row
-/// over 32 bytes, a name over 12), so plain copies: the short fixed-size
-/// moves of [`copy_short`] are for the hot paths, and here they were 400
-/// bytes of a device's flash (the agent's, as `cargo xtask firmware`
-/// prints it).
+/// over [`FAST_ROW_BYTES`](crate::FAST_ROW_BYTES), a name over
+/// [`FAST_NAME_BYTES`](crate::FAST_NAME_BYTES)), so plain copies: the
+/// short fixed-size moves of [`copy_short`] are for the hot paths, and here
+/// they cost a device flash for no speed (`cargo xtask firmware` prints
+/// the footprint).
 pub(crate) fn write_prepared_row(
     dst: &mut [u8],
     head: &[u8],

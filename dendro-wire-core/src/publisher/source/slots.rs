@@ -3,27 +3,43 @@
 //! and the slot set's hash; and the two record layouts those blobs are
 //! made of.
 
-use super::config::PublisherConfig;
-use super::error::PublishError;
-use super::regions::{ensure, le_u32, Region};
-use super::source::Source;
-use crate::codec::{copy, LEN_BYTES};
+use super::Source;
+use crate::publisher::bytes::le_u32;
+use crate::publisher::config::PublisherConfig;
+use crate::publisher::error::PublishError;
+use crate::publisher::regions::Region;
+use zerocopy::little_endian::{I64, U32, U64};
+
+use crate::codec::{copy, Out, LEN_BYTES};
+use crate::framing::FrameHead;
+use crate::index::{IndexKind, IndexTail};
+use crate::index_state::IndexState;
 use crate::kind;
+use crate::publisher::regions::Regions;
 use crate::storage::Storage;
+use crate::LENGTH_PREFIX_BYTES;
 
 impl<S: Storage> Source<S> {
+    /// The size of an entry of `kind` made now.
+    pub(super) fn index_len(&self, kind: IndexKind) -> usize {
+        let blob = match kind {
+            IndexKind::Full => Region::Full,
+            IndexKind::Delta => Region::Delta,
+        };
+        self.index_overhead + self.regions.len(blob)
+    }
+
     /// Set (`Some`) or remove (`None`) a slot; on a connection the change
     /// is kept for the next `Delta`. A change refused for its size is
     /// counted.
-    pub(super) fn set_slot(
+    pub(in crate::publisher) fn set_slot(
         &mut self,
-        source: u32,
         key: &[u8],
         value: Option<&[u8]>,
         config: &PublisherConfig,
         connected: bool,
     ) -> Result<(), PublishError> {
-        let result = self.change_slot(source, key, value, config, connected);
+        let result = self.change_slot(key, value, config, connected);
         if let Err(PublishError::FrameTooLarge { .. } | PublishError::StorageFull { .. }) = result {
             self.stats.slot_changes_refused += 1;
         }
@@ -32,17 +48,16 @@ impl<S: Storage> Source<S> {
 
     fn change_slot(
         &mut self,
-        source: u32,
         key: &[u8],
         value: Option<&[u8]>,
         config: &PublisherConfig,
         keep_for_delta: bool,
     ) -> Result<(), PublishError> {
-        let limit = config.frame_buffer;
+        let (source, limit) = (self.ordinal, config.frame_buffer);
         if !self.indexed {
             return Err(PublishError::NoIndex { source });
         }
-        let shrank = PublishError::StorageShrank { source };
+        let shrank = self.shrank();
         let full = self.regions.range(Region::Full);
         let records = self.storage.bytes().get(full.clone()).ok_or(shrank)?;
         let (at, old) = match find(records, key, SlotRecord::Full) {
@@ -69,7 +84,7 @@ impl<S: Storage> Source<S> {
         if self.rows > 0 {
             // Rows observed against the slots as they are go out under them
             // (rule 9): their frame closes before the change.
-            self.close_frame(source, keep_for_delta, config);
+            self.close_frame(keep_for_delta, config);
         }
         // A stream's latest row from before the change is not repeated by
         // rule 3 against the slots after it.
@@ -88,7 +103,7 @@ impl<S: Storage> Source<S> {
         };
         let delta_new = LEN_BYTES + key.len() + 1 + value.map_or(0, |v| LEN_BYTES + v.len());
         let end = self.regions.end();
-        ensure(&mut self.storage, source, end - old + new)?;
+        self.ensure(end - old + new)?;
         let mut delta_change = delta_change;
         if let Some((_, d_old)) = delta_change {
             if !self
@@ -106,8 +121,7 @@ impl<S: Storage> Source<S> {
         if old > 0 {
             hash.remove(self.storage.bytes().get(at..at + old).ok_or(shrank)?);
         }
-        self.regions
-            .resize(&mut self.storage, source, Region::Full, at, old, new)?;
+        self.resize(Region::Full, at, old, new)?;
         if let Some(v) = value {
             let rec = self
                 .storage
@@ -121,14 +135,7 @@ impl<S: Storage> Source<S> {
         self.state = hash.state();
         if let Some((d_at, d_old)) = delta_change {
             let d_at = self.regions.offset(Region::Delta, d_at);
-            self.regions.resize(
-                &mut self.storage,
-                source,
-                Region::Delta,
-                d_at,
-                d_old,
-                delta_new,
-            )?;
+            self.resize(Region::Delta, d_at, d_old, delta_new)?;
             let rec = self
                 .storage
                 .bytes_mut()
@@ -215,4 +222,47 @@ fn write_record(
         copy(rest.get_mut(..v.len())?, v)?;
     }
     Some(())
+}
+
+/// An index entry of `kind`, stamped `ts`, declaring `state`, written into
+/// `buf` field by field as `Index::emit` writes it, from the index name and
+/// blob in `bytes`: `Index::emit` takes the stream as a `&str`, and making
+/// one of the stored name is a UTF-8 check whose code and table are a
+/// device's flash for nothing (`cargo xtask firmware` prints the
+/// footprint). The name was a `&str` when it was declared; the golden
+/// tests hold the bytes to the encoder's.
+pub(super) fn write_index(
+    bytes: &[u8],
+    regions: &Regions,
+    source: u32,
+    (kind, ts, state): (IndexKind, i64, IndexState),
+    overhead: usize,
+    buf: &mut [u8],
+) -> Result<usize, PublishError> {
+    let shrank = PublishError::StorageShrank { source };
+    let name = bytes.get(regions.range(Region::IndexName)).ok_or(shrank)?;
+    let blob = match kind {
+        IndexKind::Full => regions.range(Region::Full),
+        IndexKind::Delta => regions.range(Region::Delta),
+    };
+    let blob = bytes.get(blob).ok_or(shrank)?;
+    let len = overhead + blob.len();
+    let mut out = Out::new(buf, 0);
+    out.fixed(&FrameHead {
+        len: U32::new((len - LENGTH_PREFIX_BYTES) as u32),
+        kind: kind::INDEX,
+    })?;
+    out.u32(source)?;
+    out.bytes(name)?;
+    out.fixed(&IndexTail {
+        ts: I64::new(ts),
+        kind: kind.to_byte(),
+        state_0: U64::new(state.0),
+        state_1: U64::new(state.1),
+    })?;
+    out.bytes(blob)?;
+    match out.at() == len {
+        true => Ok(len),
+        false => Err(shrank),
+    }
 }

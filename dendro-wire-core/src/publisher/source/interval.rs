@@ -8,16 +8,15 @@
 
 use core::ops::Range;
 
-use zerocopy::little_endian::{U32, U64};
-use zerocopy::FromBytes;
-
-use super::config::PublisherConfig;
-use super::outgoing::write_index;
-use super::regions::{ensure, move_bytes, Region, StreamRec, REC, UNSEEN};
-use super::source::{OnLink, Source};
+use super::slots::write_index;
+use super::{OnLink, Source};
 use crate::codec::copy;
 use crate::index::IndexKind;
 use crate::kind::ROWS;
+use crate::publisher::bytes::move_bytes;
+use crate::publisher::config::PublisherConfig;
+use crate::publisher::regions::Region;
+use crate::publisher::stream_rec::StreamRec;
 use crate::rows::{split_row, tail, write_rows_head, ROWS_HEAD_BYTES};
 use crate::storage::Storage;
 
@@ -25,7 +24,7 @@ impl<S: Storage> Source<S> {
     /// A new connection: nothing has gone out on it; its handshake is due
     /// at once, and its first entry is a `Full` (rules 1, 2, 8). Changes
     /// kept for a `Delta` of the last are moot.
-    pub(super) fn connection_opened(&mut self) {
+    pub(in crate::publisher) fn connection_opened(&mut self) {
         self.link = OnLink {
             handshake_due: true,
             full_needed: self.indexed,
@@ -35,7 +34,7 @@ impl<S: Storage> Source<S> {
     }
 
     /// The connection ended: changes kept for a `Delta` are moot.
-    pub(super) fn connection_closed(&mut self) {
+    pub(in crate::publisher) fn connection_closed(&mut self) {
         self.link = OnLink::default();
         self.clear_delta();
     }
@@ -61,14 +60,23 @@ impl<S: Storage> Source<S> {
         }
     }
 
-    /// Close the `Rows` frame under way, source `source`'s, and start an
+    /// The end of an interval: the frames made due before it began and
+    /// still unpolled are lost in transit, and the frame under way closes.
+    pub(in crate::publisher) fn end_interval(&mut self, connected: bool, config: &PublisherConfig) {
+        self.drop_earlier();
+        self.intervals_since_full = self.intervals_since_full.saturating_add(1);
+        self.close_frame(connected, config);
+        self.regions.interval_ended();
+    }
+
+    /// Close the `Rows` frame under way and start an
     /// empty one: at the end of every interval (rule 6), and before a slot
     /// changes under rows already observed, so that those go out under the
     /// slots they were observed against (rule 9). On a connection the
     /// frame is queued, the entry its rows need first, and on the
     /// connection's first the latest row of every other stream after its
     /// own (rule 3); with none, its rows belong to no connection.
-    pub(super) fn close_frame(&mut self, source: u32, connected: bool, config: &PublisherConfig) {
+    pub(super) fn close_frame(&mut self, connected: bool, config: &PublisherConfig) {
         let seq = self.seq;
         self.seq = seq.wrapping_add(1);
         let rows = self.rows;
@@ -108,15 +116,9 @@ impl<S: Storage> Source<S> {
         };
         let entry = kind.map_or(0, |k| self.index_len(k));
         let (head_at, frame_len) = (frame.start + entry, frame.len() + extra_len);
-        let laid = ensure(&mut self.storage, source, head_at + frame_len).is_ok()
+        let laid = self.ensure(head_at + frame_len).is_ok()
             && self
-                .lay_out(
-                    source,
-                    seq,
-                    kind.map(|k| (k, stamp)),
-                    (rows, extra_rows),
-                    opening,
-                )
+                .lay_out(seq, kind.map(|k| (k, stamp)), (rows, extra_rows), opening)
                 .is_some();
         if !laid {
             // Storage smaller than sizing says it needs: the frame is lost
@@ -147,7 +149,6 @@ impl<S: Storage> Source<S> {
     /// its head (`rows` observed, and repeated).
     fn lay_out(
         &mut self,
-        source: u32,
         seq: u64,
         entry: Option<(IndexKind, i64)>,
         (rows, extra_rows): (u32, u32),
@@ -175,7 +176,7 @@ impl<S: Storage> Source<S> {
         let head = bytes.get_mut(head_at..at)?;
         write_rows_head(
             head,
-            source,
+            self.ordinal,
             seq,
             self.state,
             rows + extra_rows,
@@ -188,7 +189,7 @@ impl<S: Storage> Source<S> {
             write_index(
                 front,
                 &self.regions,
-                source,
+                self.ordinal,
                 entry,
                 self.index_overhead,
                 buf,
@@ -204,13 +205,11 @@ impl<S: Storage> Source<S> {
     fn repeatable(&self, i: u32, seq: u64) -> Option<(Range<usize>, i64)> {
         let bytes = self.storage.bytes();
         let rec = self.regions.record(bytes, i)?;
-        let seen = rec.seen.get();
-        if rec.len.get() == 0 || seen == seq || seen < self.valid_from {
+        let seen = rec.seen();
+        if rec.latest_len() == 0 || seen == seq || seen < self.valid_from {
             return None;
         }
-        let slot = self
-            .regions
-            .slot(rec.slot.get() as usize, 0, rec.len.get() as usize);
+        let slot = self.regions.slot(rec.slot(), 0, rec.latest_len());
         let (_, ts) = bytes.get(slot.clone()).and_then(row_at)?;
         Some((slot, ts))
     }
@@ -222,23 +221,18 @@ impl<S: Storage> Source<S> {
         else {
             return;
         };
-        for rec in table.chunks_exact_mut(REC).take(self.streams as usize) {
-            let Ok(rec) = StreamRec::mut_from_bytes(rec) else {
-                break;
-            };
-            if rec.last_at.get() == UNSEEN {
+        for rec in StreamRec::all_mut(table).take(self.streams as usize) {
+            let Some(from) = rec.take_last_at() else {
                 continue;
-            }
-            let (from, slot) = (rec.last_at.get() as usize, rec.slot.get() as usize);
-            rec.last_at = U32::new(UNSEEN);
+            };
+            let slot = rec.slot();
             let Some((len, ts)) = frame.get(from..).and_then(row_at) else {
                 continue;
             };
             let src = frame.get(from..from + len);
             let dst = slots.get_mut(slot..slot + len);
             if let Some(()) = src.zip(dst).and_then(|(src, dst)| copy(dst, src)) {
-                rec.len = U32::new(len as u32);
-                rec.seen = U64::new(seq);
+                rec.set_latest(len, seq);
                 self.last_ts = if self.observed {
                     self.last_ts.max(ts)
                 } else {
@@ -266,8 +260,8 @@ impl<S: Storage> Source<S> {
 }
 
 /// The encoded size and the `ts` of the row at the front of `bytes`. Out
-/// of line: inlined where it is used, it was 100 bytes more of a device's
-/// flash (the agent's flash as `cargo xtask firmware` prints it).
+/// of line: inlined where it is used, it took more of a device's flash
+/// (`cargo xtask firmware` prints the footprint).
 #[inline(never)]
 fn row_at(bytes: &[u8]) -> Option<(usize, i64)> {
     let mut rest = bytes;

@@ -2,40 +2,39 @@
 //! storage, every bound checked first; and a later change of its labels
 //! and metadata, which rewrites the stored handshake.
 
-use zerocopy::little_endian::{U32, U64};
-use zerocopy::FromBytes;
-
-use super::config::SourceDecl;
-use super::error::PublishError;
-use super::regions::{write_name, Region, Regions, StreamRec, HEAD, NEVER, REC, TAIL, UNSEEN};
-use super::sizing::index_bytes;
-use super::source::{OnLink, Source};
-use super::stats::SourceCounts;
+use super::{OnLink, Source};
 use crate::codec::{copy, LEN_BYTES};
 use crate::frame::{decode, Frame, Status};
 use crate::handshake::Handshake;
 use crate::index_state::{IndexState, SlotSetHash, NO_INDEX_STATE};
 use crate::kind;
 use crate::map::Map;
-use crate::rows::ROWS_HEAD_BYTES;
+use crate::publisher::config::SourceDecl;
+use crate::publisher::error::PublishError;
+use crate::publisher::regions::{DeclaredRegions, Region, Regions};
+use crate::publisher::sizing::index_bytes;
+use crate::publisher::stats::SourceCounts;
+use crate::publisher::stream_rec::{write_name, StreamRec};
+use crate::rows::{ROWS_HEAD_BYTES, TAIL_BYTES};
+use crate::source_update::SourceUpdate;
 use crate::storage::Storage;
 
 impl<S: Storage> Source<S> {
     /// Source `ordinal` as `decl` declares it: its handshake, index name,
     /// stream records and slots (each made for rows of up to `largest_row`
     /// bytes) written into `storage`, and the rest of its state, for
-    /// [`Declared::into_source`] to join with the storage. Refused if its
+    /// [`DeclaredState::into_source`] to join with the storage. Refused if its
     /// handshake or its streams' room in a connection's first `Rows` frame
     /// would outgrow `limit`, the frame buffer, or the storage cannot hold
     /// them. The storage is not taken here: moved in and out, it was copied
     /// once more through the stack.
-    pub(super) fn declare(
+    pub(in crate::publisher) fn declare(
         ordinal: u32,
         decl: &SourceDecl<'_>,
         largest_row: usize,
         storage: &mut S,
         limit: usize,
-    ) -> Result<Declared, PublishError> {
+    ) -> Result<DeclaredState, PublishError> {
         let too_large = |kind, needed| PublishError::FrameTooLarge {
             source: ordinal,
             kind,
@@ -71,7 +70,7 @@ impl<S: Storage> Source<S> {
                     stream: i as u32,
                 });
             }
-            caps = caps.saturating_add(LEN_BYTES + name.len() + TAIL + largest_row);
+            caps = caps.saturating_add(LEN_BYTES + name.len() + TAIL_BYTES + largest_row);
         }
         let rows_len = ROWS_HEAD_BYTES.saturating_add(caps);
         if rows_len > limit {
@@ -92,7 +91,8 @@ impl<S: Storage> Source<S> {
         handshake.emit(parts.handshake)?;
         write_streams(parts, decl, largest_row).ok_or(shrank)?;
         let hash = SlotSetHash::new();
-        Ok(Declared {
+        Ok(DeclaredState {
+            ordinal,
             regions,
             room: limit - caps,
             streams: streams as u32,
@@ -107,18 +107,59 @@ impl<S: Storage> Source<S> {
         })
     }
 
+    /// Replace the source's labels and metadata: every later handshake
+    /// carries them, and, if its handshake has gone out on this
+    /// connection, a `SourceUpdate` with both maps whole (stamped `ts`) is
+    /// written into `buf` and its length returned. The handshake must fit
+    /// `limit`, the frame buffer. On an error the source keeps its
+    /// identity.
+    pub(in crate::publisher) fn update(
+        &mut self,
+        ts: i64,
+        labels: Map<'_>,
+        metadata: Map<'_>,
+        limit: usize,
+        buf: &mut [u8],
+    ) -> Result<Option<usize>, PublishError> {
+        let update = SourceUpdate {
+            source: self.ordinal,
+            ts,
+            labels,
+            metadata,
+        };
+        let send = self.link.handshake_sent;
+        // The update's room is checked once the handshake is known to fit,
+        // and before it is rewritten.
+        let room = || match send {
+            true => match update.buffer_len()? {
+                needed if needed > buf.len() => Err(PublishError::BufferTooSmall {
+                    needed,
+                    have: buf.len(),
+                }),
+                _ => Ok(()),
+            },
+            false => Ok(()),
+        };
+        self.rewrite_handshake(labels, metadata, limit, room)?;
+        if !send {
+            return Ok(None);
+        }
+        let n = update.emit(buf)?;
+        self.stats.frames_sent += 1;
+        Ok(Some(n))
+    }
+
     /// Rewrite the stored handshake with new `labels` and `metadata`, its
     /// uuid, anchor and `complete` kept, if it fits `limit` and then
     /// `before` allows it. Nothing changes on an error.
-    pub(super) fn rewrite_handshake(
+    fn rewrite_handshake(
         &mut self,
-        source: u32,
         labels: Map<'_>,
         metadata: Map<'_>,
         limit: usize,
         before: impl FnOnce() -> Result<(), PublishError>,
     ) -> Result<(), PublishError> {
-        let shrank = PublishError::StorageShrank { source };
+        let (source, shrank) = (self.ordinal, self.shrank());
         let old_range = self.regions.range(Region::Handshake);
         let stored = self.storage.bytes().get(old_range.clone()).ok_or(shrank)?;
         let Ok(Status::Complete((Frame::Handshake(old), _))) = decode(stored) else {
@@ -156,14 +197,7 @@ impl<S: Storage> Source<S> {
             });
         }
         before()?;
-        self.regions.resize(
-            &mut self.storage,
-            source,
-            Region::Handshake,
-            0,
-            old_range.len(),
-            len,
-        )?;
+        self.resize(Region::Handshake, 0, old_range.len(), len)?;
         let region = self.regions.range(Region::Handshake);
         let region = self.storage.bytes_mut().get_mut(region).ok_or(shrank)?;
         handshake.emit(region)?;
@@ -175,7 +209,7 @@ impl<S: Storage> Source<S> {
 /// and room for rows of up to `largest_row` bytes), into the regions of a
 /// source being declared; `None` if they do not hold them.
 fn write_streams(
-    parts: super::regions::Declared<'_>,
+    parts: DeclaredRegions<'_>,
     decl: &SourceDecl<'_>,
     largest_row: usize,
 ) -> Option<()> {
@@ -184,34 +218,22 @@ fn write_streams(
         decl.index_stream.unwrap_or_default().as_bytes(),
     )?;
     let mut slot = 0;
-    for (name, rec) in decl.streams.iter().zip(parts.table.chunks_exact_mut(REC)) {
-        let cap = LEN_BYTES + name.len() + TAIL + largest_row;
+    let mut recs = StreamRec::all_mut(parts.table);
+    for name in decl.streams {
+        let cap = LEN_BYTES + name.len() + TAIL_BYTES + largest_row;
         let head = parts.latest.get_mut(slot..)?;
         let n = write_name(head, name.as_bytes())?;
         // Written in place: a record built aside and copied in was a
         // `memmove` on a Cortex-M.
-        let rec = StreamRec::mut_from_bytes(rec).ok()?;
-        // The name's head, then zeros: copied from a static, as zeroing an
-        // array is a call to `memset` that is in no other path.
-        let kept = n.min(HEAD);
-        let (name, zeros) = rec.head.split_at_mut(kept);
-        copy(name, head.get(..kept)?)?;
-        copy(zeros, ZEROS.get(kept..)?)?;
-        rec.set_cap(cap);
-        rec.last_at = U32::new(UNSEEN);
-        rec.slot = U32::new(slot as u32);
-        rec.len = U32::new(0);
-        rec.seen = U64::new(NEVER);
+        recs.next()?.declare(head.get(..n)?, cap, slot)?;
         slot += cap;
     }
     Some(())
 }
 
-/// What pads a stream's name head in its record.
-static ZEROS: [u8; HEAD] = [0; HEAD];
-
 /// A declared source's state but its storage.
-pub(super) struct Declared {
+pub(in crate::publisher) struct DeclaredState {
+    ordinal: u32,
     regions: Regions,
     room: usize,
     streams: u32,
@@ -222,10 +244,11 @@ pub(super) struct Declared {
     state: IndexState,
 }
 
-impl Declared {
+impl DeclaredState {
     /// The source, kept in `storage`, which [`Source::declare`] wrote.
-    pub(super) fn into_source<S>(self, storage: S) -> Source<S> {
+    pub(in crate::publisher) fn into_source<S>(self, storage: S) -> Source<S> {
         Source {
+            ordinal: self.ordinal,
             storage,
             regions: self.regions,
             rows: 0,

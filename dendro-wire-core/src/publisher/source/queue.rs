@@ -1,0 +1,208 @@
+//! A source's frames due: taking the next one polled, counting what
+//! waits, and dropping what a slow link or a new connection loses. A frame
+//! not polled before the interval after its own ends is lost in transit:
+//! its `seq` stays spent (rule 6), and so is every frame after an entry
+//! lost with it, whose rows no subscriber could match (rule 9).
+
+use core::ops::Range;
+
+use super::{Dropped, Source};
+use crate::kind;
+use crate::publisher::bytes::{frame_len_at, le_u32};
+use crate::publisher::config::Transmit;
+use crate::publisher::error::PublishError;
+use crate::publisher::regions::Region;
+use crate::publisher::stats::Waiting;
+use crate::rows::ROWS_HEAD_BYTES;
+use crate::storage::Storage;
+use crate::LENGTH_PREFIX_BYTES;
+
+/// Where a `Rows` frame's count of rows is, from its length prefix on.
+const COUNT_AT: usize = ROWS_HEAD_BYTES - 4;
+
+impl<S: Storage> Source<S> {
+    /// Its handshake is due (rules 1, 8).
+    pub(in crate::publisher) fn handshake_due(&self) -> bool {
+        self.link.handshake_due
+    }
+
+    /// Where its handshake is.
+    pub(in crate::publisher) fn handshake(&self) -> Range<usize> {
+        self.regions.range(Region::Handshake)
+    }
+
+    /// Frames wait in its queue.
+    pub(in crate::publisher) fn has_queued(&self) -> bool {
+        !self.regions.unpolled().is_empty()
+    }
+
+    /// Where the next frame of its queue is.
+    pub(in crate::publisher) fn next_queued(&self) -> Range<usize> {
+        let unpolled = self.regions.unpolled();
+        // Storage that shrank under the queue is found by `take`.
+        let queued = self.storage.bytes().get(unpolled.clone());
+        let len = queued.and_then(frame_len_at).unwrap_or(unpolled.len());
+        unpolled.start..unpolled.start + len
+    }
+
+    /// Take the frame due at `range`, its handshake if `handshake`: record
+    /// that it went out, and say what it is.
+    pub(in crate::publisher) fn take(
+        &mut self,
+        handshake: bool,
+        range: Range<usize>,
+    ) -> Result<Transmit, PublishError> {
+        let shrank = self.shrank();
+        let frame = self.storage.bytes().get(range).ok_or(shrank)?;
+        let mut t = Transmit {
+            len: frame.len(),
+            kind: kind::HANDSHAKE,
+            source: self.ordinal,
+            rows: 0,
+        };
+        self.stats.frames_sent += 1;
+        if handshake {
+            self.link.handshake_due = false;
+            self.link.handshake_sent = true;
+            return Ok(t);
+        }
+        t.kind = *frame.get(LENGTH_PREFIX_BYTES).ok_or(shrank)?;
+        if t.kind == kind::ROWS {
+            t.rows = le_u32(frame.get(COUNT_AT..COUNT_AT + 4).ok_or(shrank)?);
+            let mut rows_sent = self.link.rows_sent;
+            let repeated = self.repeated_in(&mut rows_sent);
+            self.link.rows_sent = true;
+            self.stats.rows_sent += u64::from(t.rows - repeated);
+            self.stats.rows_repeated += u64::from(repeated);
+        }
+        self.regions.polled(t.len);
+        Ok(t)
+    }
+
+    /// Drop every frame due, counting it as `why` says.
+    pub(in crate::publisher) fn drop_due(&mut self, why: Dropped) {
+        self.drop_queued(self.regions.unpolled(), why);
+        if why == Dropped::Unsent {
+            // A handshake stays due on a connection that goes on.
+            self.stats.frames_unsent += u64::from(self.link.handshake_due);
+        }
+    }
+
+    /// What it has due and not yet polled, added to `w`.
+    pub(in crate::publisher) fn add_waiting(&self, w: &mut Waiting) {
+        if self.link.handshake_due {
+            w.frames += 1;
+            w.bytes += self.regions.len(Region::Handshake);
+        }
+        let unpolled = self.regions.unpolled();
+        w.bytes += unpolled.len();
+        let mut rows_sent = self.link.rows_sent;
+        self.walk(unpolled, |kind, count| {
+            w.frames += 1;
+            if kind == kind::ROWS {
+                w.rows += u64::from(count - self.repeated_in(&mut rows_sent));
+            }
+        });
+    }
+
+    /// Call `f` with the kind and (for `Rows`) the row count of each frame
+    /// queued in `range`, in order.
+    pub(super) fn walk(&self, range: Range<usize>, mut f: impl FnMut(u8, u32)) {
+        let Some(mut rest) = self.storage.bytes().get(range) else {
+            return;
+        };
+        while let Some(len) = frame_len_at(rest) {
+            let (Some(frame), Some(tail)) = (rest.get(..len), rest.get(len..)) else {
+                return;
+            };
+            let kind = frame.get(LENGTH_PREFIX_BYTES).copied().unwrap_or(0);
+            let count = frame.get(COUNT_AT..COUNT_AT + 4).map_or(0, le_u32);
+            f(kind, if kind == kind::ROWS { count } else { 0 });
+            rest = tail;
+        }
+    }
+
+    /// The rows rule 3 repeated in the next `Rows` frame of the queue, given
+    /// whether one was polled on the connection before it (`rows_sent`,
+    /// which it then sets): only the connection's first repeats any.
+    fn repeated_in(&self, rows_sent: &mut bool) -> u32 {
+        let first = !core::mem::replace(rows_sent, true);
+        match first && self.link.opening_due {
+            true => self.repeated,
+            false => 0,
+        }
+    }
+
+    /// The end of an interval: the frames made due before it began and
+    /// still unpolled are lost in transit, and with them every frame after
+    /// an entry or a connection's first `Rows` frame among them (their rows
+    /// could no longer be matched, or would open the connection without
+    /// rule 3); the polled frames' room is given back.
+    pub(super) fn drop_earlier(&mut self) {
+        let earlier = self.regions.unpolled_earlier();
+        let mut all = false;
+        let mut rows_sent = self.link.rows_sent;
+        self.walk(earlier.clone(), |kind, _| {
+            let opening = kind == kind::ROWS && !core::mem::replace(&mut rows_sent, true);
+            all |= kind == kind::INDEX || (opening && self.link.opening_due);
+        });
+        let range = match all {
+            true => self.regions.unpolled(),
+            false => earlier,
+        };
+        self.drop_queued(range, Dropped::Lost);
+        self.regions.release_polled(self.storage.bytes_mut());
+    }
+
+    /// Drop the frames queued in `range` (whole frames, the unpolled
+    /// queue's front or all of it), counting them as `why` says.
+    fn drop_queued(&mut self, range: Range<usize>, why: Dropped) {
+        let mut dropped = (0u64, 0u64, false);
+        let mut rows_sent = self.link.rows_sent;
+        self.walk(range.clone(), |kind, count| match kind {
+            kind::ROWS => {
+                dropped.0 += 1;
+                dropped.1 += u64::from(count - self.repeated_in(&mut rows_sent));
+            }
+            _ => dropped.2 = true,
+        });
+        let (frames, rows, entries) = dropped;
+        if self.link.opening_due && !self.link.rows_sent && frames > 0 {
+            // The connection's first Rows frame went: the next is one again.
+            self.link.opening_due = false;
+        }
+        if entries {
+            // The subscriber may lack what they carried.
+            self.link.full_needed = true;
+        }
+        let queued = frames + self.queued_entries(range.clone());
+        let (gap, unseen) = match (why, self.link.rows_sent) {
+            (Dropped::Lost, true) => (frames, queued - frames),
+            _ => (0, queued),
+        };
+        self.stats.frames_dropped += gap;
+        self.stats.frames_unsent += unseen;
+        match why {
+            Dropped::Lost => self.stats.rows_dropped += rows,
+            Dropped::Unsent => self.stats.rows_unsent += rows,
+        }
+        self.regions.remove(self.storage.bytes_mut(), range);
+    }
+
+    /// The index entries queued in `range`.
+    fn queued_entries(&self, range: Range<usize>) -> u64 {
+        let mut n = 0;
+        self.walk(range, |kind, _| n += u64::from(kind != kind::ROWS));
+        n
+    }
+
+    /// A `Rows` frame of `rows` lost in transit before it was queued, a gap
+    /// a subscriber sees if `seen`.
+    pub(super) fn count_dropped_rows(&mut self, seen: bool, rows: u32) {
+        match seen {
+            true => self.stats.frames_dropped += 1,
+            false => self.stats.frames_unsent += 1,
+        }
+        self.stats.rows_dropped += u64::from(rows);
+    }
+}
