@@ -326,6 +326,32 @@ impl FrameDecoder {
         Ok(Status::Complete(LENGTH_PREFIX_BYTES + len as usize))
     }
 
+    /// Decode a frame already cut by [`frame_len`](Self::frame_len):
+    /// `frame` is its bytes, length prefix included, exactly as long as the
+    /// prefix said, and the prefix is not read again. A receiver that cuts
+    /// a stream itself (a buffer that must know a frame's size before it
+    /// grows) so reads each length once. Bytes shorter than a prefix and a
+    /// kind are refused as a zero length; a body that does not end where
+    /// `frame` ends is refused as [`decode`](Self::decode) refuses it.
+    ///
+    /// ```
+    /// use dendro_wire_core::{ClockOffset, Frame, FrameDecoder, Status};
+    ///
+    /// let mut buf = [0u8; 64];
+    /// let frame = Frame::ClockOffset(ClockOffset { source: 0, ts: 1, offset_ns: 2 });
+    /// let n = frame.emit(&mut buf)?;
+    /// let decoder = FrameDecoder::new();
+    /// let Status::Complete(total) = decoder.frame_len(&buf[..n])? else { unreachable!() };
+    /// assert_eq!(decoder.decode_cut(&buf[..total])?, frame);
+    /// # Ok::<(), dendro_wire_core::Error>(())
+    /// ```
+    pub fn decode_cut<'a>(&self, frame: &'a [u8]) -> Result<Frame<'a>, Error> {
+        if frame.len() <= LENGTH_PREFIX_BYTES {
+            return Err(Error::decode(Rule::ZeroLength, Field::Length, 0));
+        }
+        decode_whole(frame)
+    }
+
     /// Decode the frame at the start of `buf`.
     ///
     /// Returns the frame and the bytes it took, or how many more bytes are

@@ -44,7 +44,7 @@
 //! | feature | what it adds |
 //! |---|---|
 //! | `serde` | `Serialize`/`Deserialize` for [`OwnedFrame`] in the JSON Lines form of [protocol §10](dendro_wire_core::protocol) |
-//! | `tokio` | `receive::Server` (many publishers at once, every connection bounded in memory, time and count), `receive::serve_async` and `send::drain_queue_async`, and the `codec` module: codecs for `tokio_util::codec` |
+//! | `tokio` | `receive::Server` (many publishers at once, every connection bounded in memory, time and count), `receive::serve_async` and `send::drain_queue_async`, and the `tokio_codec` module: codecs for `tokio_util::codec` |
 //! | `tls` | the `tls` module: TLS 1.3 with client certificates (rustls) for the server and the publishing transports, and identities bound to sources (implies `tokio`) |
 //! | `archive` | the `archive` module: a sink that writes a dendro 0.6.1 archive through dendro's own writer (builds SQLite, arrow and parquet) |
 //!
@@ -57,8 +57,7 @@
 
 #[cfg(feature = "archive")]
 pub mod archive;
-#[cfg(feature = "tokio")]
-pub mod codec;
+mod cut;
 mod growable;
 mod lines;
 mod owned;
@@ -73,6 +72,8 @@ mod slice_reader;
 mod throttle;
 #[cfg(feature = "tls")]
 pub mod tls;
+#[cfg(feature = "tokio")]
+pub mod tokio_codec;
 mod writer;
 
 pub use dendro_wire_core;
@@ -84,7 +85,7 @@ pub use dendro_wire_core::{
     RowList, Rows, Segment, SourceId, SourceUpdate, Status, StreamId, Subscriber, Tally,
     NO_INDEX_STATE, PREAMBLE,
 };
-pub use lines::{Escaped, LineWriter};
+pub use lines::{Escaped, LineQueue};
 pub use owned::{OwnedFrame, OwnedRow};
 pub use read_error::{Position, ReadError, ReadErrorKind};
 pub use reader::FrameReader;

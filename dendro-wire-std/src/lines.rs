@@ -1,4 +1,4 @@
-//! [`LineWriter`]: lines written to a `Write` by a thread of their own,
+//! [`LineQueue`]: lines written to a `Write` by a thread of their own,
 //! through a bounded queue, so that whoever says something never waits for
 //! whoever reads it; and [`Escaped`], for text a peer chose.
 //!
@@ -26,22 +26,22 @@ use std::time::{Duration, Instant};
 ///
 /// ```
 /// use std::time::Duration;
-/// use dendro_wire_std::LineWriter;
+/// use dendro_wire_std::LineQueue;
 ///
-/// let out = LineWriter::spawn("example", std::io::sink(), 1 << 16)?;
+/// let out = LineQueue::spawn("example", std::io::sink(), 1 << 16)?;
 /// assert!(out.line("connection 0 from 127.0.0.1:4711: ended cleanly"));
 /// assert!(out.flush(Duration::from_secs(5)));
 /// assert_eq!((out.written(), out.dropped()), (1, 0));
 /// # Ok::<(), std::io::Error>(())
 /// ```
 #[derive(Clone)]
-pub struct LineWriter {
+pub struct LineQueue {
     handle: Arc<Handle>,
 }
 
-impl fmt::Debug for LineWriter {
+impl fmt::Debug for LineQueue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LineWriter")
+        f.debug_struct("LineQueue")
             .field("name", &self.handle.shared.name)
             .field("capacity", &self.handle.shared.capacity)
             .field("written", &self.written())
@@ -83,14 +83,14 @@ impl Shared {
     }
 }
 
-impl LineWriter {
+impl LineQueue {
     /// A queue of at most `capacity` bytes of lines, written to `out` by a
     /// thread named `name`.
     pub fn spawn(
         name: &str,
         out: impl Write + Send + 'static,
         capacity: usize,
-    ) -> io::Result<LineWriter> {
+    ) -> io::Result<LineQueue> {
         let shared = Arc::new(Shared {
             name: name.to_string(),
             capacity,
@@ -106,7 +106,7 @@ impl LineWriter {
                 .name(format!("dendro-wire-{name}"))
                 .spawn(move || write_lines(&shared, out))?;
         }
-        Ok(LineWriter {
+        Ok(LineQueue {
             handle: Arc::new(Handle { shared }),
         })
     }
@@ -353,7 +353,7 @@ mod tests {
     fn a_writer_nobody_reads_never_holds_up_a_line_and_what_does_not_fit_is_counted() {
         let gate = Arc::new((Mutex::new(false), Condvar::new()));
         let got = Arc::new(Mutex::new(Vec::new()));
-        let out = LineWriter::spawn("test", Stuck(gate.clone(), got.clone()), 100).unwrap();
+        let out = LineQueue::spawn("test", Stuck(gate.clone(), got.clone()), 100).unwrap();
         let started = Instant::now();
         let kept = (0..1_000)
             .filter(|i| out.line(format!("line {i:05}")))

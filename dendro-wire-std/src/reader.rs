@@ -6,8 +6,8 @@ use std::ops::Range;
 
 use dendro_wire_core::{Frame, FrameDecoder};
 
+use crate::cut::{FrameBuffer, Next};
 use crate::read_error::{Position, ReadError, ReadErrorKind};
-use crate::receive::buffer::{FrameBuffer, Next};
 
 /// Reads a dendro replication stream: the preamble when created, then one
 /// borrowed frame at a time.

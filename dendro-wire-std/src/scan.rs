@@ -31,8 +31,8 @@ use std::io::{self, Read};
 use dendro_wire_core::{Frame, FrameDecoder, Status, PREAMBLE, PREAMBLE_BYTES};
 use memchr::memmem;
 
+use crate::cut::{Cut, Cutter};
 use crate::read_error::{Position, ReadError, ReadErrorKind};
-use crate::receive::cut::{Cut, Cutter};
 
 /// How much is read at a time: large enough that the search runs over long
 /// runs of bytes, small enough to stay in a core's cache.
@@ -343,24 +343,12 @@ impl<R: Read> Scanner<R> {
                         Ok(Cut::Need(needed)) => cutter.end_of_stream(held.len(), needed).err(),
                         Ok(Cut::Frame(n, at)) => {
                             let bytes = &self.buf[self.start..self.start + n];
-                            match self.decoder.decode(bytes) {
-                                Ok(Status::Complete((frame, _))) => {
+                            match cutter.decode(bytes, at) {
+                                Ok(frame) => {
                                     self.pending = n;
                                     return Ok(Some(Found::Frame(frame, at)));
                                 }
-                                // A whole frame was cut, so this does not
-                                // happen; if it did, it would be a
-                                // truncation, said as one.
-                                Ok(Status::Incomplete { needed }) => Some(ReadError::new(
-                                    ReadErrorKind::Truncated { needed, have: 0 },
-                                    at.frame,
-                                    at.offset,
-                                )),
-                                Err(e) => Some(ReadError::new(
-                                    ReadErrorKind::Malformed(e),
-                                    at.frame,
-                                    at.offset,
-                                )),
+                                Err(e) => Some(e),
                             }
                         }
                         Err(e) => Some(e),

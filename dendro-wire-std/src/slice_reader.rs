@@ -5,8 +5,8 @@ use std::fmt;
 
 use dendro_wire_core::{Frame, FrameDecoder};
 
+use crate::cut::{Cut, Cutter};
 use crate::read_error::{Position, ReadError};
-use crate::receive::cut::{Cut, Cutter};
 
 /// Reads a dendro replication stream held whole in memory: the preamble
 /// when created, then one frame at a time, each borrowed from the bytes

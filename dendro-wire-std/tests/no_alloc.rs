@@ -72,7 +72,7 @@ fn reading_frames_in_steady_state_allocates_nothing() {
     {
         use tokio_util::codec::Encoder;
         let mut reader = FrameReader::new(&bytes[..]).unwrap();
-        let mut codec = dendro_wire_std::codec::FrameCodec::new();
+        let mut codec = dendro_wire_std::tokio_codec::FrameCodec::new();
         let mut out = bytes::BytesMut::with_capacity(2 * bytes.len());
         // The handshake and the largest frame first, so the reader's buffer
         // has grown before counting.

@@ -5,9 +5,9 @@
 
 use bytes::BytesMut;
 use dendro_wire_core::Frame;
-use dendro_wire_std::codec::{FrameCodec, RawFrame, RawFrameCodec};
 use dendro_wire_std::receive::serve_async;
 use dendro_wire_std::send::{drain_queue_async, DrainOptions};
+use dendro_wire_std::tokio_codec::{FrameCodec, RawFrame, RawFrameCodec};
 use dendro_wire_std::{
     write_frame_to, AgentConfig, AgentPublisher, CountingSink, FrameReader, FrameWriter,
     OwnedFrame, Position, ReadErrorKind, SinkSubscriber, SourceConfig,

@@ -52,7 +52,7 @@ struct Broken<'a> {
 /// A stream's counts as `--json` reports them, with the input's path when
 /// there are several, and where a scanned stream was found.
 #[derive(Serialize)]
-struct Checked<'a> {
+struct CheckedJson<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     path: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -119,7 +119,7 @@ fn one(args: &Args, label: Option<&str>, input: Box<dyn Read>) -> Result<(), Fai
         }
     };
     if args.json {
-        let checked = Checked {
+        let checked = CheckedJson {
             path: label,
             stream: None,
             error: None,
@@ -231,7 +231,7 @@ fn scan(args: &Args, label: Option<&str>, input: Box<dyn Read>) -> Result<(), Fa
                 let error = end.error.map(|e| e.to_string()).or(refused.take());
                 broken += u64::from(error.is_some());
                 if args.json {
-                    let checked = Checked {
+                    let checked = CheckedJson {
                         path: label,
                         stream: Some(end.offset),
                         error: error.as_deref(),

@@ -501,7 +501,7 @@ const DEMO_SERVER: &str = "localhost";
 /// A CA, a certificate for the subscriber and one for the agent, made in
 /// memory for one run: TLS as an operator sets it up, with nothing to
 /// install.
-fn demo_tls() -> Result<(Arc<dendro_wire_std::tls::ServerConfig>, TlsClient), Failure> {
+fn demo_tls() -> Result<(Arc<dendro_wire_std::tls::rustls::ServerConfig>, TlsClient), Failure> {
     use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
     let ca_key = KeyPair::generate()?;
     let mut ca = CertificateParams::new(Vec::<String>::new())?;

@@ -1,4 +1,4 @@
-//! The lines `listen` prints as connections end, through a [`LineWriter`]
+//! The lines `listen` prints as connections end, through a [`LineQueue`]
 //! so that a standard output nobody reads never stops serving: a line for
 //! every connection that opened a source, and for those that did not (a
 //! refused or junk peer) one line, then at most a summary a second.
@@ -8,14 +8,14 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use dendro_wire_std::receive::Ended;
-use dendro_wire_std::LineWriter;
+use dendro_wire_std::LineQueue;
 
 /// How often ends of connections that opened no source are summarized.
 const EVERY: Duration = Duration::from_secs(1);
 
 /// Lines for ended connections, written by a thread of their own.
 pub(crate) struct EndLines {
-    out: LineWriter,
+    out: LineQueue,
     held: Mutex<Held>,
 }
 
@@ -30,7 +30,7 @@ struct Held {
 }
 
 impl EndLines {
-    pub(crate) fn new(out: LineWriter) -> Self {
+    pub(crate) fn new(out: LineQueue) -> Self {
         EndLines {
             out,
             held: Mutex::default(),
@@ -39,7 +39,7 @@ impl EndLines {
 
     /// Where every line goes: for the listener's own lines too, so they
     /// come in order.
-    pub(crate) fn out(&self) -> &LineWriter {
+    pub(crate) fn out(&self) -> &LineQueue {
         &self.out
     }
 

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dendro_wire_std::receive::{ConnectionInfo, Listener, Server, ServerConfig};
-use dendro_wire_std::{CountingSink, LineWriter, Sink, Tally};
+use dendro_wire_std::{CountingSink, LineQueue, Sink, Tally};
 
 use crate::ended::EndLines;
 use crate::metrics::Metrics;
@@ -297,7 +297,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let metrics = Arc::new(Metrics::new());
     // Ended connections' lines are queued, never written where connections
     // are served: a stdout nobody reads loses lines (counted), not service.
-    let lines = Arc::new(EndLines::new(LineWriter::spawn(
+    let lines = Arc::new(EndLines::new(LineQueue::spawn(
         "stdout",
         std::io::stdout(),
         LINE_QUEUE,

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use dendro_wire_std::LineWriter;
+use dendro_wire_std::LineQueue;
 
 mod agent;
 #[cfg(feature = "archive")]
@@ -203,10 +203,10 @@ pub(crate) fn is_broken_pipe(e: &io::Error) -> bool {
 /// The library's messages (a gap, logged once per source; a reconnect) on
 /// stderr as the tool's own are: warnings by default, fewer with `-q`, more
 /// with `-v`, or as `RUST_LOG` says. They go through a bounded queue written
-/// by a thread of its own ([`LineWriter`]): a collector logs where it serves
+/// by a thread of its own ([`LineQueue`]): a collector logs where it serves
 /// connections, and a stderr nobody reads must not stop it.
 fn log_to_stderr(level: log::LevelFilter) {
-    let Ok(queue) = LineWriter::spawn("stderr", io::stderr(), 1 << 20) else {
+    let Ok(queue) = LineQueue::spawn("stderr", io::stderr(), 1 << 20) else {
         return;
     };
     let _ = STDERR.set(queue.clone());
@@ -227,7 +227,7 @@ fn log_to_stderr(level: log::LevelFilter) {
 }
 
 /// The queue log records go through, to be flushed before the tool exits.
-static STDERR: std::sync::OnceLock<LineWriter> = std::sync::OnceLock::new();
+static STDERR: std::sync::OnceLock<LineQueue> = std::sync::OnceLock::new();
 
 /// Write what the log queue holds, for at most a few seconds (a stderr
 /// nobody reads never takes it).
@@ -238,7 +238,7 @@ fn flush_log() {
 }
 
 /// A log target that queues each record's lines.
-struct QueuedLines(LineWriter);
+struct QueuedLines(LineQueue);
 
 impl Write for QueuedLines {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {

@@ -92,7 +92,9 @@ impl ServerTls {
     }
 
     /// The collector's TLS, if asked for.
-    pub(crate) fn config(&self) -> Result<Option<std::sync::Arc<tls::ServerConfig>>, Failure> {
+    pub(crate) fn config(
+        &self,
+    ) -> Result<Option<std::sync::Arc<tls::rustls::ServerConfig>>, Failure> {
         let (Some(cert), Some(key), Some(ca)) = (&self.tls_cert, &self.tls_key, &self.client_ca)
         else {
             return Ok(None);

@@ -16,6 +16,7 @@
 //! if each connection committed its own. One path for all of them makes it
 //! a few large ones.
 
+mod batch;
 mod commit;
 mod sink;
 mod stats;
@@ -32,7 +33,8 @@ use dendro::segment::{EncodeContext, EncodeResult, Segment as DSegment, SegmentE
 use dendro::writer::Writer;
 
 use crate::receive::{Backlog, SinkError};
-use commit::{Committer, Work};
+use batch::Work;
+use commit::Committer;
 pub use sink::ArchiveSink;
 use stats::Counters;
 pub use stats::{ArchiveStats, CommitSeconds, COMMIT_BUCKETS};

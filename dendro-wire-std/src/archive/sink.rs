@@ -8,7 +8,7 @@ use std::time::Instant;
 use dendro::archive::{CallerRow, SegmentMeta, SourceMeta, WalRow};
 use dendro_wire_core::{ClockOffset, Handshake, Index, Rows, Segment, SourceUpdate};
 
-use super::commit::{SourceKey, What, Work};
+use super::batch::{SourceKey, What, Work};
 use super::SharedArchive;
 use crate::owned::owned_map;
 use crate::receive::{Backlog, SegmentStored, Sink, SinkError};

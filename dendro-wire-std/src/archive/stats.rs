@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::commit::Work;
+use super::batch::Work;
 use super::{add, waited};
 use crate::receive::Backlog;
 

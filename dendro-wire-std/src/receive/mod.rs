@@ -26,10 +26,8 @@
 //! The sending side is [`send`](crate::send).
 
 mod backlog;
-pub(crate) mod buffer;
 #[cfg(feature = "tokio")]
 mod capture;
-pub(crate) mod cut;
 mod error;
 pub mod proxy;
 mod serve;
@@ -42,8 +40,8 @@ mod subscriber;
 #[cfg(unix)]
 mod unix;
 
+pub use crate::cut::MemoryBudget;
 pub use backlog::Backlog;
-pub use buffer::MemoryBudget;
 pub use error::ServeError;
 pub use serve::serve;
 #[cfg(feature = "tokio")]

@@ -11,12 +11,12 @@ use dendro_wire_core::{FrameDecoder, Tally, PREAMBLE, PREAMBLE_BYTES};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::{watch, Notify};
 
-use super::buffer::{FrameBuffer, MemoryBudget, Next};
 use super::capture::Capture;
 use super::error::ServeError;
 use super::proxy::{looks_like_header, ProxyHeaderError};
 use super::sink::Sink;
 use super::subscriber::SinkSubscriber;
+use crate::cut::{FrameBuffer, MemoryBudget, Next};
 use crate::read_error::{ReadError, ReadErrorKind};
 
 /// How long a session may stay quiet, and how large its frames may be.
@@ -43,7 +43,7 @@ impl Default for Limits {
 /// What a session has read and applied so far: shared after every read
 /// with whoever watches it, and handed back when it ends.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Progress {
+pub(crate) struct SessionCounts {
     /// Stream bytes received.
     pub(crate) bytes: u64,
     /// What its frames did, every frame cut counted.
@@ -98,7 +98,7 @@ pub(crate) struct Session<'a, IO, S: Sink> {
     limits: Limits,
     capture: Option<&'a mut Capture>,
     /// Where its progress is shared after every read, if anywhere.
-    shared: Option<&'a Mutex<Progress>>,
+    shared: Option<&'a Mutex<SessionCounts>>,
     stop: Option<watch::Receiver<bool>>,
     /// Until it opens a source, if asked.
     admission: Option<Admission<'a>>,
@@ -145,7 +145,7 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
     }
 
     /// Share what the session has done `to` a watcher after every read.
-    pub(crate) fn share_progress(mut self, to: &'a Mutex<Progress>) -> Self {
+    pub(crate) fn share_progress(mut self, to: &'a Mutex<SessionCounts>) -> Self {
         self.shared = Some(to);
         self
     }
@@ -165,19 +165,19 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
 
     /// Serve the stream to its end; why it ended, and what it did. The
     /// buffer is given back before this returns.
-    pub(crate) async fn run(mut self) -> (Result<(), ServeError>, Progress) {
+    pub(crate) async fn run(mut self) -> (Result<(), ServeError>, SessionCounts) {
         let result = self.serve().await;
         (result, self.progress())
     }
 
     /// What the session has done so far.
-    fn progress(&self) -> Progress {
+    fn progress(&self) -> SessionCounts {
         let mut tally = self.subscriber.tally();
         // The cut skips unknown kinds before the subscriber sees them, and
         // counts every frame.
         tally.frames = self.buffer.frames();
         tally.unknown_skipped = self.buffer.unknown();
-        Progress {
+        SessionCounts {
             bytes: self.buffer.received(),
             tally,
         }

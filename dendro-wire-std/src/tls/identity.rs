@@ -5,6 +5,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use crate::lines::Escaped;
 use rustls::client::danger::HandshakeSignatureValid;
 use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
 use rustls_pki_types::CertificateDer;
@@ -109,7 +110,7 @@ pub fn identity(chain: &[CertificateDer<'_>], from: IdentityFrom) -> Result<Stri
     if name.chars().any(char::is_control) {
         return no(format!(
             "its name {} holds a control character",
-            escaped(&name)
+            Escaped::bare(&name)
         ));
     }
     Ok(name)
@@ -135,17 +136,13 @@ fn describe(name: &x509_parser::extensions::GeneralName<'_>) -> String {
             Ok(v6) => format!("IP address {}", std::net::Ipv6Addr::from(v6)),
             Err(_) => "an IP address".into(),
         },
-        GeneralName::URI(uri) => format!("URI {}", escaped(uri)),
-        GeneralName::RFC822Name(mail) => format!("e-mail {}", escaped(mail)),
-        GeneralName::DirectoryName(dn) => format!("directory name {}", escaped(&dn.to_string())),
+        GeneralName::URI(uri) => format!("URI {}", Escaped::bare(uri)),
+        GeneralName::RFC822Name(mail) => format!("e-mail {}", Escaped::bare(mail)),
+        GeneralName::DirectoryName(dn) => {
+            format!("directory name {}", Escaped::bare(&dn.to_string()))
+        }
         _ => "a name of another kind".into(),
     }
-}
-
-/// `s` with control characters escaped, for a message that quotes a name a
-/// peer chose.
-fn escaped(s: &str) -> String {
-    s.escape_debug().to_string()
 }
 
 /// A failed handshake's error, said plainly when it is this module's

@@ -48,7 +48,6 @@ pub use rustls;
 use rustls::client::ClientSessionStore;
 use rustls::server::danger::ClientCertVerifier;
 use rustls::server::{StoresServerSessions, WebPkiClientVerifier};
-pub use rustls::{ClientConfig, ServerConfig};
 use rustls::{ClientConnection, RootCertStore, StreamOwned};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::ServerName;
@@ -142,7 +141,7 @@ pub fn server_config(
     chain: Vec<CertificateDer<'static>>,
     key: PrivateKeyDer<'static>,
     client_cas: Vec<CertificateDer<'static>>,
-) -> Result<Arc<ServerConfig>, TlsError> {
+) -> Result<Arc<rustls::ServerConfig>, TlsError> {
     build_server_config(chain, key, client_cas, None)
 }
 
@@ -156,7 +155,7 @@ pub fn server_config_binding(
     key: PrivateKeyDer<'static>,
     client_cas: Vec<CertificateDer<'static>>,
     from: IdentityFrom,
-) -> Result<Arc<ServerConfig>, TlsError> {
+) -> Result<Arc<rustls::ServerConfig>, TlsError> {
     build_server_config(chain, key, client_cas, Some(from))
 }
 
@@ -165,7 +164,7 @@ fn build_server_config(
     key: PrivateKeyDer<'static>,
     client_cas: Vec<CertificateDer<'static>>,
     identity_from: Option<IdentityFrom>,
-) -> Result<Arc<ServerConfig>, TlsError> {
+) -> Result<Arc<rustls::ServerConfig>, TlsError> {
     let rustls = |e: rustls::Error| TlsError::Rustls(e.to_string());
     let webpki =
         WebPkiClientVerifier::builder_with_provider(Arc::new(roots(client_cas)?), provider())
@@ -175,7 +174,7 @@ fn build_server_config(
         Some(from) => Arc::new(IdentityVerifier { webpki, from }),
         None => webpki,
     };
-    let mut config = ServerConfig::builder_with_provider(provider())
+    let mut config = rustls::ServerConfig::builder_with_provider(provider())
         .with_protocol_versions(&[&rustls::version::TLS13])
         .map_err(rustls)?
         .with_client_cert_verifier(verifier)
@@ -192,7 +191,7 @@ pub fn client_config(
     chain: Vec<CertificateDer<'static>>,
     key: PrivateKeyDer<'static>,
 ) -> Result<TlsClient, TlsError> {
-    let mut config = ClientConfig::builder_with_provider(provider())
+    let mut config = rustls::ClientConfig::builder_with_provider(provider())
         .with_protocol_versions(&[&rustls::version::TLS13])
         .map_err(|e| TlsError::Rustls(e.to_string()))?
         .with_root_certificates(roots(server_cas)?)
@@ -325,14 +324,14 @@ const ACCEPTANCE: Duration = Duration::from_secs(5);
 /// An agent's side of TLS, from [`client_config`]: what it connects with.
 #[derive(Clone, Debug)]
 pub struct TlsClient {
-    config: Arc<ClientConfig>,
+    config: Arc<rustls::ClientConfig>,
     tickets: Arc<TicketSignal>,
 }
 
 impl TlsClient {
     /// The rustls configuration, for a caller with a transport of its own
     /// (tokio-rustls's `TlsConnector`, say).
-    pub fn config(&self) -> &Arc<ClientConfig> {
+    pub fn config(&self) -> &Arc<rustls::ClientConfig> {
         &self.config
     }
 

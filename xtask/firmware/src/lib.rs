@@ -136,7 +136,7 @@ impl Console {
 /// as the program that wrote it counted: the figures it can know, the
 /// others zero.
 #[derive(Default)]
-pub struct Checked {
+pub struct ExpectedCounts {
     pub frames: u32,
     pub sources: u32,
     pub index_entries: u32,
@@ -145,7 +145,7 @@ pub struct Checked {
     pub frames_lost: u32,
 }
 
-impl Checked {
+impl ExpectedCounts {
     /// Write `connection N` and every figure as fields, with no newline
     /// (the caller may add its own).
     pub fn print<'c>(&self, out: &'c mut Console, connection: u32) -> &'c mut Console {

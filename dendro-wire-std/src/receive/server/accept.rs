@@ -16,7 +16,7 @@ use super::config::ServerConfig;
 use super::connection::{serve_connection, Io};
 use super::report::{ConnectionInfo, Ended, Peer};
 use super::{Live, Shared};
-use crate::receive::buffer::Held;
+use crate::cut::Held;
 use crate::receive::session::stopped;
 use crate::receive::sink::Sink;
 use crate::throttle::Throttle;

@@ -15,7 +15,7 @@ use super::{Live, Shared};
 use crate::read_error::Position;
 use crate::receive::error::ServeError;
 use crate::receive::proxy::ProxiedFrom;
-use crate::receive::session::{after, Admission, Limits, Progress, Session};
+use crate::receive::session::{after, Admission, Limits, Session, SessionCounts};
 use crate::receive::sink::Sink;
 use crate::receive::subscriber::{SinkSubscriber, SubscribeError};
 
@@ -144,8 +144,8 @@ pub(super) async fn serve_connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
     if let (Some(label), Some(identity)) = (&config.bind_identity, &info.identity) {
         subscriber = subscriber.bind_identity(label.clone(), identity.clone());
     }
-    let (result, Progress { bytes, tally }) = match checked {
-        Err(e) => (Err(e), Progress::default()),
+    let (result, SessionCounts { bytes, tally }) = match checked {
+        Err(e) => (Err(e), SessionCounts::default()),
         Ok((mut stream, _)) => {
             let budget = Some(shared.budget.clone());
             Session::new(&mut stream, &mut subscriber, Limits::from(config), budget)

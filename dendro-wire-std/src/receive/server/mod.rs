@@ -21,10 +21,10 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{watch, Notify};
 
-use super::buffer::MemoryBudget;
 use super::capture::Recorder;
-use super::session::Progress;
+use super::session::SessionCounts;
 use super::sink::Sink;
+use crate::cut::MemoryBudget;
 pub use accept::Listener;
 use accept::{accept_loop, Accepting};
 pub use config::ServerConfig;
@@ -121,7 +121,7 @@ struct Live {
     counted: Mutex<Option<IpAddr>>,
     /// When it was accepted.
     accepted: Instant,
-    progress: Mutex<Progress>,
+    progress: Mutex<SessionCounts>,
     /// Told once, if it is closed to admit a newer connection.
     evict: Notify,
 }

@@ -41,7 +41,7 @@ fn main() -> ! {
             out.str("\n");
             true
         }
-        Err(Failure { frame, what, field }) => {
+        Err(DecodeFailure { frame, what, field }) => {
             out.str("decoder: frame ").num(frame).str(": ").str(what);
             if let Some(field) = field {
                 out.str(" (field ").str(field).str(")");
@@ -58,13 +58,13 @@ fn main() -> ! {
 
 /// Why the stream could not be read to its end: the frame (from 1), what
 /// broke and in which field, without `core::fmt`.
-struct Failure {
+struct DecodeFailure {
     frame: u32,
     what: &'static str,
     field: Option<&'static str>,
 }
 
-fn decode(buf: &mut [u8]) -> Result<Tally, Failure> {
+fn decode(buf: &mut [u8]) -> Result<Tally, DecodeFailure> {
     let mut tally = Tally::default();
     let mut rx: &[u8] = STREAM;
     let fail = |frame, e: IoError<_>| {
@@ -73,7 +73,7 @@ fn decode(buf: &mut [u8]) -> Result<Tally, Failure> {
             IoError::Truncated { .. } => ("the stream ends inside it", None),
             _ => ("the read failed", None),
         };
-        Failure { frame, what, field }
+        DecodeFailure { frame, what, field }
     };
     read_preamble(&mut rx).map_err(|e| fail(0, e))?;
     let decoder = FrameDecoder::new().with_max_frame_bytes(FRAME_BUFFER as u32);
@@ -87,7 +87,7 @@ fn decode(buf: &mut [u8]) -> Result<Tally, Failure> {
             Err(e) => return Err(fail(at, e)),
         };
         let Ok(admitted) = subscriber.admit(&frame) else {
-            return Err(Failure {
+            return Err(DecodeFailure {
                 frame: at,
                 what: "a protocol rule is broken",
                 field: None,

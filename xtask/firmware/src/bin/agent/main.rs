@@ -21,7 +21,7 @@ use dendro_wire_core::{
     PREAMBLE_BYTES,
 };
 use dendro_wire_firmware::{
-    command_line, command_line_number, entry, exit, stack, Checked, Console, HostFile,
+    command_line, command_line_number, entry, exit, stack, ExpectedCounts, Console, HostFile,
 };
 
 use publish::{Parts, Publishing, FRAME_BUFFER, SOURCES};
@@ -149,7 +149,7 @@ struct Link {
     file: Option<HostFile>,
     connections: u32,
     /// What the stream must check as, for the frames the link let through.
-    expected: Checked,
+    expected: ExpectedCounts,
     /// The source whose Rows frame is lost this interval.
     losing: Option<u32>,
     /// Per source, Rows frames lost since its last one arrived.
@@ -181,7 +181,7 @@ impl Link {
             return false;
         }
         self.file = Some(file);
-        self.expected = Checked::default();
+        self.expected = ExpectedCounts::default();
         self.lost_run = [0; SOURCES];
         true
     }
@@ -280,7 +280,7 @@ fn run(gaps: u32, out: &mut Console) -> bool {
     let mut link = Link {
         file: None,
         connections: 0,
-        expected: Checked::default(),
+        expected: ExpectedCounts::default(),
         losing: None,
         lost_run: [0; SOURCES],
         gaps: 0,

@@ -9,7 +9,7 @@
 //! gaps the machine's dropped frames leave between them.
 
 use dendro_wire_core::{kind, PublisherStats, Transmit};
-use dendro_wire_firmware::{Checked, Console};
+use dendro_wire_firmware::{ExpectedCounts, Console};
 use heapless::Deque;
 
 /// Frames handed over and not yet acknowledged: more than the send buffer
@@ -44,7 +44,7 @@ pub struct Tracker {
     dropped_since: u32,
     /// What `check --json --cut-ok` must say of the connection's capture,
     /// as the acknowledgements predict it.
-    capture: Checked,
+    capture: ExpectedCounts,
     /// Connections ended.
     pub connections: u32,
     rows_delivered: u32,
@@ -71,7 +71,7 @@ impl Tracker {
         self.polled_end = self.handed;
         self.delivered_end = 0;
         self.dropped_since = 0;
-        self.capture = Checked::default();
+        self.capture = ExpectedCounts::default();
     }
 
     /// Whether another frame may be polled: its range has room.

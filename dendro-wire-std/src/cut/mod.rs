@@ -1,7 +1,23 @@
-//! [`Cutter`]: the one cut of a received stream into the preamble and
-//! frames, for every receiver. It reads the bytes in hand and never holds
-//! them: the receive buffer ([`FrameBuffer`](super::buffer::FrameBuffer))
-//! cuts its own bytes with it, and the tokio codecs a `BytesMut`.
+//! The cut layer, under every receiver: how a received stream is cut into
+//! the preamble and frames ([`Cutter`]), the buffer that holds a stream's
+//! bytes as they arrive and cuts them ([`FrameBuffer`]), and the memory
+//! many buffers share ([`MemoryBudget`]). [`FrameReader`](crate::FrameReader),
+//! [`SliceReader`](crate::SliceReader), the scanner, the tokio codecs and a
+//! collector's sessions all cut here, so a stream is read by one set of
+//! rules whatever carries it.
+//!
+//! The [`Cutter`] reads the bytes in hand and never holds them: the
+//! [`FrameBuffer`] cuts its own bytes with it, and the tokio codecs a
+//! `BytesMut`. A frame's length prefix is read once, by the cut; the
+//! decode takes the frame as cut.
+
+mod budget;
+mod buffer;
+
+#[cfg(feature = "tokio")]
+pub(crate) use budget::Held;
+pub use budget::MemoryBudget;
+pub(crate) use buffer::{FrameBuffer, Next};
 
 use dendro_wire_core::{check_preamble, kind, Frame, FrameDecoder, Status, LENGTH_PREFIX_BYTES};
 
@@ -25,7 +41,7 @@ pub(crate) enum Cut {
 /// against the decoder's limit before anything else), each counted with its
 /// position; unknown kinds skipped and counted unless asked for; a clean
 /// end only at a frame boundary. It reads the bytes in hand and never holds
-/// them, so [`FrameBuffer`](super::buffer::FrameBuffer) cuts its own buffer with it and the tokio codecs
+/// them, so [`FrameBuffer`] cuts its own buffer with it and the tokio codecs
 /// a `BytesMut`; each consumes what a cut says before cutting again.
 #[derive(Debug, Default)]
 pub(crate) struct Cutter {
@@ -92,18 +108,12 @@ impl Cutter {
     }
 
     /// A frame as [`cut`](Self::cut) handed it out (its bytes, length prefix
-    /// included), decoded in place; an error names it `at`.
+    /// included), decoded in place without reading its length again; an
+    /// error names it `at`.
     pub(crate) fn decode<'a>(&self, frame: &'a [u8], at: Position) -> Result<Frame<'a>, ReadError> {
-        let error = |kind| ReadError::new(kind, at.frame, at.offset);
-        match self.decoder.decode(frame) {
-            Ok(Status::Complete((frame, _))) => Ok(frame),
-            // A whole frame was cut, so this does not happen; if it did, it
-            // would be a truncation, said as one.
-            Ok(Status::Incomplete { needed }) => {
-                Err(error(ReadErrorKind::Truncated { needed, have: 0 }))
-            }
-            Err(e) => Err(error(ReadErrorKind::Malformed(e))),
-        }
+        self.decoder
+            .decode_cut(frame)
+            .map_err(|e| ReadError::new(ReadErrorKind::Malformed(e), at.frame, at.offset))
     }
 
     /// Whether the preamble has been read.

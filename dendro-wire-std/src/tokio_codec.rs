@@ -13,7 +13,7 @@
 //! use bytes::BytesMut;
 //! use tokio_util::codec::{Decoder, Encoder};
 //! use dendro_wire_core::{ClockOffset, Frame};
-//! use dendro_wire_std::codec::FrameCodec;
+//! use dendro_wire_std::tokio_codec::FrameCodec;
 //! use dendro_wire_std::OwnedFrame;
 //!
 //! // Borrowed frames encode without an allocation per frame.
@@ -33,12 +33,12 @@
 use std::marker::PhantomData;
 
 use bytes::{Buf, Bytes, BytesMut};
-use dendro_wire_core::{Frame, FrameDecoder, Status, LENGTH_PREFIX_BYTES, PREAMBLE};
+use dendro_wire_core::{Frame, FrameDecoder, LENGTH_PREFIX_BYTES, PREAMBLE};
 use tokio_util::codec::{Decoder, Encoder};
 
+use crate::cut::{Cut, Cutter};
 use crate::owned::OwnedFrame;
 use crate::read_error::{Position, ReadError, ReadErrorKind};
-use crate::receive::cut::{Cut, Cutter};
 use crate::writer::{append, check_one_frame, WriteError};
 
 /// A frame's bytes, framed but not yet decoded: its length checked against
@@ -82,14 +82,11 @@ impl RawFrame {
     /// The frame, decoded in place: every rule of the spec checked, every
     /// field borrowed from the bytes.
     pub fn view(&self) -> Result<Frame<'_>, ReadError> {
-        match FrameDecoder::new().decode(&self.bytes) {
-            Ok(Status::Complete((frame, _))) => Ok(frame),
-            Ok(Status::Incomplete { needed }) => Err(self.error(ReadErrorKind::Truncated {
-                needed: self.bytes.len() + needed,
-                have: self.bytes.len(),
-            })),
-            Err(e) => Err(self.error(ReadErrorKind::Malformed(e))),
-        }
+        // The codec cut these bytes, its limit checked: the length is not
+        // read again.
+        FrameDecoder::new()
+            .decode_cut(&self.bytes)
+            .map_err(|e| self.error(ReadErrorKind::Malformed(e)))
     }
 
     fn error(&self, kind: ReadErrorKind) -> ReadError {
