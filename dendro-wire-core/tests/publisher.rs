@@ -4,6 +4,7 @@
 mod common;
 
 use dendro_wire_core::*;
+use dendro_wire_test_support::fixtures::frame_bytes;
 use dendro_wire_test_support::grow::Grow;
 
 use common::UUID;
@@ -54,7 +55,7 @@ fn state_bytes(s: IndexState) -> Vec<u8> {
 /// The common golden handshake (the uuid, labels {host: a}, no metadata,
 /// anchor 1), as source 0 and not complete: what `decl` declares.
 fn handshake_bytes() -> Vec<u8> {
-    common::emitted(&Frame::Handshake(Handshake {
+    frame_bytes(&Frame::Handshake(Handshake {
         source: 0,
         complete: false,
         ..common::handshake()
