@@ -3,7 +3,7 @@
 //! calls (the model is `dendro_wire_test_support::attribution`; the C API
 //! runs the same model in the ffi crate's tests).
 
-use dendro_wire_core::{Map, PublishError, Publisher, PublisherConfig, SourceDecl, SourceId};
+use dendro_wire_core::{PublishError, Publisher, PublisherConfig, SourceDecl, SourceId};
 use dendro_wire_test_support::attribution::{run_many, Counts, Machine, INDEX_STREAM, STREAMS};
 use dendro_wire_test_support::grow::Grow;
 
@@ -24,13 +24,9 @@ impl Core {
         let ids = (0..3)
             .map(|i| {
                 let decl = SourceDecl {
-                    uuid: None,
-                    labels: Map::EMPTY,
-                    metadata: Map::EMPTY,
-                    clock_anchor_wall_ns: 0,
-                    complete: false,
                     streams: &STREAMS,
                     index_stream: (i < indexed).then_some(INDEX_STREAM),
+                    ..SourceDecl::default()
                 };
                 p.add_source(&decl, Grow::new(1 << 20)).unwrap()
             })

@@ -20,13 +20,9 @@ const INTERVALS: u32 = 300;
 
 fn decl<'a>(streams: &'a [&'a str], index_stream: Option<&'a str>) -> SourceDecl<'a> {
     SourceDecl {
-        uuid: None,
-        labels: Map::EMPTY,
-        metadata: Map::EMPTY,
-        clock_anchor_wall_ns: 0,
-        complete: false,
         streams,
         index_stream,
+        ..SourceDecl::default()
     }
 }
 

@@ -188,13 +188,10 @@ fn publish(intervals: u32, mut send: impl FnMut(&mut dendro_wire_core::Publisher
         frame_buffer: 512,
     });
     let decl = SourceDecl {
-        uuid: None,
         labels: Map::from_pairs(&[("host", "h")]),
-        metadata: Map::EMPTY,
-        clock_anchor_wall_ns: 0,
-        complete: false,
         streams: &["cpu/usage", "mem/used"],
         index_stream: Some("slots"),
+        ..SourceDecl::default()
     };
     let s = p.add_source(&decl, [0; 2048]).unwrap();
     p.set_slot(s, b"cpu0", b"on").unwrap();

@@ -602,13 +602,10 @@ fn run(seed: u64) -> Seen {
         }
         let indexed = rng.chance(70);
         let decl = SourceDecl {
-            uuid: None,
             labels: Map::from_pairs(&[("host", "h")]),
-            metadata: Map::EMPTY,
-            clock_anchor_wall_ns: 0,
-            complete: false,
             streams: &streams,
             index_stream: indexed.then_some("slots"),
+            ..SourceDecl::default()
         };
         let storage = Grow::new(max_storage);
         match p.add_source(&decl, storage) {

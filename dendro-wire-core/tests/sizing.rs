@@ -43,11 +43,9 @@ impl Drawn {
         SourceDecl {
             uuid: self.uuid.then_some("0b5e2c1a-7d43-4f6e-9a10-3c2b1d0e4f5a"),
             labels: Map::from_pairs(&self.labels),
-            metadata: Map::EMPTY,
-            clock_anchor_wall_ns: 0,
-            complete: false,
             streams: &self.streams,
             index_stream: self.indexed.then_some("slots"),
+            ..SourceDecl::default()
         }
     }
 }
@@ -199,13 +197,9 @@ fn the_frame_buffer_holds_every_slot_and_no_more() {
     // An indexed source whose Full is its largest frame: a byte less of
     // frame buffer, and the last of its slots is refused.
     let decl = SourceDecl {
-        uuid: None,
-        labels: Map::EMPTY,
-        metadata: Map::EMPTY,
-        clock_anchor_wall_ns: 0,
-        complete: false,
         streams: &["t"],
         index_stream: Some("slots"),
+        ..SourceDecl::default()
     };
     let budget = Budget::rows(1, 1).with_slots(20, 30, 0);
     let size = decl.sizing(&budget);

@@ -57,7 +57,21 @@ pub enum DropPolicy {
 
 /// A source as it is declared: its identity, its streams, and the stream its
 /// index entries land in, if it keeps an index.
-#[derive(Clone, Copy, Debug)]
+///
+/// The default is a source with no identity of its own: no uuid, labels or
+/// metadata, a clock anchor of 0, not complete, no streams and no index;
+/// name what differs and take the rest from it.
+///
+/// ```
+/// use dendro_wire_core::SourceDecl;
+///
+/// let decl = SourceDecl {
+///     streams: &["cpu/usage"],
+///     ..SourceDecl::default()
+/// };
+/// assert_eq!((decl.uuid, decl.index_stream), (None, None));
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct SourceDecl<'a> {
     /// Canonical lowercase 8-4-4-4-12, the source's identity across

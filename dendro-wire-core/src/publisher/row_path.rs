@@ -240,7 +240,6 @@ mod tests {
     use crate::frame::{decode, Frame, Status};
     use crate::index_state::NO_INDEX_STATE;
     use crate::kind;
-    use crate::map::Map;
     use crate::rows::{Row, RowsBuilder, RowsHeader};
     use crate::{Publisher, PublisherConfig, SourceDecl};
 
@@ -272,13 +271,8 @@ mod tests {
     #[cfg(unaligned_words)]
     fn every_row_short(streams: &[&str], largest_row: usize, per_interval: usize, sized: bool) {
         let decl = SourceDecl {
-            uuid: None,
-            labels: Map::EMPTY,
-            metadata: Map::EMPTY,
-            clock_anchor_wall_ns: 0,
-            complete: false,
             streams,
-            index_stream: None,
+            ..SourceDecl::default()
         };
         let budget = crate::Budget::rows(largest_row, per_interval);
         let size = decl.sizing(&budget);
@@ -347,13 +341,8 @@ mod tests {
         for observer in [false, true] {
             let mut p: Publisher<[u8; 8192], 1> = Publisher::new(PublisherConfig::default());
             let decl = SourceDecl {
-                uuid: None,
-                labels: Map::EMPTY,
-                metadata: Map::EMPTY,
-                clock_anchor_wall_ns: 0,
-                complete: false,
                 streams: &names,
-                index_stream: None,
+                ..SourceDecl::default()
             };
             let source = p.add_source(&decl, [0; 8192]).unwrap();
             let mut buf = [0u8; 4096];

@@ -12,8 +12,8 @@
 use core::panic::PanicInfo;
 
 use dendro_wire_core::{
-    check_preamble, decode, emit_preamble, Frame, Map, Publisher, PublisherConfig, Row,
-    RowsBuilder, RowsHeader, SlotSetHash, SourceDecl, Status, Subscriber, NO_INDEX_STATE,
+    check_preamble, decode, emit_preamble, Frame, Publisher, PublisherConfig, Row, RowsBuilder,
+    RowsHeader, SlotSetHash, SourceDecl, Status, Subscriber, NO_INDEX_STATE,
 };
 
 #[panic_handler]
@@ -29,13 +29,9 @@ fn exercise(buf: &mut [u8; 512]) -> usize {
     let mut subscriber = Subscriber::<4>::new();
     let Ok(at) = emit_preamble(buf) else { return 0 };
     let decl = SourceDecl {
-        uuid: None,
-        labels: Map::EMPTY,
-        metadata: Map::EMPTY,
-        clock_anchor_wall_ns: 0,
-        complete: false,
         streams: &["cpu"],
         index_stream: Some("slots"),
+        ..SourceDecl::default()
     };
     let Ok(source) = publisher.add_source(&decl, [0; 256]) else {
         return 0;
