@@ -14,6 +14,12 @@ fn refused(bytes: &[u8]) -> Error {
     }
 }
 
+/// `bytes` with the byte at `at` set to `value`, which must be refused.
+fn refused_with(mut bytes: Vec<u8>, at: usize, value: u8) -> Error {
+    bytes[at] = value;
+    refused(&bytes)
+}
+
 /// Replace the length prefix with the bytes that actually follow it.
 fn fix_len(mut bytes: Vec<u8>) -> Vec<u8> {
     let len = (bytes.len() - 4) as u32;
@@ -119,18 +125,15 @@ fn a_field_past_the_end_of_the_frame_is_refused() {
         17,
     );
     // A blob whose length runs past the frame: reported at its length field.
-    let mut b = index_bytes();
-    b[41] = 3; // blob len 2 -> 3
-    let e = refused(&b);
+    let e = refused_with(index_bytes(), 41, 3); // blob len 2 -> 3
     assert_error(e, Rule::EndsEarly { needed: 3, left: 2 }, Field::Blob, 41);
 }
 
 #[test]
 fn a_bool_other_than_0_or_1_is_refused() {
-    let mut b = handshake_bytes();
-    *b.last_mut().unwrap() = 2;
+    // `complete`, the last byte.
     assert_error(
-        refused(&b),
+        refused_with(handshake_bytes(), 79, 2),
         Rule::NotABool { value: 2 },
         Field::Complete,
         79,
@@ -139,18 +142,14 @@ fn a_bool_other_than_0_or_1_is_refused() {
 
 #[test]
 fn a_presence_byte_other_than_0_or_1_is_refused() {
-    let mut b = handshake_bytes();
-    b[9] = 255;
     assert_error(
-        refused(&b),
+        refused_with(handshake_bytes(), 9, 255),
         Rule::NotAPresenceByte { value: 255 },
         Field::Uuid,
         9,
     );
-    let mut b = segment_bytes();
-    b[46] = 2; // caller_index presence
     assert_error(
-        refused(&b),
+        refused_with(segment_bytes(), 46, 2), // caller_index presence
         Rule::NotAPresenceByte { value: 2 },
         Field::CallerIndex,
         46,
@@ -159,10 +158,8 @@ fn a_presence_byte_other_than_0_or_1_is_refused() {
 
 #[test]
 fn an_index_kind_other_than_0_or_1_is_refused() {
-    let mut b = index_bytes();
-    b[24] = 2;
     assert_error(
-        refused(&b),
+        refused_with(index_bytes(), 24, 2),
         Rule::NotAnIndexKind { value: 2 },
         Field::IndexKind,
         24,
@@ -171,9 +168,8 @@ fn an_index_kind_other_than_0_or_1_is_refused() {
 
 #[test]
 fn a_string_that_is_not_utf8_is_refused() {
-    let mut b = index_bytes();
-    b[13] = 0xff; // first byte of "cpu"
-    assert_error(refused(&b), Rule::NotUtf8, Field::Stream, 9);
+    let e = refused_with(index_bytes(), 13, 0xff); // first byte of "cpu"
+    assert_error(e, Rule::NotUtf8, Field::Stream, 9);
 
     // In the second row of a Rows frame: the error names the row.
     let rows = [
@@ -197,9 +193,7 @@ fn a_string_that_is_not_utf8_is_refused() {
     assert!(e.to_string().contains("row 1"), "{e}");
 
     // In a map value.
-    let mut b = source_update_bytes();
-    b[30] = 0x80; // "1", the value of label a
-    let e = refused(&b);
+    let e = refused_with(source_update_bytes(), 30, 0x80); // "1", the value of label a
     assert_error(e, Rule::NotUtf8, Field::Labels, 26);
     assert_eq!(e.item(), Some(0));
 }
@@ -273,19 +267,15 @@ fn a_count_that_cannot_fit_is_refused_without_iterating() {
         33,
     );
     // Two rows declared, bytes for one.
-    let mut b = rows_bytes();
-    b[33] = 2;
     assert_error(
-        refused(&b),
+        refused_with(rows_bytes(), 33, 2),
         Rule::CountTooLarge { count: 2, left: 29 },
         Field::Count,
         33,
     );
     // A map count.
-    let mut b = source_update_bytes();
-    b[17] = 200;
     assert_eq!(
-        refused(&b).rule(),
+        refused_with(source_update_bytes(), 17, 200).rule(),
         Rule::CountTooLarge {
             count: 200,
             left: 41
@@ -464,10 +454,8 @@ fn a_frame_above_the_limit_is_not_encoded() {
 
 #[test]
 fn errors_read_as_sentences_naming_frame_field_and_place() {
-    let mut b = handshake_bytes();
-    *b.last_mut().unwrap() = 7;
     assert_eq!(
-        refused(&b).to_string(),
+        refused_with(handshake_bytes(), 79, 7).to_string(),
         "malformed Handshake frame: `complete` at byte 79: 7 is not a bool; it must be 0 or 1"
     );
     assert_eq!(
