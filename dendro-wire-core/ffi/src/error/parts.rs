@@ -75,7 +75,7 @@ impl CallError {
             }),
             r if r == dw_result::DW_RESULT_MALFORMED as u32 => CallError::Wire(wire()?),
             r if r == dw_result::DW_RESULT_PROTOCOL_ERROR as u32 => {
-                CallError::Protocol(protocol_from(e.reason, e.values)?)
+                CallError::Protocol(protocol_from(e.reason, Values(e.values))?)
             }
             r if r == dw_result::DW_RESULT_REFUSED as u32
                 || (r == dw_result::DW_RESULT_BUFFER_TOO_SMALL as u32 && e.reason != 0) =>
@@ -83,7 +83,7 @@ impl CallError {
                 if e.reason == dw_publish_error::DW_PUBLISH_ENCODE as u32 {
                     CallError::Publish(PublishError::Encode(wire()?))
                 } else {
-                    CallError::Publish(publish_from(e.reason, e.values)?)
+                    CallError::Publish(publish_from(e.reason, Values(e.values))?)
                 }
             }
             r if r == dw_result::DW_RESULT_BUFFER_TOO_SMALL as u32 => CallError::MessageTooLong,
@@ -135,7 +135,7 @@ fn wire_from(e: &dw_error) -> Option<Error> {
         _ => return None,
     };
     Some(Error::from_parts(
-        rule_from(e.rule, e.values)?,
+        rule_from(e.rule, Values(e.values))?,
         field,
         usize::try_from(e.offset).ok()?,
         frame_kind,
@@ -144,9 +144,31 @@ fn wire_from(e: &dw_error) -> Option<Error> {
     ))
 }
 
+/// A count the core keeps as a `usize`, as a `dw_error` value.
+fn n(v: usize) -> u64 {
+    v as u64
+}
+
+/// A `dw_error`'s values, each read back as the type its field has in the
+/// core: `None` for one out of that type's range, which C wrote.
+struct Values([u64; 4]);
+
+impl Values {
+    fn size(&self, i: usize) -> Option<usize> {
+        usize::try_from(self.0[i]).ok()
+    }
+
+    fn word(&self, i: usize) -> Option<u32> {
+        u32::try_from(self.0[i]).ok()
+    }
+
+    fn byte(&self, i: usize) -> Option<u8> {
+        u8::try_from(self.0[i]).ok()
+    }
+}
+
 fn rule_parts(rule: Rule) -> (dw_rule, [u64; 4]) {
     use dw_rule::*;
-    let n = |v: usize| v as u64;
     match rule {
         Rule::NotADendroStream => (DW_RULE_NOT_A_DENDRO_STREAM, [0; 4]),
         Rule::UnsupportedVersion { version } => {
@@ -175,40 +197,39 @@ fn rule_parts(rule: Rule) -> (dw_rule, [u64; 4]) {
     }
 }
 
-fn rule_from(rule: u32, v: [u64; 4]) -> Option<Rule> {
+fn rule_from(rule: u32, v: Values) -> Option<Rule> {
     use dw_rule::*;
-    let size = |i: usize| usize::try_from(v[i]).ok();
-    let byte = |i: usize| u8::try_from(v[i]).ok();
-    let word = |i: usize| u32::try_from(v[i]).ok();
     Some(match rule {
         r if r == DW_RULE_NOT_A_DENDRO_STREAM as u32 => Rule::NotADendroStream,
         r if r == DW_RULE_UNSUPPORTED_VERSION as u32 => Rule::UnsupportedVersion {
-            version: u16::try_from(v[0]).ok()?,
+            version: u16::try_from(v.0[0]).ok()?,
         },
         r if r == DW_RULE_ZERO_LENGTH as u32 => Rule::ZeroLength,
         r if r == DW_RULE_FRAME_TOO_LARGE as u32 => Rule::FrameTooLarge {
-            len: size(0)?,
-            limit: word(1)?,
+            len: v.size(0)?,
+            limit: v.word(1)?,
         },
         r if r == DW_RULE_ENDS_EARLY as u32 => Rule::EndsEarly {
-            needed: size(0)?,
-            left: size(1)?,
+            needed: v.size(0)?,
+            left: v.size(1)?,
         },
-        r if r == DW_RULE_NOT_A_BOOL as u32 => Rule::NotABool { value: byte(0)? },
-        r if r == DW_RULE_NOT_A_PRESENCE_BYTE as u32 => Rule::NotAPresenceByte { value: byte(0)? },
-        r if r == DW_RULE_NOT_AN_INDEX_KIND as u32 => Rule::NotAnIndexKind { value: byte(0)? },
+        r if r == DW_RULE_NOT_A_BOOL as u32 => Rule::NotABool { value: v.byte(0)? },
+        r if r == DW_RULE_NOT_A_PRESENCE_BYTE as u32 => {
+            Rule::NotAPresenceByte { value: v.byte(0)? }
+        }
+        r if r == DW_RULE_NOT_AN_INDEX_KIND as u32 => Rule::NotAnIndexKind { value: v.byte(0)? },
         r if r == DW_RULE_NOT_UTF8 as u32 => Rule::NotUtf8,
         r if r == DW_RULE_NOT_A_CANONICAL_UUID as u32 => Rule::NotACanonicalUuid,
         r if r == DW_RULE_KEYS_NOT_ASCENDING as u32 => Rule::KeysNotAscending,
         r if r == DW_RULE_COUNT_TOO_LARGE as u32 => Rule::CountTooLarge {
-            count: word(0)?,
-            left: size(1)?,
+            count: v.word(0)?,
+            left: v.size(1)?,
         },
-        r if r == DW_RULE_TRAILING_BYTES as u32 => Rule::TrailingBytes { count: size(0)? },
+        r if r == DW_RULE_TRAILING_BYTES as u32 => Rule::TrailingBytes { count: v.size(0)? },
         r if r == DW_RULE_KNOWN_KIND_AS_UNKNOWN as u32 => Rule::KnownKindAsUnknown,
         r if r == DW_RULE_BUFFER_TOO_SMALL as u32 => Rule::BufferTooSmall {
-            needed: size(0)?,
-            have: size(1)?,
+            needed: v.size(0)?,
+            have: v.size(1)?,
         },
         _ => return None,
     })
@@ -231,27 +252,25 @@ fn protocol_parts(p: ProtocolError) -> (dw_protocol_error, [u64; 4]) {
     }
 }
 
-fn protocol_from(reason: u32, v: [u64; 4]) -> Option<ProtocolError> {
+fn protocol_from(reason: u32, v: Values) -> Option<ProtocolError> {
     use dw_protocol_error::*;
-    let word = |i: usize| u32::try_from(v[i]).ok();
     Some(match reason {
         r if r == DW_PROTOCOL_UNKNOWN_SOURCE as u32 => ProtocolError::UnknownSource {
-            source: word(0)?,
-            kind: u8::try_from(v[1]).ok()?,
+            source: v.word(0)?,
+            kind: v.byte(1)?,
         },
         r if r == DW_PROTOCOL_DUPLICATE_HANDSHAKE as u32 => {
-            ProtocolError::DuplicateHandshake { source: word(0)? }
+            ProtocolError::DuplicateHandshake { source: v.word(0)? }
         }
-        r if r == DW_PROTOCOL_TOO_MANY_SOURCES as u32 => ProtocolError::TooManySources {
-            limit: usize::try_from(v[0]).ok()?,
-        },
+        r if r == DW_PROTOCOL_TOO_MANY_SOURCES as u32 => {
+            ProtocolError::TooManySources { limit: v.size(0)? }
+        }
         _ => return None,
     })
 }
 
 fn publish_parts(p: PublishError) -> (dw_publish_error, [u64; 4]) {
     use dw_publish_error::*;
-    let n = |v: usize| v as u64;
     match p {
         PublishError::TooManySources { limit } => {
             (DW_PUBLISH_TOO_MANY_SOURCES, [n(limit), 0, 0, 0])
@@ -310,55 +329,52 @@ fn publish_parts(p: PublishError) -> (dw_publish_error, [u64; 4]) {
     }
 }
 
-fn publish_from(reason: u32, v: [u64; 4]) -> Option<PublishError> {
+fn publish_from(reason: u32, v: Values) -> Option<PublishError> {
     use dw_publish_error::*;
-    let size = |i: usize| usize::try_from(v[i]).ok();
-    let word = |i: usize| u32::try_from(v[i]).ok();
-    let byte = |i: usize| u8::try_from(v[i]).ok();
     Some(match reason {
         r if r == DW_PUBLISH_TOO_MANY_SOURCES as u32 => {
-            PublishError::TooManySources { limit: size(0)? }
+            PublishError::TooManySources { limit: v.size(0)? }
         }
         r if r == DW_PUBLISH_UNKNOWN_SOURCE as u32 => {
-            PublishError::UnknownSource { source: word(0)? }
+            PublishError::UnknownSource { source: v.word(0)? }
         }
         r if r == DW_PUBLISH_UNKNOWN_STREAM as u32 => PublishError::UnknownStream {
-            source: word(0)?,
-            stream: word(1)?,
+            source: v.word(0)?,
+            stream: v.word(1)?,
         },
         r if r == DW_PUBLISH_DUPLICATE_STREAM as u32 => PublishError::DuplicateStream {
-            source: word(0)?,
-            stream: word(1)?,
+            source: v.word(0)?,
+            stream: v.word(1)?,
         },
         r if r == DW_PUBLISH_OTHER_SOURCE as u32 => PublishError::OtherSource {
-            source: word(0)?,
-            stream_source: word(1)?,
+            source: v.word(0)?,
+            stream_source: v.word(1)?,
         },
-        r if r == DW_PUBLISH_NO_INDEX as u32 => PublishError::NoIndex { source: word(0)? },
+        r if r == DW_PUBLISH_NO_INDEX as u32 => PublishError::NoIndex { source: v.word(0)? },
         r if r == DW_PUBLISH_NOT_HANDSHAKEN as u32 => PublishError::NotHandshaken {
-            source: word(0)?,
-            kind: byte(1)?,
+            source: v.word(0)?,
+            kind: v.byte(1)?,
         },
         r if r == DW_PUBLISH_NOT_PASSTHROUGH as u32 => {
-            PublishError::NotPassthrough { kind: byte(0)? }
+            PublishError::NotPassthrough { kind: v.byte(0)? }
         }
         r if r == DW_PUBLISH_FRAME_TOO_LARGE as u32 => PublishError::FrameTooLarge {
-            source: word(0)?,
-            kind: byte(1)?,
-            needed: size(2)?,
-            limit: size(3)?,
+            source: v.word(0)?,
+            kind: v.byte(1)?,
+            needed: v.size(2)?,
+            limit: v.size(3)?,
         },
         r if r == DW_PUBLISH_STORAGE_FULL as u32 => PublishError::StorageFull {
-            source: word(0)?,
-            needed: size(1)?,
-            have: size(2)?,
+            source: v.word(0)?,
+            needed: v.size(1)?,
+            have: v.size(2)?,
         },
         r if r == DW_PUBLISH_STORAGE_SHRANK as u32 => {
-            PublishError::StorageShrank { source: word(0)? }
+            PublishError::StorageShrank { source: v.word(0)? }
         }
         r if r == DW_PUBLISH_BUFFER_TOO_SMALL as u32 => PublishError::BufferTooSmall {
-            needed: size(0)?,
-            have: size(1)?,
+            needed: v.size(0)?,
+            have: v.size(1)?,
         },
         _ => return None,
     })
