@@ -4,9 +4,12 @@
 //! `Subscriber` admits is carried under the slot set it was observed
 //! against (the core's own tests run the same model on the Rust API).
 
-use core::mem::MaybeUninit;
-use core::ptr::{null, null_mut};
+mod common;
 
+use core::mem::MaybeUninit;
+use core::ptr::null_mut;
+
+use common::{c_source_decl, s, NO_STR};
 use dendro_wire_ffi::*;
 use dendro_wire_test_support::attribution::{run_many, Counts, Machine, INDEX_STREAM, STREAMS};
 
@@ -15,13 +18,6 @@ struct PublisherStorage([u8; DW_PUBLISHER_SIZE]);
 
 const SOURCES: usize = 3;
 const SOURCE_BYTES: usize = 16 << 10;
-
-fn s(v: &'static str) -> dw_str {
-    dw_str {
-        ptr: v.as_ptr().cast(),
-        len: v.len(),
-    }
-}
 
 /// A C publisher of three sources, its storage and theirs held as raw
 /// pointers for its life, as C holds them.
@@ -67,27 +63,11 @@ impl CMachine {
             assert_eq!(r, dw_result::DW_RESULT_OK);
             let streams = STREAMS.map(s);
             for (i, storage) in sources.iter().enumerate() {
-                let decl = dw_source_decl {
-                    uuid: dw_str {
-                        ptr: null(),
-                        len: 0,
-                    },
-                    labels: null(),
-                    labels_len: 0,
-                    metadata: null(),
-                    metadata_len: 0,
-                    clock_anchor_wall_ns: 0,
-                    complete: 0,
-                    streams: streams.as_ptr(),
-                    streams_len: streams.len(),
-                    index_stream: match i < indexed {
-                        true => s(INDEX_STREAM),
-                        false => dw_str {
-                            ptr: null(),
-                            len: 0,
-                        },
-                    },
+                let index_stream = match i < indexed {
+                    true => s(INDEX_STREAM),
+                    false => NO_STR,
                 };
+                let decl = c_source_decl(&streams, index_stream);
                 let mut ordinal = u32::MAX;
                 let r = dw_publisher_add_source(
                     handle,

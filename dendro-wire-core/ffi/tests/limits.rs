@@ -47,13 +47,6 @@ impl Drop for Raw {
     }
 }
 
-fn s(v: &str) -> dw_str {
-    dw_str {
-        ptr: v.as_ptr().cast(),
-        len: v.len(),
-    }
-}
-
 fn subscriber(storage: &Raw, len: usize, limit: u32) -> (dw_result, *mut dw_subscriber, dw_error) {
     let (mut handle, mut error) = (null_mut(), no_error());
     // SAFETY: the storage is the test's, lent for the subscriber's life.
@@ -520,10 +513,7 @@ const LABELS: [(&str, &str); 1] = [("host", "big-01")];
 /// arrays must outlive the declaration's use.
 fn c_decl(streams: &[dw_str], labels: &[dw_pair]) -> dw_source_decl {
     dw_source_decl {
-        uuid: dw_str {
-            ptr: null(),
-            len: 0,
-        },
+        uuid: NO_STR,
         labels: labels.as_ptr(),
         labels_len: labels.len(),
         metadata: null(),

@@ -245,13 +245,6 @@ fn rust_decl() -> SourceDecl<'static> {
     }
 }
 
-fn s(v: &'static str) -> dw_str {
-    dw_str {
-        ptr: v.as_ptr().cast(),
-        len: v.len(),
-    }
-}
-
 const CONFIG: dw_publisher_config = dw_publisher_config {
     full_every: 4,
     frame_buffer: 512,
@@ -635,24 +628,7 @@ fn a_publisher_refuses_what_c_can_get_wrong() {
         ptr: bad.as_ptr().cast(),
         len: 2,
     }];
-    let mut decl = dw_source_decl {
-        uuid: dw_str {
-            ptr: null(),
-            len: 0,
-        },
-        labels: null(),
-        labels_len: 0,
-        metadata: null(),
-        metadata_len: 0,
-        clock_anchor_wall_ns: 0,
-        complete: 0,
-        streams: bad_stream.as_ptr(),
-        streams_len: 1,
-        index_stream: dw_str {
-            ptr: null(),
-            len: 0,
-        },
-    };
+    let mut decl = c_source_decl(&bad_stream, NO_STR);
     let mut storage = [0u8; SOURCE_BYTES];
     let at = storage.as_mut_ptr().cast::<c_void>();
     // SAFETY: a live handle and locals; each refused before use.

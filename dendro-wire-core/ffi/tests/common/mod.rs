@@ -83,6 +83,39 @@ pub fn bytes(b: dw_bytes) -> Vec<u8> {
     unsafe { core::slice::from_raw_parts(b.ptr, b.len) }.to_vec()
 }
 
+/// A `dw_str` naming `v`'s bytes, for the call it is passed to.
+pub fn s(v: &str) -> dw_str {
+    dw_str {
+        ptr: v.as_ptr().cast(),
+        len: v.len(),
+    }
+}
+
+/// A `dw_str` of no string: an absent uuid or index stream, or one for a
+/// call to write.
+pub const NO_STR: dw_str = dw_str {
+    ptr: null(),
+    len: 0,
+};
+
+/// A source declared with nothing but its streams and its index stream
+/// (`NO_STR` for none): no uuid, labels or metadata, anchor 0, not
+/// complete.
+pub fn c_source_decl(streams: &[dw_str], index_stream: dw_str) -> dw_source_decl {
+    dw_source_decl {
+        uuid: NO_STR,
+        labels: null(),
+        labels_len: 0,
+        metadata: null(),
+        metadata_len: 0,
+        clock_anchor_wall_ns: 0,
+        complete: 0,
+        streams: streams.as_ptr(),
+        streams_len: streams.len(),
+        index_stream,
+    }
+}
+
 /// The string a `dw_str` names.
 pub fn string(s: dw_str) -> String {
     String::from_utf8(bytes(dw_bytes {
@@ -96,16 +129,7 @@ pub fn string(s: dw_str) -> String {
 pub fn entries(mut map: dw_map) -> Vec<(String, String)> {
     let mut out = Vec::new();
     loop {
-        let (mut k, mut v) = (
-            dw_str {
-                ptr: null(),
-                len: 0,
-            },
-            dw_str {
-                ptr: null(),
-                len: 0,
-            },
-        );
+        let (mut k, mut v) = (NO_STR, NO_STR);
         // SAFETY: live locals; the map's bytes are still held.
         match unsafe { dw_map_next(&mut map, &mut k, &mut v, null_mut()) } {
             dw_result::DW_RESULT_OK => out.push((string(k), string(v))),
