@@ -6,6 +6,13 @@ use common::*;
 use dendro_wire_core::*;
 use dendro_wire_test_support::grow::Grow;
 
+/// The header of a `Rows` frame of source 0, of no index state.
+const HEADER: RowsHeader = RowsHeader {
+    source: 0,
+    seq: 0,
+    index_state: NO_INDEX_STATE,
+};
+
 /// Decode bytes that must be refused, returning the error.
 fn refused(bytes: &[u8]) -> Error {
     match decode(bytes) {
@@ -130,40 +137,19 @@ fn a_field_past_the_end_of_the_frame_is_refused() {
 }
 
 #[test]
-fn a_bool_other_than_0_or_1_is_refused() {
-    // `complete`, the last byte.
-    assert_error(
-        refused_with(handshake_bytes(), 79, 2),
-        Rule::NotABool { value: 2 },
-        Field::Complete,
-        79,
-    );
-}
-
-#[test]
-fn a_presence_byte_other_than_0_or_1_is_refused() {
-    assert_error(
-        refused_with(handshake_bytes(), 9, 255),
-        Rule::NotAPresenceByte { value: 255 },
-        Field::Uuid,
-        9,
-    );
-    assert_error(
-        refused_with(segment_bytes(), 46, 2), // caller_index presence
-        Rule::NotAPresenceByte { value: 2 },
-        Field::CallerIndex,
-        46,
-    );
-}
-
-#[test]
-fn an_index_kind_other_than_0_or_1_is_refused() {
-    assert_error(
-        refused_with(index_bytes(), 24, 2),
-        Rule::NotAnIndexKind { value: 2 },
-        Field::IndexKind,
-        24,
-    );
+fn a_bool_presence_byte_or_index_kind_other_than_0_or_1_is_refused() {
+    // The frame, the byte's offset, the value written there, the rule and
+    // the field, which starts at that byte.
+    #[rustfmt::skip]
+    let cases = [
+        (handshake_bytes(), 79, 2, Rule::NotABool { value: 2 }, Field::Complete), // the last byte
+        (handshake_bytes(), 9, 255, Rule::NotAPresenceByte { value: 255 }, Field::Uuid),
+        (segment_bytes(), 46, 2, Rule::NotAPresenceByte { value: 2 }, Field::CallerIndex),
+        (index_bytes(), 24, 2, Rule::NotAnIndexKind { value: 2 }, Field::IndexKind),
+    ];
+    for (bytes, at, value, rule, field) in cases {
+        assert_error(refused_with(bytes, at, value), rule, field, at);
+    }
 }
 
 #[test]
@@ -329,15 +315,7 @@ fn a_small_buffer_says_how_big_it_must_be_and_is_left_alone() {
         emit_preamble(&mut [0; 13]).unwrap_err().rule(),
         Rule::BufferTooSmall { needed: 14, .. }
     ));
-    assert!(RowsBuilder::new(
-        &mut [0; 36],
-        RowsHeader {
-            source: 0,
-            seq: 0,
-            index_state: NO_INDEX_STATE
-        }
-    )
-    .is_err());
+    assert!(RowsBuilder::new(&mut [0; 36], HEADER).is_err());
 }
 
 #[test]
@@ -352,15 +330,7 @@ fn a_frame_above_the_limit_is_not_encoded() {
 
     // A builder refuses the row that would cross it, and keeps the rest.
     let mut buf = vec![0; MAX_FRAME_BYTES as usize + 1024];
-    let mut b = RowsBuilder::new(
-        &mut buf[..],
-        RowsHeader {
-            source: 0,
-            seq: 0,
-            index_state: NO_INDEX_STATE,
-        },
-    )
-    .unwrap();
+    let mut b = RowsBuilder::new(&mut buf[..], HEADER).unwrap();
     b.push(&Row {
         row: &big[..MAX_FRAME_BYTES as usize - 100],
         ..ROW
@@ -380,15 +350,7 @@ fn a_frame_above_the_limit_is_not_encoded() {
     // A frame of exactly the limit is built; one byte more is not.
     let empty = Row { row: &[], ..ROW };
     for over in [0, 1] {
-        let mut b = RowsBuilder::new(
-            &mut buf[..],
-            RowsHeader {
-                source: 0,
-                seq: 0,
-                index_state: NO_INDEX_STATE,
-            },
-        )
-        .unwrap();
+        let mut b = RowsBuilder::new(&mut buf[..], HEADER).unwrap();
         let fill = MAX_FRAME_BYTES as usize + 4 - b.frame_len() - empty.wire_len() + over;
         let pushed = b.push(&Row {
             row: &big[..fill],
@@ -414,12 +376,7 @@ fn a_frame_above_the_limit_is_not_encoded() {
     // Over storage that grows, a builder grows it for each row, up to the
     // storage's own bound, and still refuses a frame past the limit.
     let mut storage = Grow::new(4096);
-    let header = RowsHeader {
-        source: 0,
-        seq: 0,
-        index_state: NO_INDEX_STATE,
-    };
-    let mut b = RowsBuilder::new(&mut storage, header).unwrap();
+    let mut b = RowsBuilder::new(&mut storage, HEADER).unwrap();
     let mut pushed = 0;
     while b.push(&ROW).is_ok() {
         pushed += 1;
@@ -441,7 +398,7 @@ fn a_frame_above_the_limit_is_not_encoded() {
     };
     assert_eq!(r.rows.len(), pushed);
     let mut unbounded = Grow::new(usize::MAX);
-    let mut b = RowsBuilder::new(&mut unbounded, header).unwrap();
+    let mut b = RowsBuilder::new(&mut unbounded, HEADER).unwrap();
     let e = b
         .push(&Row {
             row: &big[..MAX_FRAME_BYTES as usize],
