@@ -71,8 +71,7 @@ fn config(max_memory: usize) -> ServerConfig {
 
 #[test]
 fn a_large_frame_is_given_back_as_soon_as_it_is_applied() {
-    let (server, ended) = start(config(16 << 20));
-    let addr = server.local_addr().unwrap();
+    let (server, addr, ended) = start(config(16 << 20));
     let (stop, peer) = keepalive_after(addr, segments(1, 4 << 20));
     wait_until("the segment was applied", Duration::from_secs(20), || {
         server.live().first().is_some_and(|c| c.tally.segments == 1)
@@ -93,8 +92,7 @@ fn a_large_frame_is_given_back_as_soon_as_it_is_applied() {
 fn four_hoarders_cannot_lock_out_an_honest_publisher() {
     const BUDGET: usize = 4 << 20;
     let budget = MemoryBudget::new(BUDGET);
-    let (server, ended) = start(config(BUDGET));
-    let addr = server.local_addr().unwrap();
+    let (server, addr, ended) = start(config(BUDGET));
     // Two send a large frame whole, then keepalives.
     let large = budget.most_per_connection() - READ_AHEAD - (64 << 10);
     let keepalives: Vec<_> = (0..2)
@@ -162,8 +160,7 @@ fn four_hoarders_cannot_lock_out_an_honest_publisher() {
 
 #[test]
 fn at_shutdown_what_a_socket_holds_is_read_and_applied() {
-    let (server, ended) = start(config(256 << 20));
-    let addr = server.local_addr().unwrap();
+    let (server, addr, ended) = start(config(256 << 20));
     const FRAMES: u64 = 40_000;
     let stream = honest_stream(FRAMES);
     let mut s = TcpStream::connect(addr).unwrap();
@@ -183,8 +180,7 @@ fn at_shutdown_what_a_socket_holds_is_read_and_applied() {
 
 #[test]
 fn at_shutdown_bytes_still_on_their_way_in_are_applied() {
-    let (server, ended) = start(config(256 << 20));
-    let addr = server.local_addr().unwrap();
+    let (server, addr, ended) = start(config(256 << 20));
     const FRAMES: u64 = 2_000;
     let stream = honest_stream(FRAMES);
     let len = stream.len() as u64;
