@@ -11,6 +11,7 @@
 //! second copy of its crate, whose types are not this crate's.
 
 pub mod attribution;
+pub mod chunked;
 // `GlobalAlloc` is an unsafe trait: this crate's one unsafe.
 #[allow(unsafe_code)]
 pub mod counting;
