@@ -13,12 +13,11 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use dendro_wire_core::{Frame, RowsHeader, Segment, NO_INDEX_STATE, PREAMBLE_BYTES};
+use dendro_wire_core::{RowsHeader, NO_INDEX_STATE, PREAMBLE_BYTES};
 use dendro_wire_std::receive::{Ended, ServeError, Server, ServerConfig};
 use dendro_wire_std::{FrameWriter, ReadErrorKind};
-use dendro_wire_test_support::fixtures::handshake;
 use dendro_wire_test_support::scratch;
-use dendro_wire_test_support::streams::{honest_stream, ROWS_PER_FRAME};
+use dendro_wire_test_support::streams::{honest_stream, segment_stream, ROWS_PER_FRAME};
 
 #[path = "support/collector.rs"]
 mod support;
@@ -121,20 +120,7 @@ fn a_frame_past_the_memory_budget_ends_only_its_connection() {
     config.max_memory = 512 << 10;
     let (server, addr, ended) = start(config);
     // A segment of 1 MiB: a frame the budget cannot hold.
-    let parquet = vec![0x50; 1 << 20];
-    let mut w = FrameWriter::new(Vec::new()).unwrap();
-    w.write_frame(&handshake(0)).unwrap();
-    w.write_frame(&Frame::Segment(Segment {
-        source: 0,
-        stream: "cpu/usage",
-        rows: 1,
-        first_ts: 0,
-        last_ts: 0,
-        bytes: &parquet,
-        caller_index: None,
-    }))
-    .unwrap();
-    let big = w.into_inner();
+    let big = segment_stream(1, 1 << 20);
     let mut s = TcpStream::connect(addr).unwrap();
     // The peer may see the close before it has written everything.
     let _ = s.write_all(&big);
