@@ -13,16 +13,15 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use dendro_wire_core::{Frame, RowsHeader, Segment, NO_INDEX_STATE, PREAMBLE_BYTES};
+use dendro_wire_core::{RowsHeader, NO_INDEX_STATE, PREAMBLE_BYTES};
 use dendro_wire_std::receive::{Ended, ServeError, Server, ServerConfig};
 use dendro_wire_std::{FrameWriter, ReadErrorKind};
-use dendro_wire_test_support::fixtures::handshake;
 use dendro_wire_test_support::scratch;
-use dendro_wire_test_support::streams::{honest_stream, ROWS_PER_FRAME};
+use dendro_wire_test_support::streams::{honest_stream, segment_stream, ROWS_PER_FRAME};
 
 #[path = "support/collector.rs"]
 mod support;
-use support::{recv, start, wait_until, PREAMBLE};
+use support::{recv, start, wait_live, wait_until, PREAMBLE};
 
 fn quick() -> ServerConfig {
     let mut config = ServerConfig::default();
@@ -59,8 +58,7 @@ fn publish_honestly(addr: std::net::SocketAddr, frames: u64) -> std::thread::Joi
 fn a_lying_length_costs_only_the_bytes_that_arrived_and_honest_peers_go_on() {
     let mut config = quick();
     config.frame_timeout = Duration::from_secs(2);
-    let (server, ended) = start(config);
-    let addr = server.local_addr().unwrap();
+    let (server, addr, ended) = start(config);
     // Fifty peers announce a 64 MiB frame, send 5,000 bytes of it (more
     // than a buffer starts with), and stall.
     const LIARS: usize = 50;
@@ -120,23 +118,9 @@ fn a_lying_length_costs_only_the_bytes_that_arrived_and_honest_peers_go_on() {
 fn a_frame_past_the_memory_budget_ends_only_its_connection() {
     let mut config = quick();
     config.max_memory = 512 << 10;
-    let (server, ended) = start(config);
-    let addr = server.local_addr().unwrap();
+    let (server, addr, ended) = start(config);
     // A segment of 1 MiB: a frame the budget cannot hold.
-    let parquet = vec![0x50; 1 << 20];
-    let mut w = FrameWriter::new(Vec::new()).unwrap();
-    w.write_frame(&handshake(0)).unwrap();
-    w.write_frame(&Frame::Segment(Segment {
-        source: 0,
-        stream: "cpu/usage",
-        rows: 1,
-        first_ts: 0,
-        last_ts: 0,
-        bytes: &parquet,
-        caller_index: None,
-    }))
-    .unwrap();
-    let big = w.into_inner();
+    let big = segment_stream(1, 1 << 20);
     let mut s = TcpStream::connect(addr).unwrap();
     // The peer may see the close before it has written everything.
     let _ = s.write_all(&big);
@@ -163,8 +147,7 @@ fn a_frame_past_the_memory_budget_ends_only_its_connection() {
 
 #[test]
 fn refused_streams_are_closed_with_their_reason() {
-    let (server, ended) = start(quick());
-    let addr = server.local_addr().unwrap();
+    let (server, addr, ended) = start(quick());
     let mut wrong_version = PREAMBLE.to_vec();
     wrong_version[12] = 9;
     let mut zero_length = PREAMBLE.to_vec();
@@ -204,8 +187,7 @@ fn refused_streams_are_closed_with_their_reason() {
 
 #[test]
 fn idle_peers_and_unfinished_frames_are_timed_out() {
-    let (server, ended) = start(quick());
-    let addr = server.local_addr().unwrap();
+    let (server, addr, ended) = start(quick());
     // Connected, and nothing sent at all.
     let mut silent = TcpStream::connect(addr).unwrap();
     // The preamble, then nothing: no whole frame for the idle timeout.
@@ -265,8 +247,7 @@ fn connections_past_the_cap_are_closed_at_once() {
     let mut config = quick();
     config.max_connections = 2;
     config.idle_timeout = Duration::from_secs(30);
-    let (server, ended) = start(config);
-    let addr = server.local_addr().unwrap();
+    let (server, addr, ended) = start(config);
     // Both open a source: a connection that has not is closed to make room
     // instead (tests/collector_admission.rs).
     let open = || {
@@ -303,8 +284,7 @@ fn many_idle_connections_are_held_cheaply_beside_an_honest_one() {
     config.idle_timeout = Duration::from_secs(30);
     // All from one address, each with a source open.
     config.max_connections_per_peer = peers + 1;
-    let (server, ended) = start(config);
-    let addr = server.local_addr().unwrap();
+    let (server, addr, ended) = start(config);
     let started = Instant::now();
     let mut idle = Vec::new();
     let opened = honest_stream(0);
@@ -313,9 +293,7 @@ fn many_idle_connections_are_held_cheaply_beside_an_honest_one() {
         s.write_all(&opened).unwrap();
         idle.push(s);
     }
-    wait_until("every idle peer is live", Duration::from_secs(20), || {
-        server.stats().live == peers as u64
-    });
+    wait_live(&server, peers as u64, "every idle peer is live");
     let accepted_in = started.elapsed();
     assert!(accepted_in < Duration::from_secs(10), "{accepted_in:?}");
     // A start buffer each, and the 4 KiB of state each is taken to cost.
@@ -325,9 +303,7 @@ fn many_idle_connections_are_held_cheaply_beside_an_honest_one() {
     assert!(honest.result.is_ok(), "{honest}");
     assert_eq!(honest.tally.rows_applied, rows);
     drop(idle);
-    wait_until("every idle peer ended", Duration::from_secs(20), || {
-        server.stats().live == 0
-    });
+    wait_live(&server, 0, "every idle peer ended");
     server.shutdown(Duration::ZERO);
 }
 
@@ -345,8 +321,7 @@ fn soft_fd_limit() -> usize {
 fn shutdown_applies_what_has_arrived_and_closes_every_connection() {
     let mut config = quick();
     config.idle_timeout = Duration::from_secs(30);
-    let (server, ended) = start(config);
-    let addr = server.local_addr().unwrap();
+    let (server, addr, ended) = start(config);
     let stream = honest_stream(50);
     let mut s = TcpStream::connect(addr).unwrap();
     // Everything but the last 10 bytes: 49 whole Rows frames and a cut one.
@@ -375,8 +350,7 @@ fn shutdown_applies_what_has_arrived_and_closes_every_connection() {
 fn a_stop_tells_the_publisher_first_and_applies_what_it_sent_until_then() {
     let mut config = quick();
     config.idle_timeout = Duration::from_secs(30);
-    let (server, ended) = start(config);
-    let addr = server.local_addr().unwrap();
+    let (server, addr, ended) = start(config);
     let stream = honest_stream(20);
     let opened = honest_stream(0).len();
     let mut s = TcpStream::connect(addr).unwrap();
@@ -403,8 +377,8 @@ fn a_stop_tells_the_publisher_first_and_applies_what_it_sent_until_then() {
 #[test]
 fn a_shutdown_grace_ends_when_the_last_connection_does() {
     // Its one connection sends nothing, and is timed out in half a second.
-    let (server, ended) = start(quick());
-    let _silent = TcpStream::connect(server.local_addr().unwrap()).unwrap();
+    let (server, addr, ended) = start(quick());
+    let _silent = TcpStream::connect(addr).unwrap();
     wait_until("the connection is live", Duration::from_secs(5), || {
         server.stats().live == 1
     });
@@ -437,8 +411,8 @@ fn captures_are_new_files_written_as_bytes_arrive_never_through_a_link() {
     let mut config = quick();
     config.idle_timeout = Duration::from_secs(30);
     config.record = Some(record.clone());
-    let (server, ended) = start(config);
-    let mut s = TcpStream::connect(server.local_addr().unwrap()).unwrap();
+    let (server, addr, ended) = start(config);
+    let mut s = TcpStream::connect(addr).unwrap();
     let stream = honest_stream(3);
     let first = &stream[..54];
     s.write_all(first).unwrap();
@@ -473,9 +447,7 @@ fn recording(
     config.idle_timeout = Duration::from_millis(300);
     config.record = Some(dir.to_path_buf());
     change(&mut config);
-    let (server, rx) = start(config);
-    let addr = server.local_addr().unwrap();
-    (server, addr, rx)
+    start(config)
 }
 
 /// The files in `dir`, by name, with their sizes.

@@ -8,13 +8,13 @@
 
 #[path = "support/collector.rs"]
 mod support;
-use support::{recv, start, wait_until, KEEPALIVE, PREAMBLE};
+use support::{connect_from, recv, start, wait_live, wait_until, KEEPALIVE, PREAMBLE};
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use dendro_wire_std::receive::{Ended, ServeError, ServerConfig};
+use dendro_wire_std::receive::{Ended, ServeError, Server, ServerConfig};
 use dendro_wire_test_support::streams::{honest_stream, ROWS_PER_FRAME};
 
 /// A peer that sends the preamble, then a keepalive every 50 ms until the
@@ -34,12 +34,18 @@ fn keepalive_peer(addr: SocketAddr) -> std::thread::JoinHandle<Duration> {
     })
 }
 
-/// A peer that sends the preamble and nothing more: within its grace, it
-/// has sent nothing whole.
-fn silent_peer(addr: SocketAddr) -> TcpStream {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.write_all(PREAMBLE).unwrap();
-    s
+/// `n` peers that send the preamble and nothing more (within their grace,
+/// they have sent nothing whole), once `server` counts them live.
+fn silent_peers(server: &Server, addr: SocketAddr, n: u64) -> Vec<TcpStream> {
+    let silent = (0..n)
+        .map(|_| {
+            let mut s = TcpStream::connect(addr).unwrap();
+            s.write_all(PREAMBLE).unwrap();
+            s
+        })
+        .collect();
+    wait_live(server, n, "the silent are live");
+    silent
 }
 
 /// Send an honest stream on a new connection and close it; its rows.
@@ -47,6 +53,14 @@ fn publish(addr: SocketAddr, frames: u64) -> u64 {
     let mut s = TcpStream::connect(addr).unwrap();
     s.write_all(&honest_stream(frames)).unwrap();
     frames * ROWS_PER_FRAME
+}
+
+/// Whether a new connection to `addr` is closed at once: its first read
+/// (within five seconds) ends the stream or fails.
+fn closed_at_once(addr: SocketAddr) -> bool {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.read(&mut [0; 8]).unwrap_or(0) == 0
 }
 
 /// How long a new connection is safe from being closed to make room, in
@@ -65,8 +79,7 @@ fn config() -> ServerConfig {
 fn a_connection_that_opens_no_source_is_closed_at_the_handshake_timeout() {
     let mut config = config();
     config.handshake_timeout = Duration::from_millis(300);
-    let (server, ended) = start(config);
-    let addr = server.local_addr().unwrap();
+    let (server, addr, ended) = start(config);
     let started = Instant::now();
     let junk = keepalive_peer(addr);
     let e = recv(&ended);
@@ -102,12 +115,9 @@ fn the_oldest_connection_yet_to_open_a_source_makes_room_for_a_new_one() {
         let mut config = config();
         config.max_connections = max_connections;
         config.max_unopened_connections = max_unopened;
-        let (server, ended) = start(config);
-        let addr = server.local_addr().unwrap();
+        let (server, addr, ended) = start(config);
         let junk: Vec<_> = (0..3).map(|_| keepalive_peer(addr)).collect();
-        wait_until("the junk is live", Duration::from_secs(20), || {
-            server.stats().live == 3
-        });
+        wait_live(&server, 3, "the junk is live");
         // Each has had its grace to open a source, and has not.
         std::thread::sleep(GRACE);
         let oldest = server.live()[0].id;
@@ -140,8 +150,7 @@ fn the_oldest_connection_yet_to_open_a_source_makes_room_for_a_new_one() {
 fn one_address_holds_only_its_share() {
     let mut config = config();
     config.max_connections_per_peer = 2;
-    let (server, ended) = start(config);
-    let addr = server.local_addr().unwrap();
+    let (server, addr, ended) = start(config);
     let opened = honest_stream(0);
     let mut held = Vec::new();
     for _ in 0..2 {
@@ -149,23 +158,12 @@ fn one_address_holds_only_its_share() {
         s.write_all(&opened).unwrap();
         held.push(s);
     }
-    wait_until("both are live", Duration::from_secs(20), || {
-        server.stats().live == 2
-    });
+    wait_live(&server, 2, "both are live");
     // A third from the same address is closed at once.
-    let mut third = TcpStream::connect(addr).unwrap();
-    third
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .unwrap();
-    assert_eq!(third.read(&mut [0; 8]).unwrap_or(0), 0);
+    assert!(closed_at_once(addr));
     assert_eq!(server.stats().refused, 1);
     // Another address is served.
-    let other = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-    other
-        .bind(&SocketAddr::from(([127, 0, 0, 2], 0)).into())
-        .unwrap();
-    other.connect(&addr.into()).unwrap();
-    let mut other: TcpStream = other.into();
+    let mut other = connect_from([127, 0, 0, 2], addr);
     other.write_all(&honest_stream(10)).unwrap();
     drop(other);
     let e = recv(&ended);
@@ -180,9 +178,7 @@ fn one_address_holds_only_its_share() {
     // One of its share that has not opened a source makes room for a new
     // one from its address.
     let junk = keepalive_peer(addr);
-    wait_until("the junk is live", Duration::from_secs(20), || {
-        server.stats().live == 2
-    });
+    wait_live(&server, 2, "the junk is live");
     std::thread::sleep(GRACE);
     let rows = publish(addr, 10);
     let mut ends: Vec<Ended> = (0..2).map(|_| recv(&ended)).collect();
@@ -209,8 +205,7 @@ fn stalled_tls_client_hellos_are_closed_at_the_handshake_timeout_and_an_agent_ge
     config.tls = Some(servers.server(tls::server_config, &clients));
     config.handshake_timeout = Duration::from_millis(800);
     config.max_unopened_connections = 20;
-    let (server, ended) = start(config);
-    let addr = server.local_addr().unwrap();
+    let (server, addr, ended) = start(config);
     // Twenty sockets send the first bytes of a ClientHello and stall: the
     // cap of connections yet to open a source.
     let stalled: Vec<TcpStream> = (0..20)
@@ -221,9 +216,7 @@ fn stalled_tls_client_hellos_are_closed_at_the_handshake_timeout_and_an_agent_ge
             s
         })
         .collect();
-    wait_until("the stalled are live", Duration::from_secs(20), || {
-        server.stats().live == 20
-    });
+    wait_live(&server, 20, "the stalled are live");
     // Each is charged its TLS state.
     assert!(server.stats().memory_in_use >= 20 * (32 << 10));
     std::thread::sleep(GRACE);
@@ -259,19 +252,13 @@ fn a_fleet_reconnecting_at_once_is_not_closed_to_make_room() {
     let mut config = config();
     config.max_unopened_connections = 20;
     config.eviction_grace = Duration::from_secs(10);
-    let (server, ended) = start(config);
-    let addr = server.local_addr().unwrap();
+    let (server, addr, ended) = start(config);
     // Every agent connects and sends its handshake at once, from an
     // address of its own, as a fleet does after a collector restarts.
     let stream = honest_stream(5);
     let agents: Vec<TcpStream> = (0..FLEET)
         .map(|i| {
-            let s =
-                socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-            let from = SocketAddr::from(([127, 3, (i >> 8) as u8 + 1, i as u8], 0));
-            s.bind(&from.into()).unwrap();
-            s.connect(&addr.into()).unwrap();
-            let mut s: TcpStream = s.into();
+            let mut s = connect_from([127, 3, (i >> 8) as u8 + 1, i as u8], addr);
             s.write_all(&stream).unwrap();
             s
         })
@@ -294,16 +281,10 @@ fn past_every_cap_within_the_grace_a_new_connection_is_refused() {
     let mut config = config();
     config.max_connections = 3;
     config.eviction_grace = Duration::from_secs(30);
-    let (server, _ended) = start(config);
-    let addr = server.local_addr().unwrap();
+    let (server, addr, _ended) = start(config);
     // Each has sent its preamble and nothing whole: within its grace.
-    let silent: Vec<TcpStream> = (0..3).map(|_| silent_peer(addr)).collect();
-    wait_until("the silent are live", Duration::from_secs(20), || {
-        server.stats().live == 3
-    });
-    let mut late = TcpStream::connect(addr).unwrap();
-    late.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    assert_eq!(late.read(&mut [0; 8]).unwrap_or(0), 0, "closed at once");
+    let silent = silent_peers(&server, addr, 3);
+    assert!(closed_at_once(addr));
     let stats = server.stats();
     assert_eq!((stats.refused, stats.evicted, stats.live), (1, 0, 3));
     server.shutdown(Duration::ZERO);
@@ -319,13 +300,9 @@ fn a_connection_whose_first_frame_opened_nothing_makes_room_within_its_grace() {
     let mut config = config();
     config.max_unopened_connections = 3;
     config.eviction_grace = Duration::from_secs(30);
-    let (server, ended) = start(config);
-    let addr = server.local_addr().unwrap();
+    let (server, addr, ended) = start(config);
     // Two silent connections first (oldest), then a keepalive peer.
-    let silent: Vec<TcpStream> = (0..2).map(|_| silent_peer(addr)).collect();
-    wait_until("the silent are live", Duration::from_secs(20), || {
-        server.stats().live == 2
-    });
+    let silent = silent_peers(&server, addr, 2);
     let junk = keepalive_peer(addr);
     wait_until(
         "the keepalive peer has sent a frame",

@@ -14,34 +14,12 @@ use std::net::{SocketAddr, TcpStream};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use dendro_wire_core::{Frame, Segment};
 use dendro_wire_std::receive::{ServeError, ServerConfig};
-use dendro_wire_std::{FrameWriter, MemoryBudget};
-use dendro_wire_test_support::fixtures::handshake;
-use dendro_wire_test_support::streams::{honest_stream, ROWS_PER_FRAME};
+use dendro_wire_std::MemoryBudget;
+use dendro_wire_test_support::streams::{honest_stream, segment_stream, ROWS_PER_FRAME};
 
 /// What a buffer keeps to read ahead once a large frame is applied.
 const READ_AHEAD: usize = 64 << 10;
-
-/// A stream opening source 0 and sending `count` segments of `bytes` bytes.
-fn segments(count: i64, bytes: usize) -> Vec<u8> {
-    let parquet = vec![0x50; bytes];
-    let mut w = FrameWriter::new(Vec::new()).unwrap();
-    w.write_frame(&handshake(0)).unwrap();
-    for ts in 0..count {
-        w.write_frame(&Frame::Segment(Segment {
-            source: 0,
-            stream: "cpu/usage",
-            rows: 1,
-            first_ts: ts,
-            last_ts: ts,
-            bytes: &parquet,
-            caller_index: None,
-        }))
-        .unwrap();
-    }
-    w.into_inner()
-}
 
 /// A peer that sends `stream`, then a keepalive every 50 ms until told.
 fn keepalive_after(
@@ -71,9 +49,8 @@ fn config(max_memory: usize) -> ServerConfig {
 
 #[test]
 fn a_large_frame_is_given_back_as_soon_as_it_is_applied() {
-    let (server, ended) = start(config(16 << 20));
-    let addr = server.local_addr().unwrap();
-    let (stop, peer) = keepalive_after(addr, segments(1, 4 << 20));
+    let (server, addr, ended) = start(config(16 << 20));
+    let (stop, peer) = keepalive_after(addr, segment_stream(1, 4 << 20));
     wait_until("the segment was applied", Duration::from_secs(20), || {
         server.live().first().is_some_and(|c| c.tally.segments == 1)
     });
@@ -93,12 +70,11 @@ fn a_large_frame_is_given_back_as_soon_as_it_is_applied() {
 fn four_hoarders_cannot_lock_out_an_honest_publisher() {
     const BUDGET: usize = 4 << 20;
     let budget = MemoryBudget::new(BUDGET);
-    let (server, ended) = start(config(BUDGET));
-    let addr = server.local_addr().unwrap();
+    let (server, addr, ended) = start(config(BUDGET));
     // Two send a large frame whole, then keepalives.
     let large = budget.most_per_connection() - READ_AHEAD - (64 << 10);
     let keepalives: Vec<_> = (0..2)
-        .map(|_| keepalive_after(addr, segments(1, large)))
+        .map(|_| keepalive_after(addr, segment_stream(1, large)))
         .collect();
     wait_until("their frames were applied", Duration::from_secs(20), || {
         let live = server.live();
@@ -106,7 +82,7 @@ fn four_hoarders_cannot_lock_out_an_honest_publisher() {
     });
     // Two send all but the end of one, and stall there, holding what
     // their share lets them.
-    let whole = segments(1, large);
+    let whole = segment_stream(1, large);
     let stalled: Vec<TcpStream> = (0..2)
         .map(|_| {
             let mut s = TcpStream::connect(addr).unwrap();
@@ -135,7 +111,7 @@ fn four_hoarders_cannot_lock_out_an_honest_publisher() {
     assert!(e.result.is_ok(), "{e}");
     assert_eq!(e.tally.rows_applied, 2_000 * ROWS_PER_FRAME);
     let mut segs = TcpStream::connect(addr).unwrap();
-    segs.write_all(&segments(200, 11 << 10)).unwrap();
+    segs.write_all(&segment_stream(200, 11 << 10)).unwrap();
     drop(segs);
     let e = recv(&ended);
     assert!(e.result.is_ok(), "{e}");
@@ -162,8 +138,7 @@ fn four_hoarders_cannot_lock_out_an_honest_publisher() {
 
 #[test]
 fn at_shutdown_what_a_socket_holds_is_read_and_applied() {
-    let (server, ended) = start(config(256 << 20));
-    let addr = server.local_addr().unwrap();
+    let (server, addr, ended) = start(config(256 << 20));
     const FRAMES: u64 = 40_000;
     let stream = honest_stream(FRAMES);
     let mut s = TcpStream::connect(addr).unwrap();
@@ -183,8 +158,7 @@ fn at_shutdown_what_a_socket_holds_is_read_and_applied() {
 
 #[test]
 fn at_shutdown_bytes_still_on_their_way_in_are_applied() {
-    let (server, ended) = start(config(256 << 20));
-    let addr = server.local_addr().unwrap();
+    let (server, addr, ended) = start(config(256 << 20));
     const FRAMES: u64 = 2_000;
     let stream = honest_stream(FRAMES);
     let len = stream.len() as u64;

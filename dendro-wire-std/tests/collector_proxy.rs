@@ -9,10 +9,10 @@
 
 #[path = "support/collector.rs"]
 mod support;
-use support::{recv, start, PREAMBLE};
+use support::{connect_from, recv, start, PREAMBLE};
 
 use std::io::Write;
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use dendro_wire_std::receive::proxy::ProxyHeaderError;
@@ -45,14 +45,6 @@ fn v2(client: SocketAddr, tlvs: &[u8]) -> Vec<u8> {
     h
 }
 
-/// A connection from `from` (a 127/8 address) to `addr`.
-fn connect_from(from: [u8; 4], addr: SocketAddr) -> TcpStream {
-    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-    s.bind(&SocketAddr::from((from, 0)).into()).unwrap();
-    s.connect(&addr.into()).unwrap();
-    s.into()
-}
-
 /// The balancer in these tests: 127.0.9.9, and nothing else.
 const BALANCER: [u8; 4] = [127, 0, 9, 9];
 
@@ -66,8 +58,7 @@ fn config() -> ServerConfig {
 
 #[test]
 fn the_client_a_header_names_is_the_connections_peer() {
-    let (server, ended) = start(config());
-    let addr = server.local_addr().unwrap();
+    let (server, addr, ended) = start(config());
     let stream = honest_stream(10);
     for (i, header) in [
         v1("10.7.0.1:41000".parse().unwrap()),
@@ -102,8 +93,7 @@ fn the_client_a_header_names_is_the_connections_peer() {
 fn each_client_behind_the_balancer_holds_its_own_share() {
     let mut config = config();
     config.max_connections_per_peer = 2;
-    let (server, ended) = start(config);
-    let addr = server.local_addr().unwrap();
+    let (server, addr, ended) = start(config);
     let opened = honest_stream(0);
     // Six connections from the balancer, two clients, three each: only the
     // third of each client is over its share.
@@ -138,8 +128,7 @@ fn each_client_behind_the_balancer_holds_its_own_share() {
 
 #[test]
 fn a_missing_malformed_or_oversized_header_ends_its_connection() {
-    let (server, ended) = start(config());
-    let addr = server.local_addr().unwrap();
+    let (server, addr, ended) = start(config());
     let mut oversized = v2("10.9.0.1:1".parse().unwrap(), &[]);
     oversized[14..16].copy_from_slice(&5000u16.to_be_bytes());
     for (bytes, name) in [
@@ -169,8 +158,7 @@ fn a_missing_malformed_or_oversized_header_ends_its_connection() {
 fn a_header_that_stalls_is_ended_by_the_handshake_timeout() {
     let mut config = config();
     config.handshake_timeout = Duration::from_millis(400);
-    let (server, ended) = start(config);
-    let addr = server.local_addr().unwrap();
+    let (server, addr, ended) = start(config);
     let started = Instant::now();
     let mut s = connect_from(BALANCER, addr);
     s.write_all(b"PROXY TCP4 10.9").unwrap();
@@ -186,8 +174,7 @@ fn a_header_that_stalls_is_ended_by_the_handshake_timeout() {
 
 #[test]
 fn a_header_from_any_other_address_is_refused_never_trusted() {
-    let (server, ended) = start(config());
-    let addr = server.local_addr().unwrap();
+    let (server, addr, ended) = start(config());
     for header in [
         v1("10.1.1.1:1".parse().unwrap()),
         v2("10.1.1.1:1".parse().unwrap(), &[]),
@@ -220,8 +207,7 @@ fn under_tls_the_header_comes_before_the_client_hello() {
     let (servers, clients) = (Ca::new("servers"), Ca::new("clients"));
     let mut config = config();
     config.tls = Some(servers.server(tls::server_config, &clients));
-    let (server, ended) = start(config);
-    let addr = server.local_addr().unwrap();
+    let (server, addr, ended) = start(config);
     let agent = clients.client(tls::client_config, &servers, "agent-9", false);
     let mut tcp = connect_from(BALANCER, addr);
     tcp.write_all(&v1("10.6.0.9:45000".parse().unwrap()))

@@ -51,29 +51,23 @@ fn the_notes_example_parses_to_its_frames_and_prints_back_the_same() {
 
 #[test]
 fn every_other_kind_has_its_form() {
+    // A segment's bytes and caller index, present and empty.
+    let segment = |bytes: &[u8], caller_index: Option<Vec<u8>>| OwnedFrame::Segment {
+        source: 1,
+        stream: "s".into(),
+        rows: 3,
+        first_ts: -1,
+        last_ts: 2,
+        bytes: bytes.to_vec(),
+        caller_index,
+    };
     let cases = [
         (
-            OwnedFrame::Segment {
-                source: 1,
-                stream: "s".into(),
-                rows: 3,
-                first_ts: -1,
-                last_ts: 2,
-                bytes: b"PAR1".to_vec(),
-                caller_index: None,
-            },
+            segment(b"PAR1", None),
             r#"{"frame":"segment","source":1,"stream":"s","rows":3,"first_ts":-1,"last_ts":2,"bytes":"50415231","caller_index":null}"#,
         ),
         (
-            OwnedFrame::Segment {
-                source: 1,
-                stream: "s".into(),
-                rows: 3,
-                first_ts: -1,
-                last_ts: 2,
-                bytes: vec![],
-                caller_index: Some(vec![]),
-            },
+            segment(b"", Some(vec![])),
             r#"{"frame":"segment","source":1,"stream":"s","rows":3,"first_ts":-1,"last_ts":2,"bytes":"","caller_index":""}"#,
         ),
         (

@@ -7,28 +7,8 @@ use dendro_wire_core::{
     kind, ClockOffset, Frame, FrameDecoder, Row, RowsHeader, Rule, NO_INDEX_STATE,
 };
 use dendro_wire_std::{FrameReader, FrameWriter, OwnedFrame, OwnedRow, ReadErrorKind};
+use dendro_wire_test_support::chunked::Chunked;
 use dendro_wire_test_support::streams::read_all;
-
-/// Hands out at most `chunk` bytes per read, and `Interrupted` before every
-/// third read, as a slow socket might.
-struct Trickle<'a> {
-    bytes: &'a [u8],
-    chunk: usize,
-    reads: usize,
-}
-
-impl Read for Trickle<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.reads += 1;
-        if self.reads.is_multiple_of(3) {
-            return Err(io::ErrorKind::Interrupted.into());
-        }
-        let n = self.chunk.min(buf.len()).min(self.bytes.len());
-        buf[..n].copy_from_slice(&self.bytes[..n]);
-        self.bytes = &self.bytes[n..];
-        Ok(n)
-    }
-}
 
 /// A small stream holding an unknown frame; `row_len` sizes its one row.
 fn frames_with(row_len: usize) -> Vec<OwnedFrame> {
@@ -82,11 +62,7 @@ fn frames_read_back_in_order_whatever_the_chunk_size() {
     let want = frames();
     let bytes = stream(&want);
     for chunk in [1, 2, 3, 5, 13, 4096, usize::MAX] {
-        let (got, err) = read_all(Trickle {
-            bytes: &bytes,
-            chunk,
-            reads: 0,
-        });
+        let (got, err) = read_all(Chunked::new(&bytes, chunk).interrupted());
         assert!(err.is_none(), "chunk {chunk}: {err:?}");
         assert_eq!(got, want, "chunk {chunk}");
     }

@@ -3,11 +3,12 @@
 //! preamble split across reads, and a preamble inside a frame's payload,
 //! which starts a stream as every preamble does.
 
-use std::io::{self, Read};
+use std::io::Read;
 
 use dendro_wire_core::PREAMBLE;
 use dendro_wire_std::scan::{Found, Scanner};
 use dendro_wire_std::{FrameWriter, OwnedFrame, OwnedRow, ReadErrorKind, NO_INDEX_STATE};
+use dendro_wire_test_support::chunked::Chunked;
 
 /// One stream: a handshake, then rows whose one row holds `row`.
 fn stream(row: &[u8]) -> Vec<u8> {
@@ -34,18 +35,6 @@ fn stream(row: &[u8]) -> Vec<u8> {
     })
     .unwrap();
     w.into_inner()
-}
-
-/// At most `chunk` bytes per read.
-struct Chunked<'a>(&'a [u8], usize);
-
-impl Read for Chunked<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.1.min(buf.len()).min(self.0.len());
-        buf[..n].copy_from_slice(&self.0[..n]);
-        self.0 = &self.0[n..];
-        Ok(n)
-    }
 }
 
 /// What the scanner said, one line per event; a stream's end with its
@@ -165,7 +154,7 @@ fn a_preamble_split_across_reads_and_the_buffer_is_found() {
     let pad = vec![0xAB; 256 * 1024 - 5];
     let blob = [&pad[..], &one[..]].concat();
     for chunk in [usize::MAX, 4093, 7] {
-        let seen = scan(Chunked(&blob, chunk));
+        let seen = scan(Chunked::new(&blob, chunk));
         assert_eq!(seen[0], format!("unread 0+{}", pad.len()), "chunk {chunk}");
         assert_eq!(seen[1], format!("stream {}", pad.len()), "chunk {chunk}");
         assert_eq!(

@@ -1,7 +1,8 @@
 //! Test code the workspace's crates share, in one place, so that moving a
 //! helper moves it for every crate that uses it: the core's, the std
 //! crate's and the tool's tests, and the fuzz targets take this crate as a
-//! dev-dependency. It is never published.
+//! dev-dependency; the benches crate as a dependency, for the streams its
+//! soak tool sends. It is never published.
 //!
 //! Each test crate turns on what it needs, so the core's tests build
 //! neither the std crate nor rcgen: `dendro` (`dendro_map`, `gen`),
@@ -11,6 +12,7 @@
 //! second copy of its crate, whose types are not this crate's.
 
 pub mod attribution;
+pub mod chunked;
 // `GlobalAlloc` is an unsafe trait: this crate's one unsafe.
 #[allow(unsafe_code)]
 pub mod counting;

@@ -1,9 +1,10 @@
-//! Streams the std crate's collector tests send: built with the library's
-//! own writer; and any stream read back whole with its reader.
+//! Streams the std crate's collector tests and the soak tool send: built
+//! with the library's own writer; and any stream read back whole with its
+//! reader.
 
 use std::io::Read;
 
-use dendro_wire_core::{Row, RowsHeader, NO_INDEX_STATE};
+use dendro_wire_core::{Frame, Row, RowsHeader, Segment, NO_INDEX_STATE};
 use dendro_wire_std::{FrameReader, FrameWriter, OwnedFrame, ReadError};
 
 use crate::fixtures::handshake;
@@ -32,6 +33,27 @@ pub fn honest_stream(frames: u64) -> Vec<u8> {
             },
             rows,
         )
+        .unwrap();
+    }
+    w.into_inner()
+}
+
+/// A stream that opens source 0 (its bare handshake) and sends `count`
+/// Segment frames of `bytes` bytes each: frames as large as a test needs.
+pub fn segment_stream(count: i64, bytes: usize) -> Vec<u8> {
+    let parquet = vec![0x50; bytes];
+    let mut w = FrameWriter::new(Vec::new()).unwrap();
+    w.write_frame(&handshake(0)).unwrap();
+    for ts in 0..count {
+        w.write_frame(&Frame::Segment(Segment {
+            source: 0,
+            stream: "cpu/usage",
+            rows: 1,
+            first_ts: ts,
+            last_ts: ts,
+            bytes: &parquet,
+            caller_index: None,
+        }))
         .unwrap();
     }
     w.into_inner()

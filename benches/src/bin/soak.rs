@@ -417,26 +417,12 @@ fn main() {
     }
 }
 
-/// A writer with a stream's preamble and a bare handshake for source 0 in.
-fn opening() -> dendro_wire_std::FrameWriter<Vec<u8>> {
-    use dendro_wire_core::{Frame, Handshake, Map};
-    let mut w = dendro_wire_std::FrameWriter::new(Vec::new()).unwrap();
-    w.write_frame(&Frame::Handshake(Handshake {
-        source: 0,
-        uuid: None,
-        labels: Map::EMPTY,
-        metadata: Map::EMPTY,
-        clock_anchor_wall_ns: 0,
-        complete: false,
-    }))
-    .unwrap();
-    w
-}
-
 /// A short honest stream: a handshake and one empty Rows frame.
 fn small_stream() -> Vec<u8> {
     use dendro_wire_core::{RowsHeader, NO_INDEX_STATE};
-    let mut w = opening();
+    use dendro_wire_test_support::fixtures::handshake;
+    let mut w = dendro_wire_std::FrameWriter::new(Vec::new()).unwrap();
+    w.write_frame(&handshake(0)).unwrap();
     w.write_rows(
         RowsHeader {
             source: 0,

@@ -1,9 +1,10 @@
 //! What the collector's tests share: a server on a free loopback port whose
-//! ended connections come down a channel, and waiting for what it does.
+//! ended connections come down a channel, connecting to it from another
+//! loopback address, and waiting for what it does.
 
 #![allow(dead_code)]
 
-use std::net::TcpListener;
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -16,9 +17,9 @@ pub const PREAMBLE: &[u8] = b"dendro-repl\0\x01\x00";
 /// connection from the idle timeout and open nothing.
 pub const KEEPALIVE: [u8; 5] = [1, 0, 0, 0, 0xee];
 
-/// A server on a free loopback port, with `config`, each ended connection
-/// sent down the channel.
-pub fn start(config: ServerConfig) -> (Server, mpsc::Receiver<Ended>) {
+/// A server on a free loopback port, with `config`: the server, its
+/// address, and the channel each ended connection is sent down.
+pub fn start(config: ServerConfig) -> (Server, SocketAddr, mpsc::Receiver<Ended>) {
     let (tx, rx) = mpsc::channel();
     let server = Server::start(
         TcpListener::bind("127.0.0.1:0").unwrap(),
@@ -29,7 +30,16 @@ pub fn start(config: ServerConfig) -> (Server, mpsc::Receiver<Ended>) {
         },
     )
     .unwrap();
-    (server, rx)
+    let addr = server.local_addr().unwrap();
+    (server, addr, rx)
+}
+
+/// A connection from `from` (a 127/8 address) to `addr`.
+pub fn connect_from(from: [u8; 4], addr: SocketAddr) -> TcpStream {
+    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    s.bind(&SocketAddr::from((from, 0)).into()).unwrap();
+    s.connect(&addr.into()).unwrap();
+    s.into()
 }
 
 pub fn wait_until(what: &str, within: Duration, mut done: impl FnMut() -> bool) {
@@ -38,6 +48,11 @@ pub fn wait_until(what: &str, within: Duration, mut done: impl FnMut() -> bool) 
         assert!(Instant::now() < deadline, "timed out waiting until {what}");
         std::thread::sleep(Duration::from_millis(5));
     }
+}
+
+/// Wait until `server` counts `n` connections live.
+pub fn wait_live(server: &Server, n: u64, what: &str) {
+    wait_until(what, Duration::from_secs(20), || server.stats().live == n);
 }
 
 pub fn recv(rx: &mpsc::Receiver<Ended>) -> Ended {

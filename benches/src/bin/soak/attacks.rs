@@ -9,10 +9,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dendro_wire_core::{Frame, PREAMBLE};
+use dendro_wire_core::PREAMBLE;
+use dendro_wire_test_support::streams::segment_stream;
 
 use super::listener::{Listener, Stopped};
-use super::{opening, rate, rate_alone, small_stream, Honest, Options, Row};
+use super::{rate, rate_alone, small_stream, Honest, Options, Row};
 
 /// A frame of an unknown kind with nothing in it: five bytes that keep a
 /// connection from the idle timeout and open nothing.
@@ -71,30 +72,13 @@ impl Case {
     }
 }
 
-/// A stream opening a source and sending one segment of `bytes` bytes.
-fn large_segment(bytes: usize) -> Vec<u8> {
-    let parquet = vec![0x50; bytes];
-    let mut w = opening();
-    w.write_frame(&Frame::Segment(dendro_wire_core::Segment {
-        source: 0,
-        stream: "hoard",
-        rows: 1,
-        first_ts: 0,
-        last_ts: 0,
-        bytes: &parquet,
-        caller_index: None,
-    }))
-    .unwrap();
-    w.into_inner()
-}
-
 /// Four peers each send a frame near the 64 MiB limit (together the whole
 /// default budget), then a keepalive every half second.
 pub(crate) fn hoarders(o: &Options, secs: Duration) -> Row {
     eprintln!("soak: 4 hoarders of the memory budget, {secs:?}");
     let alone = rate_alone(&o.bin, secs);
     let l = Listener::start(&o.bin, &[]);
-    let stream = Arc::new(large_segment((64 << 20) - (4 << 10)));
+    let stream = Arc::new(segment_stream(1, (64 << 20) - (4 << 10)));
     let stop = Arc::new(AtomicBool::new(false));
     let hoarders: Vec<_> = (0..4)
         .map(|_| {
