@@ -21,7 +21,7 @@ use dendro_wire_core::{
     PREAMBLE_BYTES,
 };
 use dendro_wire_firmware::{
-    command_line, command_line_number, entry, exit, stack, ExpectedCounts, Console, HostFile,
+    command_line, command_line_number, entry, exit, stack, Console, ExpectedCounts, HostFile,
 };
 
 use publish::{Parts, Publishing, FRAME_BUFFER, SOURCES};

@@ -9,7 +9,7 @@
 //! gaps the machine's dropped frames leave between them.
 
 use dendro_wire_core::{kind, PublisherStats, Transmit};
-use dendro_wire_firmware::{ExpectedCounts, Console};
+use dendro_wire_firmware::{Console, ExpectedCounts};
 use heapless::Deque;
 
 /// Frames handed over and not yet acknowledged: more than the send buffer
