@@ -69,6 +69,7 @@ static ZEROS: [u8; HEAD] = [0; HEAD];
 
 impl StreamRec {
     /// The record at byte `at` of `bytes`, to change.
+    #[cfg(unaligned_words)]
     #[inline(always)]
     pub(super) fn at_mut(bytes: &mut [u8], at: usize) -> Option<&mut StreamRec> {
         let rec = bytes.get_mut(at..)?.first_chunk_mut::<REC>()?;
@@ -139,6 +140,7 @@ impl StreamRec {
 
     /// The name as a row carries it, or its first [`HEAD`] bytes, padded
     /// with zeros.
+    #[cfg(unaligned_words)]
     #[inline(always)]
     pub(super) fn head(&self) -> &[u8; HEAD] {
         &self.head
@@ -163,6 +165,7 @@ impl StreamRec {
     }
 
     /// The longest row the short path takes on this stream.
+    #[cfg(unaligned_words)]
     #[inline(always)]
     pub(super) fn small(&self) -> usize {
         self.small.get() as usize

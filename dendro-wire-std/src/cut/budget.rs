@@ -12,7 +12,7 @@ use super::buffer::READ_AHEAD;
 ///
 /// A buffer asks it before growing; growth that a frame needs and the
 /// budget cannot give ends that connection
-/// ([`ReadErrorKind::MemoryBudget`]), while growth for reading ahead is
+/// ([`ReadErrorKind::MemoryBudget`](crate::ReadErrorKind::MemoryBudget)), while growth for reading ahead is
 /// simply skipped. Buffers give their memory back when they shrink or drop.
 ///
 /// So that a few connections cannot lock out the rest, what buffers hold
