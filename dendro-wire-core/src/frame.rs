@@ -327,12 +327,14 @@ impl FrameDecoder {
     }
 
     /// Decode a frame already cut by [`frame_len`](Self::frame_len):
-    /// `frame` is its bytes, length prefix included, exactly as long as the
-    /// prefix said, and the prefix is not read again. A receiver that cuts
-    /// a stream itself (a buffer that must know a frame's size before it
-    /// grows) so reads each length once. Bytes shorter than a prefix and a
-    /// kind are refused as a zero length; a body that does not end where
-    /// `frame` ends is refused as [`decode`](Self::decode) refuses it.
+    /// `frame` is its bytes, length prefix included. The limit is not
+    /// checked again and nothing is sized by the prefix: a receiver that
+    /// cuts a stream itself (a buffer that must know a frame's size before
+    /// it grows) reads each length to cut once. The prefix is only compared
+    /// with the cut, so bytes cut wrong are refused (a zero length; a frame
+    /// that [ends early](crate::Rule::EndsEarly) or has
+    /// [trailing bytes](crate::Rule::TrailingBytes) against its prefix),
+    /// never read as a shorter frame of an unknown kind.
     ///
     /// ```
     /// use dendro_wire_core::{ClockOffset, Frame, FrameDecoder, Status};
@@ -343,11 +345,28 @@ impl FrameDecoder {
     /// let decoder = FrameDecoder::new();
     /// let Status::Complete(total) = decoder.frame_len(&buf[..n])? else { unreachable!() };
     /// assert_eq!(decoder.decode_cut(&buf[..total])?, frame);
+    /// assert!(decoder.decode_cut(&buf[..total - 1]).is_err());
     /// # Ok::<(), dendro_wire_core::Error>(())
     /// ```
     pub fn decode_cut<'a>(&self, frame: &'a [u8]) -> Result<Frame<'a>, Error> {
-        if frame.len() <= LENGTH_PREFIX_BYTES {
-            return Err(Error::decode(Rule::ZeroLength, Field::Length, 0));
+        let claimed = match frame.first_chunk::<LENGTH_PREFIX_BYTES>() {
+            Some(prefix) if *prefix != [0; LENGTH_PREFIX_BYTES] => {
+                LENGTH_PREFIX_BYTES + u32::from_le_bytes(*prefix) as usize
+            }
+            _ => return Err(Error::decode(Rule::ZeroLength, Field::Length, 0)),
+        };
+        if frame.len() < claimed {
+            let rule = Rule::EndsEarly {
+                needed: claimed,
+                left: frame.len(),
+            };
+            return Err(Error::decode(rule, Field::Length, 0));
+        }
+        if frame.len() > claimed {
+            let rule = Rule::TrailingBytes {
+                count: frame.len() - claimed,
+            };
+            return Err(Error::decode(rule, Field::Length, claimed));
         }
         decode_whole(frame)
     }

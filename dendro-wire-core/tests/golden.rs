@@ -26,6 +26,25 @@ fn a_decoded_frame_re_encodes_to_the_same_bytes() {
     }
 }
 
+/// A receiver that cut a frame itself decodes it without reading its
+/// length again: the same frame as `decode`; bytes cut short of or past
+/// what their prefix says (a cut that was wrong) are refused, never read
+/// as another frame, and never a panic.
+#[test]
+fn a_frame_decoded_as_cut_is_the_frame_decoded_whole() {
+    let decoder = FrameDecoder::new();
+    for (want, bytes) in all() {
+        assert_eq!(decoder.decode_cut(&bytes), Ok(want.clone()), "{want:?}");
+        for cut in 0..bytes.len() {
+            let short = &bytes[..cut];
+            assert!(decoder.decode_cut(short).is_err(), "{want:?} cut at {cut}");
+        }
+        let long = [&bytes[..], &[0]].concat();
+        let e = decoder.decode_cut(&long).unwrap_err();
+        assert_eq!(e.rule(), Rule::TrailingBytes { count: 1 }, "{want:?}");
+    }
+}
+
 #[test]
 fn the_segment_and_source_update_fields_read_back() {
     let (seg, seg_absent, update) = (

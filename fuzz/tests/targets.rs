@@ -39,9 +39,13 @@ fn decode_arbitrary() {
         .with_iterations(ITERATIONS)
         .for_each(|bytes: &[u8]| {
             let decoder = FrameDecoder::new().with_max_frame_bytes(LIMIT);
+            // A receiver's own cut, right or wrong: never a panic.
+            let _ = decoder.decode_cut(bytes);
             match decoder.decode(bytes) {
                 Ok(Status::Complete((frame, used))) => {
                     assert!(used <= bytes.len());
+                    // Decoded as cut, the length not read again: the same.
+                    assert_eq!(decoder.decode_cut(&bytes[..used]), Ok(frame.clone()));
                     let mut out = vec![0; frame.buffer_len().expect("a decoded frame encodes")];
                     assert_eq!(frame.emit(&mut out), Ok(used));
                     assert_eq!(out, bytes[..used]);
@@ -55,7 +59,16 @@ fn decode_arbitrary() {
                     };
                     assert_eq!(bytes.len() + needed, whole);
                 }
-                Err(e) => refusal_holds(&decoder, bytes, e),
+                Err(e) => {
+                    // A whole frame the decoder refused is refused as cut,
+                    // for the same reason.
+                    if let Ok(Status::Complete(total)) = decoder.frame_len(bytes) {
+                        if let Some(whole) = bytes.get(..total) {
+                            assert_eq!(decoder.decode_cut(whole).err(), Some(e.clone()));
+                        }
+                    }
+                    refusal_holds(&decoder, bytes, e)
+                }
             }
         });
 }

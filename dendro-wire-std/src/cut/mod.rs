@@ -8,8 +8,9 @@
 //!
 //! The [`Cutter`] reads the bytes in hand and never holds them: the
 //! [`FrameBuffer`] cuts its own bytes with it, and the tokio codecs a
-//! `BytesMut`. A frame's length prefix is read once, by the cut; the
-//! decode takes the frame as cut.
+//! `BytesMut`. A frame's length is read to cut it once, by the cut; the
+//! decode takes the frame as cut (the core's `decode_cut`), checking
+//! nothing against the limit again.
 
 mod budget;
 mod buffer;
