@@ -34,7 +34,7 @@ fn a_decoded_frame_re_encodes_to_the_same_bytes() {
 fn a_frame_decoded_as_cut_is_the_frame_decoded_whole() {
     let decoder = FrameDecoder::new();
     for (want, bytes) in all() {
-        assert_eq!(decoder.decode_cut(&bytes), Ok(want.clone()), "{want:?}");
+        assert_eq!(decoder.decode_cut(&bytes), Ok(want), "{want:?}");
         for cut in 0..bytes.len() {
             let short = &bytes[..cut];
             assert!(decoder.decode_cut(short).is_err(), "{want:?} cut at {cut}");

@@ -45,7 +45,7 @@ fn decode_arbitrary() {
                 Ok(Status::Complete((frame, used))) => {
                     assert!(used <= bytes.len());
                     // Decoded as cut, the length not read again: the same.
-                    assert_eq!(decoder.decode_cut(&bytes[..used]), Ok(frame.clone()));
+                    assert_eq!(decoder.decode_cut(&bytes[..used]), Ok(frame));
                     let mut out = vec![0; frame.buffer_len().expect("a decoded frame encodes")];
                     assert_eq!(frame.emit(&mut out), Ok(used));
                     assert_eq!(out, bytes[..used]);
@@ -64,7 +64,7 @@ fn decode_arbitrary() {
                     // for the same reason.
                     if let Ok(Status::Complete(total)) = decoder.frame_len(bytes) {
                         if let Some(whole) = bytes.get(..total) {
-                            assert_eq!(decoder.decode_cut(whole).err(), Some(e.clone()));
+                            assert_eq!(decoder.decode_cut(whole).err(), Some(e));
                         }
                     }
                     refusal_holds(&decoder, bytes, e)
