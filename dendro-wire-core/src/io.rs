@@ -207,12 +207,13 @@ fn preamble_read<E>(preamble: &[u8], have: usize) -> Result<(), IoError<E>> {
     Ok(())
 }
 
-/// The same functions for `embedded-io` and `embedded-io-async`: the traits
-/// differ, and the async ones are awaited (`$aw` is `.await` or nothing).
-/// `$read_note` and `$write_note` end the docs of the functions that read
-/// and write: their cancel-safety, for the async ones.
+/// The same reading functions for `embedded-io` and `embedded-io-async`:
+/// the traits differ, and the async ones are awaited (`$aw` is `.await` or
+/// nothing). `$read_note` ends their docs: their cancel-safety, for the
+/// async ones. The writing functions are written apart: the async ones are
+/// futures of their own ([`asynch::WriteWhole`]), not `async fn`s.
 macro_rules! device_io {
-    ($read:path, $write:path, $read_note:literal, $write_note:literal, $($async:ident)? ; $($aw:tt)*) => {
+    ($read:path, $read_note:literal, $($async:ident)? ; $($aw:tt)*) => {
         /// Fill `buf` from the reader until it is full or the stream ends;
         /// the bytes read.
         $($async)? fn fill<R: $read>(r: &mut R, buf: &mut [u8]) -> Result<usize, IoError<R::Error>> {
@@ -275,40 +276,46 @@ macro_rules! device_io {
             }
             decoded(frame, decoder).map(Some)
         }
-
-        /// All of `bytes`, in as many writes as `w` takes: `write_all`
-        /// without its panic on a writer that takes nothing.
-        $($async)? fn write_whole<W: $write>(w: &mut W, bytes: &[u8]) -> Result<(), IoError<W::Error>> {
-            let mut have = 0;
-            while have < bytes.len() {
-                match w.write(bytes.get(have..).unwrap_or_default())$($aw)*.map_err(IoError::Io)? {
-                    0 => return Err(IoError::Truncated { needed: bytes.len(), have }),
-                    n => have += n,
-                }
-            }
-            Ok(())
-        }
-
-        /// Write the preamble.
-        #[doc = $write_note]
-        pub $($async)? fn write_preamble<W: $write>(w: &mut W) -> Result<(), IoError<W::Error>> {
-            write_whole(w, &PREAMBLE)$($aw)*
-        }
-
-        /// Encode `frame` into `scratch` and write it.
-        #[doc = $write_note]
-        pub $($async)? fn write_frame<W: $write>(
-            w: &mut W,
-            frame: &Frame<'_>,
-            scratch: &mut [u8],
-        ) -> Result<(), IoError<W::Error>> {
-            let n = frame.emit(scratch).map_err(IoError::Wire)?;
-            write_whole(w, scratch.get(..n).unwrap_or_default())$($aw)*
-        }
     };
 }
 
-device_io!(embedded_io::Read, embedded_io::Write, "", "", ;);
+device_io!(embedded_io::Read, "", ;);
+
+/// All of `bytes`, in as many writes as `w` takes: `write_all` without its
+/// panic on a writer that takes nothing.
+fn write_whole<W: embedded_io::Write>(w: &mut W, bytes: &[u8]) -> Result<(), IoError<W::Error>> {
+    let mut have = 0;
+    while have < bytes.len() {
+        match w
+            .write(bytes.get(have..).unwrap_or_default())
+            .map_err(IoError::Io)?
+        {
+            0 => {
+                return Err(IoError::Truncated {
+                    needed: bytes.len(),
+                    have,
+                })
+            }
+            n => have += n,
+        }
+    }
+    Ok(())
+}
+
+/// Write the preamble.
+pub fn write_preamble<W: embedded_io::Write>(w: &mut W) -> Result<(), IoError<W::Error>> {
+    write_whole(w, &PREAMBLE)
+}
+
+/// Encode `frame` into `scratch` and write it.
+pub fn write_frame<W: embedded_io::Write>(
+    w: &mut W,
+    frame: &Frame<'_>,
+    scratch: &mut [u8],
+) -> Result<(), IoError<W::Error>> {
+    let n = frame.emit(scratch).map_err(IoError::Wire)?;
+    write_whole(w, scratch.get(..n).unwrap_or_default())
+}
 
 /// Send every frame `publisher` has due, through `outbox` (a frame it holds
 /// from an earlier call first), each in as many writes as `w` takes, then
@@ -397,13 +404,96 @@ pub mod asynch {
 
     device_io!(
         embedded_io_async::Read,
-        embedded_io_async::Write,
         "\n\n**Not cancel-safe:** dropped part way, the bytes read so far are lost to the \
          caller; read the stream again from a new connection.",
-        "\n\n**Not cancel-safe:** dropped part way, part of it may have gone; the link is \
-         then cut inside it, and the connection must be dropped.",
         async; .await
     );
+
+    /// Write the preamble. The async [`write_preamble`](super::write_preamble).
+    ///
+    /// **Not cancel-safe:** dropped part way, part of it may have gone; the
+    /// link is then cut inside it, and the connection must be dropped.
+    pub fn write_preamble<W: embedded_io_async::Write>(w: &mut W) -> WriteWhole<'_, W> {
+        WriteWhole::new(w, &PREAMBLE, None)
+    }
+
+    /// Encode `frame` into `scratch` and write it. The async
+    /// [`write_frame`](super::write_frame).
+    ///
+    /// **Not cancel-safe:** dropped part way, part of it may have gone; the
+    /// link is then cut inside it, and the connection must be dropped.
+    pub fn write_frame<'a, W: embedded_io_async::Write>(
+        w: &'a mut W,
+        frame: &Frame<'_>,
+        scratch: &'a mut [u8],
+    ) -> WriteWhole<'a, W> {
+        match frame.emit(scratch) {
+            Ok(n) => WriteWhole::new(w, scratch.get(..n).unwrap_or_default(), None),
+            Err(e) => WriteWhole::new(w, &[], Some(IoError::Wire(e))),
+        }
+    }
+
+    /// The future of [`write_preamble`] and [`write_frame`]: all of its
+    /// bytes, in as many writes as the writer takes, each write a fresh
+    /// future polled once. Its state is how much was written, so polled
+    /// after it finished it finishes again, writing nothing: it has no
+    /// panic path, where an `async fn` would keep one.
+    pub struct WriteWhole<'a, W: embedded_io_async::ErrorType> {
+        w: &'a mut W,
+        bytes: &'a [u8],
+        /// Of `bytes`, written.
+        have: usize,
+        /// Known before any write (a frame that did not encode).
+        failed: Option<IoError<W::Error>>,
+    }
+
+    impl<'a, W: embedded_io_async::ErrorType> WriteWhole<'a, W> {
+        fn new(w: &'a mut W, bytes: &'a [u8], failed: Option<IoError<W::Error>>) -> Self {
+            WriteWhole {
+                w,
+                bytes,
+                have: 0,
+                failed,
+            }
+        }
+
+        /// Finished: later polls write nothing.
+        fn finish(
+            &mut self,
+            result: Result<(), IoError<W::Error>>,
+        ) -> Poll<Result<(), IoError<W::Error>>> {
+            self.bytes = &[];
+            self.have = 0;
+            Poll::Ready(result)
+        }
+    }
+
+    // Nothing in it is pinned: it only lends its writer a fresh future to
+    // poll, never holds one.
+    impl<W: embedded_io_async::ErrorType> Unpin for WriteWhole<'_, W> {}
+
+    impl<W: embedded_io_async::Write> Future for WriteWhole<'_, W> {
+        type Output = Result<(), IoError<W::Error>>;
+
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+            let this = self.get_mut();
+            if let Some(e) = this.failed.take() {
+                return this.finish(Err(e));
+            }
+            while let Some(rest) = this.bytes.get(this.have..).filter(|rest| !rest.is_empty()) {
+                match poll_once(this.w.write(rest), cx) {
+                    Poll::Ready(Ok(0)) => {
+                        let (needed, have) = (this.bytes.len(), this.have);
+                        return this.finish(Err(IoError::Truncated { needed, have }));
+                    }
+                    Poll::Ready(Ok(n)) => this.have += n,
+                    Poll::Ready(Err(e)) => return this.finish(Err(IoError::Io(e))),
+                    Poll::Pending => return Poll::Pending,
+                }
+            }
+            this.finish(Ok(()))
+        }
+    }
 
     /// Send every frame `publisher` has due, through `outbox`, each in as
     /// many writes as `w` takes, then flush: the frames finished. The

@@ -504,3 +504,72 @@ fn the_async_drains_dropped_at_any_await_send_the_stream_whole() {
         }
     }
 }
+
+/// The async writes are futures of their own: each waits where the link
+/// waits and goes on where it stopped, polled after it finished it finishes
+/// again having written nothing (an `async fn` would panic there), a link
+/// that takes nothing is a truncation, and a frame too large for the
+/// scratch is refused before any byte goes.
+#[cfg(feature = "embedded-io-async")]
+#[test]
+fn the_async_writes_wait_resume_and_finish_again_without_a_panic() {
+    use dendro_wire_core::io::asynch;
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+    let mut cx = Context::from_waker(Waker::noop());
+    let budget = std::rc::Rc::new(std::cell::Cell::new(0));
+    let mut link = Waits {
+        out: Vec::new(),
+        chunk: 5,
+        budget: budget.clone(),
+        flush_waits: false,
+    };
+    let mut scratch = [0u8; 256];
+    {
+        let mut w = std::pin::pin!(asynch::write_preamble(&mut link));
+        let mut waits = 0;
+        while w.as_mut().poll(&mut cx).is_pending() {
+            waits += 1;
+            budget.set(budget.get() + 3);
+        }
+        assert!(waits >= 14 / 3, "it waited for the link: {waits}");
+        budget.set(100);
+        assert!(matches!(w.as_mut().poll(&mut cx), Poll::Ready(Ok(()))));
+    }
+    assert_eq!(budget.get(), 100, "polled again, it wrote nothing");
+    for (frame, _) in common::all() {
+        let mut w = std::pin::pin!(asynch::write_frame(&mut link, &frame, &mut scratch));
+        while w.as_mut().poll(&mut cx).is_pending() {
+            budget.set(budget.get() + 7);
+        }
+    }
+    assert_eq!(link.out, stream());
+
+    struct Closed;
+    impl embedded_io::ErrorType for Closed {
+        type Error = embedded_io::ErrorKind;
+    }
+    impl embedded_io_async::Write for Closed {
+        async fn write(&mut self, _: &[u8]) -> Result<usize, Self::Error> {
+            Ok(0)
+        }
+        async fn flush(&mut self) -> Result<(), Self::Error> {
+            Ok(())
+        }
+    }
+    let (mut closed, mut small) = (Closed, [0u8; 4]);
+    let w = std::pin::pin!(asynch::write_preamble(&mut closed));
+    assert!(matches!(
+        w.poll(&mut cx),
+        Poll::Ready(Err(IoError::Truncated {
+            needed: 14,
+            have: 0
+        }))
+    ));
+    let (frame, _) = common::all().remove(0);
+    let w = std::pin::pin!(asynch::write_frame(&mut closed, &frame, &mut small));
+    assert!(matches!(
+        w.poll(&mut cx),
+        Poll::Ready(Err(IoError::Wire(_)))
+    ));
+}

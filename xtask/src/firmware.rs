@@ -127,6 +127,7 @@ pub(crate) fn run() -> Result<(), String> {
         &dir,
     )?;
     table.push(crate::net::run(&BOARDS[0], &dir, &tool)?);
+    footprint::no_panic_path_of_the_core(&dir.join("net-agent.elf"))?;
 
     // Built, not run: no board QEMU models for the Cortex-M0 has a network
     // controller. It must build against embassy-net's real `TcpSocket`.
@@ -141,6 +142,7 @@ pub(crate) fn run() -> Result<(), String> {
         &["embassy_agent"],
         &dir,
     )?;
+    footprint::no_panic_path_of_the_core(&dir.join("embassy_agent.elf"))?;
     let mut f = footprint::sections(m0, "embassy_agent", &dir.join("embassy_agent.elf"))?;
     f.note = "embassy-net's TcpSocket, drained by io::asynch::send_due raced against the tick; \
               built, not run (no stack figure)"

@@ -118,11 +118,16 @@ pub(crate) fn within_ceilings(table: &[Footprint]) -> Result<(), String> {
     Ok(())
 }
 
-/// Read an ELF32 little-endian file's section headers: flash is every
-/// allocated section with bytes in the image, static RAM `.data` and
-/// `.bss` (and cortex-m-rt's `.uninit`).
-pub(crate) fn sections(board: &Board, name: &'static str, elf: &Path) -> Result<Footprint, String> {
-    let bytes = std::fs::read(elf).map_err(|e| format!("{}: {e}", elf.display()))?;
+/// An allocated section of an ELF file (one the program is loaded with).
+struct Section<'a> {
+    name: &'a [u8],
+    /// Its bytes in the image; `None` for one with none (`.bss`).
+    bytes: Option<&'a [u8]>,
+    size: u64,
+}
+
+/// The allocated sections of an ELF32 little-endian file.
+fn allocated<'a>(elf: &Path, bytes: &'a [u8]) -> Result<Vec<Section<'a>>, String> {
     let bad = |what: &str| format!("{}: {what}", elf.display());
     // A little-endian field of `width` bytes.
     let field = |at: usize, width: usize| {
@@ -137,6 +142,39 @@ pub(crate) fn sections(board: &Board, name: &'static str, elf: &Path) -> Result<
     let (count, names_at) = (u16_at(0x30)? as usize, u16_at(0x32)? as usize);
     let header = |i: usize| shoff + i * entsize;
     let names = u32_at(header(names_at) + 16)? as usize;
+    const SHT_NOBITS: u64 = 8;
+    const SHF_ALLOC: u64 = 2;
+    let mut sections = Vec::new();
+    for i in 0..count {
+        let h = header(i);
+        let name_at = names + u32_at(h)? as usize;
+        let name = bytes
+            .get(name_at..)
+            .and_then(|n| n.split(|b| *b == 0).next())
+            .ok_or_else(|| bad("a section name is out of the file"))?;
+        let (kind, flags) = (u32_at(h + 4)?, u32_at(h + 8)?);
+        let (offset, size) = (u32_at(h + 16)? as usize, u32_at(h + 20)?);
+        if flags & SHF_ALLOC == 0 {
+            continue;
+        }
+        let bytes = match kind {
+            SHT_NOBITS => None,
+            _ => Some(
+                bytes
+                    .get(offset..offset + size as usize)
+                    .ok_or_else(|| bad("a section is out of the file"))?,
+            ),
+        };
+        sections.push(Section { name, bytes, size });
+    }
+    Ok(sections)
+}
+
+/// Read an ELF32 little-endian file's section headers: flash is every
+/// allocated section with bytes in the image, static RAM `.data` and
+/// `.bss` (and cortex-m-rt's `.uninit`).
+pub(crate) fn sections(board: &Board, name: &'static str, elf: &Path) -> Result<Footprint, String> {
+    let bytes = std::fs::read(elf).map_err(|e| format!("{}: {e}", elf.display()))?;
     let mut f = Footprint {
         target: board.target,
         core: board.core,
@@ -151,23 +189,12 @@ pub(crate) fn sections(board: &Board, name: &'static str, elf: &Path) -> Result<
         frame_buffer: 0,
         note: String::new(),
     };
-    const SHT_NOBITS: u64 = 8;
-    const SHF_ALLOC: u64 = 2;
-    for i in 0..count {
-        let h = header(i);
-        let name_at = names + u32_at(h)? as usize;
-        let section = bytes
-            .get(name_at..)
-            .and_then(|n| n.split(|b| *b == 0).next())
-            .ok_or_else(|| bad("a section name is out of the file"))?;
-        let (kind, flags, size) = (u32_at(h + 4)?, u32_at(h + 8)?, u32_at(h + 20)?);
-        if flags & SHF_ALLOC == 0 {
-            continue;
-        }
-        if kind != SHT_NOBITS {
+    for section in allocated(elf, &bytes)? {
+        let size = section.size;
+        if section.bytes.is_some() {
             f.flash += size;
         }
-        match section {
+        match section.name {
             b".vector_table" => f.vectors += size,
             b".text" => f.text += size,
             b".rodata" => f.rodata += size,
@@ -177,6 +204,71 @@ pub(crate) fn sections(board: &Board, name: &'static str, elf: &Path) -> Result<
         }
     }
     Ok(f)
+}
+
+/// The source files of the panic paths a program keeps: every panic (an
+/// index out of bounds, an `unwrap`, an overflow, `panic!`, an `async fn`
+/// polled after it finished) carries a `core::panic::Location` naming its
+/// file, and only those that survive the link are in the program's image.
+/// For a program whose panic handler must link (smoltcp and embassy keep
+/// panic paths of their own), this says whose they are.
+pub(crate) fn panic_locations(elf: &Path) -> Result<Vec<String>, String> {
+    let bytes = std::fs::read(elf).map_err(|e| format!("{}: {e}", elf.display()))?;
+    let mut files = std::collections::BTreeSet::new();
+    for section in allocated(elf, &bytes)? {
+        let Some(image) = section.bytes else { continue };
+        // Runs of path characters ending in `.rs`.
+        for run in image.split(|b| !(b.is_ascii_graphic() && *b != b'"')) {
+            let Ok(text) = std::str::from_utf8(run) else {
+                continue;
+            };
+            if let Some(end) = text.find(".rs") {
+                let path = &text[..end + 3];
+                if path.contains('/') {
+                    files.insert(path.to_string());
+                }
+            }
+        }
+    }
+    Ok(files.into_iter().collect())
+}
+
+/// Fail if any of `elf`'s panic paths lies in `dendro-wire-core`: the
+/// library's code in a program that keeps its network stack's panic paths
+/// must still bring none. Says whose the kept ones are.
+pub(crate) fn no_panic_path_of_the_core(elf: &Path) -> Result<(), String> {
+    let files = panic_locations(elf)?;
+    let ours: Vec<&String> = files
+        .iter()
+        .filter(|f| f.contains("dendro-wire-core/src/"))
+        .collect();
+    if !ours.is_empty() {
+        return Err(format!(
+            "{}: a panic path of dendro-wire-core is linked, at {ours:?}",
+            elf.display()
+        ));
+    }
+    let mut whose: Vec<String> = files
+        .iter()
+        .map(|f| match f.split_once("/registry/src/") {
+            // The crate's directory, after the index's.
+            Some((_, rest)) => rest.split('/').nth(1).unwrap_or(rest).to_string(),
+            None => f
+                .rsplit_once("src/")
+                .map_or(f.as_str(), |(_, p)| p)
+                .to_string(),
+        })
+        .collect();
+    whose.dedup();
+    eprintln!(
+        "    {}: no panic path of dendro-wire-core; {} kept, in {}",
+        elf.file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default(),
+        files.len(),
+        whose.join(", ")
+    );
+    Ok(())
 }
 
 /// Print the table.
