@@ -463,7 +463,6 @@ pub mod asynch {
             result: Result<(), IoError<W::Error>>,
         ) -> Poll<Result<(), IoError<W::Error>>> {
             self.bytes = &[];
-            self.have = 0;
             Poll::Ready(result)
         }
     }

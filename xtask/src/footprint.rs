@@ -248,25 +248,22 @@ pub(crate) fn no_panic_path_of_the_core(elf: &Path) -> Result<(), String> {
             elf.display()
         ));
     }
-    let mut whose: Vec<String> = files
+    // Each crate once, whatever order their paths sort in.
+    let whose: std::collections::BTreeSet<&str> = files
         .iter()
         .map(|f| match f.split_once("/registry/src/") {
             // The crate's directory, after the index's.
-            Some((_, rest)) => rest.split('/').nth(1).unwrap_or(rest).to_string(),
-            None => f
-                .rsplit_once("src/")
-                .map_or(f.as_str(), |(_, p)| p)
-                .to_string(),
+            Some((_, rest)) => rest.split('/').nth(1).unwrap_or(rest),
+            None => f.rsplit_once("src/").map_or(f.as_str(), |(_, p)| p),
         })
         .collect();
-    whose.dedup();
     eprintln!(
         "    {}: no panic path of dendro-wire-core; {} kept, in {}",
         elf.file_name()
             .map(|n| n.to_string_lossy())
             .unwrap_or_default(),
         files.len(),
-        whose.join(", ")
+        whose.into_iter().collect::<Vec<_>>().join(", ")
     );
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! finished, bounded in bytes, so that a sink slower than its connections
 //! slows them rather than buffering without end.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
 /// Work a sink has taken from its connections and not yet finished (an
@@ -51,7 +51,7 @@ pub struct Backlog {
     notify: tokio::sync::Notify,
     /// Set once the sink will take nothing more (it failed, say): nobody
     /// waits from then on.
-    closed: std::sync::atomic::AtomicBool,
+    closed: AtomicBool,
     waiting: AtomicUsize,
     waits: AtomicU64,
 }
@@ -67,7 +67,7 @@ impl Backlog {
             room: Condvar::new(),
             #[cfg(feature = "tokio")]
             notify: tokio::sync::Notify::new(),
-            closed: std::sync::atomic::AtomicBool::new(false),
+            closed: AtomicBool::new(false),
             waiting: AtomicUsize::new(0),
             waits: AtomicU64::new(0),
         }
