@@ -74,13 +74,6 @@
 #define DW_MAX_FRAME_BYTES 67108864
 
 /**
- * The sources one publisher holds at most, fixed at build time: the
- * core's table of sources has a size the compiler knows, and each place
- * costs every publisher's storage (`DW_PUBLISHER_SIZE`).
- */
-#define DW_PUBLISHER_SOURCES 8
-
-/**
  * The streams one source may declare through the C API: a stream per CPU
  * of a 255-CPU host and one more. They are gathered on the stack to
  * declare or size a source (16 bytes each on a 64-bit target, 8 on a
@@ -93,6 +86,13 @@
  * API takes (gathered on the stack likewise).
  */
 #define DW_MAX_MAP_ENTRIES 16
+
+/**
+ * The sources one publisher holds at most, fixed at build time: the
+ * core's table of sources has a size the compiler knows, and each place
+ * costs every publisher's storage (`DW_PUBLISHER_SIZE`).
+ */
+#define DW_PUBLISHER_SOURCES 8
 
 /**
  * Bytes of storage a publisher needs on any target this header serves
@@ -1123,23 +1123,6 @@ typedef struct dw_frame {
 } dw_frame;
 
 /**
- * How a publisher paces full index state and bounds its frames.
- */
-typedef struct dw_publisher_config {
-  /**
-   * Send an indexed source's `Full` again every this many intervals
-   * (rule 7), besides the one each connection opens with (rule 2).
-   */
-  uint64_t full_every;
-  /**
-   * The size of the buffer frames are polled into: no frame is larger,
-   * length prefix included; what would make one larger is refused when
-   * it is given.
-   */
-  size_t frame_buffer;
-} dw_publisher_config;
-
-/**
  * One entry of a map to declare: both strings UTF-8, the keys of a map
  * in strictly ascending byte order.
  */
@@ -1251,6 +1234,23 @@ typedef struct dw_sizing {
    */
   size_t latest_rows;
 } dw_sizing;
+
+/**
+ * How a publisher paces full index state and bounds its frames.
+ */
+typedef struct dw_publisher_config {
+  /**
+   * Send an indexed source's `Full` again every this many intervals
+   * (rule 7), besides the one each connection opens with (rule 2).
+   */
+  uint64_t full_every;
+  /**
+   * The size of the buffer frames are polled into: no frame is larger,
+   * length prefix included; what would make one larger is refused when
+   * it is given.
+   */
+  size_t frame_buffer;
+} dw_publisher_config;
 
 /**
  * What a publisher has due and not yet polled.
@@ -1583,30 +1583,6 @@ dw_result dw_decode_limited(const uint8_t *buf,
                             struct dw_error *error);
 
 /**
- * The exact bytes of storage a publisher takes in this build.
- */
-size_t dw_publisher_size(void);
-
-/**
- * Make a publisher with no sources and no connection in `storage` (`len`
- * bytes, at least `DW_PUBLISHER_SIZE`, aligned to `DW_PUBLISHER_ALIGN`),
- * and write its handle into `*publisher`. The storage is the
- * publisher's until `dw_publisher_release`.
- *
- * # Safety
- *
- * `storage` points at `len` writable bytes, touched only through the
- * handle until it is released; `config` at a `dw_publisher_config`;
- * `publisher` at a `dw_publisher *`; `error` is null or points at a
- * `dw_error`.
- */
-dw_result dw_publisher_init(void *storage,
-                            size_t len,
-                            const struct dw_publisher_config *config,
-                            struct dw_publisher **publisher,
-                            struct dw_error *error);
-
-/**
  * Declare a source as `*decl` says, kept in `storage` (`storage_len`
  * bytes, lent until the publisher is released), and write its ordinal
  * into `*source`: the ordinal its frames carry on every connection, and
@@ -1717,6 +1693,30 @@ dw_result dw_source_sizing(const struct dw_source_decl *decl,
                            const struct dw_budget *budget,
                            struct dw_sizing *sizing,
                            struct dw_error *error);
+
+/**
+ * The exact bytes of storage a publisher takes in this build.
+ */
+size_t dw_publisher_size(void);
+
+/**
+ * Make a publisher with no sources and no connection in `storage` (`len`
+ * bytes, at least `DW_PUBLISHER_SIZE`, aligned to `DW_PUBLISHER_ALIGN`),
+ * and write its handle into `*publisher`. The storage is the
+ * publisher's until `dw_publisher_release`.
+ *
+ * # Safety
+ *
+ * `storage` points at `len` writable bytes, touched only through the
+ * handle until it is released; `config` at a `dw_publisher_config`;
+ * `publisher` at a `dw_publisher *`; `error` is null or points at a
+ * `dw_error`.
+ */
+dw_result dw_publisher_init(void *storage,
+                            size_t len,
+                            const struct dw_publisher_config *config,
+                            struct dw_publisher **publisher,
+                            struct dw_error *error);
 
 /**
  * A new connection is open (its preamble written): anything still due

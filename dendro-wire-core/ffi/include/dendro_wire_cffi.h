@@ -8,11 +8,11 @@
 
 #define DW_MAX_FRAME_BYTES 67108864
 
-#define DW_PUBLISHER_SOURCES 8
-
 #define DW_MAX_STREAMS 256
 
 #define DW_MAX_MAP_ENTRIES 16
+
+#define DW_PUBLISHER_SOURCES 8
 
 #define DW_PUBLISHER_SIZE 3072
 
@@ -315,11 +315,6 @@ typedef struct dw_frame {
   union dw_frame_body body;
 } dw_frame;
 
-typedef struct dw_publisher_config {
-  uint64_t full_every;
-  size_t frame_buffer;
-} dw_publisher_config;
-
 typedef struct dw_pair {
   struct dw_str key;
   struct dw_str value;
@@ -351,6 +346,11 @@ typedef struct dw_sizing {
   size_t frame_buffer;
   size_t latest_rows;
 } dw_sizing;
+
+typedef struct dw_publisher_config {
+  uint64_t full_every;
+  size_t frame_buffer;
+} dw_publisher_config;
 
 typedef struct dw_waiting {
   uint32_t frames;
@@ -438,14 +438,6 @@ dw_result dw_decode_limited(const uint8_t *buf,
                             size_t *needed,
                             struct dw_error *error);
 
-size_t dw_publisher_size(void);
-
-dw_result dw_publisher_init(void *storage,
-                            size_t len,
-                            const struct dw_publisher_config *config,
-                            struct dw_publisher **publisher,
-                            struct dw_error *error);
-
 dw_result dw_publisher_add_source(struct dw_publisher *publisher,
                                   const struct dw_source_decl *decl,
                                   void *storage,
@@ -480,6 +472,14 @@ dw_result dw_source_sizing(const struct dw_source_decl *decl,
                            const struct dw_budget *budget,
                            struct dw_sizing *sizing,
                            struct dw_error *error);
+
+size_t dw_publisher_size(void);
+
+dw_result dw_publisher_init(void *storage,
+                            size_t len,
+                            const struct dw_publisher_config *config,
+                            struct dw_publisher **publisher,
+                            struct dw_error *error);
 
 dw_result dw_publisher_connected(struct dw_publisher *publisher, struct dw_error *error);
 

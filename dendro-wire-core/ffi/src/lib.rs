@@ -23,7 +23,7 @@
 //! | `end.rs` | the end of a stream: clean, or cut inside a frame |
 //! | `cursor.rs` | the row and map cursors over a decoded frame |
 //! | `subscriber.rs` | the subscriber's rules in caller storage |
-//! | `publisher.rs` | the publisher machine in caller storage, each source in a C buffer (`publisher/declared.rs`: a declaration gathered, and sized; `publisher/link.rs`: the link's events, the frames it sends, the publisher's state) |
+//! | `publisher.rs` | the publisher machine in caller storage, each source in a C buffer (`publisher/handle.rs`: the object in C's storage and its checks; `publisher/declared.rs`: a declaration gathered, and sized; `publisher/link.rs`: the link's events, the frames it sends, the publisher's state) |
 //! | `version.rs` | the library's version and its ABI's |
 //!
 //! The crate is `no_std` with no allocator whenever panics abort, which

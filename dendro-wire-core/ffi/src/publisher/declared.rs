@@ -2,10 +2,67 @@
 //! needs: `dw_source_sizing`, the core's own `SourceDecl::sizing` called
 //! from C.
 
-use super::{dw_source_decl, optional, pairs, strs, DW_MAX_MAP_ENTRIES, DW_MAX_STREAMS};
 use crate::boundary::{self, finish, Checked, Plain};
 use crate::error::{dw_error, dw_invalid, dw_result, CallError};
+use crate::frame::dw_str;
 use dendro_wire_core::{Budget, Map, SourceDecl};
+
+/// The streams one source may declare through the C API: a stream per CPU
+/// of a 255-CPU host and one more. They are gathered on the stack to
+/// declare or size a source (16 bytes each on a 64-bit target, 8 on a
+/// 32-bit one), and only then.
+pub const DW_MAX_STREAMS: usize = 256;
+
+/// The entries of a declared source's labels, and of its metadata, the C
+/// API takes (gathered on the stack likewise).
+pub const DW_MAX_MAP_ENTRIES: usize = 16;
+
+/// One entry of a map to declare: both strings UTF-8, the keys of a map
+/// in strictly ascending byte order.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct dw_pair {
+    /// The key.
+    pub key: dw_str,
+    /// The value.
+    pub value: dw_str,
+}
+
+// SAFETY: pointers and integers only.
+unsafe impl Plain for dw_pair {}
+
+/// A source as it is declared. Every string is UTF-8 and copied into the
+/// source's storage by `dw_publisher_add_source`: none need outlive the
+/// call. An array may be null when its length is 0.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct dw_source_decl {
+    /// Canonical lowercase 8-4-4-4-12, or a null `ptr` to let the
+    /// subscriber mint one.
+    pub uuid: dw_str,
+    /// The source's labels, in key order.
+    pub labels: *const dw_pair,
+    /// How many (at most `DW_MAX_MAP_ENTRIES`).
+    pub labels_len: usize,
+    /// The source's metadata (the rows' `encoder`), in key order.
+    pub metadata: *const dw_pair,
+    /// How many (at most `DW_MAX_MAP_ENTRIES`).
+    pub metadata_len: usize,
+    /// The anchor of the source's timeline, ns.
+    pub clock_anchor_wall_ns: i64,
+    /// 1 if the source was finalized, else 0.
+    pub complete: u32,
+    /// The streams rows are observed on, named by their place here.
+    pub streams: *const dw_str,
+    /// How many (at most `DW_MAX_STREAMS`).
+    pub streams_len: usize,
+    /// The `caller_rows` stream of the source's index, or a null `ptr` for
+    /// a source without one (its rows declare no index state).
+    pub index_stream: dw_str,
+}
+
+// SAFETY: pointers and integers only.
+unsafe impl Plain for dw_source_decl {}
 
 /// The strings and pairs of a C declaration, gathered on the stack into
 /// the core's `SourceDecl` for the one call that reads it.
@@ -136,4 +193,60 @@ pub unsafe extern "C" fn dw_source_sizing(
     };
     // SAFETY: `error` is the caller's, as documented.
     unsafe { finish(run(), error) }
+}
+
+/// The strings of `len` `dw_str`s at `ptr`, into `out`.
+///
+/// # Safety
+///
+/// As for `boundary::items`, and each string as for `boundary::str`.
+unsafe fn strs<'a, const N: usize>(
+    ptr: *const dw_str,
+    len: usize,
+    out: &'a mut [&'a str; N],
+) -> Checked<&'a [&'a str]> {
+    // SAFETY: the caller's contract, passed on.
+    let given = unsafe { boundary::items(ptr, len, N) }?;
+    for (to, s) in out.iter_mut().zip(given) {
+        // SAFETY: as above.
+        *to = unsafe { boundary::str(s.ptr, s.len) }?;
+    }
+    Ok(out.get(..given.len()).unwrap_or(&[]))
+}
+
+/// The pairs of `len` `dw_pair`s at `ptr`, into `out`.
+///
+/// # Safety
+///
+/// As for [`strs`].
+unsafe fn pairs<'a>(
+    ptr: *const dw_pair,
+    len: usize,
+    out: &'a mut [(&'a str, &'a str); DW_MAX_MAP_ENTRIES],
+) -> Checked<&'a [(&'a str, &'a str)]> {
+    // SAFETY: the caller's contract, passed on.
+    let given = unsafe { boundary::items(ptr, len, DW_MAX_MAP_ENTRIES) }?;
+    for (to, p) in out.iter_mut().zip(given) {
+        // SAFETY: as above.
+        *to = unsafe {
+            (
+                boundary::str(p.key.ptr, p.key.len)?,
+                boundary::str(p.value.ptr, p.value.len)?,
+            )
+        };
+    }
+    Ok(out.get(..given.len()).unwrap_or(&[]))
+}
+
+/// An optional string: a null `ptr` is absent.
+///
+/// # Safety
+///
+/// As for `boundary::str`.
+unsafe fn optional<'a>(s: dw_str) -> Checked<Option<&'a str>> {
+    match s.ptr.is_null() {
+        true => Ok(None),
+        // SAFETY: the caller's contract, passed on.
+        false => unsafe { boundary::str(s.ptr, s.len) }.map(Some),
+    }
 }

@@ -4,9 +4,68 @@
 //! is, so a frame not polled before the next interval ends is dropped and
 //! counted through C exactly as in Rust.
 
-use super::{dw_publisher, dw_stats, dw_transmit, dw_waiting, machine, with, Machine};
+use super::handle::{dw_publisher, machine, with, Machine};
 use crate::boundary::{self, finish};
 use crate::error::{dw_error, dw_invalid, dw_result, CallError};
+
+/// One frame `dw_publisher_poll` wrote.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct dw_transmit {
+    /// Its bytes, at the start of the buffer, length prefix included.
+    pub len: usize,
+    /// Its kind byte.
+    pub kind: u8,
+    /// Its source's ordinal.
+    pub source: u32,
+    /// The rows it carries (only a `Rows` frame carries any).
+    pub rows: u32,
+}
+
+/// What a publisher has due and not yet polled.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct dw_waiting {
+    /// Frames due.
+    pub frames: u32,
+    /// Their bytes, length prefixes included.
+    pub bytes: usize,
+    /// The rows observed in them.
+    pub rows: u64,
+}
+
+/// What a publisher has done: the core's `PublisherStats`, whose
+/// documentation says how they add up (`rows_observed = rows_sent +
+/// rows_dropped + rows_unsent + rows in hand`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct dw_stats {
+    /// Intervals ended.
+    pub intervals: u64,
+    /// Connections begun.
+    pub connections: u64,
+    /// Frames polled.
+    pub frames_sent: u64,
+    /// Rows taken into an interval's frame.
+    pub rows_observed: u64,
+    /// Rows that went out in a polled frame.
+    pub rows_sent: u64,
+    /// Rows a connection's first `Rows` frame carried again (rule 3).
+    pub rows_repeated: u64,
+    /// `Rows` frames dropped unpolled on a connection that went on: each a
+    /// gap a subscriber sees.
+    pub frames_dropped: u64,
+    /// Rows in those frames.
+    pub rows_dropped: u64,
+    /// Other frames due and never polled.
+    pub frames_unsent: u64,
+    /// Rows that belonged to no connection.
+    pub rows_unsent: u64,
+    /// `dw_publisher_observe` calls refused.
+    pub rows_refused: u64,
+    /// Slot changes refused.
+    pub slot_changes_refused: u64,
+}
 
 /// A new connection is open (its preamble written): anything still due
 /// for the last one is dropped, counted as unsent, and the next interval
