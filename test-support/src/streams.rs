@@ -1,8 +1,8 @@
-//! Streams the std crate's collector tests and the soak tool send: built
-//! with the library's own writer; and any stream read back whole with its
-//! reader.
+//! Streams the std crate's collector tests and the soak tool send, and the
+//! Rows frames they are made of: built with the library's own writer; and
+//! any stream read back whole with its reader.
 
-use std::io::Read;
+use std::io::{Read, Write};
 
 use dendro_wire_core::{Frame, Row, RowsHeader, Segment, NO_INDEX_STATE};
 use dendro_wire_std::{FrameReader, FrameWriter, OwnedFrame, ReadError};
@@ -19,23 +19,30 @@ pub fn honest_stream(frames: u64) -> Vec<u8> {
     w.write_frame(&handshake(0)).unwrap();
     let row = [7u8; 32];
     for seq in 0..frames {
-        let rows = (0..ROWS_PER_FRAME).map(|i| Row {
-            stream: "cpu/usage",
-            ts: (seq * ROWS_PER_FRAME + i) as i64,
-            wall_offset: 0,
-            row: &row,
-        });
-        w.write_rows(
-            RowsHeader {
-                source: 0,
-                seq,
-                index_state: NO_INDEX_STATE,
-            },
-            rows,
-        )
-        .unwrap();
+        write_rows_frame(&mut w, seq, ROWS_PER_FRAME, &row);
     }
     w.into_inner()
+}
+
+/// Write source 0's Rows frame `seq` (no index) to `w`: `count` rows on
+/// `cpu/usage`, each `row`, their timestamps going on from `seq * count`
+/// as a steady publisher's do.
+pub fn write_rows_frame<W: Write>(w: &mut FrameWriter<W>, seq: u64, count: u64, row: &[u8]) {
+    let rows = (0..count).map(|i| Row {
+        stream: "cpu/usage",
+        ts: (seq * count + i) as i64,
+        wall_offset: 0,
+        row,
+    });
+    w.write_rows(
+        RowsHeader {
+            source: 0,
+            seq,
+            index_state: NO_INDEX_STATE,
+        },
+        rows,
+    )
+    .unwrap();
 }
 
 /// A stream that opens source 0 (its bare handshake) and sends `count`
