@@ -5,7 +5,7 @@
 use std::io::{Read, Write};
 
 use dendro_wire_core::{Frame, Row, RowsHeader, Segment, NO_INDEX_STATE};
-use dendro_wire_std::{FrameReader, FrameWriter, OwnedFrame, ReadError};
+use dendro_wire_std::{FrameReader, FrameWriter, OwnedFrame, OwnedRow, ReadError};
 
 use crate::fixtures::handshake;
 
@@ -64,6 +64,30 @@ pub fn segment_stream(count: i64, bytes: usize) -> Vec<u8> {
         .unwrap();
     }
     w.into_inner()
+}
+
+/// The frames of a small stream with an unknown kind in it, for the
+/// readers' tests: `handshake`, a frame of kind 77 (three bytes), source
+/// 0's Rows frame 1 holding `rows`, and a ClockOffset.
+pub fn frames_with_unknown(handshake: OwnedFrame, rows: Vec<OwnedRow>) -> Vec<OwnedFrame> {
+    vec![
+        handshake,
+        OwnedFrame::Unknown {
+            kind: 77,
+            payload: vec![1, 2, 3],
+        },
+        OwnedFrame::Rows {
+            source: 0,
+            seq: 1,
+            index_state: NO_INDEX_STATE,
+            rows,
+        },
+        OwnedFrame::ClockOffset {
+            source: 0,
+            ts: 1,
+            offset_ns: 2,
+        },
+    ]
 }
 
 /// Every frame of a stream, unknown kinds included, owned, up to its end or
