@@ -12,6 +12,7 @@ use support::{connect_from, recv, start, wait_live, wait_until, KEEPALIVE, PREAM
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use dendro_wire_std::receive::{Ended, ServeError, Server, ServerConfig};
@@ -75,6 +76,35 @@ fn config() -> ServerConfig {
     config
 }
 
+/// A server whose caps `caps` sets, on which a new connection's grace
+/// (30 s) outlasts the test, and `silent` silent peers on it, within that
+/// grace: the server, its address, its ended connections and the peers.
+fn silent_within_the_grace(
+    caps: impl FnOnce(&mut ServerConfig),
+    silent: u64,
+) -> (Server, SocketAddr, Receiver<Ended>, Vec<TcpStream>) {
+    let mut config = config();
+    caps(&mut config);
+    config.eviction_grace = Duration::from_secs(30);
+    let (server, addr, ended) = start(config);
+    let silent = silent_peers(&server, addr, silent);
+    (server, addr, ended, silent)
+}
+
+/// The next two connections to end, in the order they were accepted; the
+/// older one was closed to make room.
+#[track_caller]
+fn the_older_evicted(ended: &Receiver<Ended>) -> Vec<Ended> {
+    let mut ends: Vec<Ended> = (0..2).map(|_| recv(ended)).collect();
+    ends.sort_by_key(|e| e.info.id);
+    assert!(
+        matches!(ends[0].result, Err(ServeError::Evicted)),
+        "{}",
+        ends[0]
+    );
+    ends
+}
+
 #[test]
 fn a_connection_that_opens_no_source_is_closed_at_the_handshake_timeout() {
     let mut config = config();
@@ -122,14 +152,8 @@ fn the_oldest_connection_yet_to_open_a_source_makes_room_for_a_new_one() {
         std::thread::sleep(GRACE);
         let oldest = server.live()[0].id;
         let rows = publish(addr, 100);
-        let mut ends: Vec<Ended> = (0..2).map(|_| recv(&ended)).collect();
-        ends.sort_by_key(|e| e.info.id);
+        let ends = the_older_evicted(&ended);
         assert_eq!(ends[0].info.id, oldest);
-        assert!(
-            matches!(ends[0].result, Err(ServeError::Evicted)),
-            "{}",
-            ends[0]
-        );
         assert!(ends[0]
             .to_string()
             .contains("closed to admit a newer connection"));
@@ -181,13 +205,7 @@ fn one_address_holds_only_its_share() {
     wait_live(&server, 2, "the junk is live");
     std::thread::sleep(GRACE);
     let rows = publish(addr, 10);
-    let mut ends: Vec<Ended> = (0..2).map(|_| recv(&ended)).collect();
-    ends.sort_by_key(|e| e.info.id);
-    assert!(
-        matches!(ends[0].result, Err(ServeError::Evicted)),
-        "{}",
-        ends[0]
-    );
+    let ends = the_older_evicted(&ended);
     assert_eq!(ends[1].tally.rows_applied, rows, "{}", ends[1]);
     junk.join().unwrap();
     let stats = server.shutdown(Duration::ZERO);
@@ -278,12 +296,8 @@ fn a_fleet_reconnecting_at_once_is_not_closed_to_make_room() {
 /// table grow past the cap.
 #[test]
 fn past_every_cap_within_the_grace_a_new_connection_is_refused() {
-    let mut config = config();
-    config.max_connections = 3;
-    config.eviction_grace = Duration::from_secs(30);
-    let (server, addr, _ended) = start(config);
     // Each has sent its preamble and nothing whole: within its grace.
-    let silent = silent_peers(&server, addr, 3);
+    let (server, addr, _ended, silent) = silent_within_the_grace(|c| c.max_connections = 3, 3);
     assert!(closed_at_once(addr));
     let stats = server.stats();
     assert_eq!((stats.refused, stats.evicted, stats.live), (1, 0, 3));
@@ -297,12 +311,9 @@ fn past_every_cap_within_the_grace_a_new_connection_is_refused() {
 /// young; one that has sent nothing whole keeps its grace.
 #[test]
 fn a_connection_whose_first_frame_opened_nothing_makes_room_within_its_grace() {
-    let mut config = config();
-    config.max_unopened_connections = 3;
-    config.eviction_grace = Duration::from_secs(30);
-    let (server, addr, ended) = start(config);
     // Two silent connections first (oldest), then a keepalive peer.
-    let silent = silent_peers(&server, addr, 2);
+    let (server, addr, ended, silent) =
+        silent_within_the_grace(|c| c.max_unopened_connections = 3, 2);
     let junk = keepalive_peer(addr);
     wait_until(
         "the keepalive peer has sent a frame",
@@ -310,13 +321,7 @@ fn a_connection_whose_first_frame_opened_nothing_makes_room_within_its_grace() {
         || server.live().iter().any(|c| c.tally.frames > 0),
     );
     let rows = publish(addr, 10);
-    let mut ends: Vec<Ended> = (0..2).map(|_| recv(&ended)).collect();
-    ends.sort_by_key(|e| e.info.id);
-    assert!(
-        matches!(ends[0].result, Err(ServeError::Evicted)),
-        "{}",
-        ends[0]
-    );
+    let ends = the_older_evicted(&ended);
     assert_eq!(
         ends[0].info.id, 2,
         "the keepalive peer, not the older silent ones"

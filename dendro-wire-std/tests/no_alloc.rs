@@ -2,10 +2,11 @@
 //! largest frame: proven with a counting global allocator. The only test in
 //! this binary, so nothing else allocates while it counts.
 
-use dendro_wire_core::{Frame, Row, RowsHeader, Subscriber, NO_INDEX_STATE};
+use dendro_wire_core::{Frame, Subscriber};
 use dendro_wire_std::{FrameReader, FrameWriter, OwnedFrame};
 use dendro_wire_test_support::counting::{self, Counting};
 use dendro_wire_test_support::fixtures::handshake;
+use dendro_wire_test_support::streams::write_rows_frame;
 
 #[global_allocator]
 static COUNTING: Counting = Counting;
@@ -18,22 +19,8 @@ fn reading_frames_in_steady_state_allocates_nothing() {
     w.write_owned(&OwnedFrame::from(&handshake(0))).unwrap();
     for seq in 0..2000u64 {
         // The largest frame comes first, so the buffer is grown after it.
-        let len = if seq == 0 { big.len() } else { 32 };
-        let rows = (0..64).map(|i| Row {
-            stream: "cpu/usage",
-            ts: (seq * 64 + i) as i64,
-            wall_offset: 0,
-            row: if seq == 0 { &big[..len] } else { &row },
-        });
-        w.write_rows(
-            RowsHeader {
-                source: 0,
-                seq,
-                index_state: NO_INDEX_STATE,
-            },
-            rows,
-        )
-        .unwrap();
+        let row: &[u8] = if seq == 0 { &big } else { &row };
+        write_rows_frame(&mut w, seq, 64, row);
         if seq % 100 == 0 {
             w.write_owned(&OwnedFrame::Unknown {
                 kind: 99,

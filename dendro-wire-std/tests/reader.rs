@@ -8,40 +8,25 @@ use dendro_wire_core::{
 };
 use dendro_wire_std::{FrameReader, FrameWriter, OwnedFrame, OwnedRow, ReadErrorKind};
 use dendro_wire_test_support::chunked::Chunked;
-use dendro_wire_test_support::streams::read_all;
+use dendro_wire_test_support::streams::{frames_with_unknown, read_all};
 
 /// A small stream holding an unknown frame; `row_len` sizes its one row.
 fn frames_with(row_len: usize) -> Vec<OwnedFrame> {
-    vec![
-        OwnedFrame::Handshake {
-            source: 0,
-            uuid: None,
-            labels: [("host".to_string(), "ü".to_string())].into(),
-            metadata: Default::default(),
-            clock_anchor_wall_ns: -1,
-            complete: false,
-        },
-        OwnedFrame::Unknown {
-            kind: 77,
-            payload: vec![1, 2, 3],
-        },
-        OwnedFrame::Rows {
-            source: 0,
-            seq: 1,
-            index_state: NO_INDEX_STATE,
-            rows: vec![OwnedRow {
-                stream: "cpu/usage".into(),
-                ts: 5,
-                wall_offset: 0,
-                row: vec![7; row_len],
-            }],
-        },
-        OwnedFrame::ClockOffset {
-            source: 0,
-            ts: 1,
-            offset_ns: 2,
-        },
-    ]
+    let handshake = OwnedFrame::Handshake {
+        source: 0,
+        uuid: None,
+        labels: [("host".to_string(), "ü".to_string())].into(),
+        metadata: Default::default(),
+        clock_anchor_wall_ns: -1,
+        complete: false,
+    };
+    let row = OwnedRow {
+        stream: "cpu/usage".into(),
+        ts: 5,
+        wall_offset: 0,
+        row: vec![7; row_len],
+    };
+    frames_with_unknown(handshake, vec![row])
 }
 
 /// With a row larger than the reader's minimum buffer, so it must grow.

@@ -2,43 +2,27 @@
 //! the same places, the same counts, and the same error, said the same way,
 //! wherever a stream is cut or damaged.
 
-use dendro_wire_core::{FrameDecoder, NO_INDEX_STATE};
+use dendro_wire_core::FrameDecoder;
 use dendro_wire_std::{
     FrameReader, FrameWriter, OwnedFrame, OwnedRow, Position, ReadError, SliceReader,
 };
 use dendro_wire_test_support::fixtures::handshake;
+use dendro_wire_test_support::streams::frames_with_unknown;
 
 /// A small stream holding an unknown frame and rows of two streams.
 fn stream() -> Vec<u8> {
-    let frames = [
-        OwnedFrame::Unknown {
-            kind: 77,
-            payload: vec![1, 2, 3],
-        },
-        OwnedFrame::Rows {
-            source: 0,
-            seq: 1,
-            index_state: NO_INDEX_STATE,
-            rows: ["cpu/usage", "cpu/irq", "cpu/usage"]
-                .iter()
-                .enumerate()
-                .map(|(i, s)| OwnedRow {
-                    stream: s.to_string(),
-                    ts: i as i64,
-                    wall_offset: -1,
-                    row: vec![i as u8; 40],
-                })
-                .collect(),
-        },
-        OwnedFrame::ClockOffset {
-            source: 0,
-            ts: 1,
-            offset_ns: 2,
-        },
-    ];
+    let rows = ["cpu/usage", "cpu/irq", "cpu/usage"]
+        .iter()
+        .enumerate()
+        .map(|(i, s)| OwnedRow {
+            stream: s.to_string(),
+            ts: i as i64,
+            wall_offset: -1,
+            row: vec![i as u8; 40],
+        })
+        .collect();
     let mut w = FrameWriter::new(Vec::new()).unwrap();
-    w.write_frame(&handshake(0)).unwrap();
-    for f in &frames {
+    for f in &frames_with_unknown(OwnedFrame::from(&handshake(0)), rows) {
         w.write_owned(f).unwrap();
     }
     w.into_inner()

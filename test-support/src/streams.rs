@@ -1,11 +1,11 @@
-//! Streams the std crate's collector tests and the soak tool send: built
-//! with the library's own writer; and any stream read back whole with its
-//! reader.
+//! Streams the std crate's collector tests and the soak tool send, and the
+//! Rows frames they are made of: built with the library's own writer; and
+//! any stream read back whole with its reader.
 
-use std::io::Read;
+use std::io::{Read, Write};
 
 use dendro_wire_core::{Frame, Row, RowsHeader, Segment, NO_INDEX_STATE};
-use dendro_wire_std::{FrameReader, FrameWriter, OwnedFrame, ReadError};
+use dendro_wire_std::{FrameReader, FrameWriter, OwnedFrame, OwnedRow, ReadError};
 
 use crate::fixtures::handshake;
 
@@ -19,23 +19,30 @@ pub fn honest_stream(frames: u64) -> Vec<u8> {
     w.write_frame(&handshake(0)).unwrap();
     let row = [7u8; 32];
     for seq in 0..frames {
-        let rows = (0..ROWS_PER_FRAME).map(|i| Row {
-            stream: "cpu/usage",
-            ts: (seq * ROWS_PER_FRAME + i) as i64,
-            wall_offset: 0,
-            row: &row,
-        });
-        w.write_rows(
-            RowsHeader {
-                source: 0,
-                seq,
-                index_state: NO_INDEX_STATE,
-            },
-            rows,
-        )
-        .unwrap();
+        write_rows_frame(&mut w, seq, ROWS_PER_FRAME, &row);
     }
     w.into_inner()
+}
+
+/// Write source 0's Rows frame `seq` (no index) to `w`: `count` rows on
+/// `cpu/usage`, each `row`, their timestamps going on from `seq * count`
+/// as a steady publisher's do.
+pub fn write_rows_frame<W: Write>(w: &mut FrameWriter<W>, seq: u64, count: u64, row: &[u8]) {
+    let rows = (0..count).map(|i| Row {
+        stream: "cpu/usage",
+        ts: (seq * count + i) as i64,
+        wall_offset: 0,
+        row,
+    });
+    w.write_rows(
+        RowsHeader {
+            source: 0,
+            seq,
+            index_state: NO_INDEX_STATE,
+        },
+        rows,
+    )
+    .unwrap();
 }
 
 /// A stream that opens source 0 (its bare handshake) and sends `count`
@@ -57,6 +64,30 @@ pub fn segment_stream(count: i64, bytes: usize) -> Vec<u8> {
         .unwrap();
     }
     w.into_inner()
+}
+
+/// The frames of a small stream with an unknown kind in it, for the
+/// readers' tests: `handshake`, a frame of kind 77 (three bytes), source
+/// 0's Rows frame 1 holding `rows`, and a ClockOffset.
+pub fn frames_with_unknown(handshake: OwnedFrame, rows: Vec<OwnedRow>) -> Vec<OwnedFrame> {
+    vec![
+        handshake,
+        OwnedFrame::Unknown {
+            kind: 77,
+            payload: vec![1, 2, 3],
+        },
+        OwnedFrame::Rows {
+            source: 0,
+            seq: 1,
+            index_state: NO_INDEX_STATE,
+            rows,
+        },
+        OwnedFrame::ClockOffset {
+            source: 0,
+            ts: 1,
+            offset_ns: 2,
+        },
+    ]
 }
 
 /// Every frame of a stream, unknown kinds included, owned, up to its end or

@@ -17,7 +17,7 @@ use dendro_wire_core::{
     MAX_FRAME_BYTES, PREAMBLE, PREAMBLE_BYTES,
 };
 
-use crate::boundary::{self, finish, Plain};
+use crate::boundary::{self, finish, Checked, Plain};
 use crate::error::{dw_error, dw_result};
 
 /// The preamble's size: the 12-byte magic `"dendro-repl\0"` and the
@@ -479,6 +479,37 @@ fn progress(
     result
 }
 
+/// One step over `buf` (`len` bytes), what the preamble check and the
+/// decoder share: the buffer checked, then `target` (the entry point's
+/// own out-pointer, checked, or nothing), then `consumed` and `needed`;
+/// `step` given the bytes and the target, and its status said through
+/// [`progress`]; a failure written into `*error`.
+///
+/// # Safety
+///
+/// `buf` points at `len` readable bytes; `consumed` and `needed` at
+/// `size_t`s; `error` is null or points at a `dw_error`.
+unsafe fn step_over<'a, T>(
+    (buf, len): (*const u8, usize),
+    target: impl FnOnce() -> Checked<T>,
+    consumed: *mut usize,
+    needed: *mut usize,
+    error: *mut dw_error,
+    step: impl FnOnce(&'a [u8], T) -> Checked<Status<usize>>,
+) -> dw_result {
+    // SAFETY: the pointers are the caller's, as documented; each is
+    // checked before use.
+    let run = || unsafe {
+        let buf = boundary::bytes(buf, len)?;
+        let target = target()?;
+        let consumed = boundary::out(consumed)?;
+        let needed = boundary::out(needed)?;
+        Ok(progress(step(buf, target)?, consumed, needed))
+    };
+    // SAFETY: `error` is the caller's, as documented.
+    unsafe { finish(run(), error) }
+}
+
 /// Check the preamble at the start of `buf` (`len` bytes).
 ///
 /// `DW_RESULT_OK` with `*consumed` = `DW_PREAMBLE_BYTES`;
@@ -499,16 +530,9 @@ pub unsafe extern "C" fn dw_check_preamble(
     needed: *mut usize,
     error: *mut dw_error,
 ) -> dw_result {
-    // SAFETY: the pointers are the caller's, as documented; each is
-    // checked before use.
-    let run = || unsafe {
-        let buf = boundary::bytes(buf, len)?;
-        let consumed = boundary::out(consumed)?;
-        let needed = boundary::out(needed)?;
-        Ok(progress(check_preamble(buf)?, consumed, needed))
-    };
-    // SAFETY: `error` is the caller's, as documented.
-    unsafe { finish(run(), error) }
+    let step = |buf, ()| Ok(check_preamble(buf)?);
+    // SAFETY: the caller's contract, passed on.
+    unsafe { step_over((buf, len), || Ok(()), consumed, needed, error, step) }
 }
 
 /// Decode the frame at the start of `buf` (`len` bytes), with the
@@ -558,20 +582,16 @@ pub unsafe extern "C" fn dw_decode_limited(
     needed: *mut usize,
     error: *mut dw_error,
 ) -> dw_result {
-    // SAFETY: the pointers are the caller's, as documented; each is
-    // checked before use.
-    let run = || unsafe {
-        let buf = boundary::bytes(buf, len)?;
-        let frame = boundary::out(frame)?;
-        let consumed = boundary::out(consumed)?;
-        let needed = boundary::out(needed)?;
+    // SAFETY: `frame` is the caller's, as documented, and checked before
+    // use.
+    let target = || unsafe { boundary::out(frame) };
+    let step = |buf: &[u8], frame: &mut MaybeUninit<dw_frame>| {
         let decoder = FrameDecoder::new().with_max_frame_bytes(max_frame_bytes);
-        let status = decoder.decode(buf)?.map(|(f, n)| {
+        Ok(decoder.decode(buf)?.map(|(f, n)| {
             frame.write(frame_of(&f, buf.get(..n).unwrap_or(&[])));
             n
-        });
-        Ok(progress(status, consumed, needed))
+        }))
     };
-    // SAFETY: `error` is the caller's, as documented.
-    unsafe { finish(run(), error) }
+    // SAFETY: the caller's contract, passed on.
+    unsafe { step_over((buf, len), target, consumed, needed, error, step) }
 }
