@@ -132,6 +132,21 @@ impl Console {
     }
 }
 
+/// Write `name` and a publisher's row counts as fields, with no newline,
+/// and say whether every row observed was sent and none refused: what each
+/// publishing program's last line reports and its exit status checks.
+pub fn publisher_counts(
+    out: &mut Console,
+    name: &str,
+    stats: &dendro_wire_core::PublisherStats,
+) -> bool {
+    out.str(name)
+        .field("rows_observed", stats.rows_observed as u32)
+        .field("rows_sent", stats.rows_sent as u32)
+        .field("rows_refused", stats.rows_refused as u32);
+    stats.rows_refused == 0 && stats.rows_sent == stats.rows_observed
+}
+
 /// What `dendro-wire check --json` must say of one connection's stream,
 /// as the program that wrote it counted: the figures it can know, the
 /// others zero.

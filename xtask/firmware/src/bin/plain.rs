@@ -17,7 +17,7 @@ use core::ptr::addr_of_mut;
 use dendro_wire_core::{
     emit_preamble, Budget, Map, Publisher, PublisherConfig, Sizing, SourceDecl, PREAMBLE_BYTES,
 };
-use dendro_wire_firmware::{entry, exit, measure, stack, Console, HostFile};
+use dendro_wire_firmware::{entry, exit, measure, publisher_counts, stack, Console, HostFile};
 
 const INTERVALS: u32 = 100;
 const STREAMS: [&str; 4] = ["t/0", "t/1", "t/2", "t/3"];
@@ -92,19 +92,16 @@ fn run(out: &mut Console) -> bool {
         }
     }
     ok &= file.close();
-    let stats = p.stats();
-    out.str("plain")
-        .field("rows_observed", stats.rows_observed as u32)
-        .field("rows_sent", stats.rows_sent as u32)
-        .field("rows_refused", stats.rows_refused as u32);
+    let counted = publisher_counts(out, "plain", &p.stats());
     measure::report(out, "observe_ticks_short", ticks[0]);
     measure::report(out, "observe_ticks_long", ticks[1]);
     measure::calibration(out);
     out.str("\n");
-    ok && stats.rows_refused == 0 && stats.rows_sent == stats.rows_observed
+    ok && counted
 }
 
-/// The statics, the publisher made in place.
+/// The publisher, made in place in its static, the one source's storage
+/// and the frame buffer.
 ///
 /// # Safety
 ///

@@ -11,7 +11,7 @@ use dendro_wire_core::{
     emit_preamble, Budget, Map, Outbox, Publisher, PublisherConfig, Sizing, SourceDecl, SourceId,
     PREAMBLE_BYTES,
 };
-use dendro_wire_firmware::{measure, stack, Console, HostFile};
+use dendro_wire_firmware::{measure, publisher_counts, stack, Console, HostFile};
 
 const INTERVALS: u32 = 300;
 const INTERVAL_NS: i64 = 10_000_000;
@@ -122,18 +122,16 @@ pub fn run(
     }
     ok &= file.close();
     let stats = p.stats();
-    out.str(name)
-        .field("rows_observed", stats.rows_observed as u32)
-        .field("rows_sent", stats.rows_sent as u32)
-        .field("rows_refused", stats.rows_refused as u32)
-        .field("frames_sent", stats.frames_sent as u32);
+    let counted = publisher_counts(out, name, &stats);
+    out.field("frames_sent", stats.frames_sent as u32);
     measure::report(out, "observe_ticks", ticks);
     measure::calibration(out);
     out.str("\n");
-    ok && stats.rows_refused == 0 && stats.rows_sent == stats.rows_observed
+    ok && counted
 }
 
-/// The statics, the publisher made in place.
+/// The publisher, made in place in its static, each source's storage
+/// (env's, then power's) and the frame buffer.
 ///
 /// # Safety
 ///
