@@ -32,6 +32,7 @@ pub(crate) fn ci() -> Result<(), String> {
         cargo().args(["fmt", "--all", "--check"]),
     )?;
     unsafe_only_in_the_c_boundary()?;
+    no_source_file_past(MOST_LINES)?;
     run(
         "clippy",
         cargo().args([
@@ -235,6 +236,38 @@ fn unsafe_only_in_the_c_boundary() -> Result<(), String> {
             "unsafe belongs in dendro-wire-core/ffi (the root Cargo.toml says why):\n{}",
             wrong.join("\n")
         ))
+    }
+}
+
+/// The lines a source file may have outside `tests/`: one a reader takes
+/// in at a sitting. Past it, a file holds more than one thing; split it by
+/// what its parts do.
+const MOST_LINES: usize = 600;
+
+/// Fail if a Rust source file outside a `tests/` folder is longer than
+/// `most` lines.
+fn no_source_file_past(most: usize) -> Result<(), String> {
+    eprintln!("==> no source file over {most} lines (tests apart)");
+    let root = root();
+    let mut long = Vec::new();
+    for file in rust_files(&root)? {
+        let name = file.strip_prefix(&root).unwrap_or(&file);
+        if name.components().any(|c| c.as_os_str() == "tests") {
+            continue;
+        }
+        let text =
+            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let lines = text.lines().count();
+        if lines > most {
+            long.push(format!("{}: {lines} lines", name.display()));
+        }
+    }
+    match long.is_empty() {
+        true => Ok(()),
+        false => Err(format!(
+            "source files over {most} lines (split each by what its parts do):\n{}",
+            long.join("\n")
+        )),
     }
 }
 
