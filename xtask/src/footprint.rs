@@ -7,41 +7,30 @@ use std::path::Path;
 use crate::qemu::Board;
 
 /// The flash ceilings, per target and program: each is the figure `cargo
-/// xtask firmware` printed (rustc 1.95.0) plus under 2%, so that a change
-/// which costs flash is seen and said. The decoders' is issue 14's 16 KiB.
+/// xtask firmware` printed (rustc 1.95.0; README's Footprint table) plus
+/// under 2%, so that a change which costs flash is seen and said. The decoders' is issue 14's 16 KiB.
 /// Issue 29 sought 14 KiB for `device` on the Cortex-M0 and 12 KiB for the
 /// agent on the Cortex-M3; README's Footprint says how far each is and
 /// what its bytes are. Thumbv6m pays for software multiplies (the hash)
 /// and for its narrower instructions, RISC-V for its larger code.
 fn flash_limit(target: &str, program: &str) -> u64 {
     match (target, program) {
-        // Measured 17,188 B.
         ("thumbv7m-none-eabi", "agent") => 17_450,
-        // Measured 18,440 B.
         ("thumbv6m-none-eabi", "agent") => 18_720,
-        // Measured 21,230 B.
         ("riscv32imc-unknown-none-elf", "agent") => 21_550,
-        // Measured 10,560 B.
         ("thumbv7m-none-eabi", "plain") => 10_690,
-        // Measured 11,240 B.
         ("thumbv6m-none-eabi", "plain") => 11_410,
-        // Measured 12,938 B.
         ("riscv32imc-unknown-none-elf", "plain") => 13_140,
-        // Measured 15,344 B.
         ("thumbv7m-none-eabi", "device") => 15_580,
-        // Measured 16,196 B (issue 29 sought 14,336); held just above it.
+        // Held just above README's figure: issue 29 sought 14,336.
         ("thumbv6m-none-eabi", "device") => 16_250,
-        // Measured 19,246 B.
         ("riscv32imc-unknown-none-elf", "device") => 19_540,
-        // Measured 15,560 B.
         ("thumbv7m-none-eabi", "async_device") => 15_790,
-        // Measured 16,448 B.
         ("thumbv6m-none-eabi", "async_device") => 16_700,
-        // Measured 19,470 B.
         ("riscv32imc-unknown-none-elf", "async_device") => 19_770,
-        // Measured 21,616 B, embassy-net and smoltcp most of it.
+        // embassy-net and smoltcp are most of it.
         ("thumbv6m-none-eabi", "embassy_agent") => 21_960,
-        // Measured 42,364 B, of which smoltcp is most.
+        // smoltcp is most of it.
         ("thumbv7m-none-eabi", "net-agent") => 43_000,
         _ => 16 * 1024,
     }

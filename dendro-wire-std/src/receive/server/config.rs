@@ -231,15 +231,14 @@ setters! {
 
 /// What a connection is taken to hold beside its receive buffer: its task,
 /// its socket's state and its subscriber's (sources that open charge their
-/// buffers as they grow). Measured: a release listener holding 3,000
-/// connections that sent their preamble grew 7.6 KiB each, its 4 KiB start
-/// buffer included.
+/// buffers as they grow). README's "A collector under attack" gives what
+/// a release listener was measured to hold per connection beside it.
 pub(super) const CONNECTION_STATE: usize = 4 << 10;
 
 /// What a TLS connection holds more: rustls's buffers for a whole record
-/// (16 KiB) received and one decrypted, and the handshake's state. Measured:
-/// 3,000 connections stalled inside their ClientHello grew it 12.0 KiB
-/// each; a finished handshake with full records holds more.
+/// (16 KiB) received and one decrypted, and the handshake's state; a
+/// finished handshake with full records holds more than one stalled inside
+/// its ClientHello (README's "A collector under attack" gives both).
 #[cfg(feature = "tls")]
 pub(super) const TLS_STATE: usize = 32 << 10;
 
