@@ -277,14 +277,18 @@ fn in_table(text: &str, header: &str, line: &str) -> bool {
     lines.any(|l| l == header) && lines.take_while(|l| !l.starts_with('[')).any(|l| l == line)
 }
 
-/// Every `.rs` file under `dir`, but for a build's output (`target`).
+/// Every `.rs` file under `dir`, but for a build's output (`target`) and
+/// hidden folders (git's, a Python environment's).
 fn rust_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
     let mut dirs = vec![dir.to_path_buf()];
     while let Some(dir) = dirs.pop() {
         let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         for path in entries.flatten().map(|e| e.path()) {
-            if path.is_dir() && !path.ends_with("target") {
+            let hidden = path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'));
+            if path.is_dir() && !hidden && !path.ends_with("target") {
                 dirs.push(path);
             } else if path.extension().is_some_and(|x| x == "rs") {
                 files.push(path);
