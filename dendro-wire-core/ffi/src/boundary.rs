@@ -6,7 +6,7 @@
 //!
 //! The crate's other `unsafe` that reads or writes through a pointer of
 //! C's is storage an object keeps for as long as it lives: a publisher's
-//! per-source buffers (`Lent`, in `publisher.rs`), and a subscriber's table
+//! per-source buffers (`Lent`, in `publisher/handle.rs`), and a subscriber's table
 //! of sources and the C frame it reads field by field (`Table`,
 //! `dw_subscriber_init` and `field!`, in `subscriber.rs`). Everywhere else
 //! an `unsafe` block only calls the functions here, passing the caller's

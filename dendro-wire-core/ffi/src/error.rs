@@ -1,7 +1,7 @@
 //! What every C function returns, `dw_result`; what a failed call says in
 //! detail, `dw_error` (plain integers, never a Rust value C could
 //! overwrite), and `CallError`, its form inside the crate; `error/parts.rs`
-//! takes one into the other and back, and `error/message.rs` says the
+//! takes one into the other and back, and `error/sentence.rs` says the
 //! sentence each error says, from the core's own `Display`. Nothing here
 //! touches C's memory: `boundary.rs`, a layer above, writes a `dw_error`
 //! where C asked for it.
@@ -10,8 +10,8 @@ use core::ffi::{c_char, CStr};
 
 use dendro_wire_core::{Error, Field, ProtocolError, PublishError, Truncated};
 
-mod message;
 mod parts;
+mod sentence;
 
 /// What a call came to. Every function that can fail returns one; the
 /// details of a failure are in the `dw_error` it was given, if any.

@@ -1,4 +1,4 @@
-//! `dw_error_message`: the sentence a `dw_error` says (`error/message.rs`),
+//! `dw_error_message`: the sentence a `dw_error` says (`error/sentence.rs`),
 //! written into a caller's buffer only when asked, cut at a character when
 //! the buffer is short.
 

@@ -17,7 +17,7 @@
 //! | file | what it holds |
 //! |---|---|
 //! | `boundary.rs` | the checks every entry point makes, and nearly all of the crate's `unsafe`; `finish`, the end of every entry point |
-//! | `error.rs` | `dw_result`, `dw_error`, and `CallError`, its form inside the crate (`error/parts.rs`: each core error into a `dw_error` and back; `error/message.rs`: the sentence each says) |
+//! | `error.rs` | `dw_result`, `dw_error`, and `CallError`, its form inside the crate (`error/parts.rs`: each core error into a `dw_error` and back; `error/sentence.rs`: the sentence each says) |
 //! | `error_message.rs` | `dw_error_message`: that sentence into a caller's buffer |
 //! | `frame.rs` | the preamble check, the decoder, the frame as a C struct |
 //! | `end.rs` | the end of a stream: clean, or cut inside a frame |
