@@ -325,7 +325,7 @@ impl fmt::Display for Rule {
             Rule::UnsupportedVersion { version } => write!(
                 f,
                 "protocol version {version} is not supported; this build speaks version {}",
-                crate::PROTOCOL_VERSION
+                crate::consts::PROTOCOL_VERSION
             ),
             Rule::ZeroLength => {
                 f.write_str("a frame length of 0; every frame has at least its kind byte")

@@ -59,8 +59,8 @@
 //! stream-level rules of §5 live in two state machines: [`Publisher`], which
 //! decides every frame a sender sends (a program that only calls it cannot
 //! break rules 1 to 9), and [`Subscriber`], which judges every frame a
-//! receiver is given. `docs/ARCHITECTURE.md` in the repository maps each
-//! rule to its item.
+//! receiver is given. `docs/RULES.md` in the repository maps each rule to
+//! its item.
 //!
 //! # Features
 //!
@@ -80,6 +80,7 @@
 
 mod clock_offset;
 mod codec;
+mod consts;
 mod error;
 mod frame;
 mod framing;
@@ -103,15 +104,14 @@ mod truncated;
 
 pub use clock_offset::ClockOffset;
 pub use codec::{is_canonical_uuid, write_uuid};
+pub use consts::{LENGTH_PREFIX_BYTES, MAGIC, MAX_FRAME_BYTES, PROTOCOL_VERSION};
 pub use error::{Error, Field, Rule};
 pub use frame::{decode, Frame, FrameDecoder, Status};
 pub use handshake::Handshake;
 pub use index::{Index, IndexKind};
 pub use index_state::{IndexState, SlotSetHash, NO_INDEX_STATE};
 pub use map::{Map, MapIter};
-pub use preamble::{
-    check_preamble, emit_preamble, MAGIC, PREAMBLE, PREAMBLE_BYTES, PROTOCOL_VERSION,
-};
+pub use preamble::{check_preamble, emit_preamble, PREAMBLE, PREAMBLE_BYTES};
 pub use publisher::{
     Budget, DropPolicy, Observer, Outbox, PublishError, Publisher, PublisherConfig, PublisherStats,
     Sizing, SourceDecl, SourceId, StreamId, Transmit, Waiting, FAST_NAME_BYTES, FAST_ROW_BYTES,
@@ -126,17 +126,6 @@ pub use subscriber::{
 };
 pub use tally::Tally;
 pub use truncated::Truncated;
-
-/// The largest frame this crate reads or writes by default: 64 MiB, counted
-/// as [protocol §2](crate::protocol) counts `len` (the kind byte and the payload).
-///
-/// A four-byte length off a wire is otherwise a request for up to 4 GiB. The
-/// limit is checked before anything else about a frame is trusted; a small
-/// device lowers it with [`FrameDecoder::with_max_frame_bytes`].
-pub const MAX_FRAME_BYTES: u32 = 64 * 1024 * 1024;
-
-/// The bytes of a frame's length prefix; the kind byte sits right after it.
-pub const LENGTH_PREFIX_BYTES: usize = 4;
 
 /// The README's examples, compiled and run as doctests so they cannot rot.
 #[cfg(doctest)]

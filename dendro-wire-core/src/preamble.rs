@@ -1,15 +1,8 @@
 //! The preamble ([protocol §2](crate::protocol)): `"dendro-repl\0"`, then the `u16` version.
 
+use crate::consts::{MAGIC, PROTOCOL_VERSION};
 use crate::error::{Error, Field, Rule};
 use crate::frame::Status;
-
-/// The 12 bytes every stream starts with. Checked before any frame is read,
-/// so a reader pointed at the wrong socket says so rather than reporting a
-/// malformed frame.
-pub const MAGIC: &[u8; 12] = b"dendro-repl\0";
-
-/// The protocol version this crate reads and writes.
-pub const PROTOCOL_VERSION: u16 = 1;
 
 /// The preamble's size: the magic and the version.
 pub const PREAMBLE_BYTES: usize = MAGIC.len() + 2;

@@ -3,11 +3,9 @@
 //! and streams, and what a poll wrote.
 
 use crate::map::Map;
-#[cfg(doc)]
-use crate::{Observer, Publisher, Storage, NO_INDEX_STATE};
 use crate::{LENGTH_PREFIX_BYTES, MAX_FRAME_BYTES};
 
-/// How a [`Publisher`] paces full index state and bounds its frames.
+/// How a [`Publisher`](crate::Publisher) paces full index state and bounds its frames.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct PublisherConfig {
@@ -38,7 +36,7 @@ impl Default for PublisherConfig {
 
 /// Which source's frames a link too slow for them all loses, by the order
 /// the sources' frames are polled in: what is still unpolled when the
-/// interval after theirs ends is dropped ([`Publisher::end_interval`]).
+/// interval after theirs ends is dropped ([`Publisher::end_interval`](crate::Publisher::end_interval)).
 /// Handshakes go first either way (rule 1).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -90,7 +88,7 @@ pub struct SourceDecl<'a> {
     pub streams: &'a [&'a str],
     /// The `caller_rows` stream index entries land in, for a source that
     /// keeps index slots; `None` for one whose rows declare
-    /// [`NO_INDEX_STATE`].
+    /// [`NO_INDEX_STATE`](crate::NO_INDEX_STATE).
     pub index_stream: Option<&'a str>,
 }
 
@@ -108,7 +106,7 @@ impl SourceId {
     }
 
     /// The source's stream declared at `index` (its place in
-    /// [`SourceDecl::streams`]); [`Publisher::observe`] refuses one past
+    /// [`SourceDecl::streams`]); [`Publisher::observe`](crate::Publisher::observe) refuses one past
     /// the last.
     pub const fn stream(self, index: u32) -> StreamId {
         StreamId {
@@ -138,7 +136,7 @@ impl StreamId {
     }
 }
 
-/// One frame [`Publisher::poll_transmit`] wrote.
+/// One frame [`Publisher::poll_transmit`](crate::Publisher::poll_transmit) wrote.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Transmit {

@@ -5,8 +5,6 @@ use core::fmt;
 
 use crate::error::Error;
 use crate::kind;
-#[cfg(doc)]
-use crate::{Observer, PublisherConfig, Storage};
 
 /// A call the publisher refuses, naming the rule it would break or the
 /// bound it would cross. Nothing changes when one is returned.
@@ -38,7 +36,7 @@ pub enum PublishError {
         /// The second place the name was declared at.
         stream: u32,
     },
-    /// A row given to the [`Observer`] of one source on a stream of another.
+    /// A row given to the [`Observer`](crate::Observer) of one source on a stream of another.
     OtherSource {
         /// The observer's source.
         source: u32,
@@ -72,7 +70,7 @@ pub enum PublishError {
         kind: u8,
         /// The bytes that frame would need.
         needed: usize,
-        /// [`PublisherConfig::frame_buffer`].
+        /// [`PublisherConfig::frame_buffer`](crate::PublisherConfig::frame_buffer).
         limit: usize,
     },
     /// The source's storage cannot hold what it was given.
@@ -85,7 +83,7 @@ pub enum PublishError {
         have: usize,
     },
     /// The source's storage holds fewer bytes than the publisher wrote: a
-    /// [`Storage`] must never shrink.
+    /// [`Storage`](crate::Storage) must never shrink.
     StorageShrank {
         /// The source's ordinal.
         source: u32,

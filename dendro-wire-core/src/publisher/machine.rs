@@ -16,11 +16,6 @@ use crate::map::Map;
 use crate::storage::Storage;
 use crate::{LENGTH_PREFIX_BYTES, MAX_FRAME_BYTES};
 
-#[cfg(doc)]
-use crate::index_state::{SlotSetHash, NO_INDEX_STATE};
-#[cfg(doc)]
-use crate::Outbox;
-
 mod poll;
 
 /// The sending rules of [protocol §5](crate::protocol) for up to `SOURCES` sources, each kept in
@@ -40,9 +35,9 @@ mod poll;
 ///   handshake has not gone out is refused (rule 1);
 /// - a connection's first `Index` for a source is a `Full` with every slot
 ///   (rule 2), and a `Full` goes again every
-///   [`full_every`](PublisherConfig::full_every) intervals (rule 7); in
+///   [`full_every`](crate::PublisherConfig::full_every) intervals (rule 7); in
 ///   between, a `Delta` carries what changed, each with the
-///   [`SlotSetHash`] of the whole set;
+///   [`SlotSetHash`](crate::SlotSetHash) of the whole set;
 /// - a connection's first `Rows` frame for a source carries the latest row
 ///   of every other stream still observed against the slots as they are
 ///   (rule 3, which yields to rule 9);
@@ -57,7 +52,7 @@ mod poll;
 ///
 /// Nothing allocates. Each source's bytes live in a [`Storage`] the caller
 /// supplies; what does not fit it, or would make a frame larger than
-/// [`frame_buffer`](PublisherConfig::frame_buffer), is refused when it is
+/// [`frame_buffer`](crate::PublisherConfig::frame_buffer), is refused when it is
 /// given, with an error naming the bound and a count in
 /// [`stats`](Self::stats), and never later, so every frame due fits the
 /// caller's buffer.
@@ -319,8 +314,8 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         s.find_stream(name.as_bytes()).map(|i| source.stream(i))
     }
 
-    /// The source's index state now: the [`SlotSetHash`] of its slots, or
-    /// [`NO_INDEX_STATE`] for a source without an index.
+    /// The source's index state now: the [`SlotSetHash`](crate::SlotSetHash) of its slots, or
+    /// [`NO_INDEX_STATE`](crate::NO_INDEX_STATE) for a source without an index.
     pub fn index_state(&self, source: SourceId) -> Result<IndexState, PublishError> {
         Ok(self.source(source)?.state())
     }

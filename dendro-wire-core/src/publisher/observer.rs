@@ -7,13 +7,10 @@ use super::row_path::RowCursor;
 use super::source::Source;
 use crate::storage::Storage;
 
-#[cfg(doc)]
-use crate::Publisher;
-
 /// One source's rows, observed many at a time: from
-/// [`Publisher::observer`], for an agent that samples a source's streams
+/// [`Publisher::observer`](crate::Publisher::observer), for an agent that samples a source's streams
 /// together. Each row is refused, kept, and counted exactly as
-/// [`Publisher::observe`] would; the publisher is borrowed until the
+/// [`Publisher::observe`](crate::Publisher::observe) would; the publisher is borrowed until the
 /// observer is dropped, so no interval can end under it.
 ///
 /// ```
@@ -59,7 +56,7 @@ impl<'a, S: Storage> Observer<'a, S> {
     }
 
     /// Observe one row on one of the source's streams: see
-    /// [`Publisher::observe`].
+    /// [`Publisher::observe`](crate::Publisher::observe).
     #[inline]
     pub fn observe(
         &mut self,

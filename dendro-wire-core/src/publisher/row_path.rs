@@ -1,15 +1,13 @@
 //! The row hot path: a row observed is written into its source's frame
 //! under way at once, behind its stream's name as encoded at declaration.
-//! A row of up to [`FAST_ROW_BYTES`] on a name of up to
-//! [`FAST_NAME_BYTES`] takes [`put_small`], one fixed-size window behind
+//! A row of up to [`FAST_ROW_BYTES`](crate::FAST_ROW_BYTES) on a name of up to
+//! [`FAST_NAME_BYTES`](crate::FAST_NAME_BYTES) takes [`put_small`], one fixed-size window behind
 //! one bounds check; any other takes [`put_any`]; one neither takes is
 //! refused with its reason, or written once its stream's slot or the
 //! storage has grown (the source's `observe_slow`, `source/observe.rs`).
 
 use super::regions::Regions;
 use super::stream_rec::{StreamRec, REC};
-#[cfg(doc)]
-use super::stream_rec::{FAST_NAME_BYTES, FAST_ROW_BYTES};
 use crate::codec::LEN_BYTES;
 use crate::rows::{write_prepared_row, TAIL_BYTES};
 
@@ -96,7 +94,7 @@ mod words {
     /// A row into a source's frame under way, behind its stream's name as
     /// encoded at declaration, if the name has up to
     /// [`FAST_NAME_BYTES`](crate::FAST_NAME_BYTES) and the row up to
-    /// [`FAST_ROW_BYTES`], and there is room for the most such a row takes:
+    /// [`FAST_ROW_BYTES`](crate::FAST_ROW_BYTES), and there is room for the most such a row takes:
     /// its stream's record says whether it fits the slot (rule 3), and the
     /// row goes into one window of fixed size, every move in it a whole
     /// word. `None`, having changed nothing `pos` says, for any other row:

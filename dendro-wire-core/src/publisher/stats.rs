@@ -1,13 +1,10 @@
 //! [`PublisherStats`], what a publisher (or one of its sources) has done,
 //! counted; and [`Waiting`], what it has due and not yet polled.
 
-#[cfg(doc)]
-use crate::Publisher;
-
-/// What a publisher has done ([`Publisher::stats`]), or one of its sources
-/// ([`Publisher::source_stats`]).
+/// What a publisher has done ([`Publisher::stats`](crate::Publisher::stats)), or one of its sources
+/// ([`Publisher::source_stats`](crate::Publisher::source_stats)).
 ///
-/// Every row given to [`observe`](Publisher::observe) is counted once, in
+/// Every row given to [`observe`](crate::Publisher::observe) is counted once, in
 /// one place: refused when it was given (`rows_refused`), or observed
 /// (`rows_observed`) and then sent, dropped with its frame, or unsent, or
 /// still in hand (in the frame under way, or in a frame due):
@@ -16,8 +13,8 @@ use crate::Publisher;
 /// rows_observed = rows_sent + rows_dropped + rows_unsent + rows in hand
 /// ```
 ///
-/// so after [`end_interval`](Publisher::end_interval) and
-/// [`disconnected`](Publisher::disconnected) the first three add up to it.
+/// so after [`end_interval`](crate::Publisher::end_interval) and
+/// [`disconnected`](crate::Publisher::disconnected) the first three add up to it.
 ///
 /// Sent is not delivered: a frame is sent once it is polled, handed to
 /// the link. The protocol has no acknowledgement, so what arrived is the
@@ -30,11 +27,11 @@ use crate::Publisher;
 pub struct PublisherStats {
     /// Intervals ended.
     pub intervals: u64,
-    /// Connections begun with [`Publisher::connected`].
+    /// Connections begun with [`Publisher::connected`](crate::Publisher::connected).
     pub connections: u64,
     /// Frames polled, and frames encoded by
-    /// [`encode_passthrough`](Publisher::encode_passthrough) and
-    /// [`update_source`](Publisher::update_source).
+    /// [`encode_passthrough`](crate::Publisher::encode_passthrough) and
+    /// [`update_source`](crate::Publisher::update_source).
     pub frames_sent: u64,
     /// Rows taken by `observe` into an interval's `Rows` frame.
     pub rows_observed: u64,
@@ -49,7 +46,7 @@ pub struct PublisherStats {
     /// `Rows` frames dropped on a connection that went on, because the
     /// interval after theirs ended before they were polled (a link slower
     /// than the readings), an entry before them was, or
-    /// [`drop_waiting`](Publisher::drop_waiting) was called. Each `seq`
+    /// [`drop_waiting`](crate::Publisher::drop_waiting) was called. Each `seq`
     /// stays spent, so each is a frame a subscriber sees lost (a gap,
     /// rule 6); one dropped before any `Rows` frame of its source went out
     /// on the connection is counted in `frames_unsent` instead, since no
@@ -114,7 +111,7 @@ impl PublisherStats {
 }
 
 /// What a publisher has due and not yet polled, from
-/// [`Publisher::waiting`]: for a caller that decides whether its link can
+/// [`Publisher::waiting`](crate::Publisher::waiting): for a caller that decides whether its link can
 /// carry it before the next interval ends, or drops it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]

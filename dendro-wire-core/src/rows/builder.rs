@@ -6,7 +6,7 @@ use core::mem::offset_of;
 use zerocopy::little_endian::{I64, U32, U64};
 use zerocopy::IntoBytes;
 
-use super::{Row, RowTail, RowsHead, TAIL_BYTES};
+use super::layout::{Row, RowTail, RowsHead, TAIL_BYTES};
 use crate::codec::{copy, copy_short, Out, LEN_BYTES};
 use crate::error::{Error, Field, Rule};
 use crate::framing::{FrameHead, HEAD_BYTES};

@@ -2,8 +2,8 @@
 
 use core::fmt;
 
+use super::layout::Row;
 use super::walk::{split_row, tail};
-use super::Row;
 use crate::codec::Items;
 
 /// The rows of a [`Rows`](crate::Rows) frame: a checked view over decoded bytes, or a

@@ -7,16 +7,16 @@
 
 use core::mem::offset_of;
 
-use zerocopy::little_endian::{I64, U32, U64};
-use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
+use zerocopy::FromBytes;
 
-use crate::codec::{bytes_len, Cursor, FixedRun, Items, Out, LEN_BYTES};
+use crate::codec::{Cursor, Items, Out, LEN_BYTES};
 use crate::error::{Error, Field, Rule};
 use crate::framing::{encodable, Decode, Encode, FrameHead};
 use crate::index_state::IndexState;
 use crate::kind;
 
 mod builder;
+mod layout;
 mod list;
 #[cfg(test)]
 mod tests;
@@ -27,81 +27,11 @@ pub(crate) use builder::write_row_tail;
 use builder::{emit_row, rows_head};
 pub(crate) use builder::{write_prepared_row, write_rows_head, ROWS_HEAD_BYTES};
 pub use builder::{RowsBuilder, RowsHeader};
+pub use layout::Row;
+pub(crate) use layout::{RowTail, RowsHead, TAIL_BYTES};
 pub use list::{RowIter, RowList};
 use walk::walk_rows;
 pub(crate) use walk::{split_row, tail};
-
-/// The frame's fixed run, up to its first row.
-#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
-#[repr(C)]
-pub(crate) struct RowsHead {
-    pub source: U32,
-    pub seq: U64,
-    pub index_state_0: U64,
-    pub index_state_1: U64,
-    pub count: U32,
-}
-
-impl FixedRun for RowsHead {
-    const FIELDS: &'static [(u8, Field)] = &[
-        (offset_of!(Self, source) as u8, Field::Source),
-        (offset_of!(Self, seq) as u8, Field::Seq),
-        (offset_of!(Self, index_state_0) as u8, Field::IndexState),
-        (offset_of!(Self, count) as u8, Field::Count),
-    ];
-}
-
-/// A row's fixed run, after its stream name and up to its `row` bytes.
-#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
-#[repr(C)]
-pub(crate) struct RowTail {
-    pub ts: I64,
-    pub wall_offset: I64,
-    pub row_len: U32,
-}
-
-impl FixedRun for RowTail {
-    const FIELDS: &'static [(u8, Field)] = &[
-        (offset_of!(Self, ts) as u8, Field::Ts),
-        (offset_of!(Self, wall_offset) as u8, Field::WallOffset),
-        (offset_of!(Self, row_len) as u8, Field::Row),
-    ];
-}
-
-/// The bytes of a row's fixed run: `ts`, `wall_offset`, the row's length.
-pub(crate) const TAIL_BYTES: usize = core::mem::size_of::<RowTail>();
-
-/// One observation of a `Rows` frame.
-///
-/// ```
-/// use dendro_wire_core::Row;
-///
-/// let row = Row { stream: "cpu/usage", ts: 1, wall_offset: 0, row: &[0; 32] };
-/// assert_eq!(row.wire_len(), 4 + 9 + 20 + 32);
-/// ```
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Row<'a> {
-    /// The stream it belongs to; one frame may span a source's streams.
-    pub stream: &'a str,
-    /// The observation's timestamp.
-    pub ts: i64,
-    /// Wall time minus `ts`.
-    pub wall_offset: i64,
-    /// The row, opaque: the encoder's.
-    #[cfg_attr(
-        feature = "serde",
-        serde(serialize_with = "crate::codec::serialize_bytes")
-    )]
-    pub row: &'a [u8],
-}
-
-impl Row<'_> {
-    /// The bytes this row takes in a frame.
-    pub const fn wire_len(&self) -> usize {
-        bytes_len(self.stream.len()) + core::mem::size_of::<RowTail>() + self.row.len()
-    }
-}
 
 /// The smallest a row can be: an empty stream name and an empty row.
 const MIN_ROW_BYTES: usize = LEN_BYTES + core::mem::size_of::<RowTail>();

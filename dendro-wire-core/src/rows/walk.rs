@@ -2,7 +2,7 @@
 //! fast walk over a frame, by the iterator over a decoded one, and by the
 //! publisher over the frame it is building.
 
-use super::{RowTail, TAIL_BYTES};
+use super::layout::{RowTail, TAIL_BYTES};
 use crate::codec::LEN_BYTES;
 
 /// A row's stream name and fixed run off the front of `rest`, and what

@@ -12,9 +12,6 @@ use crate::publisher::source::Dropped;
 use crate::publisher::stats::Waiting;
 use crate::storage::Storage;
 
-#[cfg(doc)]
-use crate::{Outbox, PublisherConfig};
-
 impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     /// What is due and not yet polled: its frames, their bytes and the rows
     /// observed in them. A caller whose link cannot carry it before the
@@ -39,8 +36,8 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     /// Write the next frame the rules require into `buf`, and return its
     /// bytes there and what it is: `None` when none is left. A buffer too
     /// small is refused with the size needed and the frame stays due; a
-    /// buffer of [`frame_buffer`](PublisherConfig::frame_buffer) bytes
-    /// always holds it. An [`Outbox`] holds one frame written this way for
+    /// buffer of [`frame_buffer`](crate::PublisherConfig::frame_buffer) bytes
+    /// always holds it. An [`Outbox`](crate::Outbox) holds one frame written this way for
     /// a link that takes it in pieces.
     pub fn poll_transmit<'b>(
         &mut self,
