@@ -378,8 +378,8 @@ pub(crate) fn copy(dst: &mut [u8], src: &[u8]) -> Option<()> {
 ///
 /// A stream name or a row of a few words is copied as two overlapping
 /// fixed-size moves: a call into `memcpy` costs more than such a copy, and
-/// encoding a row was twice as slow with two of them. Longer runs are
-/// `memcpy`.
+/// encoding a row would make two of them (`cargo xtask bench-report`
+/// measures the encoder). Longer runs are `memcpy`.
 #[inline(always)]
 pub(crate) fn copy_short(dst: &mut [u8], src: &[u8]) -> Option<()> {
     /// The first and last `W` bytes of `src` onto those of `dst`: for

@@ -7,13 +7,14 @@
 //! sources. What they let through is written into numpy arrays, one set
 //! per source (`columns.rs`), in one pass with the GIL released
 //! (`whole.rs`); Python gets the arrays themselves. An error is the tool's
-//! own sentence, with where it happened.
+//! own sentence, with where it happened (`error.rs`).
 //!
 //! No `unsafe`: PyO3 and numpy hold it.
 
 #![forbid(unsafe_code)]
 
 mod columns;
+mod error;
 mod names;
 mod whole;
 
@@ -22,44 +23,13 @@ use std::fs::File;
 use std::io::{BufReader, Cursor, Read};
 use std::path::PathBuf;
 
-use dendro_wire_std::{
-    CountingSink, FrameReader, OwnedFrame, Position, ReadError, SinkSubscriber, SliceReader, Tally,
-};
-use pyo3::create_exception;
+use dendro_wire_std::{CountingSink, FrameReader, OwnedFrame, SinkSubscriber, SliceReader, Tally};
 use pyo3::exceptions::{PyException, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use columns::{ColumnArrays, Taken};
-
-create_exception!(
-    _native,
-    Error,
-    PyException,
-    "A stream that broke a rule: args are the tool's sentence, the frame \
-     (from 1; 0 for the preamble) and its stream offset, each None if unknown."
-);
-
-/// Why a stream could not be read, as `check --json` says it.
-struct Broken {
-    message: String,
-    at: Option<Position>,
-}
-
-impl From<ReadError> for Broken {
-    fn from(e: ReadError) -> Self {
-        Broken {
-            message: e.to_string(),
-            at: e.position(),
-        }
-    }
-}
-
-impl From<Broken> for PyErr {
-    fn from(b: Broken) -> Self {
-        Error::new_err((b.message, b.at.map(|at| at.frame), b.at.map(|at| at.offset)))
-    }
-}
+use error::{Broken, Error};
 
 /// What Python handed: a path, or the stream's bytes.
 enum Input<'py> {

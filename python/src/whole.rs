@@ -12,7 +12,7 @@ use dendro_wire_std::{
 use pyo3::prelude::*;
 
 use crate::columns::{Columns, Fill, Room, Taken, ROW_FIXED};
-use crate::Broken;
+use crate::error::Broken;
 
 /// A stream's frames in order: from a file through a reader's buffer, or
 /// from bytes in memory where they lie.

@@ -7,8 +7,9 @@ use std::path::Path;
 use crate::qemu::Board;
 
 /// The flash ceilings, per target and program: each is the figure `cargo
-/// xtask firmware` printed (rustc 1.95.0; README's Footprint table) plus
-/// under 2%, so that a change which costs flash is seen and said. The decoders' is issue 14's 16 KiB.
+/// xtask firmware` printed (README's Footprint table, which names the
+/// rustc) plus under 2%, so that a change which costs flash is seen and
+/// said. The decoders' is issue 14's 16 KiB.
 /// Issue 29 sought 14 KiB for `device` on the Cortex-M0 and 12 KiB for the
 /// agent on the Cortex-M3; README's Footprint says how far each is and
 /// what its bytes are. Thumbv6m pays for software multiplies (the hash)
@@ -37,8 +38,9 @@ fn flash_limit(target: &str, program: &str) -> u64 {
 }
 
 /// The RAM ceilings (issue 14): for the agent, static RAM and peak stack
-/// beyond its frame buffer (now that storage is static, 1,536 B of it is
-/// the two sources' storage); for the decoder, peak stack beyond its
+/// beyond its frame buffer (now that storage is static, the two sources'
+/// storage is part of it, as `SourceDecl::sizing` sizes it; README's
+/// Footprint says how much); for the decoder, peak stack beyond its
 /// buffer.
 const AGENT_RAM_LIMIT: u64 = 4 * 1024;
 const DECODER_STACK_LIMIT: u64 = 2 * 1024;

@@ -9,21 +9,25 @@
 //! xtask ci`: it opens tens of thousands of connections.
 
 use std::io::Write;
-use std::net::{SocketAddr, TcpStream};
-use std::path::{Path, PathBuf};
+use std::net::TcpStream;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use dendro_wire_core::PREAMBLE;
-use dendro_wire_std::send::{publish_tcp, DrainOptions};
-use dendro_wire_std::{AgentConfig, AgentPublisher, SourceConfig};
-use listener::{Listener, Stopped};
+use honest::{rate, rate_alone, small_stream, Honest};
+use listener::Listener;
+use report::Row;
 
 #[path = "soak/attacks.rs"]
 mod attacks;
+#[path = "soak/honest.rs"]
+mod honest;
 #[path = "soak/listener.rs"]
 mod listener;
+#[path = "soak/report.rs"]
+mod report;
 
 struct Options {
     bin: PathBuf,
@@ -62,102 +66,6 @@ fn options() -> Result<Options, String> {
     Ok(o)
 }
 
-/// An honest agent at full rate: one source, eight streams, a row of 32
-/// bytes on each every interval, paced to what the transport takes.
-struct Honest {
-    stop: Arc<AtomicBool>,
-    thread: std::thread::JoinHandle<(u64, u64, Duration)>,
-}
-
-impl Honest {
-    fn start(addr: SocketAddr) -> Honest {
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread = {
-            let stop = stop.clone();
-            std::thread::spawn(move || honest(addr, &stop))
-        };
-        Honest { stop, thread }
-    }
-
-    /// Stop it: rows queued, rows delivered, and for how long.
-    fn stop(self) -> (u64, u64, Duration) {
-        self.stop.store(true, Ordering::Relaxed);
-        self.thread.join().expect("the honest agent")
-    }
-}
-
-fn honest(addr: SocketAddr, stop: &AtomicBool) -> (u64, u64, Duration) {
-    const STREAMS: [&str; 8] = [
-        "cpu/usage",
-        "cpu/irq",
-        "cpu/steal",
-        "mem/used",
-        "mem/free",
-        "net/rx",
-        "net/tx",
-        "disk/io",
-    ];
-    let mut p = AgentPublisher::new(
-        AgentConfig::default()
-            .full_every(10_000)
-            .queue_frames(16_384)
-            .queue_bytes(32 << 20),
-    );
-    let mut config = SourceConfig::new().label("host", "honest");
-    for s in STREAMS {
-        config = config.stream(s);
-    }
-    let source = p.add_source(config).expect("a source");
-    let queue = p.queue();
-    let transport = publish_tcp(queue.clone(), addr, DrainOptions::default());
-    let connected = queue.wait_connected(Duration::from_secs(10));
-    assert!(connected, "the honest agent cannot connect");
-    let started = Instant::now();
-    let mut row = [0u8; 32];
-    let mut n = 0u64;
-    while !stop.load(Ordering::Relaxed) {
-        while queue.len().frames > 2048 {
-            std::thread::sleep(Duration::from_micros(50));
-        }
-        row[..8].copy_from_slice(&n.to_le_bytes());
-        for s in STREAMS {
-            p.observe(source, s, n as i64, 0, &row)
-                .expect("a declared stream");
-        }
-        p.end_interval();
-        n += 1;
-    }
-    queue.close();
-    let sent = transport.join().expect("transport").expect("transport");
-    (p.stats().rows_queued, sent.rows, started.elapsed())
-}
-
-/// The honest agent's rows/s alone against a fresh listener, for `secs`:
-/// measured beside each case, since a shared machine's speed drifts.
-fn rate_alone(bin: &Path, secs: Duration) -> f64 {
-    let l = Listener::start(bin, &["--max-connections", "30000"]);
-    let agent = Honest::start(l.addr);
-    std::thread::sleep(secs);
-    let (rate, _) = rate(agent.stop());
-    std::thread::sleep(Duration::from_millis(200));
-    l.stop();
-    rate
-}
-
-/// The rows/s of a run, and whether every row queued was written.
-fn rate((queued, delivered, took): (u64, u64, Duration)) -> (f64, bool) {
-    (delivered as f64 / took.as_secs_f64(), queued == delivered)
-}
-
-struct Row {
-    case: String,
-    peak_rss: u64,
-    fds: String,
-    honest: String,
-    ended: String,
-    ok: bool,
-}
-
 fn main() {
     let o = match options() {
         Ok(o) => o,
@@ -168,7 +76,6 @@ fn main() {
     };
     let secs = Duration::from_secs_f64(o.seconds);
     let mut table: Vec<Row> = Vec::new();
-    let ended = Stopped::why;
     // Every peer here connects from 127.0.0.1, and these cases measure
     // holding many connections, not the caps on those yet to open a source
     // (tests/collector_admission.rs has those).
@@ -189,19 +96,18 @@ fn main() {
     let (again, delivered_all) = rate(run);
     std::thread::sleep(Duration::from_millis(500));
     let s = l.stop();
-    table.push(Row {
-        case: "honest agent alone, twice".into(),
-        peak_rss: s.peak_rss,
-        fds: "—".into(),
-        honest: format!(
+    table.push(Row::new(
+        "honest agent alone, twice".into(),
+        &s,
+        "—".into(),
+        format!(
             "{:.2} then {:.2} M rows/s ({:.2}x)",
             first / 1e6,
             again / 1e6,
             again / first
         ),
-        ended: ended(&s),
-        ok: s.clean_exit && delivered_all && s.rows_applied == run.1,
-    });
+        s.clean_exit && delivered_all && s.rows_applied == run.1,
+    ));
 
     // Liars: each claims a 64 MiB frame and sends nothing more.
     eprintln!("soak: {} clients claiming 64 MiB frames, {secs:?}", o.liars);
@@ -221,25 +127,24 @@ fn main() {
     std::thread::sleep(Duration::from_millis(500));
     let s = l.stop();
     drop(liars);
-    table.push(Row {
-        case: format!(
+    table.push(Row::new(
+        format!(
             "{} clients claiming a 64 MiB frame, sending nothing",
             o.liars
         ),
-        peak_rss: s.peak_rss,
-        fds: "—".into(),
-        honest: format!(
+        &s,
+        "—".into(),
+        format!(
             "{:.2} M rows/s ({:.2}x alone)",
             with_liars / 1e6,
             with_liars / alone
         ),
-        ended: ended(&s),
-        ok: s.clean_exit
+        s.clean_exit
             && delivered_all
             && s.rows_applied == run.1
             && s.peak_rss < 256 << 20
             && with_liars >= 0.8 * alone,
-    });
+    ));
 
     // Ten thousand idle connections, each having sent its preamble.
     eprintln!("soak: {} idle connections", o.idle);
@@ -275,8 +180,8 @@ fn main() {
     std::thread::sleep(Duration::from_millis(500));
     let s = l.stop();
     drop(idle);
-    table.push(Row {
-        case: format!(
+    table.push(Row::new(
+        format!(
             "{} idle connections (preamble sent), accepted in {}",
             o.idle,
             accepted_in.map_or("more than 30 s".into(), |t| format!(
@@ -284,20 +189,19 @@ fn main() {
                 t.as_secs_f64()
             ))
         ),
-        peak_rss: s.peak_rss,
-        fds: "—".into(),
-        honest: format!(
+        &s,
+        "—".into(),
+        format!(
             "{:.2} M rows/s ({:.2}x alone)",
             with_idle / 1e6,
             with_idle / alone
         ),
-        ended: ended(&s),
-        ok: s.clean_exit
+        s.clean_exit
             && delivered_all
             && s.rows_applied == run.1
             && s.peak_rss < 256 << 20
             && accepted_in.is_some_and(|t| t < Duration::from_secs(10)),
-    });
+    ));
 
     // Sequential reconnects: every descriptor comes back.
     eprintln!("soak: {} sequential connections", o.sequential);
@@ -322,18 +226,17 @@ fn main() {
     let (with_seq, delivered_all) = rate(run);
     std::thread::sleep(Duration::from_millis(500));
     let s = l.stop();
-    table.push(Row {
-        case: format!("{} sequential connections", o.sequential),
-        peak_rss: s.peak_rss,
-        fds: format!("{before} → {after}"),
-        honest: format!(
+    table.push(Row::new(
+        format!("{} sequential connections", o.sequential),
+        &s,
+        format!("{before} → {after}"),
+        format!(
             "{:.2} M rows/s ({:.2}x alone)",
             with_seq / 1e6,
             with_seq / alone
         ),
-        ended: ended(&s),
-        ok: s.clean_exit && delivered_all && s.rows_applied == run.1 && after == before,
-    });
+        s.clean_exit && delivered_all && s.rows_applied == run.1 && after == before,
+    ));
 
     // A reconnect storm against a cap: many clients at once, connecting,
     // sending a little, vanishing.
@@ -375,62 +278,29 @@ fn main() {
     let (with_storm, delivered_all) = rate(run);
     std::thread::sleep(Duration::from_millis(500));
     let s = l.stop();
-    table.push(Row {
-        case: format!(
+    table.push(Row::new(
+        format!(
             "reconnect storm: {} connections by 8 clients against a cap of {cap}",
             made.load(Ordering::Relaxed)
         ),
-        peak_rss: s.peak_rss,
-        fds: "—".into(),
-        honest: format!(
+        &s,
+        "—".into(),
+        format!(
             "{:.2} M rows/s ({:.2}x alone)",
             with_storm / 1e6,
             with_storm / alone
         ),
-        ended: ended(&s),
-        ok: s.clean_exit && delivered_all && s.rows_applied == run.1,
-    });
+        s.clean_exit && delivered_all && s.rows_applied == run.1,
+    ));
 
     // Against the defaults: peers that aim at the bounds themselves.
-    table.push(attacks::hoarders(&o, secs));
-    table.push(attacks::cap_holders(&o, secs));
-    table.push(attacks::unread_stdout(&o, secs));
+    table.push(attacks::hoarders(&o.bin, secs));
+    table.push(attacks::cap_holders(&o.bin, o.idle, secs));
+    table.push(attacks::unread_stdout(&o.bin, secs));
 
-    println!("| case | listener peak RSS | listener fds before → after | honest agent | connections ended, and why | held |");
-    println!("|---|---:|---|---|---|---|");
-    let mut all = true;
-    for r in &table {
-        println!(
-            "| {} | {:.1} MiB | {} | {} | {} | {} |",
-            r.case,
-            r.peak_rss as f64 / (1 << 20) as f64,
-            r.fds,
-            r.honest,
-            r.ended,
-            if r.ok { "yes" } else { "NO" }
-        );
-        all &= r.ok;
-    }
+    let all = report::print(&table);
     if !all {
         eprintln!("soak: a case broke its bound (see the last column)");
         std::process::exit(1);
     }
-}
-
-/// A short honest stream: a handshake and one empty Rows frame.
-fn small_stream() -> Vec<u8> {
-    use dendro_wire_core::{RowsHeader, NO_INDEX_STATE};
-    use dendro_wire_test_support::fixtures::handshake;
-    let mut w = dendro_wire_std::FrameWriter::new(Vec::new()).unwrap();
-    w.write_frame(&handshake(0)).unwrap();
-    w.write_rows(
-        RowsHeader {
-            source: 0,
-            seq: 0,
-            index_state: NO_INDEX_STATE,
-        },
-        std::iter::empty(),
-    )
-    .unwrap();
-    w.into_inner()
 }

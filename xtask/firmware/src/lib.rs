@@ -5,9 +5,9 @@
 //! `core::fmt`, a panic handler that cannot link, and a fault that says so
 //! and stops QEMU.
 //!
-//! `core::fmt` is left out on purpose: it was 1.5 KiB of the agent's flash,
-//! and the footprint `cargo xtask firmware` prints is meant to be the
-//! protocol's and the runtime's, not a formatter's.
+//! `core::fmt` is left out on purpose: it costs flash, and the footprint
+//! `cargo xtask firmware` prints is meant to be the protocol's and the
+//! runtime's, not a formatter's.
 
 #![no_std]
 
@@ -97,7 +97,7 @@ impl Console {
 
     /// Write a number in decimal, each digit by subtracting its power of
     /// ten: a Cortex-M0 has no divide instruction, and the software one
-    /// was 400 bytes of the device agent's flash.
+    /// costs flash (`cargo xtask firmware` prints the footprint).
     pub fn num(&mut self, n: u32) -> &mut Self {
         const POWERS: [u32; 10] = [
             1_000_000_000,
@@ -188,7 +188,7 @@ impl HostFile {
     /// Create the file named by `name`'s bytes before its last, which must
     /// be a NUL (semihosting wants one) for writing. Bytes and a NUL rather
     /// than a `CStr`, whose making and measuring were two scans of the
-    /// name and 90 bytes of flash (as `cargo xtask firmware` prints it).
+    /// name and cost flash (`cargo xtask firmware` prints the footprint).
     pub fn create(name: &[u8]) -> Option<HostFile> {
         let (&0, bytes) = name.split_last()? else {
             return None;

@@ -5,6 +5,7 @@
 
 use std::io::Write;
 use std::net::TcpStream;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,8 +13,9 @@ use std::time::{Duration, Instant};
 use dendro_wire_core::PREAMBLE;
 use dendro_wire_test_support::streams::segment_stream;
 
+use super::honest::{rate, rate_alone, small_stream, Honest};
 use super::listener::{Listener, Stopped};
-use super::{rate, rate_alone, small_stream, Honest, Options, Row};
+use super::report::Row;
 
 /// A frame of an unknown kind with nothing in it: five bytes that keep a
 /// connection from the idle timeout and open nothing.
@@ -53,31 +55,26 @@ impl Case {
             let _ = peer.join();
         }
         let s = self.l.stop();
-        Row {
-            case: name(),
-            peak_rss: s.peak_rss,
-            fds: "—".into(),
-            honest: format!(
-                "{:.2} M rows/s ({:.2}x alone)",
-                with / 1e6,
-                with / self.alone
-            ),
-            ended: s.why(),
-            ok: s.clean_exit
-                && delivered_all
-                && s.rows_applied == run.1
-                && with >= 0.8 * self.alone
-                && bounded(&s),
-        }
+        let honest = format!(
+            "{:.2} M rows/s ({:.2}x alone)",
+            with / 1e6,
+            with / self.alone
+        );
+        let ok = s.clean_exit
+            && delivered_all
+            && s.rows_applied == run.1
+            && with >= 0.8 * self.alone
+            && bounded(&s);
+        Row::new(name(), &s, "—".into(), honest, ok)
     }
 }
 
 /// Four peers each send a frame near the 64 MiB limit (together the whole
 /// default budget), then a keepalive every half second.
-pub(crate) fn hoarders(o: &Options, secs: Duration) -> Row {
+pub(crate) fn hoarders(bin: &Path, secs: Duration) -> Row {
     eprintln!("soak: 4 hoarders of the memory budget, {secs:?}");
-    let alone = rate_alone(&o.bin, secs);
-    let l = Listener::start(&o.bin, &[]);
+    let alone = rate_alone(bin, secs);
+    let l = Listener::start(bin, &[]);
     let stream = Arc::new(segment_stream(1, (64 << 20) - (4 << 10)));
     let stop = Arc::new(AtomicBool::new(false));
     let hoarders: Vec<_> = (0..4)
@@ -108,16 +105,16 @@ pub(crate) fn hoarders(o: &Options, secs: Duration) -> Row {
     )
 }
 
-/// Peers that send the preamble and then a keepalive every 5 s, never a
-/// `Handshake`, as many as 8 threads hold (1,250 each), reconnecting as
-/// they are closed.
-pub(crate) fn cap_holders(o: &Options, secs: Duration) -> Row {
-    eprintln!("soak: {} cap holders, never a Handshake, {secs:?}", o.idle);
-    let alone = rate_alone(&o.bin, secs);
-    let l = Listener::start(&o.bin, &[]);
+/// `count` peers that send the preamble and then a keepalive every 5 s,
+/// never a `Handshake`, held by 8 threads (1,250 each by default),
+/// reconnecting as they are closed.
+pub(crate) fn cap_holders(bin: &Path, count: usize, secs: Duration) -> Row {
+    eprintln!("soak: {count} cap holders, never a Handshake, {secs:?}");
+    let alone = rate_alone(bin, secs);
+    let l = Listener::start(bin, &[]);
     let stop = Arc::new(AtomicBool::new(false));
     let made = Arc::new(AtomicU64::new(0));
-    let each = o.idle / 8;
+    let each = count / 8;
     let holders: Vec<_> = (0..8)
         .map(|_| {
             let (stop, made, addr) = (stop.clone(), made.clone(), l.addr);
@@ -166,10 +163,10 @@ pub(crate) fn cap_holders(o: &Options, secs: Duration) -> Row {
 /// Nobody reads the listener's stdout while 1,000 connections a second
 /// arrive: half junk, half a short honest stream (each of those gets a
 /// line of its own, so the pipe fills).
-pub(crate) fn unread_stdout(o: &Options, secs: Duration) -> Row {
+pub(crate) fn unread_stdout(bin: &Path, secs: Duration) -> Row {
     eprintln!("soak: a stdout nobody reads, 1,000 connections a second, {secs:?}");
-    let alone = rate_alone(&o.bin, secs);
-    let l = Listener::start_reading(&o.bin, &[], false);
+    let alone = rate_alone(bin, secs);
+    let l = Listener::start_reading(bin, &[], false);
     let stop = Arc::new(AtomicBool::new(false));
     let made = Arc::new(AtomicU64::new(0));
     let flood = {

@@ -8,61 +8,25 @@
 //! the program prints, per connection, what `dendro-wire check --json`
 //! must then say about the stream. `cargo xtask firmware` runs it under
 //! QEMU and compares. Every sending rule is the core's publisher machine's,
-//! driven from `publish.rs`; this file is the workload, the link and the
-//! report.
+//! driven from `publish.rs`, for the sources `sources.rs` declares; this
+//! file is the workload, the link and the report.
 
 #![no_std]
 #![no_main]
 
 mod publish;
+mod sources;
 
-use dendro_wire_core::{
-    emit_preamble, kind, Budget, Map, PublishError, Sizing, SourceDecl, SourceId, Transmit,
-    PREAMBLE_BYTES,
-};
+use dendro_wire_core::{emit_preamble, kind, PublishError, SourceId, Transmit, PREAMBLE_BYTES};
 use dendro_wire_firmware::{
     command_line, command_line_number, entry, exit, stack, Console, ExpectedCounts, HostFile,
 };
 
-use publish::{Parts, Publishing, FRAME_BUFFER, SOURCES};
-
-/// The rows' encoder, as a subscriber's archive checks it.
-const ENCODER: &str = "sensor-7-raw-v1";
-
-const ADC: usize = 0;
-const POWER: usize = 1;
-
-/// The sources, declared at build time: a `static`, so that no use
-/// builds the table on the stack.
-static DECLARED: [SourceDecl<'static>; SOURCES] = [ADC_DECL, POWER_DECL];
-const ADC_DECL: SourceDecl<'static> = SourceDecl {
-    uuid: Some("6f1c2e3d-4b5a-4697-8877-665544332211"),
-    labels: Map::from_pairs(&[("device", "sensor-7"), ("source", "adc")]),
-    metadata: Map::from_pairs(&[("encoder", ENCODER)]),
-    clock_anchor_wall_ns: START_NS,
-    complete: false,
-    streams: &["adc/ch0", "adc/ch1", "adc/ch2"],
-    index_stream: Some("adc/channels"),
-};
-const POWER_DECL: SourceDecl<'static> = SourceDecl {
-    uuid: Some("0b5e2c1a-7d43-4f6e-9a10-3c2b1d0e4f5b"),
-    labels: Map::from_pairs(&[("device", "sensor-7"), ("source", "power")]),
-    metadata: Map::from_pairs(&[("encoder", ENCODER)]),
-    clock_anchor_wall_ns: START_NS,
-    complete: false,
-    streams: &["power/temp", "power/vbat"],
-    index_stream: None,
-};
-
-/// The most each source is given in an interval: the ADC's three channels
-/// of 8 bytes, its four channel slots (a gain of up to 9 bytes, key and
-/// value) one changed at a time; the power source's two readings of 2.
-const ADC_SIZE: Sizing = ADC_DECL.sizing(&Budget::rows(8, 3).with_slots(4, 9, 1));
-const POWER_SIZE: Sizing = POWER_DECL.sizing(&Budget::rows(2, 2));
+use publish::{Parts, Publishing, FRAME_BUFFER};
+use sources::{ADC, DECLARED, POWER, SOURCES, START_NS};
 
 const INTERVALS: u32 = 300;
 const INTERVAL_NS: i64 = 10_000_000;
-const START_NS: i64 = 1_764_672_000_000_000_000;
 /// The link goes down before this interval ...
 const DISCONNECT: u32 = 150;
 /// ... and a new connection opens before this one (rule 8).

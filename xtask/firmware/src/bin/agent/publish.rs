@@ -12,10 +12,7 @@ use core::ptr::addr_of_mut;
 
 use dendro_wire_core::{Publisher, PublisherConfig, Transmit};
 
-use super::{ADC_SIZE, POWER_SIZE};
-
-/// The sources this agent declares.
-pub const SOURCES: usize = 2;
+use super::sources::{ADC_SIZE, POWER_SIZE, SOURCES};
 
 /// The publisher, each source's bytes lent from a `static`.
 pub type Publishing = Publisher<&'static mut [u8], SOURCES>;
