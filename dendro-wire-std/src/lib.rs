@@ -58,6 +58,7 @@
 #[cfg(feature = "archive")]
 pub mod archive;
 mod cut;
+mod frame_buf;
 mod growable;
 mod lines;
 mod owned;
@@ -96,11 +97,12 @@ pub use receive::{
     MAX_SOURCES_PER_CONNECTION,
 };
 // The sending side's everyday types.
+pub use frame_buf::write_frame_to;
 pub use send::{
     AgentConfig, AgentError, AgentPublisher, AgentStats, FrameQueue, Pushed, QueueStats,
     SourceConfig, MAX_SOURCES,
 };
-pub use writer::{write_frame_to, FrameWriter, WriteError};
+pub use writer::{FrameWriter, WriteError};
 
 /// The README's example, compiled and run as a doctest so it cannot rot.
 #[cfg(doctest)]

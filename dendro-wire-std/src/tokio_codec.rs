@@ -37,9 +37,10 @@ use dendro_wire_core::{Frame, FrameDecoder, LENGTH_PREFIX_BYTES, PREAMBLE};
 use tokio_util::codec::{Decoder, Encoder};
 
 use crate::cut::{Cut, Cutter};
+use crate::frame_buf::append;
 use crate::owned::OwnedFrame;
 use crate::read_error::{Position, ReadError, ReadErrorKind};
-use crate::writer::{append, check_one_frame, WriteError};
+use crate::writer::{check_one_frame, WriteError};
 
 /// A frame's bytes, framed but not yet decoded: its length checked against
 /// the limit and its bytes whole, shared with the read buffer rather than

@@ -26,8 +26,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use dendro_wire_std::send::{publish_tcp, publish_to_writer, DrainOptions};
 use dendro_wire_std::{AgentConfig, AgentPublisher, SourceConfig, SourceId};
 
+use crate::failure::Failure;
 use crate::tls_args::ClientTls;
-use crate::Failure;
 
 #[derive(clap::Args)]
 pub(crate) struct Args {
@@ -36,7 +36,7 @@ pub(crate) struct Args {
     #[command(flatten)]
     tls: ClientTls,
     /// How often to sample: a number and a unit (e.g. 500ms, 1s, 1m).
-    #[arg(long, default_value = "1s", value_parser = crate::parse_interval)]
+    #[arg(long, default_value = "1s", value_parser = crate::values::parse_interval)]
     interval: Duration,
     /// Stop after this many intervals.
     #[arg(long)]
@@ -58,7 +58,7 @@ pub(crate) struct Args {
 #[group(required = true, multiple = false)]
 struct Target {
     /// Publish to a subscriber over TCP (`host:port`).
-    #[arg(long, value_name = "HOST:PORT", value_parser = crate::host_port)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = crate::values::host_port)]
     connect: Option<String>,
     /// Publish to a subscriber on a Unix socket.
     #[cfg(unix)]
@@ -169,7 +169,7 @@ fn declare(
         config.labels = labels.clone();
         config
             .label("source", name)
-            .metadata("encoder", crate::AGENT_ENCODER)
+            .metadata("encoder", crate::values::AGENT_ENCODER)
             .clock_anchor(anchor)
     };
     let mut cpu = source("cpu").index("cpu/slots");
@@ -265,7 +265,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let drain = DrainOptions::default();
     let transport = match options.target.destination()? {
         Destination::Tcp(connect) => {
-            let addr = crate::resolve(connect)?;
+            let addr = crate::values::resolve(connect)?;
             match options.tls.client(connect)? {
                 Some((client, server_name)) => dendro_wire_std::tls::publish_tls(
                     queue.clone(),
@@ -286,7 +286,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
             publish_to_writer(queue.clone(), out, drain)
         }
         Destination::File(path) => {
-            let file = crate::open_output(path)?;
+            let file = crate::files::open_output(path)?;
             publish_to_writer(queue.clone(), file, drain)
         }
     };

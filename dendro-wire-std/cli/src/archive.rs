@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use dendro_wire_std::archive::{contents, ArchiveConfig, ArchiveStats, SharedArchive};
 
-use crate::Failure;
+use crate::failure::Failure;
 
 /// Sources listed one by one in the report; past these, only counted.
 const LISTED: usize = 8;

@@ -9,8 +9,8 @@ use dendro_wire_std::scan::{Found, Scanner};
 use dendro_wire_std::{CountingSink, FrameReader, Position, ReadErrorKind, SinkSubscriber, Tally};
 use serde::Serialize;
 
+use crate::failure::Failure;
 use crate::inputs::{each_input, prefix, Report};
-use crate::Failure;
 
 #[derive(clap::Args)]
 pub(crate) struct Args {

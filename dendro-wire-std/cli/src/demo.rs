@@ -17,8 +17,8 @@ use dendro_wire_std::{
     AgentConfig, AgentPublisher, CountingSink, Sink, SourceConfig, SourceId, StreamId, Tally,
 };
 
+use crate::failure::Failure;
 use crate::progress::Progress;
-use crate::Failure;
 
 /// The encoder the demo's rows claim, and its subscriber insists on.
 const ENCODER: &str = "dendro-wire-demo-1";
@@ -45,7 +45,7 @@ pub(crate) struct Args {
     archive: Option<std::path::PathBuf>,
     /// Without the feature, the flag is answered with the feature's name.
     #[cfg(not(feature = "archive"))]
-    #[arg(long, hide = true, value_parser = crate::archive_not_built)]
+    #[arg(long, hide = true, value_parser = crate::values::archive_not_built)]
     #[allow(dead_code)]
     archive: Option<std::path::PathBuf>,
 }
@@ -340,7 +340,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         .local_addr()
         .ok_or_else(|| Failure("the demo's subscriber has no TCP address".into()))?;
     let over = if tls.is_some() { "TLS 1.3" } else { "TCP" };
-    if !crate::quiet() {
+    if !crate::progress::quiet() {
         eprintln!(
             "dendro-wire demo: a subscriber on {addr} ({over}), a synthetic agent with 3 \
              sources ({CPUS} CPUs, {INTERFACES} interfaces, memory), {:.0} s",
@@ -388,7 +388,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let mut progress = Progress::new(
         Duration::from_millis(250),
         Duration::from_secs(1),
-        crate::quiet(),
+        crate::progress::quiet(),
     );
     while started.elapsed() < deadline {
         // Measuring throughput, the demo paces itself to the transport

@@ -7,8 +7,9 @@ use std::path::PathBuf;
 use dendro_wire_std::scan::{Found, Scanner};
 use dendro_wire_std::{Frame, FrameReader, OwnedFrame};
 
+use crate::failure::Failure;
+use crate::files::{is_broken_pipe, stdout};
 use crate::inputs::{each_input, prefix};
-use crate::{is_broken_pipe, stdout, Failure};
 
 #[derive(clap::Args)]
 pub(crate) struct Args {

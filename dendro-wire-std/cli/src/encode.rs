@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use dendro_wire_std::{FrameWriter, OwnedFrame};
 
-use crate::{open_input, open_output, stdout, Failure};
+use crate::failure::Failure;
+use crate::files::{open_input, open_output, stdout};
 
 #[derive(clap::Args)]
 pub(crate) struct Args {

@@ -5,8 +5,9 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use crate::failure::Failure;
+use crate::files::open_input;
 use crate::terminal::warn_if_terminal_input;
-use crate::{open_input, Failure};
 
 /// Run `each` on every input in order: standard input when `paths` is
 /// empty. `each` gets the input's label (`None` when there is only one, so
@@ -66,14 +67,14 @@ pub(crate) struct Report {
 impl Report {
     pub(crate) fn new() -> Self {
         Report {
-            out: crate::stdout(),
+            out: crate::files::stdout(),
             closed: false,
         }
     }
 
     fn quiet_pipe(&mut self, result: std::io::Result<()>) -> std::io::Result<()> {
         match result {
-            Err(e) if crate::is_broken_pipe(&e) => {
+            Err(e) if crate::files::is_broken_pipe(&e) => {
                 self.closed = true;
                 Ok(())
             }

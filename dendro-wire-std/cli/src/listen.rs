@@ -12,10 +12,10 @@ use dendro_wire_std::receive::{ConnectionInfo, Listener, Server, ServerConfig};
 use dendro_wire_std::{CountingSink, LineQueue, Sink, Tally};
 
 use crate::ended::EndLines;
+use crate::failure::Failure;
 use crate::metrics::Metrics;
 use crate::progress::Progress;
 use crate::tls_args::ServerTls;
-use crate::Failure;
 
 #[derive(clap::Args)]
 pub(crate) struct Args {
@@ -50,11 +50,11 @@ pub(crate) struct Args {
     /// The most bytes DIR may hold, what is there at start counted (e.g.
     /// 1GiB); past it, captures stop, each with a line, and connections are
     /// served on.
-    #[arg(long, value_name = "BYTES", default_value = "1GiB", value_parser = crate::parse_size, requires = "record")]
+    #[arg(long, value_name = "BYTES", default_value = "1GiB", value_parser = crate::values::parse_size, requires = "record")]
     record_max: usize,
     /// The most bytes one connection's capture may hold; past it, its
     /// recording stops with a line and it is served on.
-    #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = crate::parse_size, requires = "record")]
+    #[arg(long, value_name = "BYTES", default_value = "64MiB", value_parser = crate::values::parse_size, requires = "record")]
     record_max_per_connection: usize,
     /// Land what arrives in a dendro archive at this path.
     #[cfg(feature = "archive")]
@@ -62,13 +62,13 @@ pub(crate) struct Args {
     archive: Option<PathBuf>,
     /// Without the feature, the flag is answered with the feature's name.
     #[cfg(not(feature = "archive"))]
-    #[arg(long, hide = true, value_parser = crate::archive_not_built)]
+    #[arg(long, hide = true, value_parser = crate::values::archive_not_built)]
     #[allow(dead_code)]
     archive: Option<PathBuf>,
     /// The encoder the archive stores rows for; a source declaring another
     /// is refused.
     #[cfg(feature = "archive")]
-    #[arg(long, default_value = crate::AGENT_ENCODER)]
+    #[arg(long, default_value = crate::values::AGENT_ENCODER)]
     encoder: String,
     /// Commit the archive's rows, from every connection together, in
     /// batches of up to this many.
@@ -83,17 +83,17 @@ pub(crate) struct Args {
     /// Commit a batch once its oldest row has waited this long, however
     /// few rows it holds.
     #[cfg(feature = "archive")]
-    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = crate::parse_duration, requires = "archive")]
+    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = crate::values::parse_duration, requires = "archive")]
     commit_age: Duration,
     /// /ready answers 503 while the archive is further behind than this
     /// (the oldest row handed to it and not yet committed has waited
     /// longer), so that a load balancer sends new agents elsewhere.
     #[cfg(feature = "archive")]
-    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = crate::parse_duration, requires = "archive")]
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = crate::values::parse_duration, requires = "archive")]
     ready_max_lag: Duration,
     /// Serve the listener's counts at http://ADDR/metrics (Prometheus text
     /// format) and readiness at /ready (200, then 503 once stopping).
-    #[arg(long, value_name = "HOST:PORT", value_parser = crate::host_port)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = crate::values::host_port)]
     metrics: Option<String>,
     /// Exit once this many connections have ended, with a summary.
     #[arg(long)]
@@ -114,7 +114,7 @@ pub(crate) struct Args {
     max_unopened_connections: usize,
     /// How long a new connection has to open a source before it may be
     /// closed to make room for another.
-    #[arg(long, default_value = "2s", value_parser = crate::parse_duration)]
+    #[arg(long, default_value = "2s", value_parser = crate::values::parse_duration)]
     eviction_grace: Duration,
     /// Connections served at once from one remote address; one more takes
     /// the place of the oldest of its connections yet to open a source, or
@@ -123,7 +123,7 @@ pub(crate) struct Args {
     max_connections_per_peer: usize,
     /// End a connection that has not opened a source this long after it
     /// was accepted, its TLS handshake included.
-    #[arg(long, default_value = "5s", value_parser = crate::parse_duration)]
+    #[arg(long, default_value = "5s", value_parser = crate::values::parse_duration)]
     handshake_timeout: Duration,
     /// Memory all connections may hold together (e.g. 256MiB, 1GiB): their
     /// buffers, and an estimate of their state; a frame that would cross it,
@@ -131,22 +131,22 @@ pub(crate) struct Args {
     /// quarter of it is what may be handed to the archive and not yet
     /// committed: past that, connections are not read until commits make
     /// room.
-    #[arg(long, default_value = "256MiB", value_parser = crate::parse_size)]
+    #[arg(long, default_value = "256MiB", value_parser = crate::values::parse_size)]
     max_memory: usize,
     /// The kernel's receive buffer for each TCP connection (SO_RCVBUF, e.g.
     /// 16KiB; default: the system's, which grows with a connection's rate).
     /// What an agent sends while its connection is not read waits there:
     /// for a fleet of small agents, keep it to a few seconds of theirs, so
     /// that a collector behind pushes back on them within seconds.
-    #[arg(long, value_name = "BYTES", value_parser = crate::parse_size)]
+    #[arg(long, value_name = "BYTES", value_parser = crate::values::parse_size)]
     receive_buffer: Option<usize>,
     /// End a connection that sends no whole frame for this long (a publisher
     /// sends one every interval, even an empty one).
-    #[arg(long, default_value = "60s", value_parser = crate::parse_duration)]
+    #[arg(long, default_value = "60s", value_parser = crate::values::parse_duration)]
     idle_timeout: Duration,
     /// End a connection whose frame has started and is not whole this long
     /// after.
-    #[arg(long, default_value = "60s", value_parser = crate::parse_duration)]
+    #[arg(long, default_value = "60s", value_parser = crate::values::parse_duration)]
     frame_timeout: Duration,
 }
 
@@ -156,7 +156,7 @@ pub(crate) struct Args {
 struct ListenOn {
     /// A TCP address (`127.0.0.1:0` picks a port; the first line printed
     /// says which).
-    #[arg(long, value_name = "HOST:PORT", value_parser = crate::host_port)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = crate::values::host_port)]
     bind: Option<String>,
     /// A Unix socket to create, owner-only unless --unix-mode says
     /// otherwise; never replaces what is there (but a stale socket).
@@ -338,7 +338,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let mut progress = Progress::new(
         Duration::from_secs(1),
         Duration::from_secs(5),
-        crate::quiet(),
+        crate::progress::quiet(),
     );
     loop {
         std::thread::sleep(Duration::from_millis(50));

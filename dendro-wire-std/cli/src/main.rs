@@ -2,9 +2,7 @@
 //!
 //! Exit codes: 0 success, 1 a bad stream or bad input, 2 bad usage.
 
-use std::fs::File;
-use std::io::{self, BufWriter, Read, Write};
-use std::path::Path;
+use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -18,6 +16,8 @@ mod demo;
 mod dump;
 mod encode;
 mod ended;
+mod failure;
+mod files;
 mod inputs;
 mod listen;
 mod metrics;
@@ -25,6 +25,10 @@ mod progress;
 mod replay;
 mod terminal;
 mod tls_args;
+mod values;
+
+use failure::Failure;
+use files::{is_broken_pipe, stdout};
 
 #[derive(Parser)]
 #[command(
@@ -61,143 +65,6 @@ enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
-}
-
-/// The encoder `agent`'s rows are in (named in each source's `encoder`
-/// metadata), and so what `listen --archive` stores unless told otherwise.
-pub(crate) const AGENT_ENCODER: &str = "dendro-wire-agent-1";
-
-/// A duration as a number and a unit: `500ms`, `60s`, `1m 30s`.
-pub(crate) fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    humantime::parse_duration(s).map_err(|e| format!("{s:?}: {e}; write e.g. 500ms, 60s or 2m"))
-}
-
-/// A duration above zero.
-pub(crate) fn parse_interval(s: &str) -> Result<std::time::Duration, String> {
-    match parse_duration(s)? {
-        d if d.is_zero() => Err("the interval must be above zero".into()),
-        d => Ok(d),
-    }
-}
-
-/// An address to connect to or listen on: `host:port`, the host a name or
-/// an address (`[::1]` for IPv6), the port a number. Checked here so a
-/// mistyped one is a usage error; names are resolved when used.
-pub(crate) fn host_port(s: &str) -> Result<String, String> {
-    let bad = |why: &str| format!("{s:?} is not host:port: {why}");
-    let (host, port) = s.rsplit_once(':').ok_or_else(|| bad("no port"))?;
-    port.parse::<u16>()
-        .map_err(|_| bad("the port is not a number from 0 to 65535"))?;
-    let host = match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
-        Some(v6) if v6.parse::<std::net::Ipv6Addr>().is_ok() => v6,
-        Some(_) => return Err(bad("not an IPv6 address in the brackets")),
-        None if host.contains(':') => {
-            return Err(bad("an IPv6 address goes in brackets, [::1]:7070"))
-        }
-        None => host,
-    };
-    if host.is_empty() || host.contains(char::is_whitespace) {
-        return Err(bad("no host"));
-    }
-    Ok(s.to_string())
-}
-
-/// The first address a checked `host:port` resolves to.
-pub(crate) fn resolve(connect: &str) -> Result<std::net::SocketAddr, Failure> {
-    std::net::ToSocketAddrs::to_socket_addrs(connect)
-        .map_err(|e| Failure(format!("cannot resolve {connect}: {e}")))?
-        .next()
-        .ok_or_else(|| Failure(format!("{connect} resolves to no address")))
-}
-
-/// A size in bytes, with an optional unit: `1048576`, `64KiB`, `256MiB`,
-/// `1GiB`.
-/// `--archive` on a build without the `archive` feature: a usage error that
-/// says how to get one, rather than clap's "unexpected argument".
-#[cfg(not(feature = "archive"))]
-pub(crate) fn archive_not_built(_: &str) -> Result<std::path::PathBuf, String> {
-    Err(
-        "this dendro-wire was built without the `archive` feature; build it with \
-         `cargo install dendro-wire --features archive` (in this repository: \
-         `cargo run --release --features dendro-wire/archive --bin dendro-wire -- ...`)"
-            .into(),
-    )
-}
-
-pub(crate) fn parse_size(s: &str) -> Result<usize, String> {
-    let size: bytesize::ByteSize = s
-        .parse()
-        .map_err(|e| format!("{s:?}: {e}; write e.g. 256MiB or 1GiB"))?;
-    usize::try_from(size.as_u64()).map_err(|_| format!("{s:?} is more than this machine holds"))
-}
-
-/// A failure to report on stderr, with exit code 1. Usage errors never get
-/// here: clap reports them and exits 2.
-pub(crate) struct Failure(pub String);
-
-impl<E: std::fmt::Display> From<E> for Failure {
-    fn from(e: E) -> Self {
-        Failure(e.to_string())
-    }
-}
-
-/// `-`, or no path at all, is standard input.
-pub(crate) fn open_input(path: Option<&Path>) -> Result<Box<dyn Read>, Failure> {
-    match path {
-        None => Ok(Box::new(io::stdin().lock())),
-        Some(p) if p.as_os_str() == "-" => Ok(Box::new(io::stdin().lock())),
-        Some(p) => File::open(p)
-            .map(|f| Box::new(f) as Box<dyn Read>)
-            .map_err(|e| Failure(format!("cannot open {}: {e}", p.display()))),
-    }
-}
-
-/// `out`, opened for writing as `cp` opens it: the system follows any links
-/// on the path (with its own rules for them), never this tool; an existing
-/// file is emptied and written in place (its owner, mode and hard links
-/// kept), a device or FIFO is written as it is, and a new file is made only
-/// where nothing is, so a link naming nothing is refused.
-pub(crate) fn open_output(out: &Path) -> Result<File, Failure> {
-    let cannot = |e: io::Error| Failure(format!("cannot write {}: {e}", out.display()));
-    match std::fs::OpenOptions::new().write(true).open(out) {
-        Ok(file) => {
-            if file.metadata().map_err(cannot)?.is_file() {
-                file.set_len(0).map_err(cannot)?;
-            }
-            return Ok(file);
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(cannot(e)),
-    }
-    // Nothing there, or a link naming nothing: `create_new` (O_EXCL) makes
-    // only the first, and never follows a link.
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(out)
-    {
-        Ok(file) => Ok(file),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => match std::fs::read_link(out) {
-            Ok(to) => Err(Failure(format!(
-                "{} is a symbolic link to {}, which does not exist; what is written goes \
-                 through a link, but what a link names is not made",
-                out.display(),
-                to.display()
-            ))),
-            Err(_) => Err(cannot(e)),
-        },
-        Err(e) => Err(cannot(e)),
-    }
-}
-
-pub(crate) fn stdout() -> BufWriter<io::StdoutLock<'static>> {
-    BufWriter::with_capacity(64 * 1024, io::stdout().lock())
-}
-
-/// Output to a reader that went away (`dendro-wire dump | head`) ends the
-/// command quietly rather than as an error.
-pub(crate) fn is_broken_pipe(e: &io::Error) -> bool {
-    e.kind() == io::ErrorKind::BrokenPipe
 }
 
 /// The library's messages (a gap, logged once per source; a reconnect) on
@@ -253,11 +120,6 @@ impl Write for QueuedLines {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
-}
-
-/// Whether `-q` asked for nothing but errors: no progress lines.
-pub(crate) fn quiet() -> bool {
-    log::max_level() < log::LevelFilter::Warn
 }
 
 fn main() -> ExitCode {

@@ -23,7 +23,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
-use crate::Failure;
+use crate::failure::Failure;
 
 /// Scrapers' connections served at once; one more closes the oldest.
 const MAX_SCRAPERS: usize = 16;

@@ -82,3 +82,8 @@ impl Line {
         Line::Lines { every, last: None }
     }
 }
+
+/// Whether `-q` asked for nothing but errors: no progress lines.
+pub(crate) fn quiet() -> bool {
+    log::max_level() < log::LevelFilter::Warn
+}

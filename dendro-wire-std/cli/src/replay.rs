@@ -8,15 +8,16 @@ use dendro_wire_core::PREAMBLE;
 use dendro_wire_std::send::closed_by_subscriber;
 use dendro_wire_std::FrameReader;
 
+use crate::failure::Failure;
+use crate::files::open_input;
 use crate::tls_args::ClientTls;
-use crate::{open_input, Failure};
 
 #[derive(clap::Args)]
 pub(crate) struct Args {
     /// The capture to send; `-` or nothing for standard input.
     path: Option<PathBuf>,
     /// The subscriber (`host:port`).
-    #[arg(long, value_name = "HOST:PORT", value_parser = crate::host_port)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = crate::values::host_port)]
     connect: String,
     #[command(flatten)]
     tls: ClientTls,
@@ -39,7 +40,7 @@ pub(crate) fn run(args: Args) -> Result<(), Failure> {
             Box::new(stream)
         }
         Some((client, server_name)) => {
-            Box::new(client.connect(crate::resolve(connect)?, &server_name)?)
+            Box::new(client.connect(crate::values::resolve(connect)?, &server_name)?)
         }
     };
     let mut out = BufWriter::with_capacity(256 * 1024, conn);

@@ -5,7 +5,7 @@
 use std::io::{self, IsTerminal};
 use std::path::Path;
 
-use crate::Failure;
+use crate::failure::Failure;
 
 /// Standard output for a binary stream: refused when it is a terminal,
 /// unless `force` (the command's `--force`). Every command that writes a

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use dendro_wire_std::tls::{self, TlsClient};
 
-use crate::Failure;
+use crate::failure::Failure;
 
 /// TLS 1.3 to a subscriber, with this client's certificate.
 #[derive(clap::Args, Debug)]

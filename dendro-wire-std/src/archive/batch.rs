@@ -3,13 +3,11 @@
 //! ([`Open`]), and the batch being made, in layers ([`Batch`]).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use dendro::archive::{CallerRow, SegmentMeta, SourceMeta, WalRow};
 use dendro::writer::SourceWriter;
-
-use super::sink::Fate;
 
 /// The streams whose last timestamp is kept for one source; rows of any
 /// stream past these are each treated as not advancing, so a source that
@@ -86,6 +84,25 @@ impl Work {
             What::Rows(rows) => rows.len(),
             _ => 0,
         }
+    }
+}
+
+/// How a connection learns that the writer path could not apply one of its
+/// frames: the next frame it hands over is refused with why, and the
+/// connection ends.
+#[derive(Debug, Default)]
+pub(super) struct Fate(Mutex<Option<String>>);
+
+impl Fate {
+    pub(super) fn fail(&self, why: String) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert(why);
+    }
+
+    pub(super) fn failed(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 }
 

@@ -32,7 +32,8 @@ use dendro::archive::WalRow;
 use dendro::writer::Writer;
 
 use super::batch::{Batch, Open, SourceKey, What, Work};
-use super::Inner;
+use super::config::ArchiveConfig;
+use super::shared::Inner;
 
 /// Why the writer path cannot go on: dendro's writer failed.
 struct Fatal(String);
@@ -106,7 +107,7 @@ impl Committer {
 
     /// Whether the batch is to be committed now: it is full, or its oldest
     /// work has waited its age.
-    fn due(&self, config: &super::ArchiveConfig) -> bool {
+    fn due(&self, config: &ArchiveConfig) -> bool {
         self.batch.rows >= config.commit_rows
             || self
                 .batch

@@ -8,7 +8,9 @@
 //! age, each source's other frames kept in order against its own rows.
 //! [`ArchiveSink`] (`sink.rs`) is one connection's sink into it: it hands
 //! work over and never waits on a commit. What the writer path has done
-//! is [`ArchiveStats`] (`stats.rs`).
+//! is [`ArchiveStats`] (`stats.rs`); what the connections and the writer
+//! path share is `shared.rs`, how it batches [`ArchiveConfig`]
+//! (`config.rs`), and the work and batches it holds `batch.rs`.
 //!
 //! Every hand-off to dendro's writer is a commit (one transaction, and at
 //! dendro's `synchronous=FULL` one fsync), so a fleet of small agents, each
@@ -18,23 +20,25 @@
 
 mod batch;
 mod commit;
+mod config;
+mod shared;
 mod sink;
 mod stats;
 
-use std::collections::{BTreeMap, VecDeque};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Condvar, Mutex};
 
 use dendro::archive::{Archive, WalRow};
 use dendro::segment::{EncodeContext, EncodeResult, Segment as DSegment, SegmentEncoder};
 use dendro::writer::Writer;
 
 use crate::receive::{Backlog, SinkError};
-use batch::Work;
 use commit::Committer;
+pub use config::ArchiveConfig;
+use shared::Inner;
+pub use shared::SharedArchive;
 pub use sink::ArchiveSink;
 use stats::Counters;
 pub use stats::{ArchiveStats, CommitSeconds, COMMIT_BUCKETS};
@@ -80,132 +84,6 @@ impl SegmentEncoder for RawRowsEncoder {
 
     fn version(&self) -> Option<&str> {
         Some(&self.version)
-    }
-}
-
-/// How a [`SharedArchive`]'s writer path batches its commits, and how much
-/// it may hold that is not yet committed. Every field has a setter of its
-/// name.
-///
-/// ```
-/// use std::time::Duration;
-/// use dendro_wire_std::archive::ArchiveConfig;
-///
-/// let config = ArchiveConfig::default().commit_age(Duration::from_millis(250));
-/// assert_eq!(config.commit_rows, 1 << 20, "the rest as they default");
-/// ```
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct ArchiveConfig {
-    /// A batch is committed once it holds this many rows (default
-    /// 1,048,576), however young. What arrives while a commit is under way
-    /// goes into the next, so a writer that falls behind commits larger
-    /// batches, and larger batches commit more rows a second: a commit's
-    /// cost is mostly the index pages it writes, one for each stream of
-    /// each source it touches, shared by that stream's rows in the batch.
-    /// This bounds one commit's size and time; the
-    /// [backlog](Self::backlog_bytes) bounds memory.
-    pub commit_rows: usize,
-    /// A batch is committed once its oldest row has waited this long
-    /// (default 100 ms), however few rows it holds.
-    pub commit_age: Duration,
-    /// What may be handed over and not yet committed, in bytes (default 64
-    /// MiB; an estimate: each row's bytes, its stream's name, and what
-    /// holding them costs). Past it, connections are not read until
-    /// commits make room ([`Backlog`]).
-    pub backlog_bytes: usize,
-}
-
-impl Default for ArchiveConfig {
-    fn default() -> Self {
-        ArchiveConfig {
-            commit_rows: 1 << 20,
-            commit_age: Duration::from_millis(100),
-            backlog_bytes: 64 << 20,
-        }
-    }
-}
-
-impl ArchiveConfig {
-    /// Set [`commit_rows`](Self::commit_rows) (at least 1).
-    pub fn commit_rows(mut self, rows: usize) -> Self {
-        self.commit_rows = rows.max(1);
-        self
-    }
-
-    /// Set [`commit_age`](Self::commit_age).
-    pub fn commit_age(mut self, age: Duration) -> Self {
-        self.commit_age = age;
-        self
-    }
-
-    /// Set [`backlog_bytes`](Self::backlog_bytes).
-    pub fn backlog_bytes(mut self, bytes: usize) -> Self {
-        self.backlog_bytes = bytes;
-        self
-    }
-}
-
-/// One archive, written by one dendro `Writer` on one writer path, shared
-/// by every connection that lands in it.
-///
-/// ```no_run
-/// use dendro_wire_std::archive::SharedArchive;
-/// use dendro_wire_std::receive::serve;
-/// use dendro_wire_std::SinkSubscriber;
-///
-/// let archive = SharedArchive::create("copy.dendro".as_ref(), "dendro-wire-agent-1")?;
-/// let mut subscriber = SinkSubscriber::new(archive.connection());
-/// let capture = std::fs::File::open("agent.dwr")?;
-/// serve(capture, &mut subscriber)?; // waits for the writer when it falls behind
-/// subscriber.finish()?;
-/// let stats = archive.finish()?; // everything committed; open it with dendro::archive::Archive
-/// println!("{} rows committed", stats.rows_committed);
-/// # Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
-/// ```
-#[derive(Clone)]
-pub struct SharedArchive {
-    inner: Arc<Inner>,
-}
-
-/// What the connections' sinks and the writer path share.
-struct Inner {
-    path: PathBuf,
-    encoder: String,
-    config: ArchiveConfig,
-    queue: Mutex<Queue>,
-    /// The writer path waits here for work.
-    work: Condvar,
-    backlog: Backlog,
-    counters: Counters,
-    /// The next key a connection's source is known by on the writer path.
-    next_key: AtomicU64,
-    thread: Mutex<Option<JoinHandle<()>>>,
-    /// What the writer path did, in order, for the tests to read.
-    #[cfg(test)]
-    journal: Mutex<Vec<String>>,
-}
-
-/// Work handed over and not yet taken by the writer path, in the order it
-/// arrived.
-#[derive(Default)]
-struct Queue {
-    items: VecDeque<Work>,
-    /// No more work is taken: what is queued is committed and the writer
-    /// joined.
-    stopping: bool,
-    /// Why the writer path stopped before it was asked to, if it did: every
-    /// connection ends with it.
-    failed: Option<String>,
-}
-
-impl std::fmt::Debug for SharedArchive {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SharedArchive")
-            .field("path", &self.inner.path)
-            .field("encoder", &self.inner.encoder)
-            .field("config", &self.inner.config)
-            .finish_non_exhaustive()
     }
 }
 
@@ -304,52 +182,6 @@ impl SharedArchive {
     }
 }
 
-impl Inner {
-    fn lock(&self) -> MutexGuard<'_, Queue> {
-        self.queue.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Hand `work` over, unless the writer path has stopped.
-    fn hand_over(&self, work: Work) -> Result<(), SinkError> {
-        let mut queue = self.lock();
-        if let Some(why) = &queue.failed {
-            return Err(format!("the archive's writer failed: {why}").into());
-        }
-        if queue.stopping {
-            return Err("the archive is finished: it takes nothing more".into());
-        }
-        self.counters.handed_over(&work);
-        self.backlog.add(work.bytes);
-        queue.items.push_back(work);
-        drop(queue);
-        self.work.notify_one();
-        Ok(())
-    }
-
-    /// The writer path stopped for `why`: every connection ends with it, and
-    /// what was queued is dropped and counted.
-    fn fail(&self, why: String) {
-        let dropped: Vec<Work> = {
-            let mut queue = self.lock();
-            queue.failed.get_or_insert(why);
-            queue.items.drain(..).collect()
-        };
-        for work in dropped {
-            self.counters.dropped(&work);
-            self.backlog.remove(work.bytes);
-        }
-        self.backlog.close();
-    }
-
-    fn stats(&self) -> ArchiveStats {
-        let (failed, queued_since) = {
-            let queue = self.lock();
-            (queue.failed.clone(), queue.items.front().map(|w| w.at))
-        };
-        self.counters.stats(&self.backlog, queued_since, failed)
-    }
-}
-
 /// One source of an archive, as dendro's own reader sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -386,14 +218,4 @@ pub fn contents(path: &Path) -> Result<Vec<SourceContents>, SinkError> {
         });
     }
     Ok(sources)
-}
-
-/// `now - since`, or nothing if `since` is not before now.
-fn waited(since: Option<Instant>, now: Instant) -> Duration {
-    since.map_or(Duration::ZERO, |since| now.saturating_duration_since(since))
-}
-
-/// Counts kept with an `Ordering` that needs no other memory to be seen.
-fn add(counter: &AtomicU64, n: u64) {
-    counter.fetch_add(n, Ordering::Relaxed);
 }

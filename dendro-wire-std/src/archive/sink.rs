@@ -2,14 +2,14 @@
 //! hands each frame to the writer path and never waits on a commit.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use dendro::archive::{CallerRow, SegmentMeta, SourceMeta, WalRow};
 use dendro_wire_core::{ClockOffset, Handshake, Index, Rows, Segment, SourceUpdate};
 
-use super::batch::{SourceKey, What, Work};
-use super::SharedArchive;
+use super::batch::{Fate, SourceKey, What, Work};
+use super::shared::SharedArchive;
 use crate::owned::owned_map;
 use crate::receive::{Backlog, SegmentStored, Sink, SinkError};
 
@@ -20,25 +20,6 @@ const WORK_BYTES: usize = 128;
 /// What holding one row costs beside its stream's name and its bytes: the
 /// row's record in a batch and its two allocations' overhead.
 const ROW_BYTES: usize = std::mem::size_of::<WalRow>() + 32;
-
-/// How a connection learns that the writer path could not apply one of its
-/// frames: the next frame it hands over is refused with why, and the
-/// connection ends.
-#[derive(Debug, Default)]
-pub(super) struct Fate(Mutex<Option<String>>);
-
-impl Fate {
-    pub(super) fn fail(&self, why: String) {
-        self.0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get_or_insert(why);
-    }
-
-    fn failed(&self) -> Option<String> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-}
 
 /// One connection's sources in a [`SharedArchive`].
 ///

@@ -6,7 +6,6 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::batch::Work;
-use super::{add, waited};
 use crate::receive::Backlog;
 
 /// The upper bounds of [`CommitSeconds`]' buckets, in seconds.
@@ -210,4 +209,14 @@ impl Counters {
             failed,
         }
     }
+}
+
+/// `now - since`, or nothing if `since` is not before now.
+fn waited(since: Option<Instant>, now: Instant) -> Duration {
+    since.map_or(Duration::ZERO, |since| now.saturating_duration_since(since))
+}
+
+/// Counts kept with an `Ordering` that needs no other memory to be seen.
+fn add(counter: &AtomicU64, n: u64) {
+    counter.fetch_add(n, Ordering::Relaxed);
 }

@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use std::sync::{Mutex, MutexGuard};
 
-use super::buffer::READ_AHEAD;
+/// The most a buffer grows to for reading ahead, beyond what the frame in
+/// hand needs: large enough that small frames arrive many to a read.
+pub(crate) const READ_AHEAD: usize = 64 * 1024;
 
 /// Memory shared by many connections' receive buffers (and, in a server,
 /// each connection's own state), bounded, and shared fairly.

@@ -14,16 +14,12 @@ use std::sync::Arc;
 
 use dendro_wire_core::{Frame, FrameDecoder};
 
-use super::budget::MemoryBudget;
-use super::{Cut, Cutter};
+use super::budget::{MemoryBudget, READ_AHEAD};
+use super::cutter::{Cut, Cutter};
 use crate::read_error::{Position, ReadError, ReadErrorKind};
 
 /// The size a buffer starts at.
 pub(crate) const START: usize = 4 * 1024;
-
-/// The most a buffer grows to for reading ahead, beyond what the frame in
-/// hand needs: large enough that small frames arrive many to a read.
-pub(crate) const READ_AHEAD: usize = 64 * 1024;
 
 /// What the buffer holds next.
 pub(crate) enum Next {

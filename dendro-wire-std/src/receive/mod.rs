@@ -3,9 +3,10 @@
 //! ([`serve`], blocking, or with the `tokio` feature `serve_async`) or, with
 //! the `tokio` feature, from many publishers at once (`Server`).
 //!
-//! In the order a byte meets them: `cut.rs` cuts a stream into the preamble
-//! and frames; `buffer.rs` holds a stream's bytes as they arrive, against a
-//! [`MemoryBudget`]; `session.rs` serves one stream on tokio, for
+//! In the order a byte meets them: `crate::cut` holds a stream's bytes as
+//! they arrive (`cut/buffer.rs`), against a [`MemoryBudget`]
+//! (`cut/budget.rs`), and cuts them into the preamble and frames
+//! (`cut/cutter.rs`); `session.rs` serves one stream on tokio, for
 //! `serve_async` and each of a `Server`'s connections (`server/`: its
 //! bounds, accepting, one connection, its reports), recording it if asked
 //! (`capture.rs`); `subscriber.rs` applies

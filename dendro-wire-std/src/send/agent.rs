@@ -11,9 +11,9 @@ use dendro_wire_core::{
 
 use super::queue::{FrameQueue, Pushed};
 use super::source::{mint_uuid, wall_now_ns, SourceConfig};
+use crate::frame_buf::append;
 use crate::growable::Growable;
 use crate::owned::pairs;
-use crate::writer::append;
 
 /// The most sources one publisher declares.
 pub const MAX_SOURCES: usize = 1024;

@@ -15,7 +15,7 @@ use tokio::task::JoinSet;
 use super::config::ServerConfig;
 use super::connection::{serve_connection, Io};
 use super::report::{ConnectionInfo, Ended, Peer};
-use super::{Live, Shared};
+use super::shared::{Live, Shared, Table};
 use crate::cut::Held;
 use crate::receive::session::stopped;
 use crate::receive::sink::Sink;
@@ -268,7 +268,7 @@ fn admit(
 impl Shared {
     /// Tell the oldest connection yet to open a source (from `address`, if
     /// given) to go, if it has had its grace; whether one was, counted.
-    fn evict_oldest_from(&self, table: &mut super::Table, address: Option<IpAddr>) -> bool {
+    fn evict_oldest_from(&self, table: &mut Table, address: Option<IpAddr>) -> bool {
         let evicted = table.evict_oldest_from(address, self.config.eviction_grace);
         if evicted {
             self.evicted.fetch_add(1, Ordering::Relaxed);
@@ -279,7 +279,7 @@ impl Shared {
     /// Room for one more connection from `address`: at its share, the
     /// oldest of its connections yet to open a source goes, if one has had
     /// its grace (`true`); else why not.
-    fn room_from(&self, table: &mut super::Table, address: IpAddr) -> Result<bool, String> {
+    fn room_from(&self, table: &mut Table, address: IpAddr) -> Result<bool, String> {
         let from = table.per_peer.get(&address).copied().unwrap_or(0);
         if from < self.config.max_connections_per_peer {
             return Ok(false);

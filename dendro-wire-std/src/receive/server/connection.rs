@@ -11,7 +11,7 @@ use tokio::sync::watch;
 
 use super::proxied::{read_header, Rewound};
 use super::report::{ConnectionInfo, Ended, Peer};
-use super::{Live, Shared};
+use super::shared::{Live, Shared};
 use crate::read_error::Position;
 use crate::receive::error::ServeError;
 use crate::receive::proxy::ProxiedFrom;

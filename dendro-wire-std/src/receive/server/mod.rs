@@ -2,7 +2,8 @@
 //! memory, time and count. This is the handle (start, what it has done,
 //! shutdown); the bounds are [`config`], the reports [`report`], accepting
 //! [`accept`] and one connection, from its peer check to its session's end,
-//! [`connection`].
+//! [`connection`]; what they all share is [`shared`], and the counts another
+//! thread reads [`server_watch`].
 
 mod accept;
 mod config;
@@ -10,182 +11,25 @@ mod connection;
 mod on_runtime;
 mod proxied;
 mod report;
+mod server_watch;
+mod shared;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io;
-use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::net::SocketAddr;
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use tokio::sync::{watch, Notify};
+use tokio::sync::watch;
 
-use super::capture::Recorder;
-use super::session::SessionCounts;
 use super::sink::Sink;
-use crate::cut::MemoryBudget;
 pub use accept::Listener;
 use accept::{accept_loop, Accepting};
 pub use config::ServerConfig;
 pub use on_runtime::Serving;
 pub use report::{ConnectionInfo, Ended, LiveConnection, Peer, ServerStats};
-
-/// Everything the accept loop, the connections and the handle share.
-struct Shared {
-    config: ServerConfig,
-    budget: Arc<MemoryBudget>,
-    live: Mutex<Table>,
-    /// Notified each time a connection leaves `live`: what a shutdown's
-    /// grace waits on.
-    left: Condvar,
-    accepted: AtomicU64,
-    refused: AtomicU64,
-    accept_errors: AtomicU64,
-    evicted: AtomicU64,
-    ended: AtomicU64,
-    /// Where connections are recorded, if they are.
-    recorder: Option<Arc<Recorder>>,
-}
-
-/// The live connections, and what admitting the next one weighs.
-#[derive(Default)]
-struct Table {
-    /// By number: the order they were accepted.
-    connections: BTreeMap<u64, Arc<Live>>,
-    /// Those that have not opened a source and are not yet told to go,
-    /// oldest first.
-    unopened: BTreeSet<u64>,
-    /// Of those, the ones that have sent a whole frame and opened no
-    /// source with it: an honest publisher's first frame is its
-    /// `Handshake`, so these have shown they are not opening one, and go
-    /// first, grace or not.
-    spoke: BTreeSet<u64>,
-    /// Live connections from each remote address.
-    per_peer: HashMap<IpAddr, usize>,
-}
-
-impl Table {
-    fn len(&self) -> usize {
-        self.connections.len()
-    }
-
-    fn is_empty(&self) -> bool {
-        self.connections.is_empty()
-    }
-
-    /// Tell a connection yet to open a source (from `address`, if given)
-    /// to go, and take it off those lists at once, so it is told only once;
-    /// whether there was one. It is the oldest that has sent a frame and
-    /// opened no source with it; else the oldest, if it has had `grace` to
-    /// open one. A connection that has sent nothing whole and is younger
-    /// than `grace` is never told: it may simply not have been read yet.
-    fn evict_oldest_from(&mut self, address: Option<IpAddr>, grace: Duration) -> bool {
-        let connections = &self.connections;
-        let from = |id: &u64| {
-            address.is_none()
-                || connections
-                    .get(id)
-                    .is_some_and(|live| live.counted_as() == address)
-        };
-        let spoke = self.spoke.iter().copied().find(from);
-        let chosen = spoke.or_else(|| {
-            // The oldest is the first accepted: if it is within its grace,
-            // so is every other.
-            self.unopened.iter().copied().find(from).filter(|oldest| {
-                connections
-                    .get(oldest)
-                    .is_none_or(|live| live.accepted.elapsed() >= grace)
-            })
-        });
-        let Some(chosen) = chosen else {
-            return false;
-        };
-        self.unopened.remove(&chosen);
-        self.spoke.remove(&chosen);
-        if let Some(live) = connections.get(&chosen) {
-            live.evict.notify_one();
-        }
-        true
-    }
-}
-
-/// A live connection, as the server holds it: who connected, where its
-/// session shares what it has done, and how it is told to make room.
-struct Live {
-    /// Who it is: known from accept, or for a connection through a load
-    /// balancer, once its PROXY header is read.
-    peer: Mutex<Peer>,
-    /// The address it is counted under in the table's `per_peer`, once it
-    /// is.
-    counted: Mutex<Option<IpAddr>>,
-    /// When it was accepted.
-    accepted: Instant,
-    progress: Mutex<SessionCounts>,
-    /// Told once, if it is closed to admit a newer connection.
-    evict: Notify,
-}
-
-impl Live {
-    fn peer(&self) -> Peer {
-        self.peer.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-
-    fn counted_as(&self) -> Option<IpAddr> {
-        *self.counted.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-impl Shared {
-    /// What a server starts with under `config`; its capture directory
-    /// made, and what it already holds counted.
-    fn new(config: ServerConfig) -> io::Result<Arc<Shared>> {
-        let recorder = match &config.record {
-            Some(dir) => Some(Arc::new(Recorder::new(
-                dir,
-                config.record_max,
-                config.record_max_per_connection,
-            )?)),
-            None => None,
-        };
-        Ok(Arc::new(Shared {
-            budget: Arc::new(MemoryBudget::new(config.max_memory)),
-            config,
-            live: Mutex::default(),
-            left: Condvar::new(),
-            accepted: AtomicU64::new(0),
-            refused: AtomicU64::new(0),
-            accept_errors: AtomicU64::new(0),
-            evicted: AtomicU64::new(0),
-            ended: AtomicU64::new(0),
-            recorder,
-        }))
-    }
-
-    fn live(&self) -> MutexGuard<'_, Table> {
-        self.live.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn live_count(&self) -> usize {
-        self.live().len()
-    }
-
-    /// Connection `id` opened a source: it is no longer closed to make room.
-    fn opened(&self, id: u64) {
-        let mut table = self.live();
-        table.unopened.remove(&id);
-        table.spoke.remove(&id);
-    }
-
-    /// Connection `id`, yet to open a source, sent a whole frame that did
-    /// not open one: the first to go when room is needed.
-    fn spoke(&self, id: u64) {
-        let mut table = self.live();
-        if table.unopened.contains(&id) {
-            table.spoke.insert(id);
-        }
-    }
-}
+pub use server_watch::ServerWatch;
+use shared::Shared;
 
 /// A TCP listener serving many publishers at once: each connection's stream
 /// applied to its own sink under the subscriber's rules, on a tokio runtime
@@ -343,55 +187,6 @@ impl Server {
         self.shutdown.send_replace(true);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
-        }
-    }
-}
-
-/// A running [`Server`]'s counts, readable from any thread:
-/// [`Server::watch`].
-#[derive(Clone)]
-pub struct ServerWatch {
-    shared: Arc<Shared>,
-}
-
-impl std::fmt::Debug for ServerWatch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServerWatch")
-            .field("stats", &self.stats())
-            .finish_non_exhaustive()
-    }
-}
-
-impl ServerWatch {
-    /// The connections live now, in the order they were accepted.
-    pub fn live(&self) -> Vec<LiveConnection> {
-        self.shared
-            .live()
-            .connections
-            .iter()
-            .map(|(&id, live)| {
-                let progress = *live.progress.lock().unwrap_or_else(|e| e.into_inner());
-                LiveConnection {
-                    id,
-                    peer: live.peer(),
-                    bytes: progress.bytes,
-                    tally: progress.tally,
-                }
-            })
-            .collect()
-    }
-
-    /// What the server has done so far.
-    pub fn stats(&self) -> ServerStats {
-        let s = &self.shared;
-        ServerStats {
-            accepted: s.accepted.load(Ordering::Relaxed),
-            refused: s.refused.load(Ordering::Relaxed),
-            accept_errors: s.accept_errors.load(Ordering::Relaxed),
-            evicted: s.evicted.load(Ordering::Relaxed),
-            live: s.live_count() as u64,
-            ended: s.ended.load(Ordering::Relaxed),
-            memory_in_use: s.budget.in_use(),
         }
     }
 }

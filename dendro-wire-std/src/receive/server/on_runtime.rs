@@ -8,8 +8,11 @@ use std::sync::Arc;
 
 use tokio::sync::watch;
 
-use super::accept::{accept_loop, Accepting};
-use super::{ConnectionInfo, Ended, Listener, ServerConfig, ServerStats, ServerWatch, Shared};
+use super::accept::{accept_loop, Accepting, Listener};
+use super::config::ServerConfig;
+use super::report::{ConnectionInfo, Ended, ServerStats};
+use super::server_watch::ServerWatch;
+use super::shared::Shared;
 use crate::receive::sink::Sink;
 
 /// A [`Server`](super::Server) that runs on the caller's tokio runtime

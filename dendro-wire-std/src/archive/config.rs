@@ -1,0 +1,67 @@
+//! [`ArchiveConfig`]: how an archive's writer path batches its commits,
+//! and how much it may hold that is not yet committed.
+
+use std::time::Duration;
+
+/// How a [`SharedArchive`](super::SharedArchive)'s writer path batches its
+/// commits, and how much it may hold that is not yet committed. Every field
+/// has a setter of its name.
+///
+/// ```
+/// use std::time::Duration;
+/// use dendro_wire_std::archive::ArchiveConfig;
+///
+/// let config = ArchiveConfig::default().commit_age(Duration::from_millis(250));
+/// assert_eq!(config.commit_rows, 1 << 20, "the rest as they default");
+/// ```
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ArchiveConfig {
+    /// A batch is committed once it holds this many rows (default
+    /// 1,048,576), however young. What arrives while a commit is under way
+    /// goes into the next, so a writer that falls behind commits larger
+    /// batches, and larger batches commit more rows a second: a commit's
+    /// cost is mostly the index pages it writes, one for each stream of
+    /// each source it touches, shared by that stream's rows in the batch.
+    /// This bounds one commit's size and time; the
+    /// [backlog](Self::backlog_bytes) bounds memory.
+    pub commit_rows: usize,
+    /// A batch is committed once its oldest row has waited this long
+    /// (default 100 ms), however few rows it holds.
+    pub commit_age: Duration,
+    /// What may be handed over and not yet committed, in bytes (default 64
+    /// MiB; an estimate: each row's bytes, its stream's name, and what
+    /// holding them costs). Past it, connections are not read until
+    /// commits make room ([`Backlog`](crate::receive::Backlog)).
+    pub backlog_bytes: usize,
+}
+
+impl Default for ArchiveConfig {
+    fn default() -> Self {
+        ArchiveConfig {
+            commit_rows: 1 << 20,
+            commit_age: Duration::from_millis(100),
+            backlog_bytes: 64 << 20,
+        }
+    }
+}
+
+impl ArchiveConfig {
+    /// Set [`commit_rows`](Self::commit_rows) (at least 1).
+    pub fn commit_rows(mut self, rows: usize) -> Self {
+        self.commit_rows = rows.max(1);
+        self
+    }
+
+    /// Set [`commit_age`](Self::commit_age).
+    pub fn commit_age(mut self, age: Duration) -> Self {
+        self.commit_age = age;
+        self
+    }
+
+    /// Set [`backlog_bytes`](Self::backlog_bytes).
+    pub fn backlog_bytes(mut self, bytes: usize) -> Self {
+        self.backlog_bytes = bytes;
+        self
+    }
+}
