@@ -5,6 +5,7 @@
 //! proof, the packaged crates).
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use crate::firmware::ARCHIVE_TESTS;
 use crate::steps::{cargo, cargo_tree, output, release_tool, root, run, rustup_cargo};
@@ -33,6 +34,7 @@ pub(crate) fn ci() -> Result<(), String> {
     )?;
     unsafe_only_in_the_c_boundary()?;
     no_source_file_past(MOST_LINES)?;
+    no_import_circle()?;
     run(
         "clippy",
         cargo().args([
@@ -269,6 +271,35 @@ fn no_source_file_past(most: usize) -> Result<(), String> {
             long.join("\n")
         )),
     }
+}
+
+/// Fail if, in any crate or program of the repository, two files import
+/// each other, directly or through others: each layer uses only the ones
+/// below it (docs/ARCHITECTURE.md). `xtask/import_circles.py` reads the
+/// imports; this finds every root it is to start from: each `lib.rs` and
+/// `main.rs` under a `src` folder, and each program in a `src/bin`.
+fn no_import_circle() -> Result<(), String> {
+    let root = root();
+    let mut roots: Vec<PathBuf> = rust_files(&root)?
+        .into_iter()
+        .filter(|file| {
+            let name = file.strip_prefix(&root).unwrap_or(file);
+            let parts: Vec<_> = name.iter().map(|c| c.to_string_lossy()).collect();
+            let tail: Vec<&str> = parts.iter().rev().take(3).map(|c| c.as_ref()).collect();
+            !parts.iter().any(|c| c == "tests")
+                && matches!(
+                    tail.as_slice(),
+                    ["lib.rs" | "main.rs", "src", ..] | [_, "bin", "src"] | ["main.rs", _, "bin"]
+                )
+        })
+        .collect();
+    roots.sort();
+    run(
+        "no import circle between files",
+        Command::new("python3")
+            .arg(root.join("xtask/import_circles.py"))
+            .args(&roots),
+    )
 }
 
 /// Whether the TOML `text` has `line` in its table `header`.
