@@ -52,13 +52,13 @@ impl fmt::Debug for LineQueue {
 
 /// What the clones hold: when the last goes, the thread is told to finish.
 struct Handle {
-    shared: Arc<Shared>,
+    shared: Arc<LineState>,
 }
 
-struct Shared {
+struct LineState {
     name: String,
     capacity: usize,
-    queue: Mutex<Queue>,
+    queue: Mutex<LineBuffer>,
     /// A line was queued, or the last handle went.
     ready: Condvar,
     /// The thread wrote all it had taken.
@@ -68,7 +68,7 @@ struct Shared {
 }
 
 #[derive(Default)]
-struct Queue {
+struct LineBuffer {
     lines: VecDeque<String>,
     /// Bytes of the lines queued.
     bytes: usize,
@@ -77,8 +77,8 @@ struct Queue {
     closed: bool,
 }
 
-impl Shared {
-    fn queue(&self) -> MutexGuard<'_, Queue> {
+impl LineState {
+    fn queue(&self) -> MutexGuard<'_, LineBuffer> {
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -91,7 +91,7 @@ impl LineQueue {
         out: impl Write + Send + 'static,
         capacity: usize,
     ) -> io::Result<LineQueue> {
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(LineState {
             name: name.to_string(),
             capacity,
             queue: Mutex::default(),
@@ -172,7 +172,7 @@ impl Drop for Handle {
 /// The thread: take what is queued, write it, flush, until the last handle
 /// is gone and nothing is left. A failed write (a reader that went away)
 /// loses those lines and no others.
-fn write_lines(shared: &Shared, out: impl Write) {
+fn write_lines(shared: &LineState, out: impl Write) {
     let mut out = io::BufWriter::with_capacity(64 * 1024, out);
     let mut taken = VecDeque::new();
     loop {

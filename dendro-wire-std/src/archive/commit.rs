@@ -33,7 +33,7 @@ use dendro::writer::Writer;
 
 use super::batch::{Batch, Open, SourceKey, What, Work};
 use super::config::ArchiveConfig;
-use super::shared::Inner;
+use super::shared::ArchiveState;
 
 /// Why the writer path cannot go on: dendro's writer failed.
 struct Fatal(String);
@@ -41,7 +41,7 @@ struct Fatal(String);
 /// The writer path's state: dendro's writer, the sources open, and the
 /// batch being made.
 pub(super) struct Committer {
-    inner: Arc<Inner>,
+    inner: Arc<ArchiveState>,
     writer: Writer,
     open: HashMap<SourceKey, Open>,
     batch: Batch,
@@ -50,7 +50,7 @@ pub(super) struct Committer {
 }
 
 impl Committer {
-    pub(super) fn new(inner: Arc<Inner>, writer: Writer) -> Self {
+    pub(super) fn new(inner: Arc<ArchiveState>, writer: Writer) -> Self {
         Committer {
             inner,
             writer,

@@ -37,7 +37,7 @@ use dendro::writer::Writer;
 use crate::receive::{Backlog, SinkError};
 use commit::Committer;
 pub use config::ArchiveConfig;
-use shared::Inner;
+use shared::ArchiveState;
 pub use shared::SharedArchive;
 pub use sink::ArchiveSink;
 use stats::Counters;
@@ -113,7 +113,7 @@ impl SharedArchive {
             Writer::create(path, encoder_box)
         }
         .map_err(sink_error)?;
-        let inner = Arc::new(Inner {
+        let inner = Arc::new(ArchiveState {
             path: path.to_path_buf(),
             encoder: encoder.to_string(),
             backlog: Backlog::new(config.backlog_bytes),

@@ -1,6 +1,6 @@
 //! What an archive's connections and its writer path share: the
-//! [`SharedArchive`] handle, the state behind it ([`Inner`]) and the work
-//! handed over and not yet taken ([`Queue`]).
+//! [`SharedArchive`] handle, the state behind it ([`ArchiveState`]) and the work
+//! handed over and not yet taken ([`WorkQueue`]).
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -32,15 +32,15 @@ use crate::receive::{Backlog, SinkError};
 /// ```
 #[derive(Clone)]
 pub struct SharedArchive {
-    pub(super) inner: Arc<Inner>,
+    pub(super) inner: Arc<ArchiveState>,
 }
 
 /// What the connections' sinks and the writer path share.
-pub(super) struct Inner {
+pub(super) struct ArchiveState {
     pub(super) path: PathBuf,
     pub(super) encoder: String,
     pub(super) config: ArchiveConfig,
-    pub(super) queue: Mutex<Queue>,
+    pub(super) queue: Mutex<WorkQueue>,
     /// The writer path waits here for work.
     pub(super) work: Condvar,
     pub(super) backlog: Backlog,
@@ -56,7 +56,7 @@ pub(super) struct Inner {
 /// Work handed over and not yet taken by the writer path, in the order it
 /// arrived.
 #[derive(Default)]
-pub(super) struct Queue {
+pub(super) struct WorkQueue {
     pub(super) items: VecDeque<Work>,
     /// No more work is taken: what is queued is committed and the writer
     /// joined.
@@ -76,8 +76,8 @@ impl std::fmt::Debug for SharedArchive {
     }
 }
 
-impl Inner {
-    pub(super) fn lock(&self) -> MutexGuard<'_, Queue> {
+impl ArchiveState {
+    pub(super) fn lock(&self) -> MutexGuard<'_, WorkQueue> {
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
 

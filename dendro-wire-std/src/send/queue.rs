@@ -46,12 +46,12 @@ use dendro_wire_core::Rows;
 /// Cloning gives another handle to the same queue.
 #[derive(Clone, Debug)]
 pub struct FrameQueue {
-    shared: Arc<Shared>,
+    shared: Arc<QueueState>,
 }
 
 #[derive(Debug)]
-struct Shared {
-    inner: Mutex<Inner>,
+struct QueueState {
+    inner: Mutex<QueueContents>,
     /// Threads waiting in `pop` for a frame or the close.
     arrived: Condvar,
     /// Threads waiting in `wait_connected` for a connection or the close.
@@ -59,7 +59,7 @@ struct Shared {
 }
 
 #[derive(Debug)]
-struct Inner {
+struct QueueContents {
     frames: VecDeque<Vec<u8>>,
     bytes: usize,
     max_frames: usize,
@@ -130,8 +130,8 @@ impl FrameQueue {
     /// sequence may go past them (see [`push_opening`](Self::push_opening)).
     pub fn new(max_frames: usize, max_bytes: usize) -> Self {
         FrameQueue {
-            shared: Arc::new(Shared {
-                inner: Mutex::new(Inner {
+            shared: Arc::new(QueueState {
+                inner: Mutex::new(QueueContents {
                     frames: VecDeque::new(),
                     bytes: 0,
                     max_frames: max_frames.max(1),
@@ -151,7 +151,7 @@ impl FrameQueue {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Inner> {
+    fn lock(&self) -> MutexGuard<'_, QueueContents> {
         // A panic on the other side must not take this side down with it:
         // the queue's state is a list of byte buffers, valid at every step.
         self.shared.inner.lock().unwrap_or_else(|e| e.into_inner())
@@ -329,7 +329,7 @@ impl FrameQueue {
         drop(self.wait_locked(timeout));
     }
 
-    fn wait_locked(&self, timeout: Duration) -> MutexGuard<'_, Inner> {
+    fn wait_locked(&self, timeout: Duration) -> MutexGuard<'_, QueueContents> {
         let q = self.lock();
         if !q.frames.is_empty() || q.closed || timeout.is_zero() {
             return q;
@@ -425,7 +425,7 @@ impl Future for WaitConnected<'_> {
     }
 }
 
-impl Inner {
+impl QueueContents {
     fn push_frames(&mut self, frames: impl IntoIterator<Item = Vec<u8>>, force: bool) -> Pushed {
         let mut last = Pushed::Queued;
         for frame in frames {

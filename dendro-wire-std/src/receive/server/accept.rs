@@ -15,7 +15,7 @@ use tokio::task::JoinSet;
 use super::config::ServerConfig;
 use super::connection::{serve_connection, Io};
 use super::report::{ConnectionInfo, Ended, Peer};
-use super::shared::{Live, Shared, Table};
+use super::shared::{Live, ServerShared, Table};
 use crate::cut::Held;
 use crate::receive::session::stopped;
 use crate::receive::sink::Sink;
@@ -121,7 +121,7 @@ impl Accepting {
 /// close those past the cap at once; then wait for every connection to end.
 pub(super) async fn accept_loop<S, M, D>(
     listener: Accepting,
-    shared: Arc<Shared>,
+    shared: Arc<ServerShared>,
     handlers: Arc<(M, D)>,
     mut stop: watch::Receiver<bool>,
 ) where
@@ -213,7 +213,7 @@ pub(super) async fn accept_loop<S, M, D>(
 /// ([`ServerConfig::eviction_grace`]); past the cap of such connections,
 /// while each is within its grace, it is admitted all the same.
 fn admit(
-    shared: &Shared,
+    shared: &ServerShared,
     id: u64,
     peer: &Peer,
     count_address: bool,
@@ -265,7 +265,7 @@ fn admit(
     Ok((held, live))
 }
 
-impl Shared {
+impl ServerShared {
     /// Tell the oldest connection yet to open a source (from `address`, if
     /// given) to go, if it has had its grace; whether one was, counted.
     fn evict_oldest_from(&self, table: &mut Table, address: Option<IpAddr>) -> bool {
@@ -319,7 +319,7 @@ impl Shared {
 /// Takes a connection off the live list, and gives back what it held of
 /// the memory budget, when its task ends, however it ends.
 struct LiveGuard {
-    shared: Arc<Shared>,
+    shared: Arc<ServerShared>,
     id: u64,
     _held: Held,
 }

@@ -11,7 +11,7 @@ use tokio::sync::watch;
 
 use super::proxied::{read_header, Rewound};
 use super::report::{ConnectionInfo, Ended, Peer};
-use super::shared::{Live, Shared};
+use super::shared::{Live, ServerShared};
 use crate::read_error::Position;
 use crate::receive::error::ServeError;
 use crate::receive::proxy::ProxiedFrom;
@@ -33,7 +33,7 @@ async fn check_peer(
     mut stream: Box<dyn Io>,
     info: &mut ConnectionInfo,
     proxied: bool,
-    shared: &Shared,
+    shared: &ServerShared,
 ) -> Result<(Box<dyn Io>, Option<String>), ServeError> {
     let config = &shared.config;
     if let (true, Peer::Tcp(balancer)) = (proxied, info.peer.clone()) {
@@ -105,7 +105,7 @@ pub(super) async fn serve_connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
     stream: Box<dyn Io>,
     mut info: ConnectionInfo,
     proxied: bool,
-    shared: &Shared,
+    shared: &ServerShared,
     live: &Live,
     make_sink: &M,
     stop: watch::Receiver<bool>,

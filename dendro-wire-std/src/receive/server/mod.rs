@@ -29,7 +29,7 @@ pub use config::ServerConfig;
 pub use on_runtime::Serving;
 pub use report::{ConnectionInfo, Ended, LiveConnection, Peer, ServerStats};
 pub use server_watch::ServerWatch;
-use shared::Shared;
+use shared::ServerShared;
 
 /// A TCP listener serving many publishers at once: each connection's stream
 /// applied to its own sink under the subscriber's rules, on a tokio runtime
@@ -78,7 +78,7 @@ use shared::Shared;
 /// ```
 pub struct Server {
     addr: Option<SocketAddr>,
-    shared: Arc<Shared>,
+    shared: Arc<ServerShared>,
     shutdown: watch::Sender<bool>,
     thread: Option<JoinHandle<()>>,
 }
@@ -115,7 +115,7 @@ impl Server {
             .enable_all()
             .build()?;
         let accepting = Accepting::new(listener, runtime.handle())?;
-        let shared = Shared::new(config)?;
+        let shared = ServerShared::new(config)?;
         let (shutdown, stop) = watch::channel(false);
         let thread = {
             let shared = shared.clone();

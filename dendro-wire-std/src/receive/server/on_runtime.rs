@@ -12,7 +12,7 @@ use super::accept::{accept_loop, Accepting, Listener};
 use super::config::ServerConfig;
 use super::report::{ConnectionInfo, Ended, ServerStats};
 use super::server_watch::ServerWatch;
-use super::shared::Shared;
+use super::shared::ServerShared;
 use crate::receive::sink::Sink;
 
 /// A [`Server`](super::Server) that runs on the caller's tokio runtime
@@ -46,7 +46,7 @@ use crate::receive::sink::Sink;
 pub struct Serving<M, D> {
     addr: Option<SocketAddr>,
     accepting: Accepting,
-    shared: Arc<Shared>,
+    shared: Arc<ServerShared>,
     handlers: Arc<(M, D)>,
 }
 
@@ -80,7 +80,7 @@ where
         Ok(Serving {
             addr,
             accepting: Accepting::new(listener, &handle)?,
-            shared: Shared::new(config)?,
+            shared: ServerShared::new(config)?,
             handlers: Arc::new((make_sink, done)),
         })
     }

@@ -4,13 +4,13 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::report::{LiveConnection, ServerStats};
-use super::shared::Shared;
+use super::shared::ServerShared;
 
 /// A running [`Server`](super::Server)'s counts, readable from any thread:
 /// [`Server::watch`](super::Server::watch).
 #[derive(Clone)]
 pub struct ServerWatch {
-    pub(super) shared: Arc<Shared>,
+    pub(super) shared: Arc<ServerShared>,
 }
 
 impl std::fmt::Debug for ServerWatch {

@@ -1,5 +1,5 @@
 //! What a server's accept loop, its connections and its handle share
-//! ([`Shared`]): the bounds, the memory budget, the counts and the table of
+//! ([`ServerShared`]): the bounds, the memory budget, the counts and the table of
 //! live connections ([`Table`], each a [`Live`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -18,7 +18,7 @@ use crate::receive::capture::Recorder;
 use crate::receive::session::SessionCounts;
 
 /// Everything the accept loop, the connections and the handle share.
-pub(super) struct Shared {
+pub(super) struct ServerShared {
     pub(super) config: ServerConfig,
     pub(super) budget: Arc<MemoryBudget>,
     live: Mutex<Table>,
@@ -122,10 +122,10 @@ impl Live {
     }
 }
 
-impl Shared {
+impl ServerShared {
     /// What a server starts with under `config`; its capture directory
     /// made, and what it already holds counted.
-    pub(super) fn new(config: ServerConfig) -> io::Result<Arc<Shared>> {
+    pub(super) fn new(config: ServerConfig) -> io::Result<Arc<ServerShared>> {
         let recorder = match &config.record {
             Some(dir) => Some(Arc::new(Recorder::new(
                 dir,
@@ -134,7 +134,7 @@ impl Shared {
             )?)),
             None => None,
         };
-        Ok(Arc::new(Shared {
+        Ok(Arc::new(ServerShared {
             budget: Arc::new(MemoryBudget::new(config.max_memory)),
             config,
             live: Mutex::default(),
