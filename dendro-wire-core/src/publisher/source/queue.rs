@@ -157,25 +157,26 @@ impl<S: Storage> Source<S> {
     /// Drop the frames queued in `range` (whole frames, the unpolled
     /// queue's front or all of it), counting them as `why` says.
     fn drop_queued(&mut self, range: Range<usize>, why: Dropped) {
-        let mut dropped = (0u64, 0u64, false);
+        // `Rows` frames, their rows, and index entries.
+        let mut dropped = (0u64, 0u64, 0u64);
         let mut rows_sent = self.link.rows_sent;
         self.walk(range.clone(), |kind, count| match kind {
             kind::ROWS => {
                 dropped.0 += 1;
                 dropped.1 += u64::from(count - self.repeated_in(&mut rows_sent));
             }
-            _ => dropped.2 = true,
+            _ => dropped.2 += 1,
         });
         let (frames, rows, entries) = dropped;
         if self.link.opening_due && !self.link.rows_sent && frames > 0 {
             // The connection's first Rows frame went: the next is one again.
             self.link.opening_due = false;
         }
-        if entries {
+        if entries > 0 {
             // The subscriber may lack what they carried.
             self.link.full_needed = true;
         }
-        let queued = frames + self.queued_entries(range.clone());
+        let queued = frames + entries;
         let (gap, unseen) = match (why, self.link.rows_sent) {
             (Dropped::Lost, true) => (frames, queued - frames),
             _ => (0, queued),
@@ -187,13 +188,6 @@ impl<S: Storage> Source<S> {
             Dropped::Unsent => self.stats.rows_unsent += rows,
         }
         self.regions.remove(self.storage.bytes_mut(), range);
-    }
-
-    /// The index entries queued in `range`.
-    fn queued_entries(&self, range: Range<usize>) -> u64 {
-        let mut n = 0;
-        self.walk(range, |kind, _| n += u64::from(kind != kind::ROWS));
-        n
     }
 
     /// A `Rows` frame of `rows` lost in transit before it was queued, a gap
