@@ -278,12 +278,15 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         let ordinal = self.sources.len() as u32;
         let limit = self.config.frame_buffer;
         let declared = Source::declare(ordinal, decl, largest_row, &mut storage, limit)?;
-        let mut source = declared.into_source(storage);
-        if self.connected {
-            source.connection_opened();
-        }
-        if self.sources.push(source).is_err() {
+        // Built where it is pushed, and opened in the table: a source made
+        // aside and then pushed was copied whole, by a word-aligned
+        // `memcpy` a device had for nothing else (`cargo xtask firmware`
+        // prints the footprint).
+        if self.sources.push(declared.into_source(storage)).is_err() {
             return Err(PublishError::TooManySources { limit: SOURCES });
+        }
+        if let Some(source) = self.sources.last_mut().filter(|_| self.connected) {
+            source.connection_opened();
         }
         Ok(SourceId(ordinal))
     }
