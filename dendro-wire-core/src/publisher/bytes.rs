@@ -50,7 +50,15 @@ pub(super) fn move_bytes(bytes: &mut [u8], from: Range<usize>, to: usize) {
 }
 
 /// The little-endian `u32` that is all of `b`; 0 if `b` is not four bytes.
-#[inline]
+///
+/// Inline where a word loads from any offset in one instruction
+/// (`cfg(unaligned_words)`, `build.rs`); out of line where it takes four
+/// byte loads and the shifts that join them, which each of its callers
+/// would otherwise hold a copy of (`cargo xtask firmware` prints the
+/// footprint); a row there, which goes by `put_any`, pays one call for its
+/// stream's name length.
+#[cfg_attr(unaligned_words, inline)]
+#[cfg_attr(not(unaligned_words), inline(never))]
 pub(super) fn le_u32(b: &[u8]) -> u32 {
     u32::from_le_bytes(b.try_into().unwrap_or_default())
 }
