@@ -146,10 +146,12 @@ impl StreamRec {
         &self.head
     }
 
-    /// Its slot's size.
+    /// Its slot's size. Its words are read by `le_u32`, one copy of the
+    /// byte loads on a core without unaligned word loads, the one load
+    /// inline on any other.
     #[inline(always)]
     pub(super) fn cap(&self) -> usize {
-        self.cap.get() as usize
+        le_u32(self.cap.as_bytes()) as usize
     }
 
     /// Its slot is now `cap` bytes, and the short path takes the rows that
@@ -174,7 +176,7 @@ impl StreamRec {
     /// Where its slot starts in the latest region.
     #[inline(always)]
     pub(super) fn slot(&self) -> usize {
-        self.slot.get() as usize
+        le_u32(self.slot.as_bytes()) as usize
     }
 
     /// Its slot now starts `by` bytes later, the slot before it grown.
@@ -203,7 +205,7 @@ impl StreamRec {
     /// The latest row's encoded size; 0 before the first.
     #[inline]
     pub(super) fn latest_len(&self) -> usize {
-        self.len.get() as usize
+        le_u32(self.len.as_bytes()) as usize
     }
 
     /// The `seq` of the frame its latest row was in; never one a frame
