@@ -3,6 +3,8 @@
 
 use core::ops::Range;
 
+use zerocopy::little_endian::U32;
+
 use crate::codec::copy;
 use crate::LENGTH_PREFIX_BYTES;
 
@@ -61,6 +63,14 @@ pub(super) fn move_bytes(bytes: &mut [u8], from: Range<usize>, to: usize) {
 #[cfg_attr(not(unaligned_words), inline(never))]
 pub(super) fn le_u32(b: &[u8]) -> u32 {
     u32::from_le_bytes(b.try_into().unwrap_or_default())
+}
+
+/// `*dst = U32::new(v)`: out of line where `le_u32` is, for the same
+/// reason, the four byte stores of an unaligned word made once.
+#[cfg_attr(unaligned_words, inline)]
+#[cfg_attr(not(unaligned_words), inline(never))]
+pub(super) fn set_le_u32(dst: &mut U32, v: u32) {
+    *dst = U32::new(v);
 }
 
 /// The whole length of the frame at the front of `bytes`, from its length

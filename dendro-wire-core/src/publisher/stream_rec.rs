@@ -6,7 +6,7 @@
 use zerocopy::little_endian::{U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
-use super::bytes::le_u32;
+use super::bytes::{le_u32, set_le_u32};
 use crate::codec::{copy, LEN_BYTES};
 use crate::rows::TAIL_BYTES;
 
@@ -125,9 +125,9 @@ impl StreamRec {
         copy(head, name.get(..kept)?)?;
         copy(zeros, ZEROS.get(kept..)?)?;
         self.set_cap(cap);
-        self.last_at = U32::new(UNSEEN);
-        self.slot = U32::new(slot as u32);
-        self.len = U32::new(0);
+        set_le_u32(&mut self.last_at, UNSEEN);
+        set_le_u32(&mut self.slot, slot as u32);
+        set_le_u32(&mut self.len, 0);
         self.seen = U64::new(NEVER);
         Some(())
     }
@@ -162,8 +162,8 @@ impl StreamRec {
             true => cap.saturating_sub(head + TAIL_BYTES).min(FAST_ROW_BYTES),
             false => 0,
         };
-        self.cap = U32::new(cap as u32);
-        self.small = U32::new(small as u32);
+        set_le_u32(&mut self.cap, cap as u32);
+        set_le_u32(&mut self.small, small as u32);
     }
 
     /// The longest row the short path takes on this stream.
@@ -181,13 +181,14 @@ impl StreamRec {
 
     /// Its slot now starts `by` bytes later, the slot before it grown.
     pub(super) fn move_slot(&mut self, by: usize) {
-        self.slot = U32::new(self.slot.get() + by as u32);
+        let slot = self.slot() as u32 + by as u32;
+        set_le_u32(&mut self.slot, slot);
     }
 
     /// The frame's last row of the stream starts at `at` in it.
     #[inline(always)]
     pub(super) fn set_last_at(&mut self, at: usize) {
-        self.last_at = U32::new(at as u32);
+        set_le_u32(&mut self.last_at, at as u32);
     }
 
     /// Where the frame's last row of the stream starts, if the frame has
@@ -198,7 +199,7 @@ impl StreamRec {
         if at == UNSEEN {
             return None;
         }
-        self.last_at = U32::new(UNSEEN);
+        set_le_u32(&mut self.last_at, UNSEEN);
         Some(at as usize)
     }
 
@@ -219,7 +220,7 @@ impl StreamRec {
     /// from the frame of `seq`.
     #[inline]
     pub(super) fn set_latest(&mut self, len: usize, seq: u64) {
-        self.len = U32::new(len as u32);
+        set_le_u32(&mut self.len, len as u32);
         self.seen = U64::new(seq);
     }
 }
