@@ -3,7 +3,7 @@
 //! the record is laid out for. The only file that knows a record's bytes;
 //! every other part of the publisher asks [`StreamRec`].
 
-use zerocopy::little_endian::{U32, U64};
+use zerocopy::little_endian::U32;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use super::bytes::{le_u32, set_le_u32};
@@ -48,8 +48,9 @@ pub(super) struct StreamRec {
     /// The latest row's encoded size; 0 before the first.
     len: U32,
     /// The `seq` of the frame its latest row was in; [`NEVER`] before the
-    /// first.
-    seen: U64,
+    /// first. Two words, the low first (the bytes of a `U64`), so that it
+    /// too is read and written through `le_u32` and `set_le_u32`.
+    seen: [U32; 2],
 }
 
 /// The most of a name's encoded head a record keeps: its length and
@@ -128,7 +129,7 @@ impl StreamRec {
         set_le_u32(&mut self.last_at, UNSEEN);
         set_le_u32(&mut self.slot, slot as u32);
         set_le_u32(&mut self.len, 0);
-        self.seen = U64::new(NEVER);
+        self.set_seen(NEVER);
         Some(())
     }
 
@@ -195,7 +196,7 @@ impl StreamRec {
     /// one, forgotten: the frame is closing.
     #[inline]
     pub(super) fn take_last_at(&mut self) -> Option<usize> {
-        let at = self.last_at.get();
+        let at = le_u32(self.last_at.as_bytes());
         if at == UNSEEN {
             return None;
         }
@@ -213,7 +214,8 @@ impl StreamRec {
     /// has before the first.
     #[inline]
     pub(super) fn seen(&self) -> u64 {
-        self.seen.get()
+        let [lo, hi] = &self.seen;
+        u64::from(le_u32(lo.as_bytes())) | u64::from(le_u32(hi.as_bytes())) << 32
     }
 
     /// Its latest row is now the one of `len` bytes copied into its slot,
@@ -221,7 +223,14 @@ impl StreamRec {
     #[inline]
     pub(super) fn set_latest(&mut self, len: usize, seq: u64) {
         set_le_u32(&mut self.len, len as u32);
-        self.seen = U64::new(seq);
+        self.set_seen(seq);
+    }
+
+    /// Its latest row's `seq` is now `seq`.
+    fn set_seen(&mut self, seq: u64) {
+        let [lo, hi] = &mut self.seen;
+        set_le_u32(lo, seq as u32);
+        set_le_u32(hi, (seq >> 32) as u32);
     }
 }
 
