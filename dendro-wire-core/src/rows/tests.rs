@@ -373,3 +373,39 @@ fn a_name_is_utf8_exactly_when_the_validator_says_so() {
         assert!(is_utf8(name.as_bytes(), padded.first_chunk()), "{name:?}");
     }
 }
+
+#[test]
+fn a_rows_head_made_in_words_is_the_head_written_in_place() {
+    // The head a core without unaligned words makes (`build.rs`), against
+    // the one written in place, in buffers long enough, of the frame head
+    // alone, and shorter.
+    let heads = [
+        (0, 0, (0, 0), 0, ROWS_HEAD_BYTES),
+        (3, 7, (1, 2), 1, 66),
+        (
+            u32::MAX,
+            u64::MAX,
+            (u64::MAX, 1 << 63),
+            u32::MAX,
+            0x0102_0304,
+        ),
+        (
+            0x1234_5678,
+            0x0102_0304_0506_0708,
+            (0x1122_3344_5566_7788, 9),
+            300,
+            5,
+        ),
+    ];
+    for (source, seq, state, count, len) in heads {
+        for size in [0, 4, HEAD_BYTES, ROWS_HEAD_BYTES - 1, ROWS_HEAD_BYTES, 50] {
+            let mut want = std::vec![0xaa; size];
+            let wrote = write_rows_head(&mut want, source, seq, state, count, len);
+            let mut got = std::vec![0xaa; size];
+            let prefix = len.saturating_sub(crate::LENGTH_PREFIX_BYTES) as u32;
+            let words = rows_head_words(prefix, source, seq, state, count);
+            let made = copy_rows_head(&mut got, &zerocopy::IntoBytes::as_bytes(&words)[3..]);
+            assert_eq!((made, got), (wrote, want), "{source} {seq} {len} in {size}");
+        }
+    }
+}
