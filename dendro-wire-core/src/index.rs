@@ -21,6 +21,29 @@ pub(crate) struct IndexTail {
     pub state_1: U64,
 }
 
+impl IndexTail {
+    /// The run in little-endian words, three bytes in: both states are
+    /// then whole aligned words. Where words may not be unaligned
+    /// (`build.rs`), a run built as an `IndexTail` was stored a byte at a
+    /// time; the publisher writes this one instead (`cargo xtask firmware`
+    /// prints the footprint).
+    pub(crate) fn words(ts: i64, kind: IndexKind, (state_0, state_1): IndexState) -> [u32; 7] {
+        let lo = |v: u64| v as u32;
+        let hi = |v: u64| (v >> 32) as u32;
+        let ts = ts as u64;
+        [
+            lo(ts) << 24,
+            lo(ts) >> 8 | hi(ts) << 24,
+            hi(ts) >> 8 | u32::from(kind.to_byte()) << 24,
+            lo(state_0),
+            hi(state_0),
+            lo(state_1),
+            hi(state_1),
+        ]
+        .map(u32::to_le)
+    }
+}
+
 impl FixedRun for IndexTail {
     const FIELDS: &'static [(u8, Field)] = &[
         (offset_of!(Self, ts) as u8, Field::Ts),
@@ -194,6 +217,30 @@ mod tests {
     use super::*;
     use crate::frame::golden::{assert_golden, cat};
     use crate::{decode, Frame};
+
+    #[test]
+    fn the_tail_in_words_is_the_tail() {
+        let tails = [
+            (0, IndexKind::Full, (0, 0)),
+            (-10, IndexKind::Delta, (3, 4)),
+            (i64::MIN, IndexKind::Full, (u64::MAX, 1 << 63)),
+            (
+                0x0102_0304_0506_0708,
+                IndexKind::Delta,
+                (0x1122_3344_5566_7788, 9),
+            ),
+        ];
+        for (ts, kind, state) in tails {
+            let tail = IndexTail {
+                ts: I64::new(ts),
+                kind: kind.to_byte(),
+                state_0: U64::new(state.0),
+                state_1: U64::new(state.1),
+            };
+            let words = IndexTail::words(ts, kind, state);
+            assert_eq!(&words.as_bytes()[3..], tail.as_bytes(), "{ts} {state:?}");
+        }
+    }
 
     /// Source 9, stream mem, ts -10, Full, state (3, 4), blob 01 fe; a
     /// payload of 42 bytes. Written from the protocol's §4.2.

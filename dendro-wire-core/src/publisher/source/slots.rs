@@ -9,6 +9,7 @@ use crate::publisher::config::PublisherConfig;
 use crate::publisher::error::PublishError;
 use crate::publisher::regions::Region;
 use zerocopy::little_endian::{I64, U32, U64};
+use zerocopy::IntoBytes;
 
 use crate::codec::{copy, Out, LEN_BYTES};
 use crate::framing::FrameHead;
@@ -254,12 +255,17 @@ pub(super) fn write_index(
     })?;
     out.u32(source)?;
     out.bytes(name)?;
-    out.fixed(&IndexTail {
-        ts: I64::new(ts),
-        kind: kind.to_byte(),
-        state_0: U64::new(state.0),
-        state_1: U64::new(state.1),
-    })?;
+    if cfg!(unaligned_words) {
+        out.fixed(&IndexTail {
+            ts: I64::new(ts),
+            kind: kind.to_byte(),
+            state_0: U64::new(state.0),
+            state_1: U64::new(state.1),
+        })?;
+    } else {
+        let words = IndexTail::words(ts, kind, state);
+        out.put(words.as_bytes().get(3..).ok_or(shrank)?)?;
+    }
     out.bytes(blob)?;
     match out.at() == len {
         true => Ok(len),
