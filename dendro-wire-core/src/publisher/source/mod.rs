@@ -55,26 +55,43 @@ pub(super) enum Dropped {
     Unsent,
 }
 
-/// A declared source.
+/// A declared source. Laid out by hand (`repr(C)`): the map of its
+/// storage, its flags and its words first, where the short loads and
+/// stores of a Cortex-M0 reach them (a byte's offset up to 31, a word's up
+/// to 124; past them each access takes one more instruction), and the
+/// counters, read rarely, last. `cargo xtask firmware` prints the
+/// footprint.
+#[repr(C)]
 pub(super) struct Source<S> {
+    regions: Regions,
+    link: OnLink,
+    /// A row has been kept as a stream's latest.
+    observed: bool,
+    indexed: bool,
+    /// The changes since the last entry were not all kept: a `Full`
+    /// replaces the `Delta`.
+    delta_lost: bool,
     /// The ordinal its frames carry: its place in declaration order.
     ordinal: u32,
-    storage: S,
-    regions: Regions,
     /// The rows of the frame under way.
     rows: u32,
+    streams: u32,
+    /// The rows the connection's first `Rows` frame carries again
+    /// (rule 3), not counted as observed in it.
+    repeated: u32,
+    intervals_since_full: u32,
     /// The most the frame under way may grow to: the frame buffer less the
     /// slots of every stream, which a connection's first `Rows` frame
     /// carries (rule 3).
     room: usize,
-    /// The newest of the streams' latest rows, to stamp an entry sent in a
-    /// frame that carries no row (rule 5); meaningless until `observed`.
-    last_ts: i64,
-    /// A row has been kept as a stream's latest.
-    observed: bool,
-    streams: u32,
     /// The slots of every stream, the room kept for rule 3.
     caps: usize,
+    /// An `Index` frame with an empty blob.
+    index_overhead: usize,
+    storage: S,
+    /// `hash`'s state, kept as the slots change rather than hashed again
+    /// every interval.
+    state: IndexState,
     /// The `seq` of the frame under way: every frame closed spends one.
     seq: u64,
     /// The first `seq` whose rows were observed against the slots as they
@@ -82,21 +99,10 @@ pub(super) struct Source<S> {
     /// by rule 3, since the slot set it was observed against is gone
     /// (rule 9).
     valid_from: u64,
-    indexed: bool,
-    /// An `Index` frame with an empty blob.
-    index_overhead: usize,
     hash: SlotSetHash,
-    /// `hash`'s state, kept as the slots change rather than hashed again
-    /// every interval.
-    state: IndexState,
-    intervals_since_full: u32,
-    /// The changes since the last entry were not all kept: a `Full`
-    /// replaces the `Delta`.
-    delta_lost: bool,
-    link: OnLink,
-    /// The rows the connection's first `Rows` frame carries again
-    /// (rule 3), not counted as observed in it.
-    repeated: u32,
+    /// The newest of the streams' latest rows, to stamp an entry sent in a
+    /// frame that carries no row (rule 5); meaningless until `observed`.
+    last_ts: i64,
     /// What this source has done.
     stats: SourceCounts,
 }
