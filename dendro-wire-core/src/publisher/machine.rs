@@ -112,18 +112,22 @@ mod poll;
 /// assert_eq!(publisher.stats().rows_sent, 300);
 /// # Ok::<(), dendro_wire_core::PublishError>(())
 /// ```
+// Laid out by hand, the table of sources last: its small fields then lie
+// where a Cortex-M0's short loads and stores reach them, as a source's do
+// (`Source`; `cargo xtask firmware` prints the footprint).
+#[repr(C)]
 pub struct Publisher<S: Storage, const SOURCES: usize> {
-    config: PublisherConfig,
-    sources: Vec<Source<S>, SOURCES>,
     connected: bool,
     policy: DropPolicy,
     /// The source polled first this interval, under
     /// [`DropPolicy::RoundRobin`], and the next interval.
     turn: usize,
     next_turn: usize,
+    config: PublisherConfig,
     /// What belongs to no source: intervals, connections, and rows refused
     /// for naming none. Each source counts the rest.
     stats: PublisherStats,
+    sources: Vec<Source<S>, SOURCES>,
 }
 
 impl<S: Storage, const SOURCES: usize> fmt::Debug for Publisher<S, SOURCES> {
