@@ -13,6 +13,7 @@ use crate::publisher::config::SourceDecl;
 use crate::publisher::error::PublishError;
 use crate::publisher::regions::{DeclaredRegions, Region, Regions};
 use crate::publisher::sizing::index_bytes;
+use crate::publisher::stats::count;
 use crate::publisher::stats::SourceCounts;
 use crate::publisher::stream_rec::{write_name, StreamRec};
 use crate::rows::{ROWS_HEAD_BYTES, TAIL_BYTES};
@@ -145,7 +146,7 @@ impl<S: Storage> Source<S> {
             return Ok(None);
         }
         let n = update.emit(buf)?;
-        self.stats.frames_sent += 1;
+        count(&mut self.stats.frames_sent, 1);
         Ok(Some(n))
     }
 

@@ -16,6 +16,7 @@ use crate::kind::ROWS;
 use crate::publisher::bytes::move_bytes;
 use crate::publisher::config::PublisherConfig;
 use crate::publisher::regions::Region;
+use crate::publisher::stats::count;
 use crate::publisher::stream_rec::StreamRec;
 use crate::rows::{split_row, tail, write_rows_head, ROWS_HEAD_BYTES};
 use crate::storage::Storage;
@@ -81,10 +82,10 @@ impl<S: Storage> Source<S> {
         self.seq = seq.wrapping_add(1);
         let rows = self.rows;
         self.rows = 0;
-        self.stats.rows_observed += u64::from(rows);
+        count(&mut self.stats.rows_observed, u64::from(rows));
         self.keep_latest(seq);
         if !connected {
-            self.stats.rows_unsent += u64::from(rows);
+            count(&mut self.stats.rows_unsent, u64::from(rows));
             self.regions.discard_frame();
             return;
         }
@@ -253,7 +254,7 @@ impl<S: Storage> Source<S> {
         self.walk(self.regions.unpolled(), |kind, _| queued |= kind == ROWS);
         self.count_dropped_rows(queued, rows);
         if entry {
-            self.stats.frames_unsent += 1;
+            count(&mut self.stats.frames_unsent, 1);
             self.link.full_needed = true;
         }
     }

@@ -13,7 +13,7 @@ use core::ops::Range;
 use super::error::PublishError;
 use super::regions::{ensure, Region, Regions};
 use super::row_path::RowCursor;
-use super::stats::SourceCounts;
+use super::stats::{count, SourceCounts};
 use super::stream_rec::StreamRec;
 use crate::codec::LEN_BYTES;
 use crate::index_state::{IndexState, SlotSetHash};
@@ -126,7 +126,7 @@ impl<S: Storage> Source<S> {
     /// A frame of this source encoded outside the queue (a passthrough, an
     /// update) went out.
     pub(super) fn count_sent(&mut self) {
-        self.stats.frames_sent += 1;
+        count(&mut self.stats.frames_sent, 1);
     }
 
     /// Its handshake has gone out on this connection (rule 1).

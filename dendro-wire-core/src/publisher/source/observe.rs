@@ -9,6 +9,7 @@ use crate::publisher::config::StreamId;
 use crate::publisher::error::PublishError;
 use crate::publisher::regions::Region;
 use crate::publisher::row_path::{put_any, put_small, RowCursor};
+use crate::publisher::stats::count;
 use crate::rows::TAIL_BYTES;
 use crate::storage::Storage;
 
@@ -62,7 +63,7 @@ impl<S: Storage> Source<S> {
                 stream_source: stream.source,
             }),
         };
-        self.stats.rows_refused += u64::from(result.is_err());
+        count(&mut self.stats.rows_refused, u64::from(result.is_err()));
         result
     }
 

@@ -12,7 +12,7 @@ use crate::publisher::bytes::{frame_len_at, le_u32};
 use crate::publisher::config::Transmit;
 use crate::publisher::error::PublishError;
 use crate::publisher::regions::Region;
-use crate::publisher::stats::Waiting;
+use crate::publisher::stats::{count, Waiting};
 use crate::rows::ROWS_HEAD_BYTES;
 use crate::storage::Storage;
 use crate::LENGTH_PREFIX_BYTES;
@@ -60,7 +60,7 @@ impl<S: Storage> Source<S> {
             source: self.ordinal,
             rows: 0,
         };
-        self.stats.frames_sent += 1;
+        count(&mut self.stats.frames_sent, 1);
         if handshake {
             self.link.handshake_due = false;
             self.link.handshake_sent = true;
@@ -72,8 +72,8 @@ impl<S: Storage> Source<S> {
             let mut rows_sent = self.link.rows_sent;
             let repeated = self.repeated_in(&mut rows_sent);
             self.link.rows_sent = true;
-            self.stats.rows_sent += u64::from(t.rows - repeated);
-            self.stats.rows_repeated += u64::from(repeated);
+            count(&mut self.stats.rows_sent, u64::from(t.rows - repeated));
+            count(&mut self.stats.rows_repeated, u64::from(repeated));
         }
         self.regions.polled(t.len);
         Ok(t)
@@ -84,7 +84,10 @@ impl<S: Storage> Source<S> {
         self.drop_queued(self.regions.unpolled(), why);
         if why == Dropped::Unsent {
             // A handshake stays due on a connection that goes on.
-            self.stats.frames_unsent += u64::from(self.link.handshake_due);
+            count(
+                &mut self.stats.frames_unsent,
+                u64::from(self.link.handshake_due),
+            );
         }
     }
 
@@ -181,11 +184,11 @@ impl<S: Storage> Source<S> {
             (Dropped::Lost, true) => (frames, queued - frames),
             _ => (0, queued),
         };
-        self.stats.frames_dropped += gap;
-        self.stats.frames_unsent += unseen;
+        count(&mut self.stats.frames_dropped, gap);
+        count(&mut self.stats.frames_unsent, unseen);
         match why {
-            Dropped::Lost => self.stats.rows_dropped += rows,
-            Dropped::Unsent => self.stats.rows_unsent += rows,
+            Dropped::Lost => count(&mut self.stats.rows_dropped, rows),
+            Dropped::Unsent => count(&mut self.stats.rows_unsent, rows),
         }
         self.regions.remove(self.storage.bytes_mut(), range);
     }
@@ -194,9 +197,9 @@ impl<S: Storage> Source<S> {
     /// a subscriber sees if `seen`.
     pub(super) fn count_dropped_rows(&mut self, seen: bool, rows: u32) {
         match seen {
-            true => self.stats.frames_dropped += 1,
-            false => self.stats.frames_unsent += 1,
+            true => count(&mut self.stats.frames_dropped, 1),
+            false => count(&mut self.stats.frames_unsent, 1),
         }
-        self.stats.rows_dropped += u64::from(rows);
+        count(&mut self.stats.rows_dropped, u64::from(rows));
     }
 }

@@ -17,6 +17,7 @@ use crate::index::{IndexKind, IndexTail};
 use crate::index_state::IndexState;
 use crate::kind;
 use crate::publisher::regions::Regions;
+use crate::publisher::stats::count;
 use crate::storage::Storage;
 use crate::LENGTH_PREFIX_BYTES;
 
@@ -42,7 +43,7 @@ impl<S: Storage> Source<S> {
     ) -> Result<(), PublishError> {
         let result = self.change_slot(key, value, config, connected);
         if let Err(PublishError::FrameTooLarge { .. } | PublishError::StorageFull { .. }) = result {
-            self.stats.slot_changes_refused += 1;
+            count(&mut self.stats.slot_changes_refused, 1);
         }
         result
     }
