@@ -63,20 +63,29 @@ pub(crate) fn buffer_len<B: Encode>(body: &B) -> Result<usize, Error> {
 pub(crate) fn emit<B: Encode>(body: &B, buf: &mut [u8]) -> Result<usize, Error> {
     let kind = body.kind();
     let total = buffer_len(body)?;
-    if buf.len() < total {
-        return Err(Error::encode(
+    let have = buf.len();
+    match buf.get_mut(..total) {
+        Some(frame) => emit_exact(body, frame),
+        None => Err(Error::encode(
             Rule::BufferTooSmall {
                 needed: total,
-                have: buf.len(),
+                have,
             },
             Field::Length,
             0,
         )
-        .in_frame(kind));
+        .in_frame(kind)),
     }
-    let mut out = Out::new(buf, 0);
+}
+
+/// [`emit`] into `frame`, exactly `body`'s [`buffer_len`] bytes, which
+/// the caller has computed: the frame written without computing its
+/// length again, as `emit` writes it.
+pub(crate) fn emit_exact<B: Encode>(body: &B, frame: &mut [u8]) -> Result<usize, Error> {
+    let (kind, len) = (body.kind(), frame.len().saturating_sub(LENGTH_PREFIX_BYTES));
+    let mut out = Out::new(frame, 0);
     out.fixed(&FrameHead {
-        len: U32::new((total - LENGTH_PREFIX_BYTES) as u32),
+        len: U32::new(len as u32),
         kind,
     })?;
     body.emit_payload(&mut out).map_err(|e| e.in_frame(kind))?;

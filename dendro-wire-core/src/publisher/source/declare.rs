@@ -5,6 +5,7 @@
 use super::{OnLink, Source};
 use crate::codec::{copy, LEN_BYTES};
 use crate::frame::{decode, Frame, Status};
+use crate::framing::emit_exact;
 use crate::handshake::Handshake;
 use crate::index_state::{IndexState, SlotSetHash, NO_INDEX_STATE};
 use crate::kind;
@@ -89,7 +90,7 @@ impl<S: Storage> Source<S> {
         }
         let shrank = PublishError::StorageShrank { source: ordinal };
         let parts = regions.declared(storage.bytes_mut()).ok_or(shrank)?;
-        handshake.emit(parts.handshake)?;
+        emit_exact(&handshake, parts.handshake)?;
         write_streams(parts, decl, largest_row).ok_or(shrank)?;
         let hash = SlotSetHash::new();
         Ok(DeclaredState {
@@ -201,7 +202,7 @@ impl<S: Storage> Source<S> {
         self.resize(Region::Handshake, 0, old_range.len(), len)?;
         let region = self.regions.range(Region::Handshake);
         let region = self.storage.bytes_mut().get_mut(region).ok_or(shrank)?;
-        handshake.emit(region)?;
+        emit_exact(&handshake, region)?;
         Ok(())
     }
 }
