@@ -124,6 +124,10 @@ impl Regions {
     }
 
     /// Stream `i`'s record, to change.
+    // Out of line: inlined into the loop that moves the slots after one
+    // that grew, it took more of a device's flash (`cargo xtask firmware`
+    // prints the footprint).
+    #[inline(never)]
     pub(super) fn record_mut<'a>(&self, bytes: &'a mut [u8], i: u32) -> Option<&'a mut StreamRec> {
         let range = self.record_range(i);
         if range.end > self.ends[Region::Table as usize] {
