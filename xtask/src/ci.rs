@@ -33,8 +33,9 @@ pub(crate) fn ci() -> Result<(), String> {
         cargo().args(["fmt", "--all", "--check"]),
     )?;
     unsafe_only_in_the_c_boundary()?;
-    no_source_file_past(MOST_LINES)?;
-    no_import_circle()?;
+    let sources = source_files()?;
+    no_source_file_past(&sources, MOST_LINES)?;
+    no_import_circle(&sources)?;
     run(
         "clippy",
         cargo().args([
@@ -246,19 +247,28 @@ fn unsafe_only_in_the_c_boundary() -> Result<(), String> {
 /// what its parts do.
 const MOST_LINES: usize = 600;
 
-/// Fail if a Rust source file outside a `tests/` folder is longer than
-/// `most` lines.
-fn no_source_file_past(most: usize) -> Result<(), String> {
-    eprintln!("==> no source file over {most} lines (tests apart)");
+/// Every Rust source file of the repository outside a `tests/` folder,
+/// with its path from the root: what the structure checks read.
+fn source_files() -> Result<Vec<(PathBuf, PathBuf)>, String> {
     let root = root();
+    let mut files: Vec<_> = rust_files(&root)?
+        .into_iter()
+        .filter_map(|file| {
+            let name = file.strip_prefix(&root).ok()?.to_path_buf();
+            let in_tests = name.components().any(|c| c.as_os_str() == "tests");
+            (!in_tests).then_some((file, name))
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Fail if one of `sources` is longer than `most` lines.
+fn no_source_file_past(sources: &[(PathBuf, PathBuf)], most: usize) -> Result<(), String> {
+    eprintln!("==> no source file over {most} lines (tests apart)");
     let mut long = Vec::new();
-    for file in rust_files(&root)? {
-        let name = file.strip_prefix(&root).unwrap_or(&file);
-        if name.components().any(|c| c.as_os_str() == "tests") {
-            continue;
-        }
-        let text =
-            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+    for (file, name) in sources {
+        let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
         let lines = text.lines().count();
         if lines > most {
             long.push(format!("{}: {lines} lines", name.display()));
@@ -276,29 +286,28 @@ fn no_source_file_past(most: usize) -> Result<(), String> {
 /// Fail if, in any crate or program of the repository, two files import
 /// each other, directly or through others: each layer uses only the ones
 /// below it (docs/ARCHITECTURE.md). `xtask/import_circles.py` reads the
-/// imports; this finds every root it is to start from: each `lib.rs` and
-/// `main.rs` under a `src` folder, and each program in a `src/bin`.
-fn no_import_circle() -> Result<(), String> {
-    let root = root();
-    let mut roots: Vec<PathBuf> = rust_files(&root)?
-        .into_iter()
-        .filter(|file| {
-            let name = file.strip_prefix(&root).unwrap_or(file);
-            let parts: Vec<_> = name.iter().map(|c| c.to_string_lossy()).collect();
-            let tail: Vec<&str> = parts.iter().rev().take(3).map(|c| c.as_ref()).collect();
-            !parts.iter().any(|c| c == "tests")
-                && matches!(
-                    tail.as_slice(),
-                    ["lib.rs" | "main.rs", "src", ..] | [_, "bin", "src"] | ["main.rs", _, "bin"]
-                )
-        })
-        .collect();
-    roots.sort();
+/// imports from every root among `sources`: each `lib.rs` and `main.rs`
+/// under a `src` folder, and each program in a `src/bin`.
+fn no_import_circle(sources: &[(PathBuf, PathBuf)]) -> Result<(), String> {
+    let roots = sources.iter().filter_map(|(file, name)| {
+        let tail: Vec<_> = name
+            .iter()
+            .rev()
+            .take(3)
+            .map(|c| c.to_string_lossy())
+            .collect();
+        let tail: Vec<&str> = tail.iter().map(|c| c.as_ref()).collect();
+        matches!(
+            tail.as_slice(),
+            ["lib.rs" | "main.rs", "src", ..] | [_, "bin", "src"] | ["main.rs", _, "bin"]
+        )
+        .then_some(file)
+    });
     run(
         "no import circle between files",
         Command::new("python3")
-            .arg(root.join("xtask/import_circles.py"))
-            .args(&roots),
+            .arg(root().join("xtask/import_circles.py"))
+            .args(roots),
     )
 }
 
