@@ -25,6 +25,13 @@ fn main() {
         // handlers' names, of which these programs declare none.
         std::fs::write(out.join("device.x"), "").expect("OUT_DIR is writable");
     }
+    // `src/mem.rs`: memcpy and memset built for size, for each Arm core.
+    println!("cargo::rustc-check-cfg=cfg(size_built_mem, values(\"armv6m\", \"armv7m\"))");
+    match target.as_str() {
+        "thumbv6m-none-eabi" => println!("cargo::rustc-cfg=size_built_mem=\"armv6m\""),
+        "thumbv7m-none-eabi" => println!("cargo::rustc-cfg=size_built_mem=\"armv7m\""),
+        _ => {}
+    }
     println!("cargo:rustc-link-search={}", out.display());
     if target.starts_with("riscv") {
         // riscv-rt's `link.x` takes the memory map as a script of its own,

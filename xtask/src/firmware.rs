@@ -10,6 +10,9 @@
 //!   streams of every target must be byte for byte the Cortex-M3's, and
 //!   dendro's own `Subscriber` applies them into archives (the `archive`
 //!   test).
+//! - `memcheck` holds the `memcpy` and `memset` the programs link (on the
+//!   Cortex-M0 the size-built ones of `xtask/firmware/src/mem.rs`) to
+//!   every byte they must write, over every alignment.
 //! - `decoder` decodes the committed sample compiled in and prints its
 //!   counts, compared with `dendro-wire check --json` on the same bytes.
 //! - `plain` publishes one source declared without an index, its stream
@@ -89,8 +92,16 @@ pub(crate) fn run() -> Result<(), String> {
     for board in &BOARDS {
         let dir = out.join(board.target);
         fresh_dir(&dir)?;
-        let programs = ["agent", "decoder", "plain", "device", "async_device"];
+        let programs = [
+            "memcheck",
+            "agent",
+            "decoder",
+            "plain",
+            "device",
+            "async_device",
+        ];
         build_programs(&source, &build, board.target, &[], &programs, &dir)?;
+        memcheck(board, &dir)?;
         table.push(agent(board, &dir, &tool)?);
         table.push(decoder(board, &dir, &tool)?);
         table.push(plain(board, &dir, &tool)?);
@@ -274,6 +285,24 @@ fn agent(board: &Board, out: &Path, tool: &Path) -> Result<Footprint, String> {
     f.frame_buffer = foot.get("frame_buffer")?;
     f.note = format!("publisher state {state} B, storage by SourceDecl::sizing, static");
     Ok(f)
+}
+
+/// Run `memcheck`: the `memcpy` and `memset` every program links (on
+/// the Cortex-M0 the size-built ones of `xtask/firmware/src/mem.rs`) over
+/// every alignment and length it tries, with not one byte wrong.
+fn memcheck(board: &Board, out: &Path) -> Result<(), String> {
+    let elf = out.join("memcheck.elf");
+    let report = qemu::run(board, &elf, &["memcheck"], out, &[])?;
+    let said = report.line("memcheck")?;
+    let (copies, fills) = (said.get("copies")?, said.get("fills")?);
+    let wrong = said.get("wrong")?;
+    if wrong != 0 || copies == 0 || fills == 0 {
+        return Err(format!(
+            "memcheck: {wrong} byte(s) or return value(s) wrong in {copies} copies and {fills} fills"
+        ));
+    }
+    eprintln!("    memcheck: {copies} copies and {fills} fills, every byte and return value right");
+    Ok(())
 }
 
 /// Run the decoder and compare its counts with the tool's on the same bytes.

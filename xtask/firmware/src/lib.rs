@@ -2,8 +2,9 @@
 //! protocol, on each of the three targets (Cortex-M3, Cortex-M0, RISC-V):
 //! the runtime's entry, the host's console, files and command line over
 //! semihosting, the stack's high-water mark, numbers printed without
-//! `core::fmt`, a panic handler that cannot link, and a fault that says so
-//! and stops QEMU.
+//! `core::fmt`, a panic handler that cannot link, a fault that says so
+//! and stops QEMU, and on the Arm cores `memcpy` and `memset` built for
+//! size (`mem.rs`).
 //!
 //! `core::fmt` is left out on purpose: it costs flash, and the footprint
 //! `cargo xtask firmware` prints is meant to be the protocol's and the
@@ -12,6 +13,10 @@
 #![no_std]
 
 use core::panic::PanicInfo;
+
+/// `memcpy` and `memset` in place of the compiler's, on the Arm cores.
+#[cfg(any(size_built_mem = "armv6m", size_built_mem = "armv7m"))]
+mod mem;
 
 /// The program's entry: cortex-m-rt's or riscv-rt's `entry`.
 #[cfg(target_arch = "arm")]
