@@ -9,7 +9,8 @@
 //! (`target/firmware/thumbv7m-none-eabi/connection-N.dwr`, which
 //! `firmware.rs` checks and dendro's own `Subscriber` lands): the same
 //! calls give the same frames through C as through Rust. Then its
-//! footprint is printed beside the Rust agent's.
+//! footprint is printed beside the Rust agent's, both linked with the same
+//! size-built `memcpy` and `memset` (`xtask/firmware/src/mem.s`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -53,6 +54,9 @@ fn build(out: &Path) -> Result<PathBuf, String> {
             .arg("-T")
             .arg(dir.join("link.ld"))
             .arg(dir.join("agent.c"))
+            // The size-built memcpy and memset every Rust firmware program
+            // links, so that the two agents' flash compare like for like.
+            .arg(root().join("xtask/firmware/src/mem.s"))
             .arg(&staticlib)
             .args(["-Wl,--gc-sections", "-Wl,-z,noexecstack"])
             .arg("-o")

@@ -11,7 +11,7 @@
 //!   dendro's own `Subscriber` applies them into archives (the `archive`
 //!   test).
 //! - `memcheck` holds the `memcpy` and `memset` the programs link (on the
-//!   Cortex-M0 the size-built ones of `xtask/firmware/src/mem.rs`) to
+//!   Arm cores the size-built ones of `xtask/firmware/src/mem.s`) to
 //!   every byte they must write, over every alignment.
 //! - `decoder` decodes the committed sample compiled in and prints its
 //!   counts, compared with `dendro-wire check --json` on the same bytes.
@@ -288,7 +288,7 @@ fn agent(board: &Board, out: &Path, tool: &Path) -> Result<Footprint, String> {
 }
 
 /// Run `memcheck`: the `memcpy` and `memset` every program links (on
-/// the Cortex-M0 the size-built ones of `xtask/firmware/src/mem.rs`) over
+/// the Arm cores the size-built ones of `xtask/firmware/src/mem.s`) over
 /// every alignment and length it tries, with not one byte wrong.
 fn memcheck(board: &Board, out: &Path) -> Result<(), String> {
     let elf = out.join("memcheck.elf");

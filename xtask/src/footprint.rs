@@ -13,7 +13,7 @@ use crate::qemu::Board;
 /// Issue 29 sought 14 KiB for `device` on the Cortex-M0, its ceiling here,
 /// and 12 KiB for the agent on the Cortex-M3; README's Footprint says how
 /// far each is and what its bytes are. The Arm programs link the
-/// size-built `memcpy` and `memset` of `xtask/firmware/src/mem.rs`.
+/// size-built `memcpy` and `memset` of `xtask/firmware/src/mem.s`.
 /// Thumbv6m pays for software multiplies (the hash) and for its narrower
 /// instructions, RISC-V for its larger code.
 fn flash_limit(target: &str, program: &str) -> u64 {

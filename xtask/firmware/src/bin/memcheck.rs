@@ -1,5 +1,5 @@
 //! `memcpy` and `memset` held to what they must do, on the board: on the
-//! Cortex-M0 the size-built ones of `src/mem.rs`, elsewhere the
+//! Arm cores the size-built ones of `src/mem.s`, on RISC-V the
 //! compiler's. Every copy of 0 to 56 bytes from each of four source
 //! alignments to each of four destination alignments, and every fill of 0
 //! to 44 bytes at each destination alignment with three byte values and
