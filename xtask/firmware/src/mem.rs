@@ -32,10 +32,13 @@
 //! the C agent on the Cortex-M3 (`xtask/src/c_firmware.rs`) links the
 //! same file, so its flash and the Rust agent's compare like for like.
 //!
-//! The `memcheck` program holds both to a byte-by-byte expectation over
-//! every alignment of source and destination and every length to past the
-//! shifted path's first words, and to their return values, on each board,
-//! as `cargo xtask firmware` runs it.
+//! The `memcheck` program calls every entry point by its symbol, on each
+//! board, as `cargo xtask firmware` runs it, and holds each call to its
+//! bytes (every alignment of source and destination, every length to
+//! 300, the bytes around the destination too), its return value, and,
+//! through a probe, to the registers a callee must keep and the stack
+//! pointer: a planted fault in a word loop, in `memclr`'s zero, or in a
+//! register saved, each makes it fail.
 
 #[cfg(size_built_mem = "armv6m")]
 core::arch::global_asm!(

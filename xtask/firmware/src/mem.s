@@ -12,13 +12,16 @@
 @ three, one code. What follows takes r0 the destination, r1 the source,
 @ r2 the length, and gives r0 back.
 .macro memcpy_entries
-    .section .text.dendro_wire_firmware.memcpy,"ax",%progbits
+    .pushsection .text.dendro_wire_firmware.memcpy,"ax",%progbits
     .balign 2
     .global memcpy
     .global __aeabi_memcpy
     .global __aeabi_memcpy4
     .global __aeabi_memcpy8
     .type memcpy, %function
+    .type __aeabi_memcpy, %function
+    .type __aeabi_memcpy4, %function
+    .type __aeabi_memcpy8, %function
     .thumb_func
 memcpy:
     .thumb_func
@@ -35,7 +38,7 @@ __aeabi_memcpy8:
 @ with a zero byte. What follows 1: takes r0 the destination, r1 the
 @ length, r2 the byte, and gives r0 back.
 .macro memset_entries
-    .section .text.dendro_wire_firmware.memset,"ax",%progbits
+    .pushsection .text.dendro_wire_firmware.memset,"ax",%progbits
     .balign 2
     .global memset
     .global __aeabi_memset
@@ -45,6 +48,12 @@ __aeabi_memcpy8:
     .global __aeabi_memclr4
     .global __aeabi_memclr8
     .type memset, %function
+    .type __aeabi_memset, %function
+    .type __aeabi_memset4, %function
+    .type __aeabi_memset8, %function
+    .type __aeabi_memclr, %function
+    .type __aeabi_memclr4, %function
+    .type __aeabi_memclr8, %function
     .thumb_func
 memset:
     mov r3, r1
@@ -64,6 +73,26 @@ __aeabi_memset:
 __aeabi_memset4:
     .thumb_func
 __aeabi_memset8:
+.endm
+
+@ Each entry point's size, to the end of its code, and the section left.
+.macro memcpy_end
+    .size memcpy, . - memcpy
+    .size __aeabi_memcpy, . - __aeabi_memcpy
+    .size __aeabi_memcpy4, . - __aeabi_memcpy4
+    .size __aeabi_memcpy8, . - __aeabi_memcpy8
+    .popsection
+.endm
+
+.macro memset_end
+    .size memset, . - memset
+    .size __aeabi_memset, . - __aeabi_memset
+    .size __aeabi_memset4, . - __aeabi_memset4
+    .size __aeabi_memset8, . - __aeabi_memset8
+    .size __aeabi_memclr, . - __aeabi_memclr
+    .size __aeabi_memclr4, . - __aeabi_memclr4
+    .size __aeabi_memclr8, . - __aeabi_memclr8
+    .popsection
 .endm
 
 .ifdef DENDRO_WIRE_ARMV6M
@@ -120,7 +149,7 @@ __aeabi_memset8:
     strb r3, [r0, r2]
     b 6b
 9:  pop {r0, r4, r5, r6, r7, pc}
-.size memcpy, . - memcpy
+    memcpy_end
 
     memset_entries
     @ r0 destination, r1 length, r2 the byte; r0 is given back.
@@ -149,7 +178,7 @@ __aeabi_memset8:
     b 6b
 5:  mov r0, r12
     bx lr
-.size memset, . - memset
+    memset_end
 
 .else
 
@@ -170,7 +199,7 @@ __aeabi_memset8:
     b 3b
 4:  mov r0, r12
     bx lr
-.size memcpy, . - memcpy
+    memcpy_end
 
     memset_entries
     @ r0 destination, r1 length, r2 the byte; r0 is given back.
@@ -189,6 +218,6 @@ __aeabi_memset8:
     b 4b
 5:  mov r0, r12
     bx lr
-.size memset, . - memset
+    memset_end
 
 .endif
