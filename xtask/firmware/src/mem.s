@@ -1,6 +1,6 @@
-@ memcpy and memset built for size, for the Cortex-M0 (ARMv6-M) and the
-@ Cortex-M3 (ARMv7-M): see mem.rs, which links them into every Arm
-@ firmware program. The Cortex-M0 code is assembled where
+@ memcpy, memmove and memset built for size, for the Cortex-M0 (ARMv6-M)
+@ and the Cortex-M3 (ARMv7-M): see mem.rs, which links them into every
+@ Arm firmware program. The Cortex-M0 code is assembled where
 @ DENDRO_WIRE_ARMV6M is defined, the Cortex-M3 code elsewhere (the C
 @ agent, built by arm-none-eabi-gcc for the Cortex-M3, links this file too).
 @ GNU as and LLVM's assembler both read it.
@@ -75,6 +75,31 @@ __aeabi_memset4:
 __aeabi_memset8:
 .endm
 
+@ The section and entry points of memmove: the C symbol and the EABI's
+@ three, one code, in a section of its own, linked only where something
+@ moves overlapping bytes. What follows takes r0 the destination, r1 the
+@ source, r2 the length, and gives r0 back.
+.macro memmove_entries
+    .pushsection .text.dendro_wire_firmware.memmove,"ax",%progbits
+    .balign 2
+    .global memmove
+    .global __aeabi_memmove
+    .global __aeabi_memmove4
+    .global __aeabi_memmove8
+    .type memmove, %function
+    .type __aeabi_memmove, %function
+    .type __aeabi_memmove4, %function
+    .type __aeabi_memmove8, %function
+    .thumb_func
+memmove:
+    .thumb_func
+__aeabi_memmove:
+    .thumb_func
+__aeabi_memmove4:
+    .thumb_func
+__aeabi_memmove8:
+.endm
+
 @ Each entry point's size, to the end of its code, and the section left.
 .macro memcpy_end
     .size memcpy, . - memcpy
@@ -92,6 +117,14 @@ __aeabi_memset8:
     .size __aeabi_memclr, . - __aeabi_memclr
     .size __aeabi_memclr4, . - __aeabi_memclr4
     .size __aeabi_memclr8, . - __aeabi_memclr8
+    .popsection
+.endm
+
+.macro memmove_end
+    .size memmove, . - memmove
+    .size __aeabi_memmove, . - __aeabi_memmove
+    .size __aeabi_memmove4, . - __aeabi_memmove4
+    .size __aeabi_memmove8, . - __aeabi_memmove8
     .popsection
 .endm
 
@@ -180,11 +213,44 @@ __aeabi_memset8:
     bx lr
     memset_end
 
+    memmove_entries
+    @ Bytes that do not overlap go to memcpy; overlapping ones a byte at
+    @ a time, from the first when the destination is before the source,
+    @ from the last when it is after (or the same).
+    subs r3, r0, r1
+    cmp r3, r2
+    blo 2f
+    subs r3, r1, r0
+    cmp r3, r2
+    blo 1f
+    ldr r3, =memcpy
+    bx r3
+1:  mov r12, r0
+3:  subs r2, #1
+    bcc 4f
+    ldrb r3, [r1]
+    strb r3, [r0]
+    adds r0, #1
+    adds r1, #1
+    b 3b
+4:  mov r0, r12
+    bx lr
+2:  subs r2, #1
+    bcc 5f
+    ldrb r3, [r1, r2]
+    strb r3, [r0, r2]
+    b 2b
+5:  bx lr
+    .ltorg
+    memmove_end
+
 .else
 
     memcpy_entries
     @ r0 destination, r1 source, r2 length; r0 is given back. Words at
-    @ any alignment, then the bytes left, from the last.
+    @ any alignment, then the bytes left, each loaded before it or any
+    @ byte after it is stored, so that memmove may use it when the
+    @ destination lies before the source.
     mov r12, r0
 1:  subs r2, #4
     bcc 2f
@@ -194,8 +260,8 @@ __aeabi_memset8:
 2:  adds r2, #4
 3:  subs r2, #1
     bcc 4f
-    ldrb r3, [r1, r2]
-    strb r3, [r0, r2]
+    ldrb r3, [r1], #1
+    strb r3, [r0], #1
     b 3b
 4:  mov r0, r12
     bx lr
@@ -219,5 +285,30 @@ __aeabi_memset8:
 5:  mov r0, r12
     bx lr
     memset_end
+
+    memmove_entries
+    @ A destination not within the source's bytes after its first is
+    @ memcpy's, which stores no byte before it is loaded; one within them
+    @ goes from the last byte: words at any alignment, then bytes.
+    subs r3, r0, r1
+    cmp r3, r2
+    bhs.w memcpy
+    mov r12, r0
+    adds r0, r2
+    adds r1, r2
+5:  subs r2, #4
+    bcc 6f
+    ldr r3, [r1, #-4]!
+    str r3, [r0, #-4]!
+    b 5b
+6:  adds r2, #4
+7:  subs r2, #1
+    bcc 9f
+    ldrb r3, [r1, #-1]!
+    strb r3, [r0, #-1]!
+    b 7b
+9:  mov r0, r12
+    bx lr
+    memmove_end
 
 .endif

@@ -1,13 +1,15 @@
-//! `memcpy` and `memset` held to what they must do, on the board: on the
-//! Arm cores the size-built ones of `src/mem.s`, on RISC-V the
-//! compiler's.
+//! `memcpy`, `memmove` and `memset` held to what they must do, on the
+//! board: on the Arm cores the size-built ones of `src/mem.s`, on RISC-V
+//! the compiler's.
 //!
-//! Every entry point is called by its symbol (C's `memcpy` and `memset`,
-//! the EABI's `__aeabi_memcpy`, `__aeabi_memset` and `__aeabi_memclr`,
-//! each plain and for 4- and 8-byte aligned pointers), for every length
-//! from 0 to 300, from each source offset to each destination offset of 0
-//! to 7 (those the entry point allows), from RAM and from flash; a copy
-//! onto itself; fills with the byte given in an `int` whose other bits are
+//! Every entry point is called by its symbol (C's `memcpy`, `memmove` and
+//! `memset`, the EABI's `__aeabi_memcpy`, `__aeabi_memmove`,
+//! `__aeabi_memset` and `__aeabi_memclr`, each plain and for 4- and
+//! 8-byte aligned pointers), for every length from 0 to 300: a copy from
+//! each source offset to each destination offset of 0 to 7 (those the
+//! entry point allows), from RAM and from flash; a copy onto itself; a
+//! move between any two offsets of 0 to 11 in one buffer, overlapping
+//! either way; fills with the byte given in an `int` whose other bits are
 //! set, and `memclr` with whatever is left in the register `memset` takes
 //! the byte in. Each call is checked byte by byte (the bytes around the
 //! destination included), for its return value where it has one, and on
@@ -34,6 +36,9 @@ const LONGEST: usize = 300;
 const BYTES: usize = LONGEST + 16;
 /// The offsets tried: each alignment twice.
 const OFFSETS: usize = 8;
+/// The offsets a move is tried between, within one buffer: a distance
+/// of up to 11 each way.
+const MOVE_OFFSETS: usize = 12;
 
 /// Aligned for the 8-byte entry points, so offset 0 is aligned for all.
 #[repr(C, align(8))]
@@ -64,6 +69,7 @@ static FLASH: Buf = {
 
 extern "C" {
     fn memcpy(dst: *mut u8, src: *const u8, n: usize) -> *mut u8;
+    fn memmove(dst: *mut u8, src: *const u8, n: usize) -> *mut u8;
     fn memset(dst: *mut u8, byte: i32, n: usize) -> *mut u8;
 }
 
@@ -73,6 +79,9 @@ extern "C" {
     fn __aeabi_memcpy(dst: *mut u8, src: *const u8, n: usize);
     fn __aeabi_memcpy4(dst: *mut u8, src: *const u8, n: usize);
     fn __aeabi_memcpy8(dst: *mut u8, src: *const u8, n: usize);
+    fn __aeabi_memmove(dst: *mut u8, src: *const u8, n: usize);
+    fn __aeabi_memmove4(dst: *mut u8, src: *const u8, n: usize);
+    fn __aeabi_memmove8(dst: *mut u8, src: *const u8, n: usize);
     fn __aeabi_memset(dst: *mut u8, n: usize, byte: i32);
     fn __aeabi_memset4(dst: *mut u8, n: usize, byte: i32);
     fn __aeabi_memset8(dst: *mut u8, n: usize, byte: i32);
@@ -232,6 +241,17 @@ const COPY: &[(Entry, usize, bool)] = &[
     (__aeabi_memcpy8 as Entry, 8, false),
 ];
 
+/// The move entry points, as [`COPY`]'s.
+const MOVE: &[(Entry, usize, bool)] = &[
+    (memmove as Entry, 1, true),
+    #[cfg(target_arch = "arm")]
+    (__aeabi_memmove as Entry, 1, false),
+    #[cfg(target_arch = "arm")]
+    (__aeabi_memmove4 as Entry, 4, false),
+    #[cfg(target_arch = "arm")]
+    (__aeabi_memmove8 as Entry, 8, false),
+];
+
 /// How a fill entry point takes its arguments.
 #[derive(Clone, Copy)]
 #[cfg_attr(not(target_arch = "arm"), allow(dead_code))]
@@ -311,13 +331,19 @@ impl Tally {
     }
 
     /// Count the bytes of `dst` that are not `expect(j)` at `at..at + n`
-    /// and the guard elsewhere.
-    fn check(&mut self, dst: &Buf, at: usize, n: usize, expect: impl Fn(usize) -> u8) {
+    /// and `outside(j)` elsewhere.
+    fn check(
+        &mut self,
+        dst: &Buf,
+        (at, n): (usize, usize),
+        expect: impl Fn(usize) -> u8,
+        outside: fn(usize) -> u8,
+    ) {
         for (j, b) in dst.0.iter().enumerate() {
             let must = if (at..at + n).contains(&j) {
                 expect(j)
             } else {
-                guard_byte(j)
+                outside(j)
             };
             self.wrong += u32::from(*b != must);
         }
@@ -331,9 +357,15 @@ fn paint(buf: &mut Buf, byte: fn(usize) -> u8) {
     }
 }
 
-/// The offsets an entry point for `align`-byte aligned pointers takes.
-fn offsets(align: usize) -> impl Iterator<Item = usize> + Clone {
-    (0..OFFSETS).filter(move |o| o & (align - 1) == 0)
+/// The offsets below `below` an entry point for `align`-byte aligned
+/// pointers takes.
+fn offsets(align: usize, below: usize) -> impl Iterator<Item = usize> + Clone {
+    (0..below).filter(move |o| o & (align - 1) == 0)
+}
+
+/// Each pair of those offsets.
+fn offset_pairs(align: usize, below: usize) -> impl Iterator<Item = (usize, usize)> {
+    offsets(align, below).flat_map(move |s| offsets(align, below).map(move |d| (s, d)))
 }
 
 /// Every copy entry point, every offset pair, every length, from RAM and
@@ -342,7 +374,7 @@ fn copies(t: &mut Tally) {
     let (mut ram, mut dst) = (Buf([0; BYTES]), Buf([0; BYTES]));
     paint(&mut ram, source_byte);
     for &(f, align, returns) in COPY {
-        for (s, d) in offsets(align).flat_map(|s| offsets(align).map(move |d| (s, d))) {
+        for (s, d) in offset_pairs(align, OFFSETS) {
             for n in 0..=LONGEST {
                 for src in [ram.0.as_ptr(), FLASH.0.as_ptr()] {
                     paint(&mut dst, guard_byte);
@@ -350,17 +382,38 @@ fn copies(t: &mut Tally) {
                     let from = src.wrapping_add(s) as u32;
                     let probe = call(f, [to, from, n as u32]);
                     t.called(&probe, returns.then_some(to));
-                    t.check(&dst, d, n, |j| source_byte((j + s).wrapping_sub(d)));
+                    let moved = |j: usize| source_byte((j + s).wrapping_sub(d));
+                    t.check(&dst, (d, n), moved, guard_byte);
                 }
             }
         }
     }
-    for at in offsets(1) {
+    for at in offsets(1, OFFSETS) {
         for n in 0..=LONGEST {
             paint(&mut dst, guard_byte);
             let p = dst.0.as_mut_ptr().wrapping_add(at) as u32;
             t.called(&call(memcpy as Entry, [p, p, n as u32]), Some(p));
-            t.check(&dst, at, n, guard_byte);
+            t.check(&dst, (at, n), guard_byte, guard_byte);
+        }
+    }
+}
+
+/// Every move entry point within one buffer, from each offset to each
+/// offset below `MOVE_OFFSETS`, so that the two ranges overlap either
+/// way, or are the same, or (when short) do not overlap at all, for every
+/// length.
+fn moves(t: &mut Tally) {
+    let mut buf = Buf([0; BYTES]);
+    for &(f, align, returns) in MOVE {
+        for (s, d) in offset_pairs(align, MOVE_OFFSETS) {
+            for n in 0..=LONGEST {
+                paint(&mut buf, source_byte);
+                let base = buf.0.as_mut_ptr();
+                let (to, from) = (base.wrapping_add(d) as u32, base.wrapping_add(s) as u32);
+                t.called(&call(f, [to, from, n as u32]), returns.then_some(to));
+                let moved = |j: usize| source_byte((j + s).wrapping_sub(d));
+                t.check(&buf, (d, n), moved, source_byte);
+            }
         }
     }
 }
@@ -373,7 +426,7 @@ fn fills(t: &mut Tally) {
     const VALUES: [u32; 4] = [0xffff_ff5a, 0x0000_01a5, 0x1234_5600, 0xdead_beff];
     let mut dst = Buf([0; BYTES]);
     for &(f, align, form) in FILL {
-        for d in offsets(align) {
+        for d in offsets(align, OFFSETS) {
             for n in 0..=LONGEST {
                 for value in VALUES {
                     paint(&mut dst, guard_byte);
@@ -384,7 +437,7 @@ fn fills(t: &mut Tally) {
                         Form::Clear => ([to, n as u32, value], 0, None),
                     };
                     t.called(&call(f, args), returns);
-                    t.check(&dst, d, n, |_| byte);
+                    t.check(&dst, (d, n), |_| byte, guard_byte);
                 }
             }
         }
@@ -396,6 +449,7 @@ fn main() -> ! {
     let mut out = Console::open();
     let mut t = Tally::default();
     copies(&mut t);
+    moves(&mut t);
     fills(&mut t);
     out.str("memcheck")
         .field("calls", t.calls)
