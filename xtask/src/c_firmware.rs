@@ -10,7 +10,8 @@
 //! `firmware.rs` checks and dendro's own `Subscriber` lands): the same
 //! calls give the same frames through C as through Rust. Then its
 //! footprint is printed beside the Rust agent's, both linked with the same
-//! size-built `memcpy` and `memset` (`xtask/firmware/src/mem.s`).
+//! size-built `memcpy`, `memset` and `memmove`
+//! (`xtask/firmware/src/mem.s`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -54,8 +55,9 @@ fn build(out: &Path) -> Result<PathBuf, String> {
             .arg("-T")
             .arg(dir.join("link.ld"))
             .arg(dir.join("agent.c"))
-            // The size-built memcpy and memset every Rust firmware program
-            // links, so that the two agents' flash compare like for like.
+            // The size-built memcpy, memset and memmove every Rust
+            // firmware program links, so that the two agents' flash
+            // compare like for like.
             .arg(root().join("xtask/firmware/src/mem.s"))
             .arg(&staticlib)
             .args(["-Wl,--gc-sections", "-Wl,-z,noexecstack"])

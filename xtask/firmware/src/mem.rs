@@ -31,8 +31,9 @@
 //! `memmove` (only smoltcp calls it, in the network programs, where the
 //! compiler's was 1.3 to 1.6 KB) is in a section of its own, linked only
 //! where it is called. On the Cortex-M3 it is `memcpy` (which stores no
-//! byte before it is loaded) unless the destination lies within the
-//! source after its first byte, and then moves words from the last.
+//! byte before it is loaded) unless the destination lies inside the
+//! source's bytes, its first included, and then moves words from the
+//! last.
 //! On the Cortex-M0 bytes that do not overlap go to `memcpy`, and
 //! overlapping ones a byte at a time, from the first or from the last.
 //!

@@ -287,9 +287,10 @@ __aeabi_memmove8:
     memset_end
 
     memmove_entries
-    @ A destination not within the source's bytes after its first is
-    @ memcpy's, which stores no byte before it is loaded; one within them
-    @ goes from the last byte: words at any alignment, then bytes.
+    @ A destination outside the source's bytes is memcpy's, which stores
+    @ no byte before it is loaded; one inside them (at the source's first
+    @ byte included) goes from the last byte: words at any alignment,
+    @ then bytes.
     subs r3, r0, r1
     cmp r3, r2
     bhs.w memcpy

@@ -5,11 +5,11 @@
 //! Every entry point is called by its symbol (C's `memcpy`, `memmove` and
 //! `memset`, the EABI's `__aeabi_memcpy`, `__aeabi_memmove`,
 //! `__aeabi_memset` and `__aeabi_memclr`, each plain and for 4- and
-//! 8-byte aligned pointers), for every length from 0 to 300: a copy from
-//! each source offset to each destination offset of 0 to 7 (those the
-//! entry point allows), from RAM and from flash; a copy onto itself; a
-//! move between any two offsets of 0 to 11 in one buffer, overlapping
-//! either way; fills with the byte given in an `int` whose other bits are
+//! 8-byte aligned pointers), for every length from 0 to 300: a copy or a
+//! move from each source offset to each destination offset of 0 to 7
+//! (those the entry point allows), from RAM and from flash, into another
+//! buffer; a copy onto itself; a move between any two offsets of 0 to 11
+//! in one buffer, overlapping either way; fills with the byte given in an `int` whose other bits are
 //! set, and `memclr` with whatever is left in the register `memset` takes
 //! the byte in. Each call is checked byte by byte (the bytes around the
 //! destination included), for its return value where it has one, and on
@@ -368,12 +368,14 @@ fn offset_pairs(align: usize, below: usize) -> impl Iterator<Item = (usize, usiz
     offsets(align, below).flat_map(move |s| offsets(align, below).map(move |d| (s, d)))
 }
 
-/// Every copy entry point, every offset pair, every length, from RAM and
-/// from flash; then `memcpy` onto itself.
+/// Every copy entry point, and every move entry point between two
+/// buffers (so that a move that does not overlap is held to a copy's
+/// bytes, whichever way it goes), every offset pair, every length, from
+/// RAM and from flash; then `memcpy` onto itself.
 fn copies(t: &mut Tally) {
     let (mut ram, mut dst) = (Buf([0; BYTES]), Buf([0; BYTES]));
     paint(&mut ram, source_byte);
-    for &(f, align, returns) in COPY {
+    for &(f, align, returns) in COPY.iter().chain(MOVE) {
         for (s, d) in offset_pairs(align, OFFSETS) {
             for n in 0..=LONGEST {
                 for src in [ram.0.as_ptr(), FLASH.0.as_ptr()] {
