@@ -8,129 +8,79 @@
     .syntax unified
     .thumb
 
-@ The section and entry points of memcpy: the C symbol and the EABI's
-@ three, one code. What follows takes r0 the destination, r1 the source,
-@ r2 the length, and gives r0 back.
-.macro memcpy_entries
-    .pushsection .text.dendro_wire_firmware.memcpy,"ax",%progbits
-    .balign 2
-    .global memcpy
-    .global __aeabi_memcpy
-    .global __aeabi_memcpy4
-    .global __aeabi_memcpy8
-    .type memcpy, %function
-    .type __aeabi_memcpy, %function
-    .type __aeabi_memcpy4, %function
-    .type __aeabi_memcpy8, %function
-    .thumb_func
-memcpy:
-    .thumb_func
-__aeabi_memcpy:
-    .thumb_func
-__aeabi_memcpy4:
-    .thumb_func
-__aeabi_memcpy8:
+@ Each function has three names in the ARM EABI, `__aeabi_<name>` and
+@ its forms for 4- and 8-byte aligned pointers, all one code; memcpy,
+@ memmove and memset have C's too. `eabi op, name` applies the macro `op`
+@ to the EABI's three, `each op, name` to C's and then those.
+.macro eabi op, name
+    \op __aeabi_\name
+    \op __aeabi_\name\()4
+    \op __aeabi_\name\()8
 .endm
 
-@ The section and entry points of memset: C's, whose order is destination,
-@ byte, length, put in the EABI's (destination, length, byte) before it
-@ joins the EABI's memsets at 1:; the EABI's memclrs, which join them
-@ with a zero byte. What follows 1: takes r0 the destination, r1 the
-@ length, r2 the byte, and gives r0 back.
-.macro memset_entries
-    .pushsection .text.dendro_wire_firmware.memset,"ax",%progbits
-    .balign 2
-    .global memset
-    .global __aeabi_memset
-    .global __aeabi_memset4
-    .global __aeabi_memset8
-    .global __aeabi_memclr
-    .global __aeabi_memclr4
-    .global __aeabi_memclr8
-    .type memset, %function
-    .type __aeabi_memset, %function
-    .type __aeabi_memset4, %function
-    .type __aeabi_memset8, %function
-    .type __aeabi_memclr, %function
-    .type __aeabi_memclr4, %function
-    .type __aeabi_memclr8, %function
+.macro each op, name
+    \op \name
+    eabi \op, \name
+.endm
+
+@ A name made a global function.
+.macro declare symbol
+    .global \symbol
+    .type \symbol, %function
+.endm
+
+@ A name given to the Thumb code that follows.
+.macro entry symbol
     .thumb_func
-memset:
+\symbol:
+.endm
+
+@ A name's size: from it to here.
+.macro sized symbol
+    .size \symbol, . - \symbol
+.endm
+
+@ A function's section, its own, so that a program links only those it
+@ calls, with its names declared.
+.macro begin name
+    .pushsection .text.dendro_wire_firmware.\name,"ax",%progbits
+    .balign 2
+    each declare, \name
+.endm
+
+@ A function's names sized, and its section left.
+.macro finish name
+    each sized, \name
+    .popsection
+.endm
+
+@ memset's names, and memclr's, which share its code: C's memset takes
+@ destination, byte, length, and is put in the EABI's order (destination,
+@ length, byte) before it joins the EABI's memsets at 1:; the EABI's
+@ memclrs join them with a zero byte. What follows 1: takes r0 the
+@ destination, r1 the length, r2 the byte, and gives r0 back.
+.macro memset_entries
+    begin memset
+    eabi declare, memclr
+    entry memset
     mov r3, r1
     mov r1, r2
     mov r2, r3
     b 1f
-    .thumb_func
-__aeabi_memclr:
-    .thumb_func
-__aeabi_memclr4:
-    .thumb_func
-__aeabi_memclr8:
+    eabi entry, memclr
     movs r2, #0
-    .thumb_func
-__aeabi_memset:
-    .thumb_func
-__aeabi_memset4:
-    .thumb_func
-__aeabi_memset8:
-.endm
-
-@ The section and entry points of memmove: the C symbol and the EABI's
-@ three, one code, in a section of its own, linked only where something
-@ moves overlapping bytes. What follows takes r0 the destination, r1 the
-@ source, r2 the length, and gives r0 back.
-.macro memmove_entries
-    .pushsection .text.dendro_wire_firmware.memmove,"ax",%progbits
-    .balign 2
-    .global memmove
-    .global __aeabi_memmove
-    .global __aeabi_memmove4
-    .global __aeabi_memmove8
-    .type memmove, %function
-    .type __aeabi_memmove, %function
-    .type __aeabi_memmove4, %function
-    .type __aeabi_memmove8, %function
-    .thumb_func
-memmove:
-    .thumb_func
-__aeabi_memmove:
-    .thumb_func
-__aeabi_memmove4:
-    .thumb_func
-__aeabi_memmove8:
-.endm
-
-@ Each entry point's size, to the end of its code, and the section left.
-.macro memcpy_end
-    .size memcpy, . - memcpy
-    .size __aeabi_memcpy, . - __aeabi_memcpy
-    .size __aeabi_memcpy4, . - __aeabi_memcpy4
-    .size __aeabi_memcpy8, . - __aeabi_memcpy8
-    .popsection
+    eabi entry, memset
 .endm
 
 .macro memset_end
-    .size memset, . - memset
-    .size __aeabi_memset, . - __aeabi_memset
-    .size __aeabi_memset4, . - __aeabi_memset4
-    .size __aeabi_memset8, . - __aeabi_memset8
-    .size __aeabi_memclr, . - __aeabi_memclr
-    .size __aeabi_memclr4, . - __aeabi_memclr4
-    .size __aeabi_memclr8, . - __aeabi_memclr8
-    .popsection
-.endm
-
-.macro memmove_end
-    .size memmove, . - memmove
-    .size __aeabi_memmove, . - __aeabi_memmove
-    .size __aeabi_memmove4, . - __aeabi_memmove4
-    .size __aeabi_memmove8, . - __aeabi_memmove8
-    .popsection
+    eabi sized, memclr
+    finish memset
 .endm
 
 .ifdef DENDRO_WIRE_ARMV6M
 
-    memcpy_entries
+    begin memcpy
+    each entry, memcpy
     @ r0 destination, r1 source, r2 length; r0 is given back.
     push {r0, r4, r5, r6, r7, lr}
     cmp r2, #8
@@ -182,7 +132,7 @@ __aeabi_memmove8:
     strb r3, [r0, r2]
     b 6b
 9:  pop {r0, r4, r5, r6, r7, pc}
-    memcpy_end
+    finish memcpy
 
     memset_entries
     @ r0 destination, r1 length, r2 the byte; r0 is given back.
@@ -213,7 +163,8 @@ __aeabi_memmove8:
     bx lr
     memset_end
 
-    memmove_entries
+    begin memmove
+    each entry, memmove
     @ Bytes that do not overlap go to memcpy; overlapping ones a byte at
     @ a time, from the first when the destination is before the source,
     @ from the last when it is after (or the same).
@@ -242,11 +193,12 @@ __aeabi_memmove8:
     b 2b
 5:  bx lr
     .ltorg
-    memmove_end
+    finish memmove
 
 .else
 
-    memcpy_entries
+    begin memcpy
+    each entry, memcpy
     @ r0 destination, r1 source, r2 length; r0 is given back. Words at
     @ any alignment, then the bytes left, each loaded before it or any
     @ byte after it is stored, so that memmove may use it when the
@@ -265,7 +217,7 @@ __aeabi_memmove8:
     b 3b
 4:  mov r0, r12
     bx lr
-    memcpy_end
+    finish memcpy
 
     memset_entries
     @ r0 destination, r1 length, r2 the byte; r0 is given back.
@@ -286,7 +238,8 @@ __aeabi_memmove8:
     bx lr
     memset_end
 
-    memmove_entries
+    begin memmove
+    each entry, memmove
     @ A destination outside the source's bytes is memcpy's, which stores
     @ no byte before it is loaded; one inside them (at the source's first
     @ byte included) goes from the last byte: words at any alignment,
@@ -310,6 +263,6 @@ __aeabi_memmove8:
     b 7b
 9:  mov r0, r12
     bx lr
-    memmove_end
+    finish memmove
 
 .endif
