@@ -368,6 +368,27 @@ fn offset_pairs(align: usize, below: usize) -> impl Iterator<Item = (usize, usiz
     offsets(align, below).flat_map(move |s| offsets(align, below).map(move |d| (s, d)))
 }
 
+/// One copy or move by `f` of `n` bytes into `dst` at `d`, from `src` at
+/// `s` (or from `dst` itself, for a move within one buffer), `dst`
+/// painted with `before` first: the `n` bytes must read as the source's
+/// from `s` did, every other byte as `before` left it, and C's entry
+/// points (`returns`) must give the destination back.
+fn one_case(
+    t: &mut Tally,
+    (f, returns): (Entry, bool),
+    (dst, before): (&mut Buf, fn(usize) -> u8),
+    src: Option<*const u8>,
+    (s, d, n): (usize, usize, usize),
+) {
+    paint(dst, before);
+    let base = dst.0.as_mut_ptr();
+    let (to, from) = (base.wrapping_add(d), src.unwrap_or(base).wrapping_add(s));
+    let probe = call(f, [to as u32, from as u32, n as u32]);
+    t.called(&probe, returns.then_some(to as u32));
+    let moved = |j: usize| source_byte((j + s).wrapping_sub(d));
+    t.check(dst, (d, n), moved, before);
+}
+
 /// Every copy entry point, and every move entry point between two
 /// buffers (so that a move that does not overlap is held to a copy's
 /// bytes, whichever way it goes), every offset pair, every length, from
@@ -379,23 +400,16 @@ fn copies(t: &mut Tally) {
         for (s, d) in offset_pairs(align, OFFSETS) {
             for n in 0..=LONGEST {
                 for src in [ram.0.as_ptr(), FLASH.0.as_ptr()] {
-                    paint(&mut dst, guard_byte);
-                    let to = dst.0.as_mut_ptr().wrapping_add(d) as u32;
-                    let from = src.wrapping_add(s) as u32;
-                    let probe = call(f, [to, from, n as u32]);
-                    t.called(&probe, returns.then_some(to));
-                    let moved = |j: usize| source_byte((j + s).wrapping_sub(d));
-                    t.check(&dst, (d, n), moved, guard_byte);
+                    let into = (&mut dst, guard_byte as fn(usize) -> u8);
+                    one_case(t, (f, returns), into, Some(src), (s, d, n));
                 }
             }
         }
     }
     for at in offsets(1, OFFSETS) {
         for n in 0..=LONGEST {
-            paint(&mut dst, guard_byte);
-            let p = dst.0.as_mut_ptr().wrapping_add(at) as u32;
-            t.called(&call(memcpy as Entry, [p, p, n as u32]), Some(p));
-            t.check(&dst, (at, n), guard_byte, guard_byte);
+            let onto = (&mut dst, source_byte as fn(usize) -> u8);
+            one_case(t, (memcpy as Entry, true), onto, None, (at, at, n));
         }
     }
 }
@@ -409,12 +423,8 @@ fn moves(t: &mut Tally) {
     for &(f, align, returns) in MOVE {
         for (s, d) in offset_pairs(align, MOVE_OFFSETS) {
             for n in 0..=LONGEST {
-                paint(&mut buf, source_byte);
-                let base = buf.0.as_mut_ptr();
-                let (to, from) = (base.wrapping_add(d) as u32, base.wrapping_add(s) as u32);
-                t.called(&call(f, [to, from, n as u32]), returns.then_some(to));
-                let moved = |j: usize| source_byte((j + s).wrapping_sub(d));
-                t.check(&buf, (d, n), moved, source_byte);
+                let within = (&mut buf, source_byte as fn(usize) -> u8);
+                one_case(t, (f, returns), within, None, (s, d, n));
             }
         }
     }
