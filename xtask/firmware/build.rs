@@ -25,7 +25,8 @@ fn main() {
         // handlers' names, of which these programs declare none.
         std::fs::write(out.join("device.x"), "").expect("OUT_DIR is writable");
     }
-    // `src/mem.rs`: memcpy and memset built for size, for each Arm core.
+    // `src/mem.rs`: memcpy, memset and memmove built for size, for each
+    // Arm core.
     println!("cargo::rustc-check-cfg=cfg(size_built_mem, values(\"armv6m\", \"armv7m\"))");
     match target.as_str() {
         "thumbv6m-none-eabi" => println!("cargo::rustc-cfg=size_built_mem=\"armv6m\""),

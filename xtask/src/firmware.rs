@@ -10,9 +10,10 @@
 //!   streams of every target must be byte for byte the Cortex-M3's, and
 //!   dendro's own `Subscriber` applies them into archives (the `archive`
 //!   test).
-//! - `memcheck` holds the `memcpy` and `memset` the programs link (on the
-//!   Arm cores the size-built ones of `xtask/firmware/src/mem.s`) to
-//!   every byte they must write, over every alignment.
+//! - `memcheck` holds the `memcpy`, `memmove` and `memset` the programs
+//!   link (on the Arm cores the size-built ones of
+//!   `xtask/firmware/src/mem.s`) to every byte they must write, over
+//!   every alignment and overlap, and to the registers a callee keeps.
 //! - `decoder` decodes the committed sample compiled in and prints its
 //!   counts, compared with `dendro-wire check --json` on the same bytes.
 //! - `plain` publishes one source declared without an index, its stream
@@ -287,7 +288,8 @@ fn agent(board: &Board, out: &Path, tool: &Path) -> Result<Footprint, String> {
     Ok(f)
 }
 
-/// Run `memcheck`: the `memcpy` and `memset` every program links (on
+/// Run `memcheck`: the `memcpy`, `memmove` and `memset` every program
+/// links (on
 /// the Arm cores the size-built ones of `xtask/firmware/src/mem.s`),
 /// through every entry point, over every alignment and length it tries:
 /// not one byte or return value wrong, and (on the Arm cores, through its

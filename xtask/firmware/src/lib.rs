@@ -3,8 +3,8 @@
 //! the runtime's entry, the host's console, files and command line over
 //! semihosting, the stack's high-water mark, numbers printed without
 //! `core::fmt`, a panic handler that cannot link, a fault that says so
-//! and stops QEMU, and on the Arm cores `memcpy` and `memset` built for
-//! size (`mem.rs`).
+//! and stops QEMU, and on the Arm cores `memcpy`, `memset` and `memmove`
+//! built for size (`mem.rs`).
 //!
 //! `core::fmt` is left out on purpose: it costs flash, and the footprint
 //! `cargo xtask firmware` prints is meant to be the protocol's and the
@@ -14,7 +14,8 @@
 
 use core::panic::PanicInfo;
 
-/// `memcpy` and `memset` in place of the compiler's, on the Arm cores.
+/// `memcpy`, `memset` and `memmove` in place of the compiler's, on the
+/// Arm cores.
 #[cfg(any(size_built_mem = "armv6m", size_built_mem = "armv7m"))]
 mod mem;
 

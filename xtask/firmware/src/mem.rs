@@ -2,8 +2,9 @@
 //! (`build.rs` says which, as `cfg(size_built_mem)`): linked in place of
 //! `compiler_builtins`' own, which are built for speed; its `memcpy` and
 //! `memset` were 0.9 KB of a 14 KiB Cortex-M0 program and 1.3 KB of a
-//! Cortex-M3 one (`cargo xtask firmware` prints the footprint). `compiler_builtins` defines its copies
-//! weak, so these, strong, are the ones every call reaches: the
+//! Cortex-M3 one (`cargo xtask firmware` prints the footprint).
+//! `compiler_builtins` defines its copies weak, so these, strong, are the
+//! ones every call reaches: the
 //! compiler's (a struct moved or zeroed), `copy_from_slice`, and
 //! dendro-wire-core's, whose row path on a core without unaligned loads
 //! copies rows through `memcpy`.
@@ -33,8 +34,7 @@
 //! where it is called. On the Cortex-M3 it is `memcpy` (which stores no
 //! byte before it is loaded) unless the destination lies inside the
 //! source's bytes, its first included, and then moves words from the
-//! last.
-//! On the Cortex-M0 bytes that do not overlap go to `memcpy`, and
+//! last. On the Cortex-M0 bytes that do not overlap go to `memcpy`, and
 //! overlapping ones a byte at a time, from the first or from the last.
 //!
 //! The code is `mem.s`, one file for both cores, which GNU as reads too:
