@@ -4,7 +4,9 @@
 //! runs the same model in the ffi crate's tests).
 
 use dendro_wire_core::{PublishError, Publisher, PublisherConfig, SourceDecl, SourceId};
-use dendro_wire_test_support::attribution::{run_many, Counts, Machine, INDEX_STREAM, STREAMS};
+use dendro_wire_test_support::attribution::{
+    run_many, Counts, Machine, Taken, INDEX_STREAM, STREAMS,
+};
 use dendro_wire_test_support::grow::Grow;
 
 struct Core {
@@ -42,11 +44,15 @@ impl Machine for Core {
     fn indexed(&self) -> usize {
         self.indexed
     }
-    fn observe(&mut self, source: usize, stream: usize, ts: i64, row: &[u8]) -> bool {
+    fn observe(&mut self, source: usize, stream: usize, ts: i64, row: &[u8]) -> Taken {
         let id = self.ids[source].stream(stream as u32);
         match self.p.observe(id, ts, 0, row) {
-            Ok(()) => true,
-            Err(PublishError::FrameTooLarge { .. }) => false,
+            Ok(()) => Taken::Yes,
+            Err(PublishError::FrameTooLarge { .. }) => Taken::TooLarge,
+            Err(PublishError::NotAfterSlotChange { ts: at, .. }) => {
+                assert_eq!(at, ts);
+                Taken::Early
+            }
             Err(e) => panic!("{e}"),
         }
     }

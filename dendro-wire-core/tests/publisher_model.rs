@@ -80,6 +80,14 @@ struct Source {
     /// Each stream's latest row and the `seq` of the frame it was in.
     latest: Vec<Option<(Row, u64)>>,
     last_ts: Option<i64>,
+    /// The earliest `ts` a row may be observed at (PROTOCOL.md §8): just
+    /// after every row before the last slot change (`after_change`), and
+    /// no earlier than an entry that brought slots in (`after_entry`).
+    after_change: Option<i64>,
+    after_entry: Option<i64>,
+    /// `after_entry` before the last entry raised it, for an entry lost
+    /// at once for storage.
+    after_entry_before: Option<i64>,
     under_way: Vec<Row>,
     slots: BTreeMap<Vec<u8>, Vec<u8>>,
     /// Changes since the last entry made due on this connection.
@@ -105,6 +113,10 @@ struct Source {
 }
 
 impl Source {
+    fn floor(&self) -> Option<i64> {
+        self.after_change.max(self.after_entry)
+    }
+
     fn state(&self) -> IndexState {
         if !self.indexed {
             return NO_INDEX_STATE;
@@ -164,11 +176,15 @@ impl Source {
                 }
             }
         }
+        // An entry that brings slots in: a change, or a Full that must be.
+        let owed = self.link.full_needed || !self.changed.is_empty();
         let ts = match (all.iter().map(|r| r.1).min(), self.last_ts) {
             (Some(first), _) => first,
+            (None, Some(_)) if owed && self.floor().is_some() => self.floor().unwrap(),
             (None, Some(last)) => last + 1,
             (None, None) => 0,
         };
+        self.after_entry_before = self.after_entry;
         if self.indexed {
             let overhead = 42 + "slots".len();
             let delta = self.delta_blob();
@@ -176,6 +192,9 @@ impl Source {
                 || self.since_full >= full_every
                 || overhead + delta.len() > frame_buffer;
             if full || !self.changed.is_empty() {
+                if owed && self.last_ts.is_some() {
+                    self.after_entry = Some(self.after_entry.map_or(ts, |f| f.max(ts)));
+                }
                 self.queue.push_back((
                     Item::Entry {
                         full,
@@ -282,6 +301,7 @@ impl Source {
         };
         if let Some((Item::Entry { .. }, _)) = self.queue.back() {
             self.queue.pop_back();
+            self.after_entry = self.after_entry_before;
             self.frames_unsent += 1;
             self.link.full_needed = true;
         }
@@ -619,6 +639,9 @@ fn run(seed: u64) -> Seen {
                     indexed,
                     labels: vec![("host".into(), "h".into())],
                     last_ts: None,
+                    after_change: None,
+                    after_entry: None,
+                    after_entry_before: None,
                     under_way: Vec::new(),
                     slots: BTreeMap::new(),
                     changed: BTreeMap::new(),
@@ -661,12 +684,17 @@ fn run(seed: u64) -> Seen {
                     let n = m.sources[i].streams.len();
                     let past = usize::from(rng.chance(3));
                     let stream = rng.below(n + past);
-                    // Time goes forward: rule 5 orders entries against rows
-                    // by it.
-                    clock += 1 + rng.below(3) as i64;
+                    // Time goes forward, a reading now and then at the
+                    // time of the one before it (a millisecond clock) or
+                    // before it: rule 5 orders entries against rows by it.
+                    clock += rng.below(3) as i64;
+                    let ts = match rng.chance(10) {
+                        true => clock - rng.below(4) as i64,
+                        false => clock,
+                    };
                     let wall = rng.below(5) as i64 - 2;
                     let max = if rng.chance(5) { 400 } else { 40 };
-                    rows.push((stream, clock, wall, rng.bytes(max)));
+                    rows.push((stream, ts, wall, rng.bytes(max)));
                 }
                 let mut results = Vec::new();
                 if batch == 0 {
@@ -686,6 +714,19 @@ fn run(seed: u64) -> Seen {
                 }
                 for ((stream, ts, wall, row), got) in rows.into_iter().zip(results) {
                     let s = &mut m.sources[i];
+                    let below = s.floor().filter(|&f| ts < f && stream < s.streams.len());
+                    if let Some(floor) = below {
+                        // Read by time it would fall under other slots.
+                        let want = PublishError::NotAfterSlotChange {
+                            source: i as u32,
+                            ts,
+                            newest: floor - 1,
+                        };
+                        assert_eq!(got, Err(want));
+                        m.rows_refused += 1;
+                        bump(&mut m.seen, "rows refused before the floor", 1);
+                        continue;
+                    }
                     match got {
                         Ok(()) => {
                             // Never refused for frames waiting to be polled.
@@ -733,6 +774,9 @@ fn run(seed: u64) -> Seen {
                 }
                 match got {
                     Ok(()) if change => {
+                        if let Some(last) = s.last_ts {
+                            s.after_change = Some(last + 1);
+                        }
                         match &value {
                             Some(v) => s.slots.insert(key.to_vec(), v.clone()),
                             None => s.slots.remove(&key[..]),
@@ -909,6 +953,7 @@ fn random_programs_send_only_streams_that_keep_rules_1_to_9() {
         "openings with rule 3 rows",
         "gaps",
         "rows refused",
+        "rows refused before the floor",
         "slots refused",
         "rows while frames wait",
         "frames closed by a slot change",

@@ -10,6 +10,15 @@
 //! as PROTOCOL.md §9.4 says; each row carries its own number, so the state
 //! it was observed against is looked up, never inferred from the frame.
 //!
+//! Read by time as well (rule 5, as an archive's reader does): the last
+//! index entry of the row's source at or before the row's `ts`, of every
+//! entry received on any connection (ties in the order they arrived), holds
+//! the slot set the row was observed against. Readings share a `ts` now
+//! and then, a slot change among them (a millisecond clock); a row observed
+//! after a change at or before the newest row before it is refused, since
+//! no stamp of the change's entry could lie between them, and nothing
+//! else is.
+//!
 //! Besides: no row is ever skipped (rules 4 and 9: every entry a frame needs
 //! comes before it), and every row the publisher counts as sent or
 //! repeated is admitted.
@@ -52,8 +61,10 @@ pub struct Counts {
 pub trait Machine {
     fn sources(&self) -> usize;
     fn indexed(&self) -> usize;
-    /// Whether the row was taken (a refusal is counted in `rows_refused`).
-    fn observe(&mut self, source: usize, stream: usize, ts: i64, row: &[u8]) -> bool;
+    /// Whether the row was taken, `Refused::Early` for a row not later than
+    /// the rows before a slot change (each refusal counted in
+    /// `rows_refused`).
+    fn observe(&mut self, source: usize, stream: usize, ts: i64, row: &[u8]) -> Taken;
     /// Set (`Some`) or remove (`None`); whether the change was taken.
     fn set_slot(&mut self, source: usize, key: &[u8], value: Option<&[u8]>) -> bool;
     fn end_interval(&mut self);
@@ -63,6 +74,17 @@ pub trait Machine {
     /// The next frame due, into `buf`: its length, or `None` when none is.
     fn poll(&mut self, buf: &mut [u8]) -> Option<usize>;
     fn counts(&self) -> Counts;
+}
+
+/// What became of a row given to [`Machine::observe`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Taken {
+    Yes,
+    /// Refused for its size.
+    TooLarge,
+    /// Refused: not later than the newest row observed before a slot
+    /// change since (PROTOCOL.md §8).
+    Early,
 }
 
 /// `u32 len | key | u32 len | value`: a slot as PROTOCOL.md §9.4 hashes it.
@@ -92,9 +114,37 @@ struct Model {
     connected: bool,
     admitted: u64,
     seen: Seen,
+    /// Each source's index entries as received, on every connection: `ts`
+    /// and state, in the order they arrived.
+    entries: Vec<Vec<(i64, IndexState)>>,
+    /// Each source's newest `ts` taken, and the floor below which a row
+    /// is refused: just after the newest row before the last slot change.
+    newest: Vec<Option<i64>>,
+    floor: Vec<Option<i64>>,
+    /// Each row of an indexed source admitted: its source, `ts`, the state
+    /// it was observed against, and its number.
+    delivered: Vec<(usize, i64, IndexState, usize)>,
 }
 
 impl Model {
+    /// Every row admitted, read by time once every entry has arrived, as an
+    /// archive's reader does: the last entry of its source at or before
+    /// its `ts` (ties in the order they arrived) holds the slots it was
+    /// observed against (rule 5).
+    fn read_by_time(&mut self, seed: u64) {
+        for &(source, ts, observed, id) in &self.delivered {
+            let entries = &self.entries[source];
+            let by_time = entries.iter().rev().find(|(at, _)| *at <= ts);
+            assert_eq!(
+                by_time.map(|&(_, state)| state),
+                Some(observed),
+                "seed {seed}: row {id} at ts {ts} observed against one slot set, read by time \
+                 against another (rule 5); entries {entries:?}"
+            );
+            bump(&mut self.seen, "rows read by time");
+        }
+    }
+
     fn state(&self, source: usize) -> IndexState {
         if source >= self.indexed {
             return NO_INDEX_STATE;
@@ -120,6 +170,9 @@ impl Model {
             .sub
             .admit(&frame)
             .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        if let Frame::Index(i) = &frame {
+            self.entries[i.source as usize].push((i.ts, i.state));
+        }
         let (Frame::Rows(rows), Admitted::Rows(v)) = (frame, verdict) else {
             return;
         };
@@ -135,6 +188,9 @@ impl Model {
             );
             self.admitted += 1;
             bump(&mut self.seen, "rows admitted");
+            if source < self.indexed {
+                self.delivered.push((source, row.ts, observed, id));
+            }
             if observed != self.state(source) {
                 // Carried under a state the slots have since left.
                 bump(&mut self.seen, "rows admitted under a state since changed");
@@ -154,6 +210,10 @@ pub fn run(m: &mut impl Machine, seed: u64, ops: usize) -> Seen {
         connected: false,
         admitted: 0,
         seen: Seen::new(),
+        entries: vec![Vec::new(); m.sources()],
+        newest: vec![None; m.sources()],
+        floor: vec![None; m.sources()],
+        delivered: Vec::new(),
     };
     let mut buf = vec![0u8; 1 << 16];
     let mut clock = 0i64;
@@ -170,15 +230,35 @@ pub fn run(m: &mut impl Machine, seed: u64, ops: usize) -> Seen {
             0..=44 => {
                 let source = rng.below(m.sources());
                 let stream = rng.below(STREAMS.len());
-                // Time goes forward between calls: rule 5 orders entries
-                // and rows by it.
-                clock += 1 + rng.below(3) as i64;
+                // Time goes forward between calls, or stays (a millisecond
+                // clock): rule 5 orders entries and rows by it.
+                clock += [0, 0, 1, 2][rng.below(4)];
                 let mut row = (model.rows.len() as u64).to_le_bytes().to_vec();
                 let most = if rng.chance(10) { 60 } else { 24 };
                 row.extend(rng.bytes(most));
                 let state = model.state(source);
-                if m.observe(source, stream, clock, &row) {
-                    model.rows.push((source, state));
+                let early = model.floor[source].is_some_and(|f| clock < f);
+                match m.observe(source, stream, clock, &row) {
+                    Taken::Yes => {
+                        assert!(
+                            !early,
+                            "seed {seed}: a row at {clock} taken below the floor"
+                        );
+                        model.rows.push((source, state));
+                        let newest = &mut model.newest[source];
+                        *newest = Some(newest.map_or(clock, |n| n.max(clock)));
+                        if model.floor[source].is_some() && state != NO_INDEX_STATE {
+                            bump(&mut model.seen, "rows taken after a change");
+                        }
+                    }
+                    Taken::Early => {
+                        assert!(
+                            early,
+                            "seed {seed}: a row at {clock} refused above the floor"
+                        );
+                        bump(&mut model.seen, "rows refused at a change");
+                    }
+                    Taken::TooLarge => {}
                 }
             }
             45..=64 => {
@@ -186,7 +266,8 @@ pub fn run(m: &mut impl Machine, seed: u64, ops: usize) -> Seen {
                 if source >= model.indexed {
                     continue;
                 }
-                clock += 1;
+                // At the time of the reading before it: the next may be
+                // too.
                 let key = format!("rail{}", rng.below(4)).into_bytes();
                 let value = match rng.below(3) {
                     0 => None,
@@ -195,15 +276,23 @@ pub fn run(m: &mut impl Machine, seed: u64, ops: usize) -> Seen {
                 };
                 if m.set_slot(source, &key, value.as_deref()) {
                     let slots = &mut model.slots[source];
-                    match value {
-                        Some(v) => slots.insert(key, v),
-                        None => slots.remove(&key),
+                    let changed = match value {
+                        Some(v) => slots.insert(key, v.clone()) != Some(v),
+                        None => slots.remove(&key).is_some(),
                     };
+                    if changed {
+                        // A row after it is later than every row before it.
+                        if let Some(newest) = model.newest[source] {
+                            model.floor[source] = Some(newest + 1);
+                        }
+                    }
                     bump(&mut model.seen, "slot changes");
                 }
             }
             65..=77 => {
                 m.end_interval();
+                // An interval takes time.
+                clock += 1;
                 // Poll all, part or none of what is due: a link that keeps
                 // up, or falls behind and loses frames.
                 let most = match rng.below(10) {
@@ -243,6 +332,7 @@ pub fn run(m: &mut impl Machine, seed: u64, ops: usize) -> Seen {
     }
     m.end_interval();
     m.disconnected();
+    model.read_by_time(seed);
     let c = m.counts();
     assert_eq!(c.rows_observed, model.rows.len() as u64, "seed {seed}");
     assert_eq!(
@@ -276,6 +366,9 @@ pub fn run_many<M: Machine>(
     eprintln!("{total:?}");
     for case in [
         "rows admitted",
+        "rows read by time",
+        "rows taken after a change",
+        "rows refused at a change",
         "rows admitted under a state since changed",
         "slot changes",
         "drops",

@@ -176,6 +176,7 @@ enum dw_publish_error
   DW_PUBLISH_STORAGE_SHRANK = 11,
   DW_PUBLISH_BUFFER_TOO_SMALL = 12,
   DW_PUBLISH_ENCODE = 13,
+  DW_PUBLISH_NOT_AFTER_SLOT_CHANGE = 14,
   DW_PUBLISH_OTHER = 255,
 };
 typedef uint32_t dw_publish_error;

@@ -11,7 +11,9 @@ use core::ptr::null_mut;
 
 use common::{c_source_decl, s, NO_STR};
 use dendro_wire_ffi::*;
-use dendro_wire_test_support::attribution::{run_many, Counts, Machine, INDEX_STREAM, STREAMS};
+use dendro_wire_test_support::attribution::{
+    run_many, Counts, Machine, Taken, INDEX_STREAM, STREAMS,
+};
 
 #[repr(C, align(16))]
 struct PublisherStorage([u8; DW_PUBLISHER_SIZE]);
@@ -96,15 +98,25 @@ impl Machine for CMachine {
     fn indexed(&self) -> usize {
         self.indexed
     }
-    fn observe(&mut self, source: usize, stream: usize, ts: i64, row: &[u8]) -> bool {
+    fn observe(&mut self, source: usize, stream: usize, ts: i64, row: &[u8]) -> Taken {
         let (source, stream) = (source as u32, stream as u32);
         let (p, len) = (row.as_ptr(), row.len());
-        // SAFETY: a live handle and a slice of its true length.
-        let r =
-            unsafe { dw_publisher_observe(self.handle, source, stream, ts, 0, p, len, null_mut()) };
+        let mut e = MaybeUninit::<dw_error>::zeroed();
+        // SAFETY: a live handle, a slice of its true length, and an error
+        // to write.
+        let r = unsafe {
+            dw_publisher_observe(self.handle, source, stream, ts, 0, p, len, e.as_mut_ptr())
+        };
+        // SAFETY: zeroed, and written whole by a call that fails.
+        let e = unsafe { e.assume_init() };
+        let early = dw_publish_error::DW_PUBLISH_NOT_AFTER_SLOT_CHANGE as u32;
         match r {
-            dw_result::DW_RESULT_OK => true,
-            dw_result::DW_RESULT_REFUSED => false,
+            dw_result::DW_RESULT_OK => Taken::Yes,
+            dw_result::DW_RESULT_REFUSED if e.reason == early => {
+                assert_eq!(e.values[1] as i64, ts, "the row's ts in values[1]");
+                Taken::Early
+            }
+            dw_result::DW_RESULT_REFUSED => Taken::TooLarge,
             other => panic!("{other:?}"),
         }
     }

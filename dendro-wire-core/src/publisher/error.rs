@@ -73,6 +73,20 @@ pub enum PublishError {
         /// [`PublisherConfig::frame_buffer`](crate::PublisherConfig::frame_buffer).
         limit: usize,
     },
+    /// A row observed after a slot change whose `ts` is not later than
+    /// `newest`, the newest row observed before the change. Read by time
+    /// (rule 5), it would fall under the slots before the change, and read
+    /// by its `index_state` (rule 9) under the slots after it: no stamp of
+    /// the change's entry can put it after the one and before the other
+    /// ([protocol §8](crate::protocol)). A later `ts` is taken.
+    NotAfterSlotChange {
+        /// The source's ordinal.
+        source: u32,
+        /// The row's `ts`.
+        ts: i64,
+        /// The newest `ts` of the rows observed before the change.
+        newest: i64,
+    },
     /// The source's storage cannot hold what it was given.
     StorageFull {
         /// The source's ordinal.
@@ -171,6 +185,13 @@ impl fmt::Display for PublishError {
                     _ => "",
                 })
             }
+            PublishError::NotAfterSlotChange { source, ts, newest } => write!(
+                f,
+                "a row of source {source} at ts {ts}, observed after a slot change, is not later \
+                 than {newest}, the newest row observed before the change; read by time (rule 5) \
+                 it would fall under the slots before the change, so it is refused (a later ts \
+                 is taken)"
+            ),
             PublishError::StorageFull {
                 source,
                 needed,
@@ -210,6 +231,7 @@ impl PublishError {
             PublishError::NotHandshaken { .. } => "NotHandshaken",
             PublishError::NotPassthrough { .. } => "NotPassthrough",
             PublishError::FrameTooLarge { .. } => "FrameTooLarge",
+            PublishError::NotAfterSlotChange { .. } => "NotAfterSlotChange",
             PublishError::StorageFull { .. } => "StorageFull",
             PublishError::StorageShrank { .. } => "StorageShrank",
             PublishError::BufferTooSmall { .. } => "BufferTooSmall",

@@ -27,14 +27,18 @@ pub(super) struct RowCursor {
     pub(super) at: usize,
     pub(super) rows: u32,
     pub(super) room: usize,
+    /// The earliest `ts` a row may take here; an earlier one goes to the
+    /// slow path, which refuses it (the source's `floor`).
+    pub(super) floor: i64,
 }
 
 impl RowCursor {
     /// The map as the row path holds it across rows: where the records, the
     /// slots and the frame start, the frame's size and `rows`, and `room`,
-    /// the most it may grow to. `streams` is the streams a row may go on.
+    /// the most it may grow to. `streams` is the streams a row may go on,
+    /// `floor` the earliest `ts` it may take.
     #[inline(always)]
-    pub(super) fn new(regions: &Regions, streams: u32, rows: u32, room: usize) -> Self {
+    pub(super) fn new(regions: &Regions, streams: u32, rows: u32, room: usize, floor: i64) -> Self {
         RowCursor {
             table_at: regions.table_at(),
             slots_at: regions.slots_at(),
@@ -43,6 +47,7 @@ impl RowCursor {
             at: regions.frame_len(),
             rows,
             room,
+            floor,
         }
     }
 
@@ -109,7 +114,7 @@ mod words {
         wall_offset: i64,
         row: &[u8],
     ) -> Option<()> {
-        if stream >= pos.streams {
+        if stream >= pos.streams || ts < pos.floor {
             return None;
         }
         // The record before the frame, the window in it: borrowed apart.

@@ -193,11 +193,24 @@ fn declare(
 
 /// One sample of everything, observed at `ts`. A CPU or interface that
 /// appeared after start has no stream and is left out.
+///
+/// Every slot is set before any row is observed: a row observed after a
+/// slot change at the `ts` of a row before it is refused, since read by
+/// time it would fall under the slots before the change.
 fn sample(p: &mut AgentPublisher, s: &mut Sources, ts: i64) -> Result<(), Failure> {
     let mut row = Vec::with_capacity(68);
     let mut stream = String::new();
-    for (cpu, ticks) in cpus(&read("/proc/stat")?) {
+    let stat = read("/proc/stat")?;
+    let dev = read("/proc/net/dev")?;
+    for (cpu, _) in cpus(&stat) {
         p.set_slot(s.cpu, format!("cpu{cpu}").as_bytes(), b"online");
+    }
+    for (name, _) in interfaces(&dev) {
+        if let Some((slot, _)) = s.interfaces.get(name) {
+            p.set_slot(s.network, name.as_bytes(), &slot.to_le_bytes());
+        }
+    }
+    for (cpu, ticks) in cpus(&stat) {
         row.clear();
         row.extend_from_slice(&cpu.to_le_bytes());
         let mut values = fields(ticks);
@@ -231,11 +244,10 @@ fn sample(p: &mut AgentPublisher, s: &mut Sources, ts: i64) -> Result<(), Failur
     }
     p.observe(s.memory, "memory/meminfo", ts, 0, &row)?;
 
-    for (name, counters) in interfaces(&read("/proc/net/dev")?) {
+    for (name, counters) in interfaces(&dev) {
         let Some((slot, stream)) = s.interfaces.get(name) else {
             continue; // an interface that appeared after start
         };
-        p.set_slot(s.network, name.as_bytes(), &slot.to_le_bytes());
         let values: Vec<u64> = fields(counters).collect();
         row.clear();
         row.extend_from_slice(&slot.to_le_bytes());

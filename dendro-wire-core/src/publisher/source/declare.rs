@@ -256,6 +256,7 @@ impl DeclaredState {
             rows: 0,
             room: self.room,
             last_ts: 0,
+            floor: i64::MIN,
             observed: false,
             streams: self.streams,
             caps: self.caps,

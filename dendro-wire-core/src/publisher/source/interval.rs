@@ -83,6 +83,20 @@ impl<S: Storage> Source<S> {
         let rows = self.rows;
         self.rows = 0;
         count(&mut self.stats.rows_observed, u64::from(rows));
+        let frame = self.regions.frame();
+        let (mut earliest, newest) = self
+            .storage
+            .bytes()
+            .get(frame)
+            .and_then(|f| ts_span(f, rows))
+            .unwrap_or((i64::MAX, i64::MIN));
+        if rows > 0 {
+            self.last_ts = match self.observed {
+                true => self.last_ts.max(newest),
+                false => newest,
+            };
+            self.observed = true;
+        }
         self.keep_latest(seq);
         if !connected {
             count(&mut self.stats.rows_unsent, u64::from(rows));
@@ -94,7 +108,7 @@ impl<S: Storage> Source<S> {
         // The latest rows a connection's first frame carries beside its
         // own: of streams not in it, observed against the slots as they
         // are (rule 3 yields to rule 9).
-        let (mut extra_len, mut extra_rows, mut earliest) = (0, 0u32, i64::MAX);
+        let (mut extra_len, mut extra_rows) = (0, 0u32);
         for i in 0..self.streams {
             let Some((slot, ts)) = self.repeatable(i, seq).filter(|_| opening) else {
                 continue;
@@ -104,13 +118,15 @@ impl<S: Storage> Source<S> {
             extra_rows += 1;
         }
         let frame = self.regions.frame();
-        let bytes = self.storage.bytes();
-        if let Some(ts) = bytes.get(frame.clone()).and_then(|f| earliest_ts(f, rows)) {
-            earliest = earliest.min(ts);
-        }
-        // Rule 5: no later than any row after it; with none, just after
-        // the newest row before it, which it must not be read against.
+        // An entry that brings in slots the subscriber may lack (a change,
+        // a `Full` for a lost entry or a new connection), as against rule
+        // 7's `Full` of slots unchanged.
+        let owed = self.link.full_needed || self.delta_lost || self.regions.len(Region::Delta) > 0;
+        // Rule 5: no later than any row after it; with none, after every
+        // row read against other slots (the floor, once the slots changed
+        // after a row), or just after the newest row before it.
         let stamp = match (rows + extra_rows, self.observed) {
+            (0, true) if owed && self.floor != i64::MIN => self.floor,
             (0, true) => self.last_ts.saturating_add(1),
             (0, false) => 0,
             _ => earliest,
@@ -131,6 +147,12 @@ impl<S: Storage> Source<S> {
         // Queued first: emptying the Delta region moves what follows it.
         self.regions.enqueue(entry + frame_len);
         if let Some(kind) = kind {
+            // A row after an entry owed is not earlier than it: read by
+            // time (rule 5) it would fall under whatever entry came before,
+            // which may hold other slots.
+            if owed && self.observed {
+                self.floor = self.floor.max(stamp);
+            }
             if kind == IndexKind::Full {
                 self.link.full_needed = false;
                 self.delta_lost = false;
@@ -227,19 +249,13 @@ impl<S: Storage> Source<S> {
                 continue;
             };
             let slot = rec.slot();
-            let Some((len, ts)) = frame.get(from..).and_then(row_at) else {
+            let Some((len, _)) = frame.get(from..).and_then(row_at) else {
                 continue;
             };
             let src = frame.get(from..from + len);
             let dst = slots.get_mut(slot..slot + len);
             if let Some(()) = src.zip(dst).and_then(|(src, dst)| copy(dst, src)) {
                 rec.set_latest(len, seq);
-                self.last_ts = if self.observed {
-                    self.last_ts.max(ts)
-                } else {
-                    ts
-                };
-                self.observed = true;
             }
         }
     }
@@ -270,15 +286,15 @@ fn row_at(bytes: &[u8]) -> Option<(usize, i64)> {
     Some((bytes.len() - rest.len(), tail(fixed).ts.get()))
 }
 
-/// The earliest `ts` of the `count` rows of the `Rows` frame `frame`, if
-/// it has any.
-fn earliest_ts(frame: &[u8], count: u32) -> Option<i64> {
+/// The earliest and the newest `ts` of the `count` rows of the `Rows`
+/// frame `frame`, if it has any.
+fn ts_span(frame: &[u8], count: u32) -> Option<(i64, i64)> {
     let mut at = ROWS_HEAD_BYTES;
-    let mut earliest = None;
+    let mut span = None;
     for _ in 0..count {
         let (len, ts) = row_at(frame.get(at..)?)?;
-        earliest = Some(earliest.map_or(ts, |e: i64| e.min(ts)));
+        span = Some(span.map_or((ts, ts), |(e, n): (i64, i64)| (e.min(ts), n.max(ts))));
         at += len;
     }
-    earliest
+    span
 }

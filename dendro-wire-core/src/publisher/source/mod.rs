@@ -100,9 +100,17 @@ pub(super) struct Source<S> {
     /// (rule 9).
     valid_from: u64,
     hash: SlotSetHash,
-    /// The newest of the streams' latest rows, to stamp an entry sent in a
+    /// The newest `ts` of every row observed, to stamp an entry sent in a
     /// frame that carries no row (rule 5); meaningless until `observed`.
     last_ts: i64,
+    /// The earliest `ts` a row may be observed at: just after the newest
+    /// row observed against an earlier slot set, once the slots changed
+    /// after a row (`i64::MIN` until then). An entry that brings a slot
+    /// set in is stamped here, after every row read against the one
+    /// before it and at or before every row read against it, so that
+    /// reading by time (rule 5) and by `index_state` (rule 9) agree; a
+    /// row below it is refused ([`PublishError::NotAfterSlotChange`]).
+    floor: i64,
     /// What this source has done.
     stats: SourceCounts,
 }
@@ -166,7 +174,13 @@ impl<S: Storage> Source<S> {
     /// Where the frame under way stands, for the row path.
     #[inline(always)]
     pub(super) fn cursor(&self) -> RowCursor {
-        RowCursor::new(&self.regions, self.streams, self.rows, self.room)
+        RowCursor::new(
+            &self.regions,
+            self.streams,
+            self.rows,
+            self.room,
+            self.floor,
+        )
     }
 
     /// The row path's cursor, written back.

@@ -73,12 +73,23 @@ impl<S: Storage> Source<S> {
         stream: u32,
         (ts, wall_offset, row): (i64, i64, &[u8]),
     ) -> Result<(), PublishError> {
-        if self.write_row(stream, ts, wall_offset, row).is_some() {
+        let early = ts < self.floor;
+        if !early && self.write_row(stream, ts, wall_offset, row).is_some() {
             return Ok(());
         }
         let (source, shrank) = (self.ordinal, self.shrank());
         if stream >= self.streams {
             return Err(PublishError::UnknownStream { source, stream });
+        }
+        if early {
+            // Read by time, it would fall under the slots before the
+            // change (rule 5): no stamp of the change's entry lies between
+            // it and the rows before.
+            return Err(PublishError::NotAfterSlotChange {
+                source,
+                ts,
+                newest: self.floor - 1,
+            });
         }
         let rec = self.rec(stream).ok_or(shrank)?;
         let (slot, cap) = (rec.slot(), rec.cap());

@@ -135,6 +135,11 @@ impl<S: Storage> Source<S> {
         }
         self.hash = hash;
         self.state = hash.state();
+        // A row after the change is later than every row before it, or
+        // read by time it would fall under the slots before (rule 5).
+        if self.observed {
+            self.floor = self.last_ts.saturating_add(1);
+        }
         if let Some((d_at, d_old)) = delta_change {
             let d_at = self.regions.offset(Region::Delta, d_at);
             self.resize(Region::Delta, d_at, d_old, delta_new)?;
