@@ -230,13 +230,50 @@ impl Source {
         ));
     }
 
+    /// The connection ends: the frames dropped after the last `Rows` frame
+    /// it carried were counted as gaps, but no later frame will show them.
+    fn unseen_at_end(&mut self) {
+        let queued: u64 = self
+            .queue
+            .iter()
+            .map(|(item, _)| match item {
+                Item::Rows { lost_before, .. } => *lost_before,
+                Item::Entry { .. } => 0,
+            })
+            .sum();
+        let unseen = std::mem::take(&mut self.gap) + queued;
+        self.frames_dropped -= unseen;
+        self.frames_unsent += unseen;
+    }
+
     /// Drop the queue's front `n` items, counted as lost on a connection
     /// that goes on (`lost`) or unsent.
     fn drop_front(&mut self, n: usize, lost: bool) {
+        self.drop_at(0, n, lost);
+    }
+
+    /// The items a slow link may not drop: the connection's first `Rows`
+    /// frame while it waits, and the entries before it.
+    fn kept(&self) -> usize {
+        if self.link.rows_sent || !self.link.opening_due {
+            return 0;
+        }
+        let first = self
+            .queue
+            .iter()
+            .position(|(i, _)| matches!(i, Item::Rows { .. }));
+        first.map_or(0, |at| at + 1)
+    }
+
+    /// Drop `n` items from the queue's `at`, counted as lost on a
+    /// connection that goes on (`lost`) or unsent.
+    fn drop_at(&mut self, at: usize, n: usize, lost: bool) {
         // The gap the frames dropped leave, seen at the next Rows frame.
         let mut carry = 0;
+        // A Rows frame of the connection went, or waits before them.
+        let seen = self.link.rows_sent || self.link.opening_due;
         for _ in 0..n {
-            let Some((item, _)) = self.queue.pop_front() else {
+            let Some((item, _)) = self.queue.remove(at) else {
                 break;
             };
             match item {
@@ -253,7 +290,7 @@ impl Source {
                     if opening {
                         self.link.opening_due = false;
                     }
-                    match (lost, self.link.rows_sent) {
+                    match (lost, seen) {
                         (true, true) => {
                             self.frames_dropped += 1;
                             carry += lost_before + 1;
@@ -267,16 +304,20 @@ impl Source {
                 }
             }
         }
-        self.carry(carry);
+        self.carry(at, carry);
     }
 
-    /// A gap of `n` frames before the next `Rows` frame queued, or the next
-    /// closed if none is.
-    fn carry(&mut self, n: u64) {
-        let next = self.queue.iter_mut().find_map(|(item, _)| match item {
-            Item::Rows { lost_before, .. } => Some(lost_before),
-            Item::Entry { .. } => None,
-        });
+    /// A gap of `n` frames before the next `Rows` frame queued from `at`,
+    /// or the next closed if none is.
+    fn carry(&mut self, at: usize, n: u64) {
+        let next = self
+            .queue
+            .iter_mut()
+            .skip(at)
+            .find_map(|(item, _)| match item {
+                Item::Rows { lost_before, .. } => Some(lost_before),
+                Item::Entry { .. } => None,
+            });
         match next {
             Some(lost_before) => *lost_before += n,
             None => self.gap += n,
@@ -323,16 +364,25 @@ impl Source {
     }
 
     /// The end of an interval: what was due before it began and is still
-    /// unpolled is lost, and all after it if an entry or the connection's
-    /// first `Rows` frame is among it.
+    /// unpolled is lost, but for a waiting first `Rows` frame of the
+    /// connection and the entries before it; and all after it if an entry
+    /// is among it.
     fn drop_earlier(&mut self) {
+        let kept = self.kept();
         let earlier = self.queue.iter().take_while(|(_, e)| *e).count();
-        let all = self.queue.iter().take(earlier).any(|(item, _)| match item {
-            Item::Entry { .. } => true,
-            Item::Rows { opening, .. } => *opening,
-        });
-        let n = if all { self.queue.len() } else { earlier };
-        self.drop_front(n, true);
+        let earlier = earlier.saturating_sub(kept);
+        let all = self
+            .queue
+            .iter()
+            .skip(kept)
+            .take(earlier)
+            .any(|(item, _)| matches!(item, Item::Entry { .. }));
+        let n = if all {
+            self.queue.len() - kept
+        } else {
+            earlier
+        };
+        self.drop_at(kept, n, true);
     }
 }
 
@@ -373,6 +423,7 @@ struct Model {
 impl Model {
     fn connected(&mut self) {
         for s in &mut self.sources {
+            s.unseen_at_end();
             let n = s.queue.len();
             s.drop_front(n, false);
             s.frames_unsent += u64::from(s.link.handshake_due);
@@ -390,6 +441,7 @@ impl Model {
 
     fn disconnected(&mut self) {
         for s in &mut self.sources {
+            s.unseen_at_end();
             let n = s.queue.len();
             s.drop_front(n, false);
             s.frames_unsent += u64::from(s.link.handshake_due);
@@ -426,7 +478,7 @@ impl Model {
         let first = if self.round_robin { self.turn } else { 0 };
         let lost = |s: &Source| {
             if self.round_robin {
-                s.frames_dropped
+                s.frames_dropped + s.frames_unsent
             } else {
                 0
             }
@@ -888,8 +940,9 @@ fn run(seed: u64) -> Seen {
             93..=94 => {
                 p.drop_waiting();
                 for s in &mut m.sources {
-                    let n = s.queue.len();
-                    s.drop_front(n, true);
+                    let kept = s.kept();
+                    let n = s.queue.len() - kept;
+                    s.drop_at(kept, n, true);
                 }
                 bump(&mut m.seen, "drops by the caller", 1);
             }

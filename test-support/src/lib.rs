@@ -16,6 +16,7 @@ pub mod chunked;
 // `GlobalAlloc` is an unsafe trait: this crate's one unsafe.
 #[allow(unsafe_code)]
 pub mod counting;
+pub mod fairness;
 pub mod fixtures;
 pub mod grow;
 pub mod process;

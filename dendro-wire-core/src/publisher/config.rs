@@ -41,9 +41,11 @@ impl Default for PublisherConfig {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum DropPolicy {
-    /// The source that has lost the fewest frames is polled last, and so
-    /// is the next to lose one; ties go round, the first polled moving on
-    /// by one every interval. A slow link's losses go round the sources,
+    /// The source that has lost the fewest frames (`frames_dropped` and
+    /// `frames_unsent` together: an index entry or a frame lost unseen
+    /// counts as much as a gap) is polled last, and so is the next to lose
+    /// one; ties go round, the first polled moving on by one every
+    /// interval. A slow link's losses go round the sources,
     /// each losing about the same share of its frames.
     #[default]
     RoundRobin,

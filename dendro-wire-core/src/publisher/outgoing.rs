@@ -36,13 +36,16 @@ pub(super) fn next_due<S: Storage>(
     }
     // Under round robin the source that has lost the fewest frames goes
     // last, next in line to lose one, ties taken in turn: a slow link's
-    // losses go round the sources.
+    // losses go round the sources. Every frame a source lost counts, seen
+    // as a gap or not (an index entry, a frame due when a connection
+    // changed): ranked by gaps alone, a source whose losses were entries
+    // would look the one that lost least, and go on losing.
     let first = match policy {
         DropPolicy::RoundRobin => turn,
         DropPolicy::DeclarationOrder => 0,
     };
     let lost = |s: &Source<S>| match policy {
-        DropPolicy::RoundRobin => s.counts().frames_dropped,
+        DropPolicy::RoundRobin => s.counts().frames_dropped + s.counts().frames_unsent,
         DropPolicy::DeclarationOrder => 0,
     };
     let mut next: Option<(usize, u64)> = None;

@@ -24,7 +24,7 @@ use crate::rows::{ROWS_HEAD_BYTES, TAIL_BYTES};
 /// };
 /// // Each stream read once an interval, 2 bytes a reading.
 /// const SIZE: dendro_wire_core::Sizing = DECL.sizing(&Budget::rows(2, 2));
-/// assert_eq!((SIZE.storage, SIZE.frame_buffer), (577, 224));
+/// assert_eq!((SIZE.storage, SIZE.frame_buffer), (680, 224));
 ///
 /// let mut storage = [0u8; SIZE.storage]; // on a device, a `static`
 /// let mut p: Publisher<&mut [u8], 1> = Publisher::new(PublisherConfig {
@@ -108,8 +108,10 @@ impl SourceDecl<'_> {
     /// blob and the changes of an interval for the `Delta`), and the frames
     /// of two intervals: those that wait to be polled and the next
     /// interval's under way, whose last entry is made only as its frame
-    /// closes, once the others are gone. An interval's frames are a `Rows`
-    /// frame, one more for each slot change between its rows (rule 9), the
+    /// closes, once the others are gone; and a connection's first `Rows`
+    /// frame, which waits until it is polled however many intervals go by.
+    /// An interval's frames are a `Rows` frame, one more for each slot
+    /// change between its rows (rule 9), the
     /// entries before them, and on a connection's first the latest row of
     /// every other stream (rule 3). Both also keep room for the row path's
     /// fixed window past an interval's last row, so that every row of up
@@ -128,9 +130,10 @@ impl SourceDecl<'_> {
     /// entries  = (2 × changes + 1) × (42 + index name)
     ///            + 2 × (full + delta)                     (two intervals'; 0 without)
     /// repeated = latest − row, or latest with no rows     (rule 3's, once)
+    /// opening  = rows                                     (a first frame waiting)
     /// fast     = max(0, 88 − row), or 0 if no row can take the short path
     /// storage  = handshake + index name + 64 × streams + latest
-    ///            + full + delta + 2 × frames + entries + repeated + fast
+    ///            + full + delta + 2 × frames + entries + opening + repeated + fast
     /// frame_buffer = max(handshake, index, rows + latest + fast)
     /// ```
     ///
@@ -178,6 +181,10 @@ impl SourceDecl<'_> {
             }
             None => (0, 0, 0, 0, 0),
         };
+        // A connection's first Rows frame waits however many intervals go
+        // by before it is polled: a third interval's rows beside the two.
+        // (The Full before it is one of `entries`.)
+        let opening = rows;
         let repeated = match budget.rows_per_interval {
             0 => latest,
             _ => latest.saturating_sub(row),
@@ -195,6 +202,7 @@ impl SourceDecl<'_> {
             + delta
             + 2 * frames
             + entries
+            + opening
             + repeated
             + fast;
         let mut frame_buffer = rows + latest + fast;

@@ -48,16 +48,19 @@ pub struct PublisherStats {
     /// than the readings), an entry before them was, or
     /// [`drop_waiting`](crate::Publisher::drop_waiting) was called. Each `seq`
     /// stays spent, so each is a frame a subscriber sees lost (a gap,
-    /// rule 6); one dropped before any `Rows` frame of its source went out
-    /// on the connection is counted in `frames_unsent` instead, since no
+    /// rule 6), as it counts them: a connection's first `Rows` frame is
+    /// never dropped while the connection lasts, and one dropped before
+    /// it was made, or after the last `Rows` frame polled on a connection
+    /// that then ended, is counted in `frames_unsent` instead, since no
     /// subscriber can see it lost.
     pub frames_dropped: u64,
     /// Rows observed in the `Rows` frames dropped on a connection that went
     /// on, a connection's first included.
     pub rows_dropped: u64,
     /// Frames that were due and never polled, other than those in
-    /// `frames_dropped`: every frame due when the connection changed, and
-    /// the index entries and first `Rows` frames dropped on a slow link.
+    /// `frames_dropped`: every frame due when the connection changed, the
+    /// `Rows` frames dropped after the last one it carried, and the index
+    /// entries dropped on a slow link.
     pub frames_unsent: u64,
     /// Rows observed that belong to no connection: no connection was open
     /// when their frame closed, or it was due when the connection changed.

@@ -267,6 +267,8 @@ impl DeclaredState {
             hash: self.hash,
             state: self.state,
             intervals_since_full: 0,
+            unseen_gap: 0,
+            polled_seq: 0,
             delta_lost: false,
             link: OnLink::default(),
             repeated: 0,

@@ -80,6 +80,15 @@ pub(super) struct Source<S> {
     /// (rule 3), not counted as observed in it.
     repeated: u32,
     intervals_since_full: u32,
+    /// `Rows` frames dropped (counted in `frames_dropped`) since the last
+    /// one polled on the connection: a gap the subscriber sees only when
+    /// a later one arrives. If the connection ends first they were never
+    /// seen, and are counted as unsent instead.
+    unseen_gap: u32,
+    /// The low word of the `seq` of the last `Rows` frame polled on the
+    /// connection: the frames between it and the next polled are the gap
+    /// the next shows.
+    polled_seq: u32,
     /// The most the frame under way may grow to: the frame buffer less the
     /// slots of every stream, which a connection's first `Rows` frame
     /// carries (rule 3).

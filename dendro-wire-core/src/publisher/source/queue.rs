@@ -2,7 +2,11 @@
 //! waits, and dropping what a slow link or a new connection loses. A frame
 //! not polled before the interval after its own ends is lost in transit:
 //! its `seq` stays spent (rule 6), and so is every frame after an entry
-//! lost with it, whose rows no subscriber could match (rule 9).
+//! lost with it, whose rows no subscriber could match (rule 9). A
+//! connection's first `Rows` frame, and the entries before it, are never
+//! dropped while the connection lasts: the frames after them are, so that
+//! every `Rows` frame lost leaves a gap the subscriber sees (a `seq`
+//! skipped after one it has).
 
 use core::ops::Range;
 
@@ -19,6 +23,9 @@ use crate::LENGTH_PREFIX_BYTES;
 
 /// Where a `Rows` frame's count of rows is, from its length prefix on.
 const COUNT_AT: usize = ROWS_HEAD_BYTES - 4;
+/// Where the low word of its `seq` is: after the length, the kind and the
+/// source.
+const SEQ_AT: usize = LENGTH_PREFIX_BYTES + 1 + 4;
 
 impl<S: Storage> Source<S> {
     /// Its handshake is due (rules 1, 8).
@@ -68,6 +75,15 @@ impl<S: Storage> Source<S> {
         }
         t.kind = *frame.get(LENGTH_PREFIX_BYTES).ok_or(shrank)?;
         if t.kind == kind::ROWS {
+            // The frames dropped between the last polled and it are a gap
+            // the subscriber sees (on the connection's first there are
+            // none: what was dropped while it waited came after it).
+            let seq = le_u32(frame.get(SEQ_AT..SEQ_AT + 4).ok_or(shrank)?);
+            if self.link.rows_sent {
+                let shown = seq.wrapping_sub(self.polled_seq).wrapping_sub(1);
+                self.unseen_gap = self.unseen_gap.saturating_sub(shown);
+            }
+            self.polled_seq = seq;
             t.rows = le_u32(frame.get(COUNT_AT..COUNT_AT + 4).ok_or(shrank)?);
             let mut rows_sent = self.link.rows_sent;
             let repeated = self.repeated_in(&mut rows_sent);
@@ -79,10 +95,21 @@ impl<S: Storage> Source<S> {
         Ok(t)
     }
 
-    /// Drop every frame due, counting it as `why` says.
+    /// Drop every frame due, counting it as `why` says; on a connection
+    /// that goes on, but its first `Rows` frame and the entries before it.
     pub(in crate::publisher) fn drop_due(&mut self, why: Dropped) {
-        self.drop_queued(self.regions.unpolled(), why);
+        let unpolled = self.regions.unpolled();
+        let from = match why {
+            Dropped::Lost => unpolled.start + self.opening_len(),
+            Dropped::Unsent => unpolled.start,
+        };
+        self.drop_queued(from.min(unpolled.end)..unpolled.end, why);
         if why == Dropped::Unsent {
+            // Dropped after the last Rows frame the connection carried:
+            // no subscriber saw them lost.
+            let unseen = u64::from(core::mem::take(&mut self.unseen_gap));
+            self.stats.frames_dropped = self.stats.frames_dropped.saturating_sub(unseen);
+            count(&mut self.stats.frames_unsent, unseen);
             // A handshake stays due on a connection that goes on.
             count(
                 &mut self.stats.frames_unsent,
@@ -100,7 +127,7 @@ impl<S: Storage> Source<S> {
         let unpolled = self.regions.unpolled();
         w.bytes += unpolled.len();
         let mut rows_sent = self.link.rows_sent;
-        self.walk(unpolled, |kind, count| {
+        self.walk(unpolled, |kind, count, _| {
             w.frames += 1;
             if kind == kind::ROWS {
                 w.rows += u64::from(count - self.repeated_in(&mut rows_sent));
@@ -108,9 +135,9 @@ impl<S: Storage> Source<S> {
         });
     }
 
-    /// Call `f` with the kind and (for `Rows`) the row count of each frame
-    /// queued in `range`, in order.
-    pub(super) fn walk(&self, range: Range<usize>, mut f: impl FnMut(u8, u32)) {
+    /// Call `f` with the kind, (for `Rows`) the row count and the length of
+    /// each frame queued in `range`, in order.
+    pub(super) fn walk(&self, range: Range<usize>, mut f: impl FnMut(u8, u32, usize)) {
         let Some(mut rest) = self.storage.bytes().get(range) else {
             return;
         };
@@ -120,7 +147,7 @@ impl<S: Storage> Source<S> {
             };
             let kind = frame.get(LENGTH_PREFIX_BYTES).copied().unwrap_or(0);
             let count = frame.get(COUNT_AT..COUNT_AT + 4).map_or(0, le_u32);
-            f(kind, if kind == kind::ROWS { count } else { 0 });
+            f(kind, if kind == kind::ROWS { count } else { 0 }, len);
             rest = tail;
         }
     }
@@ -136,34 +163,52 @@ impl<S: Storage> Source<S> {
         }
     }
 
+    /// The bytes at the front of the unpolled queue a slow link may not
+    /// drop: the connection's first `Rows` frame while it waits, and the
+    /// entries before it. Dropped, it would take with it the only `seq` a
+    /// subscriber could see the frames after it lost against, and the
+    /// repeats of rule 3.
+    fn opening_len(&self) -> usize {
+        if self.link.rows_sent || !self.link.opening_due {
+            return 0;
+        }
+        let (mut len, mut found) = (0, false);
+        self.walk(self.regions.unpolled(), |kind, _, frame| {
+            if !found {
+                len += frame;
+                found = kind == kind::ROWS;
+            }
+        });
+        len
+    }
+
     /// The end of an interval: the frames made due before it began and
-    /// still unpolled are lost in transit, and with them every frame after
-    /// an entry or a connection's first `Rows` frame among them (their rows
-    /// could no longer be matched, or would open the connection without
-    /// rule 3); the polled frames' room is given back.
+    /// still unpolled are lost in transit, but for a connection's first
+    /// `Rows` frame and the entries before it; and with them every frame
+    /// after an entry among them (their rows could no longer be matched).
+    /// The polled frames' room is given back.
     pub(super) fn drop_earlier(&mut self) {
         let earlier = self.regions.unpolled_earlier();
+        let from = (earlier.start + self.opening_len()).min(earlier.end);
+        let earlier = from..earlier.end;
         let mut all = false;
-        let mut rows_sent = self.link.rows_sent;
-        self.walk(earlier.clone(), |kind, _| {
-            let opening = kind == kind::ROWS && !core::mem::replace(&mut rows_sent, true);
-            all |= kind == kind::INDEX || (opening && self.link.opening_due);
-        });
+        self.walk(earlier.clone(), |kind, _, _| all |= kind == kind::INDEX);
         let range = match all {
-            true => self.regions.unpolled(),
+            true => from..self.regions.unpolled().end,
             false => earlier,
         };
         self.drop_queued(range, Dropped::Lost);
         self.regions.release_polled(self.storage.bytes_mut());
     }
 
-    /// Drop the frames queued in `range` (whole frames, the unpolled
-    /// queue's front or all of it), counting them as `why` says.
+    /// Drop the frames queued in `range` (whole frames of the unpolled
+    /// queue, after its kept opening if any), counting them as `why` says.
     fn drop_queued(&mut self, range: Range<usize>, why: Dropped) {
         // `Rows` frames, their rows, and index entries.
         let mut dropped = (0u64, 0u64, 0u64);
-        let mut rows_sent = self.link.rows_sent;
-        self.walk(range.clone(), |kind, count| match kind {
+        // After a kept opening, none of them is the connection's first.
+        let mut rows_sent = self.link.rows_sent || range.start != self.regions.unpolled().start;
+        self.walk(range.clone(), |kind, count, _| match kind {
             kind::ROWS => {
                 dropped.0 += 1;
                 dropped.1 += u64::from(count - self.repeated_in(&mut rows_sent));
@@ -171,21 +216,22 @@ impl<S: Storage> Source<S> {
             _ => dropped.2 += 1,
         });
         let (frames, rows, entries) = dropped;
-        if self.link.opening_due && !self.link.rows_sent && frames > 0 {
-            // The connection's first Rows frame went: the next is one again.
-            self.link.opening_due = false;
-        }
         if entries > 0 {
             // The subscriber may lack what they carried.
             self.link.full_needed = true;
         }
         let queued = frames + entries;
-        let (gap, unseen) = match (why, self.link.rows_sent) {
+        // A `Rows` frame of the connection went, or waits before them: the
+        // subscriber sees their `seq`s skipped. (Only a new connection
+        // drops its first; it starts over.)
+        let seen = self.link.rows_sent || self.link.opening_due;
+        let (gap, unseen) = match (why, seen) {
             (Dropped::Lost, true) => (frames, queued - frames),
             _ => (0, queued),
         };
         count(&mut self.stats.frames_dropped, gap);
         count(&mut self.stats.frames_unsent, unseen);
+        self.unseen_gap = self.unseen_gap.saturating_add(gap as u32);
         match why {
             Dropped::Lost => count(&mut self.stats.rows_dropped, rows),
             Dropped::Unsent => count(&mut self.stats.rows_unsent, rows),
@@ -197,7 +243,10 @@ impl<S: Storage> Source<S> {
     /// a subscriber sees if `seen`.
     pub(super) fn count_dropped_rows(&mut self, seen: bool, rows: u32) {
         match seen {
-            true => count(&mut self.stats.frames_dropped, 1),
+            true => {
+                count(&mut self.stats.frames_dropped, 1);
+                self.unseen_gap = self.unseen_gap.saturating_add(1);
+            }
             false => count(&mut self.stats.frames_unsent, 1),
         }
         count(&mut self.stats.rows_dropped, u64::from(rows));
