@@ -49,8 +49,8 @@ impl Machine for Core {
         match self.p.observe(id, ts, 0, row) {
             Ok(()) => Taken::Yes,
             Err(PublishError::FrameTooLarge { .. }) => Taken::TooLarge,
-            Err(PublishError::NotAfterSlotChange { ts: at, .. }) => {
-                assert_eq!(at, ts);
+            Err(PublishError::NotAfterSlotChange { source: at }) => {
+                assert_eq!(at as usize, source);
                 Taken::Early
             }
             Err(e) => panic!("{e}"),

@@ -10,30 +10,33 @@ use crate::qemu::Board;
 /// xtask firmware` printed (README's Footprint table, which names the
 /// rustc) plus under 2%, so that a change which costs flash is seen and
 /// said. The decoders' is issue 14's 16 KiB.
-/// Issue 29 sought 14 KiB for `device` on the Cortex-M0, its ceiling here,
-/// and 12 KiB for the agent on the Cortex-M3; README's Footprint says how
-/// far each is and what its bytes are. The Arm programs link the
+/// Issue 29 sought 14 KiB for `device` on the Cortex-M0 and 12 KiB for the
+/// agent on the Cortex-M3; README's Footprint says how far each is and
+/// what its bytes are. The Arm programs link the
 /// size-built `memcpy`, `memset` and `memmove` of
 /// `xtask/firmware/src/mem.s`.
 /// Thumbv6m pays for software multiplies (the hash) and for its narrower
 /// instructions, RISC-V for its larger code.
 fn flash_limit(target: &str, program: &str) -> u64 {
     match (target, program) {
-        ("thumbv7m-none-eabi", "agent") => 15_790,
-        ("thumbv6m-none-eabi", "agent") => 16_720,
-        ("riscv32imc-unknown-none-elf", "agent") => 20_250,
-        ("thumbv7m-none-eabi", "plain") => 8_930,
-        ("thumbv6m-none-eabi", "plain") => 9_240,
-        ("riscv32imc-unknown-none-elf", "plain") => 11_840,
-        ("thumbv7m-none-eabi", "device") => 13_940,
-        // Issue 29's 14 KiB, the target itself.
-        ("thumbv6m-none-eabi", "device") => 14 * 1024,
-        ("riscv32imc-unknown-none-elf", "device") => 18_300,
-        ("thumbv7m-none-eabi", "async_device") => 14_160,
-        ("thumbv6m-none-eabi", "async_device") => 14_810,
-        ("riscv32imc-unknown-none-elf", "async_device") => 18_530,
+        ("thumbv7m-none-eabi", "agent") => 16_770,
+        ("thumbv6m-none-eabi", "agent") => 17_330,
+        ("riscv32imc-unknown-none-elf", "agent") => 20_830,
+        ("thumbv7m-none-eabi", "plain") => 9_360,
+        ("thumbv6m-none-eabi", "plain") => 9_730,
+        ("riscv32imc-unknown-none-elf", "plain") => 12_390,
+        ("thumbv7m-none-eabi", "device") => 14_930,
+        // Issue 29 sought 14 KiB (14,336 B) and reached 14,296 B; the
+        // floor that makes rule 5 and rule 9 agree, and the fair drop
+        // policy that loses nothing unseen, cost it 616 B (README's
+        // Footprint).
+        ("thumbv6m-none-eabi", "device") => 15_130,
+        ("riscv32imc-unknown-none-elf", "device") => 18_810,
+        ("thumbv7m-none-eabi", "async_device") => 15_040,
+        ("thumbv6m-none-eabi", "async_device") => 15_380,
+        ("riscv32imc-unknown-none-elf", "async_device") => 19_070,
         // embassy-net and smoltcp are most of it.
-        ("thumbv6m-none-eabi", "embassy_agent") => 18_620,
+        ("thumbv6m-none-eabi", "embassy_agent") => 19_100,
         // smoltcp is most of it.
         ("thumbv7m-none-eabi", "net-agent") => 39_920,
         _ => 16 * 1024,

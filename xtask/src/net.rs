@@ -304,7 +304,7 @@ pub(crate) fn run(board: &Board, dir: &Path, tool: &Path) -> Result<Footprint, S
         counts["rows_observed"], counts["rows_dropped"], counts["rows_lost_at_disconnect"], counts["rows_unacked"], counts["rows_unsent"]
     );
     eprintln!(
-        "    frames: {} dropped by the machine = {frames_lost} lost in the captures (check) + {} dropped after a connection's last delivered frame",
+        "    frames: {} dropped by the machine = {frames_lost} lost in the captures (check) + {} dropped just before a frame that did not arrive (the machine counts those after a connection's last frame polled as unsent)",
         counts["frames_dropped"], counts["frames_dropped_unseen"]
     );
     if accounted != counts["rows_observed"] {

@@ -655,8 +655,7 @@ enum dw_publish_error
   /**
    * A row after a slot change not later than the rows before it (read
    * by time it would fall under the slots before): `values[0]` the
-   * source, `values[1]` the row's ts and `values[2]` the newest ts
-   * before the change, each an `int64_t` stored in the `uint64_t`.
+   * source.
    */
   DW_PUBLISH_NOT_AFTER_SLOT_CHANGE = 14,
   /**

@@ -279,8 +279,7 @@ pub enum dw_publish_error {
     DW_PUBLISH_ENCODE = 13,
     /// A row after a slot change not later than the rows before it (read
     /// by time it would fall under the slots before): `values[0]` the
-    /// source, `values[1]` the row's ts and `values[2]` the newest ts
-    /// before the change, each an `int64_t` stored in the `uint64_t`.
+    /// source.
     DW_PUBLISH_NOT_AFTER_SLOT_CHANGE = 14,
     /// A refusal of a newer core that this header does not name.
     DW_PUBLISH_OTHER = 255,

@@ -113,7 +113,7 @@ impl Machine for CMachine {
         match r {
             dw_result::DW_RESULT_OK => Taken::Yes,
             dw_result::DW_RESULT_REFUSED if e.reason == early => {
-                assert_eq!(e.values[1] as i64, ts, "the row's ts in values[1]");
+                assert_eq!(e.values[0], u64::from(source), "the source in values[0]");
                 Taken::Early
             }
             dw_result::DW_RESULT_REFUSED => Taken::TooLarge,

@@ -74,18 +74,17 @@ pub enum PublishError {
         limit: usize,
     },
     /// A row observed after a slot change whose `ts` is not later than
-    /// `newest`, the newest row observed before the change. Read by time
-    /// (rule 5), it would fall under the slots before the change, and read
-    /// by its `index_state` (rule 9) under the slots after it: no stamp of
-    /// the change's entry can put it after the one and before the other
-    /// ([protocol §8](crate::protocol)). A later `ts` is taken.
+    /// the newest row observed before the change (or earlier than an entry
+    /// that brought slots in since). Read by time (rule 5), it would fall
+    /// under the slots before the change, and read by its `index_state`
+    /// (rule 9) under the slots after it: no stamp of the change's entry
+    /// can put it after the one and before the other
+    /// ([protocol §8.16](crate::protocol)). A later `ts` is taken. (The
+    /// `ts`s are the caller's to say: carried here, they made every
+    /// `Result` of the publisher larger on a 32-bit device.)
     NotAfterSlotChange {
         /// The source's ordinal.
         source: u32,
-        /// The row's `ts`.
-        ts: i64,
-        /// The newest `ts` of the rows observed before the change.
-        newest: i64,
     },
     /// The source's storage cannot hold what it was given.
     StorageFull {
@@ -185,10 +184,10 @@ impl fmt::Display for PublishError {
                     _ => "",
                 })
             }
-            PublishError::NotAfterSlotChange { source, ts, newest } => write!(
+            PublishError::NotAfterSlotChange { source } => write!(
                 f,
-                "a row of source {source} at ts {ts}, observed after a slot change, is not later \
-                 than {newest}, the newest row observed before the change; read by time (rule 5) \
+                "a row of source {source} observed after a slot change, is not later \
+                 than the newest row observed before the change; read by time (rule 5) \
                  it would fall under the slots before the change, so it is refused (a later ts \
                  is taken)"
             ),

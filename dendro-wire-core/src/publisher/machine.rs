@@ -344,7 +344,8 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     // What `Observer::observe` does for one row, written out: going through
     // an `Observer` costs the firmware agent flash (`cargo xtask firmware`
     // prints the footprint).
-    #[inline]
+    #[cfg_attr(unaligned_words, inline(always))]
+    #[cfg_attr(not(unaligned_words), inline)]
     pub fn observe(
         &mut self,
         stream: StreamId,
@@ -467,6 +468,10 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     /// and the next entry is a `Full`; a handshake stays due until polled.
     /// Which source's frames a slow link leaves unpolled is the
     /// [`DropPolicy`]'s to say.
+    // Out of line where the row path has its short path: inlined into a
+    // firmware's loop, its registers crowded the row path's there (`cargo
+    // xtask firmware` counts the instructions a row takes).
+    #[cfg_attr(unaligned_words, inline(never))]
     pub fn end_interval(&mut self) {
         let (config, connected) = (self.config, self.connected);
         for s in &mut self.sources {

@@ -57,7 +57,8 @@ impl<'a, S: Storage> Observer<'a, S> {
 
     /// Observe one row on one of the source's streams: see
     /// [`Publisher::observe`](crate::Publisher::observe).
-    #[inline]
+    #[cfg_attr(unaligned_words, inline(always))]
+    #[cfg_attr(not(unaligned_words), inline)]
     pub fn observe(
         &mut self,
         stream: StreamId,

@@ -44,11 +44,16 @@ pub(super) fn next_due<S: Storage>(
         DropPolicy::RoundRobin => turn,
         DropPolicy::DeclarationOrder => 0,
     };
+    // Their low words, added: a 64-bit sum at every comparison was a
+    // device's flash, and an order past 2^32 frames lost matters little.
     let lost = |s: &Source<S>| match policy {
-        DropPolicy::RoundRobin => s.counts().frames_dropped + s.counts().frames_unsent,
+        DropPolicy::RoundRobin => {
+            let c = s.counts();
+            (c.frames_dropped as u32).wrapping_add(c.frames_unsent as u32)
+        }
         DropPolicy::DeclarationOrder => 0,
     };
-    let mut next: Option<(usize, u64)> = None;
+    let mut next: Option<(usize, u32)> = None;
     // From `first` round to it, without a division.
     for i in (first..n).chain(0..first) {
         let Some(s) = sources.get(i) else {

@@ -368,6 +368,7 @@ pub mod measure {
     #[cfg(feature = "measure")]
     mod systick {
         use core::ptr::{read_volatile, write_volatile};
+        use core::sync::atomic::{compiler_fence, Ordering};
 
         const CSR: usize = 0xE000_E010;
         const RVR: usize = 0xE000_E014;
@@ -384,9 +385,15 @@ pub mod measure {
             }
         }
 
+        /// The counter, read where the program reads it: the fences keep
+        /// the compiler from moving the memory accesses of the work before
+        /// or after into the stretch measured, or out of it.
         pub fn now() -> u32 {
+            compiler_fence(Ordering::SeqCst);
             // SAFETY: as in `start`.
-            unsafe { read_volatile(CVR as *const u32) }
+            let now = unsafe { read_volatile(CVR as *const u32) };
+            compiler_fence(Ordering::SeqCst);
+            now
         }
     }
 

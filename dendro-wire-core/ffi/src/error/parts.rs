@@ -165,11 +165,6 @@ impl Values {
     fn byte(&self, i: usize) -> Option<u8> {
         u8::try_from(self.0[i]).ok()
     }
-
-    /// An `i64`, stored as its two's complement bits.
-    fn signed(&self, i: usize) -> i64 {
-        self.0[i] as i64
-    }
 }
 
 fn rule_parts(rule: Rule) -> (dw_rule, [u64; 4]) {
@@ -330,10 +325,9 @@ fn publish_parts(p: PublishError) -> (dw_publish_error, [u64; 4]) {
             (DW_PUBLISH_BUFFER_TOO_SMALL, [n(needed), n(have), 0, 0])
         }
         PublishError::Encode(_) => (DW_PUBLISH_ENCODE, [0; 4]),
-        PublishError::NotAfterSlotChange { source, ts, newest } => (
-            DW_PUBLISH_NOT_AFTER_SLOT_CHANGE,
-            [source.into(), ts as u64, newest as u64, 0],
-        ),
+        PublishError::NotAfterSlotChange { source } => {
+            (DW_PUBLISH_NOT_AFTER_SLOT_CHANGE, [source.into(), 0, 0, 0])
+        }
         _ => (DW_PUBLISH_OTHER, [0; 4]),
     }
 }
@@ -381,11 +375,9 @@ fn publish_from(reason: u32, v: Values) -> Option<PublishError> {
         r if r == DW_PUBLISH_STORAGE_SHRANK as u32 => {
             PublishError::StorageShrank { source: v.word(0)? }
         }
-        r if r == DW_PUBLISH_NOT_AFTER_SLOT_CHANGE as u32 => PublishError::NotAfterSlotChange {
-            source: v.word(0)?,
-            ts: v.signed(1),
-            newest: v.signed(2),
-        },
+        r if r == DW_PUBLISH_NOT_AFTER_SLOT_CHANGE as u32 => {
+            PublishError::NotAfterSlotChange { source: v.word(0)? }
+        }
         r if r == DW_PUBLISH_BUFFER_TOO_SMALL as u32 => PublishError::BufferTooSmall {
             needed: v.size(0)?,
             have: v.size(1)?,

@@ -84,12 +84,7 @@ impl<S: Storage> Source<S> {
         self.rows = 0;
         count(&mut self.stats.rows_observed, u64::from(rows));
         let frame = self.regions.frame();
-        let (mut earliest, newest) = self
-            .storage
-            .bytes()
-            .get(frame)
-            .and_then(|f| ts_span(f, rows))
-            .unwrap_or((i64::MAX, i64::MIN));
+        let (mut earliest, newest) = ts_span(self.storage.bytes().get(frame).unwrap_or(&[]), rows);
         if rows > 0 {
             self.last_ts = match self.observed {
                 true => self.last_ts.max(newest),
@@ -287,14 +282,16 @@ fn row_at(bytes: &[u8]) -> Option<(usize, i64)> {
 }
 
 /// The earliest and the newest `ts` of the `count` rows of the `Rows`
-/// frame `frame`, if it has any.
-fn ts_span(frame: &[u8], count: u32) -> Option<(i64, i64)> {
-    let mut at = ROWS_HEAD_BYTES;
-    let mut span = None;
+/// frame `frame`: `(i64::MAX, i64::MIN)` if it has none.
+fn ts_span(frame: &[u8], count: u32) -> (i64, i64) {
+    let (mut at, mut earliest, mut newest) = (ROWS_HEAD_BYTES, i64::MAX, i64::MIN);
     for _ in 0..count {
-        let (len, ts) = row_at(frame.get(at..)?)?;
-        span = Some(span.map_or((ts, ts), |(e, n): (i64, i64)| (e.min(ts), n.max(ts))));
+        let Some((len, ts)) = frame.get(at..).and_then(row_at) else {
+            break;
+        };
+        earliest = earliest.min(ts);
+        newest = newest.max(ts);
         at += len;
     }
-    span
+    (earliest, newest)
 }

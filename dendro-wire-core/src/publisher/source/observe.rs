@@ -85,11 +85,7 @@ impl<S: Storage> Source<S> {
             // Read by time, it would fall under the slots before the
             // change (rule 5): no stamp of the change's entry lies between
             // it and the rows before.
-            return Err(PublishError::NotAfterSlotChange {
-                source,
-                ts,
-                newest: self.floor - 1,
-            });
+            return Err(PublishError::NotAfterSlotChange { source });
         }
         let rec = self.rec(stream).ok_or(shrank)?;
         let (slot, cap) = (rec.slot(), rec.cap());

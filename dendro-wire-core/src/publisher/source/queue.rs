@@ -172,14 +172,16 @@ impl<S: Storage> Source<S> {
         if self.link.rows_sent || !self.link.opening_due {
             return 0;
         }
-        let (mut len, mut found) = (0, false);
-        self.walk(self.regions.unpolled(), |kind, _, frame| {
-            if !found {
-                len += frame;
-                found = kind == kind::ROWS;
-            }
-        });
-        len
+        // The connection's first Rows frame is the first it closed: only
+        // its own entry, if any, can be before it.
+        let Some(queued) = self.storage.bytes().get(self.regions.unpolled()) else {
+            return 0;
+        };
+        let first = frame_len_at(queued).unwrap_or(0);
+        match queued.get(LENGTH_PREFIX_BYTES) {
+            Some(&kind::INDEX) => first + queued.get(first..).and_then(frame_len_at).unwrap_or(0),
+            _ => first,
+        }
     }
 
     /// The end of an interval: the frames made due before it began and

@@ -138,7 +138,7 @@ impl<S: Storage> Source<S> {
         // A row after the change is later than every row before it, or
         // read by time it would fall under the slots before (rule 5).
         if self.observed {
-            self.floor = self.last_ts.saturating_add(1);
+            self.floor = self.last_ts.wrapping_add(1);
         }
         if let Some((d_at, d_old)) = delta_change {
             let d_at = self.regions.offset(Region::Delta, d_at);

@@ -50,6 +50,7 @@ pub struct Tracker {
     rows_delivered: u32,
     rows_repeated_delivered: u32,
     rows_unacked: u32,
+    /// Rows frames dropped just before a frame polled that did not arrive.
     frames_dropped_unseen: u32,
 }
 
@@ -143,14 +144,16 @@ impl Tracker {
     }
 
     /// The connection ended: the frames not acknowledged are lost with it,
-    /// and so are the gaps of drops no later frame of it showed. Say what
-    /// its capture must check as.
+    /// and so are the gaps of drops before them, which no frame that
+    /// arrived showed. (Those dropped after the last frame polled the
+    /// machine itself moves from `frames_dropped` to `frames_unsent`.) Say
+    /// what its capture must check as.
     pub fn disconnected(&mut self, out: &mut Console) {
         while let Some(f) = self.in_flight.pop_front() {
             self.rows_unacked += f.rows;
             self.frames_dropped_unseen += f.dropped_before;
         }
-        self.frames_dropped_unseen += core::mem::take(&mut self.dropped_since);
+        self.dropped_since = 0;
         self.capture
             .print(out, self.connections)
             .field("bytes", self.acked)
