@@ -122,7 +122,8 @@ pub use segment::Segment;
 pub use source_update::SourceUpdate;
 pub use storage::Storage;
 pub use subscriber::{
-    Admitted, ProtocolError, RowsVerdict, SkipReason, SourceSlot, Subscriber, SubscriberIn,
+    lost_allowance, Admitted, ProtocolError, RowsVerdict, SkipReason, SourceSlot, Subscriber,
+    SubscriberIn, MAX_ROWS_FRAMES_PER_SECOND,
 };
 pub use tally::Tally;
 pub use truncated::Truncated;

@@ -96,14 +96,43 @@ pub struct RowsVerdict {
     pub source: u32,
     /// `None`: apply the rows. `Some`: skip them, and why.
     pub skip: Option<SkipReason>,
-    /// Frames lost in transit before this one: the `seq` jump minus one.
+    /// Frames lost in transit before this one: the `seq` jump minus one,
+    /// unless the jump is [`implausible`](Self::implausible).
     pub lost: u64,
     /// Whether this is the source's first gap, for a caller that reports a
     /// persistently lossy link once rather than on every frame.
     pub first_gap: bool,
-    /// Whether `seq` was not above the previous frame's ([protocol §8.5](crate::protocol)): counted,
-    /// and the rows are still judged by rule 9.
+    /// Whether `seq` broke the source's sequence: not above the previous
+    /// frame's ([protocol §8.5](crate::protocol)), or [`implausible`](Self::implausible).
+    /// Counted, and the rows are still judged by rule 9.
     pub regression: bool,
+    /// Whether `seq` jumped further than the connection could have lost
+    /// frames ([`SubscriberIn::allow_lost`], [protocol §8.17](crate::protocol)):
+    /// the jump is a regression, not frames lost, and `lost` is 0.
+    pub implausible: bool,
+}
+
+/// The most `Rows` frames a second this project takes a publisher to send
+/// one source: one an interval, and an interval of at least a millisecond
+/// ([protocol §8.17](crate::protocol)).
+pub const MAX_ROWS_FRAMES_PER_SECOND: u64 = 1_000;
+
+/// The most frames one source may be counted lost on a connection open for
+/// `age_ms` milliseconds that has sent `frames` frames: what it could have
+/// sent in that time at [`MAX_ROWS_FRAMES_PER_SECOND`], plus what it has
+/// sent ([protocol §8.17](crate::protocol)). For
+/// [`SubscriberIn::allow_lost`], by a caller with a clock.
+///
+/// ```
+/// use dendro_wire_core::lost_allowance;
+///
+/// assert_eq!(lost_allowance(0, 3), 3);
+/// assert_eq!(lost_allowance(60_000, 100), 60_100);
+/// assert_eq!(lost_allowance(u64::MAX, u64::MAX), u64::MAX);
+/// ```
+pub const fn lost_allowance(age_ms: u64, frames: u64) -> u64 {
+    let in_time = age_ms.saturating_mul(MAX_ROWS_FRAMES_PER_SECOND) / 1_000;
+    in_time.saturating_add(frames)
 }
 
 /// What a subscriber does with a frame that broke no rule.
@@ -140,8 +169,13 @@ pub enum Admitted {
 struct SourceState {
     index_state: IndexState,
     seen_full: bool,
-    last_seq: Option<u64>,
+    /// The previous `Rows` frame's `seq`, once `seq_seen` (a flag rather
+    /// than an `Option`, so a place stays within the C API's 48 bytes).
+    last_seq: u64,
+    seq_seen: bool,
     gap_seen: bool,
+    /// Frames counted lost on this connection: never above the allowance.
+    lost: u64,
 }
 
 /// One place in a subscriber's table of sources: an open source's ordinal
@@ -162,8 +196,10 @@ impl SourceSlot {
             // stream matches from its first frame.
             index_state: NO_INDEX_STATE,
             seen_full: false,
-            last_seq: None,
+            last_seq: 0,
+            seq_seen: false,
             gap_seen: false,
+            lost: 0,
         },
     };
 }
@@ -210,6 +246,9 @@ pub struct SubscriberIn<T> {
     table: T,
     open: usize,
     limit: usize,
+    /// The most frames one source may be counted lost
+    /// ([`allow_lost`](Self::allow_lost)).
+    allowance: u64,
 }
 
 impl<const N: usize> Default for SubscriberIn<[SourceSlot; N]> {
@@ -225,6 +264,7 @@ impl<const N: usize> SubscriberIn<[SourceSlot; N]> {
             table: [SourceSlot::EMPTY; N],
             open: 0,
             limit: N,
+            allowance: u64::MAX,
         }
     }
 
@@ -255,6 +295,7 @@ impl<const N: usize> SubscriberIn<[SourceSlot; N]> {
     /// ```
     pub fn resize<const M: usize>(&self) -> Option<Subscriber<M>> {
         let mut resized = Subscriber::<M>::new().with_source_limit(self.limit);
+        resized.allowance = self.allowance;
         let open = self.table.get(..self.open)?;
         resized.table.get_mut(..open.len())?.copy_from_slice(open);
         resized.open = open.len();
@@ -272,6 +313,7 @@ impl<T: AsRef<[SourceSlot]> + AsMut<[SourceSlot]>> SubscriberIn<T> {
             table,
             open: 0,
             limit,
+            allowance: u64::MAX,
         }
     }
 
@@ -286,9 +328,25 @@ impl<T: AsRef<[SourceSlot]> + AsMut<[SourceSlot]>> SubscriberIn<T> {
     }
 
     /// Forget every source: the connection ended, and the next one starts
-    /// with handshakes from ordinal 0 (rule 8).
+    /// with handshakes from ordinal 0 (rule 8), and no bound on frames lost
+    /// until one is set.
     pub fn reset(&mut self) {
         self.open = 0;
+        self.allowance = u64::MAX;
+    }
+
+    /// From now on, count at most `frames` frames lost for any one source
+    /// on this connection ([protocol §8.17](crate::protocol)): a `seq` jump
+    /// that would take a source past it is one the connection could not
+    /// have produced, and is judged
+    /// [`implausible`](RowsVerdict::implausible), a regression rather than
+    /// frames lost. A caller with a clock sets it before each `Rows` frame
+    /// to [`lost_allowance`] of the connection's age and the frames it has
+    /// sent; with none set, every jump is frames lost, as dendro counts
+    /// them. A count a peer chooses is thus bounded by time and by what it
+    /// sent, and so is every sum of it.
+    pub fn allow_lost(&mut self, frames: u64) {
+        self.allowance = frames;
     }
 
     /// The sources open on this connection.
@@ -341,7 +399,9 @@ impl<T: AsRef<[SourceSlot]> + AsMut<[SourceSlot]>> SubscriberIn<T> {
                     kind: index.kind,
                 }
             }
-            Frame::Rows(rows) => Admitted::Rows(st.judge(source, rows.seq, rows.index_state)),
+            Frame::Rows(rows) => {
+                Admitted::Rows(st.judge(source, rows.seq, rows.index_state, self.allowance))
+            }
             _ => Admitted::Apply { source },
         })
     }
@@ -376,13 +436,26 @@ impl<T: AsRef<[SourceSlot]> + AsMut<[SourceSlot]>> SubscriberIn<T> {
 }
 
 impl SourceState {
-    fn judge(&mut self, source: u32, seq: u64, declared: IndexState) -> RowsVerdict {
-        let (lost, regression) = match self.last_seq {
-            Some(last) if seq > last => (seq - last - 1, false),
-            Some(_) => (0, true),
-            None => (0, false),
+    fn judge(
+        &mut self,
+        source: u32,
+        seq: u64,
+        declared: IndexState,
+        allowance: u64,
+    ) -> RowsVerdict {
+        let last = self.last_seq;
+        let (jump, regressed) = match self.seq_seen {
+            true if seq > last => (seq - last - 1, false),
+            true => (0, true),
+            false => (0, false),
         };
-        self.last_seq = Some(seq);
+        // The jump is taken either way: the frames after it are judged
+        // from this `seq`, as after a regression.
+        (self.last_seq, self.seq_seen) = (seq, true);
+        let implausible = jump > allowance.saturating_sub(self.lost);
+        let lost = if implausible { 0 } else { jump };
+        self.lost = self.lost.saturating_add(lost); // at most `allowance`
+        let regression = regressed || implausible;
         let first_gap = lost > 0 && !self.gap_seen;
         self.gap_seen |= lost > 0;
         let skip = if declared != NO_INDEX_STATE && !self.seen_full {
@@ -401,6 +474,7 @@ impl SourceState {
             lost,
             first_gap,
             regression,
+            implausible,
         }
     }
 }

@@ -51,9 +51,11 @@ pub struct Tally {
     pub unknown_skipped: u64,
     /// `seq` jumps: each a run of frames lost in transit.
     pub gaps: u64,
-    /// Frames lost in those jumps.
+    /// Frames lost in those jumps: never more a source than its subscriber
+    /// allows ([`SubscriberIn::allow_lost`](crate::SubscriberIn::allow_lost)).
     pub frames_lost: u64,
-    /// `seq` regressions ([protocol §8.5](crate::protocol)).
+    /// `seq` regressions ([protocol §8.5](crate::protocol)), and jumps
+    /// further than the connection could have lost frames (§8.17).
     pub seq_regressions: u64,
 }
 

@@ -307,14 +307,26 @@ enum Step {
     Rows(u8, u8, u8),
     ClockOffset(u8),
     Reset,
+    /// `Subscriber::allow_lost`, of 0 to 7 frames.
+    AllowLost(u8),
 }
 
 /// The rules as a plain model, written from docs/PROTOCOL.md §5 and docs/PROTOCOL.md §8 without
 /// looking at the state machine: per source, the held state, whether a Full
-/// came, and the last seq.
-#[derive(Default)]
+/// came, the last seq and the frames counted lost; and the most frames a
+/// source may be counted lost (§8.17: a jump past it is a regression).
 struct Model {
-    sources: HashMap<u32, (u64, bool, Option<u64>)>,
+    sources: HashMap<u32, (u64, bool, Option<u64>, u64)>,
+    allowance: u64,
+}
+
+impl Default for Model {
+    fn default() -> Self {
+        Model {
+            sources: HashMap::new(),
+            allowance: u64::MAX,
+        }
+    }
 }
 
 fn state(s: u8) -> (u64, u64) {
@@ -366,6 +378,11 @@ fn subscriber_model() {
                         model = Model::default();
                         continue;
                     }
+                    Step::AllowLost(n) => {
+                        sub.allow_lost(u64::from(n % 8));
+                        model.allowance = u64::from(n % 8);
+                        continue;
+                    }
                 };
                 let got = sub.admit(&frame);
                 let source = frame.source().expect("known kinds");
@@ -404,10 +421,10 @@ impl Model {
             if self.sources.len() == 4 {
                 return Err(ProtocolError::TooManySources { limit: 4 });
             }
-            self.sources.insert(source, (0, false, None));
+            self.sources.insert(source, (0, false, None, 0));
             return Ok(None);
         }
-        let Some((held, full, last)) = self.sources.get_mut(&source) else {
+        let Some((held, full, last, counted)) = self.sources.get_mut(&source) else {
             return Err(ProtocolError::UnknownSource {
                 source,
                 kind: frame.kind(),
@@ -420,12 +437,19 @@ impl Model {
                 Ok(None)
             }
             Frame::Rows(r) => {
-                let (lost, regression) = match *last {
+                let (jump, regression) = match *last {
                     None => (0, false),
                     Some(l) if r.seq > l => (r.seq - l - 1, false),
                     Some(_) => (0, true),
                 };
                 *last = Some(r.seq);
+                let (lost, regression) = match counted.checked_add(jump) {
+                    Some(total) if total <= self.allowance => {
+                        *counted = total;
+                        (jump, regression)
+                    }
+                    _ => (0, true),
+                };
                 let declared = r.index_state.0;
                 let skip = (declared != 0 && !*full) || declared != *held;
                 Ok(Some((skip, lost, regression)))

@@ -1396,8 +1396,9 @@ typedef struct dw_admitted {
    */
   bool first_gap;
   /**
-   * Whether `seq` was not above the last frame's (counted; the rows are
-   * still judged).
+   * Whether `seq` was not above the last frame's, or jumped further than
+   * a source's frames lost can count (counted; the rows are still
+   * judged).
    */
   bool regression;
 } dw_admitted;

@@ -138,8 +138,9 @@ pub struct dw_admitted {
     pub lost: u64,
     /// Whether this is the source's first gap.
     pub first_gap: bool,
-    /// Whether `seq` was not above the last frame's (counted; the rows are
-    /// still judged).
+    /// Whether `seq` was not above the last frame's, or jumped further than
+    /// a source's frames lost can count (counted; the rows are still
+    /// judged).
     pub regression: bool,
 }
 

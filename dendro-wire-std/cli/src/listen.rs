@@ -399,7 +399,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         "listener: {} connection(s) served ({} ended cleanly), {} refused at accept (over a \
          connection cap of {} in all, {} yet to open a source or {} from one address, or the \
          memory budget full), {} told to close to admit newer ones; rows {} applied {} skipped, \
-         gaps {} ({} frames lost){}",
+         gaps {} ({} frames lost){}{}",
         t.connections,
         t.clean,
         stats.refused,
@@ -411,6 +411,10 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         a.rows_skipped,
         a.gaps,
         a.frames_lost,
+        match a.seq_regressions {
+            0 => String::new(),
+            n => format!(", seq regressions {n}"),
+        },
         match dropped {
             0 => String::new(),
             n => format!("; {n} line(s) not printed, stdout was not read fast enough"),

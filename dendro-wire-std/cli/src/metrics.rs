@@ -200,8 +200,15 @@ impl Metrics {
         counter("gaps", "Gaps in a source's Rows seq", tally.gaps);
         counter(
             "frames_lost",
-            "Rows frames lost in transit, as the gaps say",
+            "Rows frames lost in transit, as the gaps say, at most what each connection \
+             could have lost in the time it was open",
             tally.frames_lost,
+        );
+        counter(
+            "seq_regressions",
+            "Rows frames whose seq was not above its source's last, or jumped further than \
+             its connection could have lost frames",
+            tally.seq_regressions,
         );
         #[cfg(feature = "archive")]
         if let Some(a) = &archive {

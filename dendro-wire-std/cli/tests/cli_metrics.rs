@@ -142,3 +142,77 @@ fn idle_connections_to_the_metrics_port_cannot_keep_a_scraper_out() {
     assert!(listening.terminate());
     assert!(listening.finish().status.success());
 }
+
+/// A stream of `lines` of JSON, through the tool's own encoder.
+fn encoded(lines: &[&str]) -> Vec<u8> {
+    let out = TOOL.run(["encode"], lines.join("\n").as_bytes());
+    assert!(out.status.success(), "{out:?}");
+    out.stdout
+}
+
+/// A `seq` of 0 and then 2^64-1 is no loss of 1.8e19 frames: the jump is
+/// one the connection could not have produced, counted as a regression in
+/// /metrics and the summaries and said once, while the real gap beside it
+/// is counted exactly.
+#[test]
+fn a_seq_jump_no_connection_could_produce_is_a_regression_not_frames_lost() {
+    let (listening, metrics) = listen_with_metrics();
+    let handshake = |source: u32| {
+        format!(
+            r#"{{"frame":"handshake","source":{source},"uuid":null,"labels":{{}},"metadata":{{}},"clock_anchor_wall_ns":0,"complete":false}}"#
+        )
+    };
+    let rows = |source: u32, seq: u64| {
+        format!(r#"{{"frame":"rows","source":{source},"seq":{seq},"index_state":[0,0],"rows":[]}}"#)
+    };
+    let lines = [
+        handshake(0),
+        rows(0, 0),
+        rows(0, u64::MAX),
+        handshake(1),
+        rows(1, 5),
+        rows(1, 8), // 2 frames lost, honestly
+        rows(0, 3), // a regression proper
+    ];
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let mut peer = TcpStream::connect(listening.addr()).unwrap();
+    peer.write_all(&encoded(&lines)).unwrap();
+    drop(peer);
+    let body = wait_for(
+        &metrics,
+        "dendro_wire_connections_ended_total{reason=\"clean\"}",
+        1,
+    );
+    for (name, want) in [
+        ("dendro_wire_connections_ended_total{reason=\"clean\"}", 1),
+        ("dendro_wire_frames_total", 7),
+        ("dendro_wire_sources_opened_total", 2),
+        ("dendro_wire_gaps_total", 1),
+        ("dendro_wire_frames_lost_total", 2),
+        ("dendro_wire_seq_regressions_total", 2),
+    ] {
+        assert_eq!(value(&body, name), Some(want), "{name} in\n{body}");
+    }
+    assert!(listening.terminate());
+    let done = listening.finish();
+    assert!(done.status.success(), "{}", done.stderr);
+    let connection = &done.lines[done.lines.len() - 2];
+    assert!(
+        connection.ends_with("gaps 1 (2 frames lost); seq regressions 2; ended cleanly"),
+        "{connection}"
+    );
+    let summary = done.lines.last().unwrap();
+    assert!(
+        summary.contains("gaps 1 (2 frames lost), seq regressions 2"),
+        "{summary}"
+    );
+    let said = "source 0: Rows seq 18446744073709551615 jumps further than this connection \
+                could have lost frames";
+    assert_eq!(done.stderr.matches(said).count(), 1, "{}", done.stderr);
+    assert_eq!(
+        done.stderr.matches("jumps further").count(),
+        1,
+        "{}",
+        done.stderr
+    );
+}

@@ -2,8 +2,12 @@
 //! the core's subscriber rules.
 
 use std::fmt;
+use std::time::{Duration, Instant};
 
-use dendro_wire_core::{kind, Admitted, Frame, Handshake, ProtocolError, Subscriber, Tally};
+use dendro_wire_core::{
+    kind, lost_allowance, Admitted, Frame, Handshake, ProtocolError, Subscriber, Tally,
+    MAX_ROWS_FRAMES_PER_SECOND,
+};
 
 use super::sink::{SegmentStored, Sink, SinkError};
 
@@ -129,6 +133,10 @@ pub struct SinkSubscriber<S: Sink> {
     tally: Tally,
     /// Segments the sink already held, counted in the tally too.
     segments_held: u64,
+    /// When the connection opened, if frames lost are bounded by its age.
+    opened: Option<Instant>,
+    /// Whether an implausible `seq` jump has been logged.
+    said_implausible: bool,
 }
 
 /// The label every handshake and source update must carry, and the value it
@@ -149,6 +157,14 @@ enum SourceTable {
 }
 
 impl SourceTable {
+    fn allow_lost(&mut self, frames: u64) {
+        match self {
+            SourceTable::Few(rules) => rules.allow_lost(frames),
+            SourceTable::Dozens(rules) => rules.allow_lost(frames),
+            SourceTable::Many(rules) => rules.allow_lost(frames),
+        }
+    }
+
     fn admit(&mut self, frame: &Frame<'_>) -> Result<Admitted, ProtocolError> {
         match self {
             SourceTable::Few(rules) => rules.admit(frame),
@@ -211,7 +227,39 @@ impl<S: Sink> SinkSubscriber<S> {
             sink,
             tally: Tally::default(),
             segments_held: 0,
+            opened: None,
+            said_implausible: false,
         }
+    }
+
+    /// Count frames lost by a connection that opened at `opened`: for each
+    /// source, at most what it could have sent since at
+    /// [`MAX_ROWS_FRAMES_PER_SECOND`], plus the frames it has sent
+    /// ([`lost_allowance`], [protocol §8.17](dendro_wire_core::protocol)).
+    /// A `seq` jump past that is counted as a regression, and the first is
+    /// logged. Without it (a capture, read at any speed) every jump is
+    /// frames lost.
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use dendro_wire_core::{Frame, Handshake, Map, RowList, Rows};
+    /// use dendro_wire_std::{CountingSink, SinkSubscriber};
+    ///
+    /// let mut sub = SinkSubscriber::new(CountingSink::default()).bound_lost_from(Instant::now());
+    /// let hs = Handshake { source: 0, uuid: None, labels: Map::EMPTY, metadata: Map::EMPTY,
+    ///                      clock_anchor_wall_ns: 0, complete: false };
+    /// sub.apply(&Frame::Handshake(hs))?;
+    /// for seq in [0, u64::MAX] {
+    ///     sub.apply(&Frame::Rows(Rows { source: 0, seq, index_state: (0, 0),
+    ///                                   rows: RowList::EMPTY }))?;
+    /// }
+    /// let tally = sub.tally();
+    /// assert_eq!((tally.frames_lost, tally.seq_regressions), (0, 1));
+    /// # Ok::<(), dendro_wire_std::SubscribeError>(())
+    /// ```
+    pub fn bound_lost_from(mut self, opened: Instant) -> Self {
+        self.opened = Some(opened);
+        self
     }
 
     /// Bind the connection's sources to `identity`, what its transport
@@ -340,6 +388,17 @@ impl<S: Sink> SinkSubscriber<S> {
         if let Frame::Handshake(h) = frame {
             self.check_encoder(h)?;
         }
+        let bound = match (frame, self.opened) {
+            (Frame::Rows(_), Some(opened)) => {
+                let age = opened.elapsed();
+                let ms = u64::try_from(age.as_millis()).unwrap_or(u64::MAX);
+                // The frames it has sent, this one included.
+                let allowance = lost_allowance(ms, self.tally.frames.saturating_add(1));
+                self.rules.allow_lost(allowance);
+                Some((age, allowance))
+            }
+            _ => None,
+        };
         let admitted = self.admit(frame)?;
         let sink = |e| SubscribeError::Sink(e);
         match (admitted, frame) {
@@ -362,6 +421,9 @@ impl<S: Sink> SinkSubscriber<S> {
                         rows.seq
                     );
                 }
+                if let (true, Some((age, allowance))) = (v.implausible, bound) {
+                    self.say_implausible(v.source, rows.seq, age, allowance);
+                }
             }
             (Admitted::Apply { source }, Frame::Segment(s)) => {
                 let stored = self.sink.segment(source, s).map_err(sink)?;
@@ -379,6 +441,20 @@ impl<S: Sink> SinkSubscriber<S> {
         did.count(frame, admitted);
         self.tally += did;
         Ok(did)
+    }
+
+    /// The first `seq` jump on the connection that it could not have
+    /// produced: said once, as a peer chooses how many it sends.
+    fn say_implausible(&mut self, source: u32, seq: u64, age: Duration, allowance: u64) {
+        if std::mem::replace(&mut self.said_implausible, true) {
+            return;
+        }
+        log::warn!(
+            "source {source}: Rows seq {seq} jumps further than this connection could have lost \
+             frames in the {age:.1?} it has been open (at most {allowance} a source: \
+             {MAX_ROWS_FRAMES_PER_SECOND} a second, and one for each frame it sent); counted as \
+             a seq regression, not as frames lost, and logged once per connection"
+        );
     }
 
     fn check_encoder(&self, h: &Handshake<'_>) -> Result<(), SubscribeError> {

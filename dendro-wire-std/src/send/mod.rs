@@ -30,6 +30,6 @@ pub use source::SourceConfig;
 pub use transport::publish_unix;
 pub use transport::{closed_by_subscriber, drain_queue, publish_tcp, publish_to_writer, Socket};
 #[cfg(feature = "tls")]
-pub(crate) use transport::{connect_tcp, drain_checked};
+pub(crate) use transport::{closed_by_subscriber_ending, connect_tcp, drain_checked};
 #[cfg(feature = "tokio")]
 pub use transport_async::drain_queue_async;

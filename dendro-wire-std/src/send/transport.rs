@@ -164,13 +164,28 @@ socket!(std::os::unix::net::UnixStream);
 /// write (a subscriber that serves a stream never ends it first, so one
 /// that does had refused it), or reset it, within a second of the writer's
 /// end, with what was written not all read. The writer's side is shut for
-/// writing either way. Written is not applied: the protocol has no
-/// acknowledgement, and `None` says only that no refusal was seen.
+/// writing either way, and the subscriber's end after that (its FIN) is the
+/// orderly end of a stream it served, not a refusal. Written is not
+/// applied: the protocol has no acknowledgement, and `None` says only that
+/// no refusal was seen.
 pub fn closed_by_subscriber(socket: &impl Socket) -> Option<io::Error> {
+    closed_by_subscriber_ending(socket, || {})
+}
+
+/// [`closed_by_subscriber`], with `end` the writer's own end of the stream
+/// above the socket (TLS's `close_notify`), sent once the watch for an early
+/// end is over and before the socket is shut for writing: the subscriber's
+/// answer to it (its own `close_notify` and FIN) is then the orderly end it
+/// is, never taken for a refusal.
+pub(crate) fn closed_by_subscriber_ending(
+    socket: &impl Socket,
+    end: impl FnOnce(),
+) -> Option<io::Error> {
     let mut buf = [0; 512];
     if let Some(ended) = ended_already(socket, &mut buf) {
         return Some(ended);
     }
+    end();
     socket.shutdown_write().ok()?;
     // Until the subscriber's end, within the wait: bytes it sends (a TLS
     // record) are passed over.

@@ -60,7 +60,8 @@ use identity::IdentityVerifier;
 pub use identity::{identity, IdentityFrom, NoIdentity};
 
 use crate::send::{
-    closed_by_subscriber, connect_tcp, drain_checked, DrainOptions, FrameQueue, TransportStats,
+    closed_by_subscriber_ending, connect_tcp, drain_checked, DrainOptions, FrameQueue,
+    TransportStats,
 };
 
 /// Why TLS could not be set up: a file that could not be read or holds no
@@ -289,31 +290,34 @@ impl io::Write for TlsStream {
 }
 
 impl TlsStream {
-    /// At a clean end: the TLS session ended with a `close_notify`, then
-    /// whether the collector had closed the connection
-    /// ([`closed_by_subscriber`]).
+    /// At a clean end: whether the collector had closed the connection
+    /// ([`closed_by_subscriber`](crate::send::closed_by_subscriber)). Its watch for an early end comes first;
+    /// then the TLS session is ended with a `close_notify`, and the
+    /// collector's answer (its own `close_notify` and FIN) is the orderly
+    /// end of a stream it served, not a close by the collector.
     fn closed_by_subscriber(&mut self) -> Option<io::Error> {
-        self.close_notify();
-        closed_by_subscriber(&self.inner.sock)
-    }
-
-    fn close_notify(&mut self) {
         let StreamOwned { conn, sock } = &mut self.inner;
-        conn.send_close_notify();
-        // Best effort, and never stuck behind a collector that stopped
-        // reading.
-        let _ = sock.set_write_timeout(Some(Duration::from_secs(1)));
-        while conn.wants_write() {
-            if conn.write_tls(sock).is_err() {
-                break;
-            }
+        let sock = &*sock;
+        closed_by_subscriber_ending(sock, || close_notify(conn, sock))
+    }
+}
+
+/// End the TLS session with a `close_notify`: best effort, and never stuck
+/// behind a collector that stopped reading. A second call sends nothing.
+fn close_notify(conn: &mut ClientConnection, mut sock: &TcpStream) {
+    conn.send_close_notify();
+    let _ = sock.set_write_timeout(Some(Duration::from_secs(1)));
+    while conn.wants_write() {
+        if conn.write_tls(&mut sock).is_err() {
+            break;
         }
     }
 }
 
 impl Drop for TlsStream {
     fn drop(&mut self) {
-        self.close_notify();
+        let StreamOwned { conn, sock } = &mut self.inner;
+        close_notify(conn, sock);
     }
 }
 

@@ -138,8 +138,9 @@ pub(super) async fn serve_connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
         (Ok(_), Some(recorder)) => Some(recorder.capture(info.id)),
         _ => None,
     };
-    let mut subscriber =
-        SinkSubscriber::new(make_sink(&info)).with_source_limit(config.max_sources);
+    let mut subscriber = SinkSubscriber::new(make_sink(&info))
+        .with_source_limit(config.max_sources)
+        .bound_lost_from(Instant::now());
     #[cfg(feature = "tls")]
     if let (Some(label), Some(identity)) = (&config.bind_identity, &info.identity) {
         subscriber = subscriber.bind_identity(label.clone(), identity.clone());

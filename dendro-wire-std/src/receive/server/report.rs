@@ -145,6 +145,9 @@ impl std::fmt::Display for Ended {
             t.gaps,
             t.frames_lost,
         )?;
+        if t.seq_regressions > 0 {
+            write!(f, "seq regressions {}; ", t.seq_regressions)?;
+        }
         match &self.result {
             Ok(()) => f.write_str("ended cleanly")?,
             Err(e) => write!(f, "ended: {e}")?,
