@@ -19,8 +19,10 @@
 //! a few large ones.
 
 mod batch;
+mod checks;
 mod commit;
 mod config;
+mod events;
 mod shared;
 mod sink;
 mod stats;
@@ -37,6 +39,8 @@ use dendro::writer::Writer;
 use crate::receive::{Backlog, SinkError};
 use commit::Committer;
 pub use config::ArchiveConfig;
+pub use events::DendroEvents;
+use events::Watch;
 use shared::ArchiveState;
 pub use shared::SharedArchive;
 pub use sink::ArchiveSink;
@@ -50,6 +54,9 @@ pub use stats::{ArchiveStats, CommitSeconds, COMMIT_BUCKETS};
 #[derive(Clone, Debug)]
 pub struct RawRowsEncoder {
     version: String,
+    /// The archive whose dendro writer thread asks for the version, to be
+    /// told of the ticks that thread drops.
+    watch: Option<Arc<Watch>>,
 }
 
 impl RawRowsEncoder {
@@ -57,6 +64,7 @@ impl RawRowsEncoder {
     pub fn new(version: impl Into<String>) -> Self {
         RawRowsEncoder {
             version: version.into(),
+            watch: None,
         }
     }
 }
@@ -83,6 +91,12 @@ impl SegmentEncoder for RawRowsEncoder {
     }
 
     fn version(&self) -> Option<&str> {
+        // dendro asks on its writer thread, as it adds each source (before
+        // any of the source's rows): that thread is the one whose dropped
+        // ticks are this archive's.
+        if let Some(watch) = &self.watch {
+            events::watch_this_thread(watch);
+        }
         Some(&self.version)
     }
 }
@@ -106,7 +120,11 @@ impl SharedArchive {
         encoder: &str,
         config: ArchiveConfig,
     ) -> Result<Self, SinkError> {
-        let encoder_box = Box::new(RawRowsEncoder::new(encoder));
+        let watch = Arc::new(Watch::default());
+        let encoder_box = Box::new(RawRowsEncoder {
+            version: encoder.to_string(),
+            watch: Some(watch.clone()),
+        });
         let writer = if path.exists() {
             Writer::open(path, encoder_box)
         } else {
@@ -126,7 +144,7 @@ impl SharedArchive {
             #[cfg(test)]
             journal: Mutex::default(),
         });
-        let committer = Committer::new(inner.clone(), writer);
+        let committer = Committer::new(inner.clone(), writer, watch);
         let thread = std::thread::Builder::new()
             .name("dendro-wire-archive".into())
             .spawn(move || committer.run())?;
