@@ -83,15 +83,19 @@ impl Metrics {
         }
     }
 
-    /// Why the listener is not ready, if it is not: it is stopping, or the
-    /// archive is further behind than allowed.
+    /// Why the listener is not ready, if it is not: it is stopping, the
+    /// archive failed a commit, or it is further behind than allowed.
     fn unready(&self) -> Option<String> {
         if self.stopping.load(Ordering::Relaxed) {
             return Some("stopping\n".into());
         }
         #[cfg(feature = "archive")]
         if let Some((archive, max_lag)) = &self.archive {
-            let lag = archive.stats().lag;
+            let stats = archive.stats();
+            if let Some(why) = stats.failed {
+                return Some(format!("failed: the archive cannot commit: {why}\n"));
+            }
+            let lag = stats.lag;
             if lag > *max_lag {
                 return Some(format!(
                     "behind: the archive's oldest row not yet committed has waited {:.1} s, \
@@ -213,13 +217,20 @@ impl Metrics {
             counter(
                 "archive_rows_dropped",
                 "Rows handed to the archive and not committed: their source could not be \
-                 opened, or the archive's writer failed",
+                 opened, or a commit failed",
                 a.rows_dropped,
             );
             counter(
                 "archive_commits",
                 "Transactions of rows the archive committed",
                 a.commits,
+            );
+            counter(
+                "archive_commit_failures",
+                "Commits the archive failed: dendro's writer answered an error or dropped the \
+                 rows after its retries, or the archive's file was gone; the first stops the \
+                 listener",
+                a.commit_failures,
             );
             counter(
                 "archive_waits",
