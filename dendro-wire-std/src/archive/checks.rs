@@ -72,3 +72,75 @@ fn identity(path: &std::path::Path) -> std::io::Result<(u64, u64)> {
     // Without an inode to compare, only a file that is gone is seen.
     std::fs::metadata(path).map(|_| (0, 0))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use dendro_wire_core::{Row, RowList, Rows};
+    use dendro_wire_test_support::fixtures::bare_handshake;
+
+    use super::super::{ArchiveConfig, SharedArchive};
+    use crate::receive::Sink;
+
+    fn hand_rows(sink: &mut impl Sink, seq: u64) -> Result<(), crate::receive::SinkError> {
+        let rows: Vec<Row<'_>> = (0..10)
+            .map(|i| Row {
+                stream: "x",
+                ts: (seq * 10 + i) as i64,
+                wall_offset: 0,
+                row: b"row",
+            })
+            .collect();
+        let frame = Rows {
+            source: 0,
+            seq,
+            index_state: (0, 0),
+            rows: RowList::from_slice(&rows),
+        };
+        sink.rows(0, &frame)
+    }
+
+    #[test]
+    fn an_archive_removed_under_the_writer_path_stops_it_and_no_row_is_lost_to_the_count() {
+        let dir = std::env::temp_dir().join(format!("dendro-wire-removed-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let config = ArchiveConfig::default().commit_age(Duration::from_millis(5));
+        let archive =
+            SharedArchive::with_config(&dir.join("a.dendro"), "test-raw-1", config).unwrap();
+        let mut sink = archive.connection();
+        sink.open_source(0, &bare_handshake(0)).unwrap();
+        hand_rows(&mut sink, 0).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while archive.stats().rows_committed < 10 {
+            assert!(Instant::now() < deadline, "{:?}", archive.stats());
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::fs::remove_file(archive.path()).unwrap();
+        // Rows go on being handed over until the writer path has failed;
+        // then they are refused.
+        let mut seq = 1;
+        let refused = loop {
+            assert!(Instant::now() < deadline, "{:?}", archive.stats());
+            match hand_rows(&mut sink, seq) {
+                Ok(()) => seq += 1,
+                Err(e) => break e.to_string(),
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        assert!(refused.contains("is gone"), "{refused}");
+        let why = archive.clone().finish().unwrap_err().to_string();
+        assert!(why.contains("is gone"), "{why}");
+        let stats = archive.stats();
+        assert_eq!(stats.rows_committed, 10, "{stats:?}");
+        assert_eq!(stats.rows_handed_over, seq * 10, "{stats:?}");
+        assert_eq!(stats.rows_dropped, stats.rows_handed_over - 10, "{stats:?}");
+        assert_eq!(
+            (stats.rows_pending, stats.commit_failures),
+            (0, 1),
+            "{stats:?}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -194,3 +194,46 @@ impl Subscriber for DendroEvents {
 
     fn exit(&self, _: &Id) {}
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dropped_tick_is_counted_against_the_archive_of_the_thread_that_dropped_it() {
+        let (mine, other) = (Arc::new(Watch::default()), Arc::new(Watch::default()));
+        let dispatch = Dispatch::new(DendroEvents);
+        let on_another_thread = {
+            let other = other.clone();
+            std::thread::spawn(move || {
+                tracing_core::dispatcher::with_default(&Dispatch::new(DendroEvents), || {
+                    watch_this_thread(&other);
+                    tracing::warn!("committing a tick failed (disk I/O error); retrying in 10ms");
+                })
+            })
+        };
+        on_another_thread.join().unwrap();
+        tracing_core::dispatcher::with_default(&dispatch, || {
+            // Not yet this thread's archive: nobody's.
+            tracing::warn!(
+                "a tick was dropped after retries (database or disk is full); 1 consecutive"
+            );
+            watch_this_thread(&mine);
+            tracing::warn!("committing a tick failed (database or disk is full); retrying in 10ms");
+            tracing::warn!(
+                "a tick was dropped after retries (database or disk is full); 1 consecutive"
+            );
+        });
+        assert_eq!(
+            mine.dropped(),
+            (
+                1,
+                Some(
+                    "a tick was dropped after retries (database or disk is full); 1 consecutive"
+                        .into()
+                )
+            )
+        );
+        assert_eq!(other.dropped(), (0, None));
+    }
+}
