@@ -17,6 +17,27 @@
 //! sending a frame a second, would be thousands of small commits a second
 //! if each connection committed its own. One path for all of them makes it
 //! a few large ones.
+//!
+//! # A commit that fails
+//!
+//! dendro 0.6.1's writer retries a commit that fails on a condition that
+//! may clear (a full disk, a failed write or fsync, a lock), then drops the
+//! tick, answers success, and says so only as a `tracing` warning.
+//! [`DendroEvents`] (`events.rs`) hears it: install it (or forward dendro's
+//! events to it), or a dropped tick is seen only when dendro stops after
+//! 30 in a row. The writer path waits for each tick and checks it
+//! (`checks.rs`): a tick dropped, an error from dendro's writer, or the
+//! archive's file removed or replaced is a failed commit. The writer path
+//! does not retry it (a full disk or a lost file does not clear on its
+//! own, and holding rows for a retry would only keep the backlog full): it
+//! stops at the first, and every connection's next hand-over is refused.
+//! Rows committed before it stay counted in
+//! [`rows_committed`](ArchiveStats::rows_committed); the failed tick's,
+//! the rest of its batch's and all handed over after are counted in
+//! [`rows_dropped`](ArchiveStats::rows_dropped), never dropped uncounted;
+//! [`commit_failures`](ArchiveStats::commit_failures) and
+//! [`failed`](ArchiveStats::failed) say that it happened and why, and
+//! [`finish`](SharedArchive::finish) returns the failure.
 
 mod batch;
 mod checks;
