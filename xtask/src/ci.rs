@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::firmware::ARCHIVE_TESTS;
-use crate::steps::{cargo, cargo_tree, output, release_tool, root, run, rustup_cargo};
+use crate::steps::{
+    cargo, cargo_tree, output, release_tool, root, run, rustup_cargo, CLI_ARCHIVE_TESTS,
+};
 use crate::{c, c_firmware, firmware, metrics, python, setup};
 
 /// The optional features checked and tested in every CI run with the rest
@@ -116,21 +118,9 @@ pub(crate) fn ci() -> Result<(), String> {
             "archive_collector",
         ]),
     )?;
-    // As root (CI is), cli_archive mounts a small tmpfs to fill; its file
-    // size limit needs no root.
     run(
         "listen and demo when the archive cannot be written",
-        cargo().args([
-            "test",
-            "-p",
-            "dendro-wire",
-            "--features",
-            "archive",
-            "--bin",
-            "dendro-wire",
-            "--test",
-            "cli_archive",
-        ]),
+        cargo().args(CLI_ARCHIVE_TESTS),
     )?;
     no_std()?;
     firmware::run()?;

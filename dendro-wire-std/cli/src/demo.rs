@@ -403,7 +403,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         // An archive that failed a commit takes nothing more: the demo
         // stops there, and its summary says why.
         #[cfg(feature = "archive")]
-        if n % 256 == 0 && archive.as_ref().is_some_and(|a| a.stats().failed.is_some()) {
+        if n.is_multiple_of(256) && archive.as_ref().is_some_and(|a| a.stats().failed.is_some()) {
             eprintln!("dendro-wire demo: stopping: the archive cannot commit");
             break;
         }
