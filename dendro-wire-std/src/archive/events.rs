@@ -27,13 +27,15 @@ const DROPPED: &str = "a tick was dropped after retries";
 
 /// A `tracing` subscriber for dendro's events: each printed through the
 /// `log` crate at its own level (an error as an error, a warning as a
-/// warning), under its own target, and every tick dendro drops counted
-/// against the [`SharedArchive`](super::SharedArchive) whose writer dropped
-/// it, which then counts that commit failed.
+/// warning), under its own target and named by its crate (`dendro: ...`;
+/// another crate's events, if any, the same way), and every tick dendro
+/// drops counted against the [`SharedArchive`](super::SharedArchive) whose
+/// writer dropped it, which then counts that commit failed.
 ///
 /// An application that lands rows through a `SharedArchive` installs it
 /// ([`install`](Self::install)), or, with a `tracing` subscriber of its own,
-/// hands it every event ([`observe`](Self::observe)). Without either, a
+/// hands it every event ([`observe`](Self::observe)) and says so
+/// ([`forwarding`](Self::forwarding)). Without either, a
 /// commit dendro drops is seen only when dendro's writer stops, 30 dropped
 /// ticks later, and its rows are counted as committed until then.
 #[derive(Clone, Copy, Debug, Default)]
@@ -176,6 +178,8 @@ impl Subscriber for DendroEvents {
             }
         }
         let level = log_level(metadata.level());
+        // Named by its crate: `dendro: ...`.
+        let from = metadata.target().split("::").next().unwrap_or_default();
         if level <= log::max_level() {
             log::logger().log(
                 &log::Record::builder()
@@ -184,7 +188,7 @@ impl Subscriber for DendroEvents {
                     .module_path(metadata.module_path())
                     .file(metadata.file())
                     .line(metadata.line())
-                    .args(format_args!("dendro: {message}"))
+                    .args(format_args!("{from}: {message}"))
                     .build(),
             );
         }
