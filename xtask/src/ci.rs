@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::firmware::ARCHIVE_TESTS;
-use crate::steps::{cargo, cargo_tree, output, release_tool, root, run, rustup_cargo};
+use crate::steps::{
+    cargo, cargo_tree, output, release_tool, root, run, rustup_cargo, CLI_ARCHIVE_TESTS,
+};
 use crate::{c, c_firmware, firmware, metrics, python, setup};
 
 /// The optional features checked and tested in every CI run with the rest
@@ -115,6 +117,10 @@ pub(crate) fn ci() -> Result<(), String> {
             "--test",
             "archive_collector",
         ]),
+    )?;
+    run(
+        "listen and demo when the archive cannot be written",
+        cargo().args(CLI_ARCHIVE_TESTS),
     )?;
     no_std()?;
     firmware::run()?;

@@ -6,6 +6,22 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The tool's tests with the archive feature: its unit tests, and
+/// `cli_archive`, `listen` and `demo` over an archive that cannot be
+/// written (as root, as CI runs, it mounts a small tmpfs to fill; its file
+/// size limit needs no root).
+pub(crate) const CLI_ARCHIVE_TESTS: &[&str] = &[
+    "test",
+    "-p",
+    "dendro-wire",
+    "--features",
+    "archive",
+    "--bin",
+    "dendro-wire",
+    "--test",
+    "cli_archive",
+];
+
 /// The workspace root.
 pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

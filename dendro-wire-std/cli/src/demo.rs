@@ -400,6 +400,13 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         agent.interval(&mut publisher, n)?;
         n += 1;
         progress.show(|| now(started, &queue, &publisher, &server));
+        // An archive that failed a commit takes nothing more: the demo
+        // stops there, and its summary says why.
+        #[cfg(feature = "archive")]
+        if n.is_multiple_of(256) && archive.as_ref().is_some_and(|a| a.stats().failed.is_some()) {
+            eprintln!("dendro-wire demo: stopping: the archive cannot commit");
+            break;
+        }
     }
     // A last interval the link does not lose (seq is the interval's
     // number), so every frame lost on purpose has a successor that shows

@@ -335,6 +335,9 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
 
     #[cfg(feature = "archive")]
     let mut at_stop = None;
+    // Whether the archive failed a commit: then the listener stops serving.
+    #[cfg_attr(not(feature = "archive"), allow(unused_mut))]
+    let mut failed = false;
     let mut progress = Progress::new(
         Duration::from_secs(1),
         Duration::from_secs(5),
@@ -352,6 +355,12 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
             }
             break;
         }
+        #[cfg(feature = "archive")]
+        if let Some(why) = archive.as_ref().and_then(|a| a.stats().failed) {
+            eprintln!("dendro-wire listen: stopping: the archive cannot commit: {why}");
+            failed = true;
+            break;
+        }
         let ended = totals.lock().unwrap_or_else(|e| e.into_inner()).connections;
         if options.connections.is_some_and(|n| ended >= n) {
             break;
@@ -361,7 +370,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     }
     progress.finish();
     metrics.stopping();
-    let grace = if signalled.load(Ordering::Relaxed) {
+    let grace = if failed || signalled.load(Ordering::Relaxed) {
         Duration::ZERO
     } else {
         Duration::from_secs(5)
@@ -388,10 +397,14 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     // stdout nobody reads holds the exit no longer than the flush's wait.
     let dropped = lines.out().dropped();
     let mut report = Vec::new();
+    // A failure of the archive is said in the summary, then returned.
     #[cfg(feature = "archive")]
-    if let Some(archive) = archive {
-        crate::archive::finish(archive, at_stop, &mut report)?;
-    }
+    let archived = match archive {
+        Some(archive) => crate::archive::finish(archive, at_stop, &mut report),
+        None => Ok(()),
+    };
+    #[cfg(not(feature = "archive"))]
+    let archived: Result<(), Failure> = Ok(());
     let t = totals.lock().unwrap_or_else(|e| e.into_inner());
     let a = t.tally;
     writeln!(
@@ -433,7 +446,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
             report.lines().last().unwrap_or_default()
         );
     }
-    Ok(())
+    archived
 }
 
 /// The Unix socket asked for, if any.

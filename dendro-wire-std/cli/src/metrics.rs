@@ -83,15 +83,19 @@ impl Metrics {
         }
     }
 
-    /// Why the listener is not ready, if it is not: it is stopping, or the
-    /// archive is further behind than allowed.
+    /// Why the listener is not ready, if it is not: it is stopping, the
+    /// archive failed a commit, or it is further behind than allowed.
     fn unready(&self) -> Option<String> {
         if self.stopping.load(Ordering::Relaxed) {
             return Some("stopping\n".into());
         }
         #[cfg(feature = "archive")]
         if let Some((archive, max_lag)) = &self.archive {
-            let lag = archive.stats().lag;
+            let stats = archive.stats();
+            if let Some(why) = stats.failed {
+                return Some(format!("failed: the archive cannot commit: {why}\n"));
+            }
+            let lag = stats.lag;
             if lag > *max_lag {
                 return Some(format!(
                     "behind: the archive's oldest row not yet committed has waited {:.1} s, \
@@ -220,13 +224,20 @@ impl Metrics {
             counter(
                 "archive_rows_dropped",
                 "Rows handed to the archive and not committed: their source could not be \
-                 opened, or the archive's writer failed",
+                 opened, or a commit failed",
                 a.rows_dropped,
             );
             counter(
                 "archive_commits",
                 "Transactions of rows the archive committed",
                 a.commits,
+            );
+            counter(
+                "archive_commit_failures",
+                "Commits the archive failed: dendro's writer answered an error or dropped the \
+                 rows after its retries, or the archive's file was gone; the first stops the \
+                 listener",
+                a.commit_failures,
             );
             counter(
                 "archive_waits",
@@ -486,5 +497,81 @@ impl prometheus_client::encoding::EncodeMetric for CommitHistogram {
 
     fn metric_type(&self) -> prometheus_client::metrics::MetricType {
         prometheus_client::metrics::MetricType::Histogram
+    }
+}
+
+#[cfg(all(test, feature = "archive"))]
+mod tests {
+    use std::net::TcpListener;
+    use std::time::{Duration, Instant};
+
+    use dendro_wire_std::archive::SharedArchive;
+    use dendro_wire_std::receive::{Server, ServerConfig};
+    use dendro_wire_std::{CountingSink, Sink};
+
+    use super::Metrics;
+
+    /// An archive whose writer path has failed a commit: its file removed
+    /// under it, and rows handed over after.
+    fn failed_archive() -> SharedArchive {
+        let dir = std::env::temp_dir().join(format!("dendro-wire-metrics-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let archive = SharedArchive::create(&dir.join("a.dendro"), "test-raw-1").unwrap();
+        let mut sink = archive.connection();
+        sink.open_source(0, &dendro_wire_test_support::fixtures::bare_handshake(0))
+            .unwrap();
+        std::fs::remove_file(archive.path()).unwrap();
+        let row = dendro_wire_core::Row {
+            stream: "x",
+            ts: 1,
+            wall_offset: 0,
+            row: b"row",
+        };
+        let rows = [row];
+        let frame = dendro_wire_core::Rows {
+            source: 0,
+            seq: 0,
+            index_state: (0, 0),
+            rows: dendro_wire_core::RowList::from_slice(&rows),
+        };
+        sink.rows(0, &frame).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while archive.stats().failed.is_none() {
+            assert!(Instant::now() < deadline, "{:?}", archive.stats());
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        archive
+    }
+
+    #[test]
+    fn an_archive_that_failed_a_commit_is_not_ready_and_is_counted() {
+        let archive = failed_archive();
+        let metrics = Metrics::new(Some((archive, Duration::from_secs(3600))));
+        let why = metrics.unready().unwrap_or_default();
+        assert!(
+            why.starts_with("failed: the archive cannot commit") && why.contains("is gone"),
+            "{why}"
+        );
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let server = Server::start(
+            listener,
+            ServerConfig::default(),
+            |_| CountingSink::default(),
+            |_, _| {},
+        )
+        .unwrap();
+        let text = metrics.render(&server.watch(), 1 << 20);
+        server.shutdown(Duration::ZERO);
+        assert!(
+            text.lines()
+                .any(|l| l == "dendro_wire_archive_commit_failures_total 1"),
+            "{text}"
+        );
+        assert!(
+            text.lines()
+                .any(|l| l == "dendro_wire_archive_rows_dropped_total 1"),
+            "{text}"
+        );
     }
 }

@@ -23,6 +23,14 @@
 //!   refuses a row repeating a `(stream, ts)` its source holds by
 //!   re-committing the whole transaction source by source; kept apart, such
 //!   a row costs its own source a commit, never every source in the batch.
+//! - **A commit that failed** is never counted as committed: dendro's
+//!   writer answering an error, or dropping a tick after its retries (which
+//!   it answers as a success, and says only as a `tracing` warning: see
+//!   [`DendroEvents`](super::DendroEvents)), or the archive's file gone,
+//!   stops the writer path at once. Every tick is waited for before the
+//!   next is handed over, so the rows committed before the failure are
+//!   counted committed, and those of the failed tick and after it, with
+//!   everything still queued, are counted not committed.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -31,8 +39,10 @@ use std::time::{Duration, Instant};
 use dendro::archive::WalRow;
 use dendro::writer::Writer;
 
-use super::batch::{Batch, Open, SourceKey, What, Work};
+use super::batch::{Batch, Layer, Open, SourceKey, What, Work};
+use super::checks::Checks;
 use super::config::ArchiveConfig;
+use super::events::{DendroEvents, Watch};
 use super::shared::ArchiveState;
 
 /// Why the writer path cannot go on: dendro's writer failed.
@@ -47,30 +57,59 @@ pub(super) struct Committer {
     batch: Batch,
     /// When the last commit ended.
     last_commit: Instant,
+    /// What dendro's answers do not say.
+    checks: Checks,
+}
+
+/// How far a batch got: rows of it committed, of those apart, and
+/// transactions.
+#[derive(Default)]
+struct Progress {
+    rows: usize,
+    apart: usize,
+    commits: u64,
 }
 
 impl Committer {
-    pub(super) fn new(inner: Arc<ArchiveState>, writer: Writer) -> Self {
+    pub(super) fn new(inner: Arc<ArchiveState>, writer: Writer, watch: Arc<Watch>) -> Self {
+        let checks = Checks::new(watch, inner.path.clone());
         Committer {
             inner,
             writer,
             open: HashMap::new(),
             batch: Batch::default(),
             last_commit: Instant::now(),
+            checks,
         }
     }
 
     /// Take and commit work until asked to stop with nothing left, or until
-    /// dendro's writer fails; then join dendro's writer.
+    /// a commit fails; then join dendro's writer.
     pub(super) fn run(mut self) {
+        if !DendroEvents::watching() {
+            log::warn!(
+                "dendro's tracing events are not watched (archive::DendroEvents): a tick \
+                 dendro drops after its retries is seen only once it has dropped 30 in a row"
+            );
+        }
         let result = self.serve();
+        if result.is_err() {
+            // What the batch still holds was never handed to dendro.
+            let batch = std::mem::take(&mut self.batch);
+            self.inner.counters.not_committed(batch.rows as u64);
+            self.inner.backlog.remove(batch.held);
+        }
         let joined = self.writer.join();
-        let failed = match (result, joined) {
-            (Err(Fatal(why)), _) => Some(why),
-            (Ok(()), Err(e)) => Some(format!("dendro's writer failed: {e}")),
-            (Ok(()), Ok(())) => None,
+        // dendro's writer thread has ended: all it had to say is said.
+        let late = self.checks.check();
+        let failed = match (result, joined, late) {
+            (Err(Fatal(why)), _, _) => Some(why),
+            (Ok(()), Err(e), _) => Some(format!("dendro's writer failed: {e}")),
+            (Ok(()), Ok(()), Err(why)) => Some(why),
+            (Ok(()), Ok(()), Ok(())) => None,
         };
         if let Some(why) = failed {
+            self.inner.counters.commit_failed();
             log::error!("the archive's writer path stopped: {why}");
             self.inner.fail(why);
         }
@@ -83,16 +122,29 @@ impl Committer {
             let room = config.commit_rows.saturating_sub(self.batch.rows);
             let deadline = self.batch.oldest.map(|oldest| oldest + config.commit_age);
             let (taken, stopping) = self.take(room, deadline);
-            for work in taken {
+            let mut taken = taken.into_iter();
+            while let Some(work) = taken.next() {
                 // A source opened or a frame applied at once waits on
                 // dendro: a batch that falls due meanwhile is committed
                 // first, and the rest follows; but no sooner than its age
                 // after the last commit, so that thousands of sources
                 // opening at once are not each a commit of their own.
+                let mut done = Ok(());
                 if self.last_commit.elapsed() >= config.commit_age && self.due(&config) {
-                    self.commit()?;
+                    done = self.commit();
                 }
-                self.accept(work)?;
+                done = match done {
+                    Ok(()) => self.accept(work),
+                    Err(fatal) => {
+                        self.drop_work(&work);
+                        Err(fatal)
+                    }
+                };
+                if let Err(fatal) = done {
+                    // What was taken and not yet reached is not committed.
+                    taken.for_each(|work| self.drop_work(&work));
+                    return Err(fatal);
+                }
                 self.inner.counters.set_oldest_taken(self.batch.oldest);
             }
             if stopping || self.due(&config) {
@@ -255,18 +307,21 @@ impl Committer {
         self.inner.backlog.remove(work.bytes);
     }
 
-    /// dendro's writer still answers, or it has failed for good.
+    /// dendro's writer still answers, or it has failed for good; and what
+    /// it was handed before is in the archive, or it is not and the writer
+    /// path stops. Without a source open there is nothing to wait on: what
+    /// dendro says is checked as it is, and once more when it is joined.
     fn check_alive(&mut self) -> Result<(), Fatal> {
-        match self.open.values_mut().next() {
-            Some(open) => open
-                .writer
+        if let Some(open) = self.open.values_mut().next() {
+            open.writer
                 .sync()
-                .map_err(|e| Fatal(format!("dendro's writer failed: {e}"))),
-            None => Ok(()),
+                .map_err(|e| Fatal(format!("dendro's writer failed: {e}")))?;
         }
+        self.checks.check().map_err(Fatal)
     }
 
-    /// Commit the batch, layer by layer, and wait until dendro has.
+    /// Commit the batch, layer by layer, and wait until dendro has; the rows
+    /// of a commit that failed, and all after it, are counted not committed.
     fn commit(&mut self) -> Result<(), Fatal> {
         if self.batch.is_empty() {
             return Ok(());
@@ -274,9 +329,48 @@ impl Committer {
         let started = Instant::now();
         let batch = std::mem::take(&mut self.batch);
         let oldest = batch.oldest.unwrap_or(started);
-        let (mut commits, mut sources, mut ops) = (0, 0, 0);
+        let mut done = Progress::default();
+        let result = self.commit_layers(batch.layers, &mut done);
+        let now = Instant::now();
+        self.inner.counters.committed(
+            done.rows as u64,
+            done.apart as u64,
+            done.commits,
+            now - started,
+            now.saturating_duration_since(oldest),
+        );
+        self.inner.backlog.remove(batch.held);
+        self.last_commit = Instant::now();
+        let (sources, ops) = result.inspect_err(|_| {
+            self.inner
+                .counters
+                .not_committed((batch.rows - done.rows) as u64);
+        })?;
+        log::debug!(
+            "archive: committed {} rows of {sources} source(s) ({} apart) in {} \
+             transaction(s) and {ops} other frame(s) in {:?}, the oldest handed over {:?} before",
+            batch.rows,
+            batch.apart,
+            done.commits,
+            now - started,
+            now.saturating_duration_since(oldest),
+        );
+        Ok(())
+    }
+
+    /// Hand the batch's layers to dendro, each tick waited for and checked
+    /// before the next; how many sources' rows and other frames it held.
+    fn commit_layers(
+        &mut self,
+        layers: Vec<Layer>,
+        done: &mut Progress,
+    ) -> Result<(usize, usize), Fatal> {
+        // A frame applied at once since the last commit, and dropped by
+        // dendro, stops the writer path before these rows are handed over.
+        self.check_alive()?;
+        let (mut sources, mut ops) = (0, 0);
         let taking = |e: dendro::Error| Fatal(format!("dendro's writer failed to take rows: {e}"));
-        for layer in batch.layers {
+        for layer in layers {
             #[cfg(test)]
             for (id, rows) in layer.rows.iter().chain(layer.apart.iter()) {
                 let key = self.open.iter().find(|(_, o)| o.id == *id).map(|(k, _)| *k);
@@ -290,41 +384,30 @@ impl Committer {
                 for (_, rows) in &mut ticks {
                     rows.sort_by(|a, b| (a.stream.as_str(), a.ts).cmp(&(b.stream.as_str(), b.ts)));
                 }
+                let rows: usize = ticks.iter().map(|(_, rows)| rows.len()).sum();
                 self.writer.wal_tick(ticks).map_err(taking)?;
-                commits += 1;
+                // dendro's writer takes what it is handed in order: once it
+                // has answered this barrier, the tick is committed, or
+                // dendro has said it dropped it.
+                self.check_alive()?;
+                done.rows += rows;
+                done.commits += 1;
             }
             for (id, rows) in layer.apart {
+                let n = rows.len();
                 self.writer.wal_tick(vec![(id, rows)]).map_err(taking)?;
-                commits += 1;
+                self.check_alive()?;
+                done.rows += n;
+                done.apart += n;
+                done.commits += 1;
             }
             for work in layer.then {
                 ops += 1;
                 self.apply(work)?;
             }
         }
-        // dendro's writer takes what it is handed in order: once it has
-        // answered this barrier, everything above is committed.
         self.check_alive()?;
-        let now = Instant::now();
-        log::debug!(
-            "archive: committed {} rows of {sources} source(s) ({} apart) in {} \
-             transaction(s) and {ops} other frame(s) in {:?}, the oldest handed over {:?} before",
-            batch.rows,
-            batch.apart,
-            commits,
-            now - started,
-            now.saturating_duration_since(oldest),
-        );
-        self.inner.counters.committed(
-            batch.rows as u64,
-            batch.apart as u64,
-            commits,
-            now - started,
-            now.saturating_duration_since(oldest),
-        );
-        self.inner.backlog.remove(batch.held);
-        self.last_commit = Instant::now();
-        Ok(())
+        Ok((sources, ops))
     }
 
     #[cfg(test)]

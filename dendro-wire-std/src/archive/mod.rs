@@ -17,10 +17,33 @@
 //! sending a frame a second, would be thousands of small commits a second
 //! if each connection committed its own. One path for all of them makes it
 //! a few large ones.
+//!
+//! # A commit that fails
+//!
+//! dendro 0.6.1's writer retries a commit that fails on a condition that
+//! may clear (a full disk, a failed write or fsync, a lock), then drops the
+//! tick, answers success, and says so only as a `tracing` warning.
+//! [`DendroEvents`] (`events.rs`) hears it: install it (or forward dendro's
+//! events to it), or a dropped tick is seen only when dendro stops after
+//! 30 in a row. The writer path waits for each tick and checks it
+//! (`checks.rs`): a tick dropped, an error from dendro's writer, or the
+//! archive's file removed or replaced is a failed commit. The writer path
+//! does not retry it (a full disk or a lost file does not clear on its
+//! own, and holding rows for a retry would only keep the backlog full): it
+//! stops at the first, and every connection's next hand-over is refused.
+//! Rows committed before it stay counted in
+//! [`rows_committed`](ArchiveStats::rows_committed); the failed tick's,
+//! the rest of its batch's and all handed over after are counted in
+//! [`rows_dropped`](ArchiveStats::rows_dropped), never dropped uncounted;
+//! [`commit_failures`](ArchiveStats::commit_failures) and
+//! [`failed`](ArchiveStats::failed) say that it happened and why, and
+//! [`finish`](SharedArchive::finish) returns the failure.
 
 mod batch;
+mod checks;
 mod commit;
 mod config;
+mod events;
 mod shared;
 mod sink;
 mod stats;
@@ -37,6 +60,8 @@ use dendro::writer::Writer;
 use crate::receive::{Backlog, SinkError};
 use commit::Committer;
 pub use config::ArchiveConfig;
+pub use events::DendroEvents;
+use events::Watch;
 use shared::ArchiveState;
 pub use shared::SharedArchive;
 pub use sink::ArchiveSink;
@@ -50,6 +75,9 @@ pub use stats::{ArchiveStats, CommitSeconds, COMMIT_BUCKETS};
 #[derive(Clone, Debug)]
 pub struct RawRowsEncoder {
     version: String,
+    /// The archive whose dendro writer thread asks for the version, to be
+    /// told of the ticks that thread drops.
+    watch: Option<Arc<Watch>>,
 }
 
 impl RawRowsEncoder {
@@ -57,6 +85,7 @@ impl RawRowsEncoder {
     pub fn new(version: impl Into<String>) -> Self {
         RawRowsEncoder {
             version: version.into(),
+            watch: None,
         }
     }
 }
@@ -83,6 +112,12 @@ impl SegmentEncoder for RawRowsEncoder {
     }
 
     fn version(&self) -> Option<&str> {
+        // dendro asks on its writer thread, as it adds each source (before
+        // any of the source's rows): that thread is the one whose dropped
+        // ticks are this archive's.
+        if let Some(watch) = &self.watch {
+            events::watch_this_thread(watch);
+        }
         Some(&self.version)
     }
 }
@@ -106,7 +141,11 @@ impl SharedArchive {
         encoder: &str,
         config: ArchiveConfig,
     ) -> Result<Self, SinkError> {
-        let encoder_box = Box::new(RawRowsEncoder::new(encoder));
+        let watch = Arc::new(Watch::default());
+        let encoder_box = Box::new(RawRowsEncoder {
+            version: encoder.to_string(),
+            watch: Some(watch.clone()),
+        });
         let writer = if path.exists() {
             Writer::open(path, encoder_box)
         } else {
@@ -126,7 +165,7 @@ impl SharedArchive {
             #[cfg(test)]
             journal: Mutex::default(),
         });
-        let committer = Committer::new(inner.clone(), writer);
+        let committer = Committer::new(inner.clone(), writer, watch);
         let thread = std::thread::Builder::new()
             .name("dendro-wire-archive".into())
             .spawn(move || committer.run())?;

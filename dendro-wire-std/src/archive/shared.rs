@@ -17,10 +17,11 @@ use crate::receive::{Backlog, SinkError};
 /// by every connection that lands in it.
 ///
 /// ```no_run
-/// use dendro_wire_std::archive::SharedArchive;
+/// use dendro_wire_std::archive::{DendroEvents, SharedArchive};
 /// use dendro_wire_std::receive::serve;
 /// use dendro_wire_std::SinkSubscriber;
 ///
+/// DendroEvents::install(); // a commit dendro drops is then seen at once
 /// let archive = SharedArchive::create("copy.dendro".as_ref(), "dendro-wire-agent-1")?;
 /// let mut subscriber = SinkSubscriber::new(archive.connection());
 /// let capture = std::fs::File::open("agent.dwr")?;

@@ -56,8 +56,10 @@ pub struct ArchiveStats {
     /// in a batch of their source's own (dendro drops any that repeat a
     /// `(stream, ts)` their source already holds, and logs it).
     pub rows_committed_apart: u64,
-    /// Rows handed over and not committed because their source could not
-    /// be opened, or the writer path failed.
+    /// Rows handed over and not committed: their source could not be
+    /// opened, or a commit failed (dendro's writer answered an error or
+    /// dropped the tick) and the writer path stopped, taking with it the
+    /// rows of that commit and all those handed over after.
     pub rows_dropped: u64,
     /// Rows handed over and not yet committed.
     pub rows_pending: u64,
@@ -81,6 +83,11 @@ pub struct ArchiveStats {
     pub max_lag: Duration,
     /// Transactions of rows committed.
     pub commits: u64,
+    /// Commits that failed: dendro's writer answered an error, or dropped
+    /// what it was handed after its retries (a full disk, a failed write or
+    /// fsync), or the archive's file was gone. The first stops the writer
+    /// path, so this is 0 or 1; [`failed`](Self::failed) says why.
+    pub commit_failures: u64,
     /// How long each batch took to commit.
     pub commit_seconds: CommitSeconds,
     /// Sources opened in the archive.
@@ -101,6 +108,7 @@ pub(super) struct Counters {
     committed_apart: AtomicU64,
     dropped: AtomicU64,
     commits: AtomicU64,
+    commit_failures: AtomicU64,
     sources_opened: AtomicU64,
     segments_added: AtomicU64,
     segments_held: AtomicU64,
@@ -128,6 +136,15 @@ impl Counters {
 
     pub(super) fn dropped(&self, work: &Work) {
         add(&self.dropped, work.rows() as u64);
+    }
+
+    /// `rows` taken from the queue and not committed.
+    pub(super) fn not_committed(&self, rows: u64) {
+        add(&self.dropped, rows);
+    }
+
+    pub(super) fn commit_failed(&self) {
+        add(&self.commit_failures, 1);
     }
 
     pub(super) fn source_opened(&self) {
@@ -202,6 +219,7 @@ impl Counters {
             lag,
             max_lag: timing.max_lag.max(lag),
             commits: load(&self.commits),
+            commit_failures: load(&self.commit_failures),
             commit_seconds: timing.commit_seconds.clone(),
             sources_opened: load(&self.sources_opened),
             segments_added: load(&self.segments_added),
