@@ -89,6 +89,48 @@ fn the_client_a_header_names_is_the_connections_peer() {
     server.shutdown(Duration::ZERO);
 }
 
+/// A header written in pieces, each its own segment with a pause after it,
+/// is read whole: a balancer's write may be cut anywhere.
+#[test]
+fn a_header_in_pieces_is_read_whole() {
+    let (server, addr, ended) = start(config());
+    let stream = honest_stream(3);
+    let v1 = b"PROXY TCP4 10.9.8.5 10.0.0.1 40000 7000\r\n".to_vec();
+    let v2 = v2(
+        "10.9.8.6:41000".parse().unwrap(),
+        &[0x05, 0x00, 0x03, 1, 2, 3],
+    );
+    let bytes = |h: &[u8]| h.iter().map(|b| vec![*b]).collect::<Vec<_>>();
+    for (pieces, client) in [
+        // Cut after the source port, as a balancer's two writes were.
+        (vec![v1[..35].to_vec(), v1[35..].to_vec()], "10.9.8.5:40000"),
+        (bytes(&v1), "10.9.8.5:40000"),
+        // Inside the head, then inside the TLV.
+        (
+            vec![v2[..7].to_vec(), v2[7..30].to_vec(), v2[30..].to_vec()],
+            "10.9.8.6:41000",
+        ),
+        (bytes(&v2), "10.9.8.6:41000"),
+    ] {
+        let mut s = connect_from(BALANCER, addr);
+        s.set_nodelay(true).unwrap();
+        for piece in &pieces {
+            s.write_all(piece).unwrap();
+            std::thread::sleep(Duration::from_millis(15));
+        }
+        s.write_all(&stream).unwrap();
+        drop(s);
+        let e = recv(&ended);
+        assert!(e.result.is_ok(), "{} pieces: {e}", pieces.len());
+        assert_eq!(e.tally.rows_applied, 3 * ROWS_PER_FRAME);
+        let Peer::Proxied { client: seen, .. } = e.info.peer else {
+            panic!("{e:?}");
+        };
+        assert_eq!(seen.to_string(), client);
+    }
+    server.shutdown(Duration::ZERO);
+}
+
 #[test]
 fn each_client_behind_the_balancer_holds_its_own_share() {
     let mut config = config();
@@ -131,20 +173,35 @@ fn a_missing_malformed_or_oversized_header_ends_its_connection() {
     let (server, addr, ended) = start(config());
     let mut oversized = v2("10.9.0.1:1".parse().unwrap(), &[]);
     oversized[14..16].copy_from_slice(&5000u16.to_be_bytes());
-    for (bytes, name) in [
-        (PREAMBLE.to_vec(), "missing"),
+    // A TLV that claims more than the header holds.
+    let overrun = v2("10.9.0.1:1".parse().unwrap(), &[0x05, 0x00, 0x09, 1, 2, 3]);
+    for (bytes, name, says) in [
+        (
+            PREAMBLE.to_vec(),
+            "missing",
+            "does not begin with a PROXY protocol header",
+        ),
         (
             b"PROXY TCP4 10.9.0.1 nonsense 1 2\r\n".to_vec(),
             "malformed",
+            "the destination address \"nonsense\" at byte 20 is not an IPv4 address",
         ),
-        (oversized, "oversized"),
+        (
+            overrun,
+            "malformed",
+            "the TLV at byte 28 (type 0x05) claims 9 bytes of value",
+        ),
+        (oversized, "oversized", "of 5016 bytes or more"),
     ] {
         let started = Instant::now();
         let mut s = connect_from(BALANCER, addr);
         s.write_all(&bytes).unwrap();
         let e = recv(&ended);
         match &e.result {
-            Err(ServeError::ProxyHeader(why)) => assert_eq!(why.name(), name, "{e}"),
+            Err(ServeError::ProxyHeader(why)) => {
+                assert_eq!(why.name(), name, "{e}");
+                assert!(why.to_string().contains(says), "{e}");
+            }
             _ => panic!("{e}"),
         }
         assert_eq!(e.result.as_ref().unwrap_err().name(), "proxy_header");

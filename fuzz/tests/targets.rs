@@ -491,3 +491,47 @@ fn proxy_header() {
             }
         });
 }
+
+/// The PROXY header's parse on arbitrary bytes arriving in arbitrary
+/// pieces, judged on all that has arrived after each, as a server reads
+/// one: it never panics, never takes more than has arrived, and its first
+/// verdict that is not "more" is the verdict on the whole buffer at once
+/// (or, if every piece is in and it still wants more, so does the whole).
+/// The bytes begin, as `start` picks, with nothing or with the start of a
+/// header, so that most inputs reach past the signature.
+#[test]
+fn proxy_header_chunks() {
+    check!()
+        .with_type::<((u8, u8), Vec<u8>, Vec<u8>)>()
+        .with_iterations(ITERATIONS)
+        .for_each(|((start, shape), body, sizes)| {
+            let signature = b"\r\n\r\n\0\r\nQUIT\n";
+            let mut bytes = match start % 6 {
+                0 => Vec::new(),
+                1 => b"PROXY ".to_vec(),
+                2 => b"PROXY TCP4 ".to_vec(),
+                3 => b"PROXY TCP6 ".to_vec(),
+                4 => signature.to_vec(),
+                // A version 2 head with a version, command and family of
+                // `shape`'s bits and a length of at most 63.
+                _ => [
+                    signature.as_slice(),
+                    &[0x20 | (shape & 0x11), (shape & 0x33) ^ 0x10, 0, shape >> 2],
+                ]
+                .concat(),
+            };
+            bytes.extend_from_slice(body);
+            let whole = parse_header(&bytes);
+            // Pieces of 1 to 255 bytes, of 7 if none are given.
+            let mut sizes = sizes.iter().map(|&s| usize::from(s.max(1))).cycle();
+            let (mut arrived, mut chunked) = (0, parse_header(&[]));
+            while matches!(chunked, Ok(Status::Incomplete { .. })) && arrived < bytes.len() {
+                arrived = (arrived + sizes.next().unwrap_or(7)).min(bytes.len());
+                chunked = parse_header(&bytes[..arrived]);
+                if let Ok(Status::Complete((_, used))) = chunked {
+                    assert!(used > 0 && used <= arrived, "took {used} of {arrived}");
+                }
+            }
+            assert_eq!(chunked, whole, "judged at {arrived} of {}", bytes.len());
+        });
+}

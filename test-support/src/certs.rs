@@ -38,10 +38,18 @@ impl Leaf {
         PrivateKeyDer::Pkcs8(self.key.serialize_der().into())
     }
 
-    /// Write `NAME.pem` and `NAME.key` in `dir`.
+    /// Write `NAME.pem` and `NAME.key` in `dir`, the key readable by its
+    /// owner alone, as a deployment keeps one (the tool warns of one that
+    /// is not).
     pub fn write(&self, dir: &Path, name: &str) {
         std::fs::write(dir.join(format!("{name}.pem")), self.cert.pem()).unwrap();
-        std::fs::write(dir.join(format!("{name}.key")), self.key.serialize_pem()).unwrap();
+        let key = dir.join(format!("{name}.key"));
+        std::fs::write(&key, self.key.serialize_pem()).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+        }
     }
 }
 

@@ -12,6 +12,8 @@ const FUZZ_TARGETS: &[&str] = &[
     "differential_dendro",
     "subscriber_model",
     "c_entry_points",
+    "proxy_header",
+    "proxy_header_chunks",
 ];
 
 pub(crate) fn run(args: &[String]) -> Result<(), String> {

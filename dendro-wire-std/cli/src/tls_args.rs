@@ -1,7 +1,7 @@
 //! The TLS options of the commands that connect to a subscriber (`agent`,
 //! `replay`) and of `listen`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use dendro_wire_std::tls::{self, TlsClient};
 
@@ -37,7 +37,7 @@ impl ClientTls {
         let client = tls::client_config(
             tls::load_certificates(ca)?,
             tls::load_certificates(cert)?,
-            tls::load_private_key(key)?,
+            load_key(key, "dendro-wire")?,
         )?;
         let name = match &self.server_name {
             Some(name) => name.clone(),
@@ -101,7 +101,7 @@ impl ServerTls {
         };
         let (chain, key, cas) = (
             tls::load_certificates(cert)?,
-            tls::load_private_key(key)?,
+            load_key(key, "dendro-wire listen")?,
             tls::load_certificates(ca)?,
         );
         Ok(Some(match self.bind_identity {
@@ -110,6 +110,35 @@ impl ServerTls {
             None => tls::server_config(chain, key, cas)?,
         }))
     }
+}
+
+/// The private key at `path`, with a line on stderr (after `who:`) if its
+/// file is open to anyone but its owner: its group's or others' bits in its
+/// mode, which ssh refuses a key for. The key is still used.
+fn load_key(
+    path: &Path,
+    who: &str,
+) -> Result<tls::rustls::pki_types::PrivateKeyDer<'static>, Failure> {
+    let key = tls::load_private_key(path)?;
+    #[cfg(unix)]
+    if let Some(warning) = open_key(path) {
+        eprintln!("{who}: {warning}");
+    }
+    Ok(key)
+}
+
+/// What is wrong with the key file at `path`'s mode, if anything.
+#[cfg(unix)]
+fn open_key(path: &Path) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path).ok()?.permissions().mode() & 0o7777;
+    (mode & 0o077 != 0).then(|| {
+        format!(
+            "the TLS key {} has mode {mode:04o}: users other than its owner may read it \
+             (its group's or others' permission bits); chmod 600 it",
+            path.display()
+        )
+    })
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ impl Recorder {
     /// Captures in `dir` (made if need be), its files' bytes counted as
     /// used.
     pub(crate) fn new(dir: &Path, max_total: u64, max_per_connection: u64) -> io::Result<Self> {
-        std::fs::create_dir_all(dir)?;
+        std::fs::create_dir_all(dir).map_err(|e| not_made(dir, e))?;
         let mut used = 0;
         for entry in std::fs::read_dir(dir)? {
             // Links and directories are not followed; a file is its size.
@@ -243,6 +243,37 @@ fn remove_if_still(path: &Path, file: &File) {
     let _ = std::fs::remove_file(path);
 }
 
+/// Why the capture directory `dir` could not be made, `e` said plainly: a
+/// symbolic link to nothing on its path (at `dir` or above it) is named as
+/// one. Such a link is never followed, so nothing is made where it points.
+fn not_made(dir: &Path, e: io::Error) -> io::Error {
+    for at in dir.ancestors().filter(|a| !a.as_os_str().is_empty()) {
+        let is_link = std::fs::symlink_metadata(at).is_ok_and(|m| m.file_type().is_symlink());
+        if is_link && std::fs::metadata(at).is_err() {
+            let to =
+                std::fs::read_link(at).map_or_else(|_| "?".into(), |t| t.display().to_string());
+            let on_the_way = if at == dir {
+                String::new()
+            } else {
+                format!(", on the path to {}", dir.display())
+            };
+            return io::Error::new(
+                io::ErrorKind::NotFound,
+                format!(
+                    "the capture directory cannot be made: {} is a symbolic link to nothing \
+                     (to {to}){on_the_way}, and links are not followed to make directories; \
+                     make the directory it names, or remove the link",
+                    at.display()
+                ),
+            );
+        }
+    }
+    io::Error::new(
+        e.kind(),
+        format!("cannot make the capture directory {}: {e}", dir.display()),
+    )
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -275,6 +306,44 @@ mod tests {
     /// A disk that refuses a write (`/dev/full` says ENOSPC to every one):
     /// recording stops, what it had taken of the total is given back, and
     /// the capture says no file holds anything.
+    /// A capture directory that is a link to nothing, or under one, is
+    /// refused by name, and nothing is made where the link points.
+    #[cfg(unix)]
+    #[test]
+    fn a_dangling_link_for_the_directory_is_named_and_not_followed() {
+        let dir = std::env::temp_dir().join(format!("capture-link-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir(&dir).unwrap();
+        let (link, nowhere) = (dir.join("captures"), dir.join("nowhere"));
+        std::os::unix::fs::symlink(&nowhere, &link).unwrap();
+        for record in [link.clone(), link.join("today")] {
+            let e = Recorder::new(&record, 1 << 20, 1 << 20).unwrap_err();
+            let said = e.to_string();
+            assert!(
+                said.contains(&format!(
+                    "{} is a symbolic link to nothing (to {})",
+                    link.display(),
+                    nowhere.display()
+                )),
+                "{said}"
+            );
+            assert!(said.contains("links are not followed"), "{said}");
+            assert!(!nowhere.exists(), "made through the link");
+        }
+        // A file where the directory should be: its path and the reason.
+        let file = dir.join("file");
+        std::fs::write(&file, b"").unwrap();
+        let said = Recorder::new(&file, 1, 1).unwrap_err().to_string();
+        assert!(
+            said.starts_with(&format!(
+                "cannot make the capture directory {}: ",
+                file.display()
+            )),
+            "{said}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[cfg(target_os = "linux")]
     #[test]
     fn a_full_disk_stops_the_recording_and_gives_its_bytes_back() {

@@ -29,7 +29,14 @@ pub(super) async fn read_header<IO: AsyncRead + Unpin>(
             Ok(Status::Incomplete { .. }) => {}
             Err(e) => return Err(ServeError::ProxyHeader(e)),
         }
-        let room = (MAX_HEADER + 1).saturating_sub(buf.len()).min(chunk.len());
+        // The parse judges a header by the time it could be whole within
+        // MAX_HEADER; past that nothing more is read.
+        let room = MAX_HEADER.saturating_sub(buf.len()).min(chunk.len());
+        if room == 0 {
+            return Err(ServeError::ProxyHeader(ProxyHeaderError::Oversized(
+                buf.len(),
+            )));
+        }
         let n = io.read(&mut chunk[..room]).await.map_err(|e| {
             ServeError::ProxyHeader(ProxyHeaderError::Malformed(format!(
                 "the connection failed inside it: {e}"
