@@ -284,7 +284,9 @@ fn run(seed: u64, ops: usize, seen: &mut Seen) -> Run {
             }
             65..=77 => {
                 g.p.end_interval();
-                clock += 1;
+                // An interval takes time, or ends within the millisecond
+                // of its last reading.
+                clock += rng.below(2) as i64;
                 // A link that keeps up, or falls behind and loses frames.
                 let most = match rng.below(10) {
                     0..=5 => usize::MAX,
