@@ -171,8 +171,8 @@ impl Program {
                 s.changed_since = false;
                 true
             }
-            Err(PublishError::NotAfterSlotChange { ts: at, .. }) => {
-                assert_eq!(at, ts);
+            Err(PublishError::NotAfterSlotChange { source: at }) => {
+                assert_eq!(at as usize, source);
                 false
             }
             Err(PublishError::FrameTooLarge { .. }) => true,
