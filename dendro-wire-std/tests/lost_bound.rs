@@ -3,19 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use dendro_wire_core::{lost_allowance, Frame, Handshake, Map, RowList, Rows};
+use dendro_wire_core::{lost_allowance, Frame, RowList, Rows};
 use dendro_wire_std::{CountingSink, SinkSubscriber, Tally};
-
-fn handshake(source: u32) -> Frame<'static> {
-    Frame::Handshake(Handshake {
-        source,
-        uuid: None,
-        labels: Map::EMPTY,
-        metadata: Map::EMPTY,
-        clock_anchor_wall_ns: 0,
-        complete: false,
-    })
-}
+use dendro_wire_test_support::fixtures::handshake;
 
 fn rows(source: u32, seq: u64) -> Frame<'static> {
     Frame::Rows(Rows {

@@ -221,3 +221,19 @@ pub fn stdout(o: &Output) -> String {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8(o.stderr.clone()).unwrap()
 }
+
+/// The number after `label` in `text`, as a summary line says it: what a
+/// test reads off a command's output.
+pub fn number_after(text: &str, label: &str) -> u64 {
+    let at = text
+        .find(label)
+        .unwrap_or_else(|| panic!("{label:?} in {text}"))
+        + label.len();
+    text[at..]
+        .trim_start()
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap_or_else(|_| panic!("a number after {label:?} in {text}"))
+}

@@ -125,23 +125,7 @@ impl Machine for CMachine {
         self.ok(unsafe { dw_publisher_end_interval(self.handle, null_mut()) });
     }
     fn poll(&mut self, buf: &mut [u8]) -> Option<usize> {
-        let mut t = MaybeUninit::uninit();
-        // SAFETY: a live handle, a buffer of its true length and a local.
-        let r = unsafe {
-            dw_publisher_poll(
-                self.handle,
-                buf.as_mut_ptr(),
-                buf.len(),
-                t.as_mut_ptr(),
-                null_mut(),
-            )
-        };
-        match r {
-            // SAFETY: written, as the call said OK.
-            dw_result::DW_RESULT_OK => Some(unsafe { t.assume_init() }.len),
-            dw_result::DW_RESULT_DONE => None,
-            other => panic!("{other:?}"),
-        }
+        common::poll(self.handle, buf)
     }
     fn frames_dropped(&self) -> u64 {
         let mut st = MaybeUninit::uninit();

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use dendro_wire_std::FrameWriter;
 use dendro_wire_test_support::fixtures::handshake;
-use dendro_wire_test_support::process::wait;
+use dendro_wire_test_support::process::{number_after, wait};
 use dendro_wire_test_support::scratch;
 use dendro_wire_test_support::streams::write_rows_frame;
 
@@ -129,21 +129,6 @@ fn listen(wrap: &[OsString], archive: &Path, streams: &[Vec<u8>], pause: Duratio
         stdout: rest,
         stderr: stderr.join().unwrap(),
     }
-}
-
-/// The number after `label` in `text`.
-fn number_after(text: &str, label: &str) -> u64 {
-    let at = text
-        .find(label)
-        .unwrap_or_else(|| panic!("{label:?} in {text}"))
-        + label.len();
-    text[at..]
-        .trim_start()
-        .split(|c: char| !c.is_ascii_digit())
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap_or_else(|_| panic!("a number after {label:?} in {text}"))
 }
 
 /// The run failed as a user must see it: exit 1; a summary whose rows

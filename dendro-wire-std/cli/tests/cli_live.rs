@@ -5,25 +5,10 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use dendro_wire_test_support::fixtures::testdata;
-use dendro_wire_test_support::process::{output, Listened, Listening, Tool};
+use dendro_wire_test_support::process::{number_after, output, Listened, Listening, Tool};
 use dendro_wire_test_support::{certs, scratch};
 
 const TOOL: Tool = Tool::new(env!("CARGO_BIN_EXE_dendro-wire"));
-
-/// The number after `label` in `text`.
-fn number_after(text: &str, label: &str) -> u64 {
-    let at = text
-        .find(label)
-        .unwrap_or_else(|| panic!("{label:?} in {text}"))
-        + label.len();
-    text[at..]
-        .trim_start()
-        .split(|c: char| !c.is_ascii_digit())
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap()
-}
 
 #[test]
 fn the_demo_streams_and_accounts_for_every_row() {

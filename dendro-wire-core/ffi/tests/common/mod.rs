@@ -254,3 +254,26 @@ pub fn assert_same(c: &dw_frame, f: &Frame<'_>) {
 pub fn nul<T>() -> *mut T {
     null_mut()
 }
+
+/// The publisher's next frame due, into `buf`: its length, or `None` when
+/// none is.
+pub fn poll(handle: *mut dw_publisher, buf: &mut [u8]) -> Option<usize> {
+    let mut t = MaybeUninit::uninit();
+    // SAFETY: the caller's live handle, a buffer of its true length and a
+    // local.
+    let r = unsafe {
+        dw_publisher_poll(
+            handle,
+            buf.as_mut_ptr(),
+            buf.len(),
+            t.as_mut_ptr(),
+            null_mut(),
+        )
+    };
+    match r {
+        // SAFETY: written, as the call said OK.
+        dw_result::DW_RESULT_OK => Some(unsafe { t.assume_init() }.len),
+        dw_result::DW_RESULT_DONE => None,
+        other => panic!("{other:?}"),
+    }
+}
