@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use crate::c_build::{build_bench, build_example, host_libraries, Libraries, FFI};
 use crate::json::{json_number, json_string};
-use crate::steps::{self, cargo, root};
+use crate::steps::{self, cargo, root, target_dir};
 use crate::{c_install, setup};
 
 const HEADER: &str = "dendro-wire-core/ffi/include/dendro_wire.h";
@@ -51,7 +51,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     header(update)?;
     let libs = host_libraries()?;
     let tool = steps::release_tool()?;
-    let prefix = c_install::install(&root().join("target/c/prefix"), &libs)?;
+    let prefix = c_install::install(&target_dir().join("c/prefix"), &libs)?;
     c_install::prove(&prefix, &tool)?;
     c_install::cffi(&prefix, &tool, &crate::python::environment()?)?;
     let dump = build_example("dump", &libs)?;
@@ -158,8 +158,8 @@ fn compare_or_write(file: &str, generated: &[u8], update: bool) -> Result<(), St
     let committed = std::fs::read(&path).unwrap_or_default();
     if committed != generated {
         let name = Path::new(file).file_name().unwrap_or_default();
-        let fresh = root().join("target/c").join(name);
-        std::fs::create_dir_all(root().join("target/c")).map_err(|e| e.to_string())?;
+        let fresh = target_dir().join("c").join(name);
+        std::fs::create_dir_all(target_dir().join("c")).map_err(|e| e.to_string())?;
         std::fs::write(&fresh, generated).map_err(|e| e.to_string())?;
         return Err(format!(
             "{file} is stale: the crate now generates {} (diff them, then run \
@@ -199,7 +199,7 @@ struct Compared {
 /// `dump.c` beside the tool over every stream: output, status, sentence;
 /// and `check.c` beside `check --json`: the same line.
 fn compare_dumps(tool: &Path, dump: &Path, checker: &Path) -> Result<Compared, String> {
-    let generated = root().join("target/c/streams");
+    let generated = target_dir().join("c/streams");
     let _ = std::fs::remove_dir_all(&generated);
     steps::run(
         "generate streams, whole and damaged (dendro-wire-ffi's streams example)",

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::steps::{self, cargo, root};
+use crate::steps::{self, cargo, root, target_dir};
 
 /// Where the ffi crate is, from the workspace root.
 pub(crate) const FFI: &str = "dendro-wire-core/ffi";
@@ -62,7 +62,7 @@ pub(crate) fn host_libraries() -> Result<Libraries, String> {
             "staticlib,cdylib",
         ]),
     )?;
-    let dir = root().join("target/ffi");
+    let dir = target_dir().join("ffi");
     let libs = Libraries {
         staticlib: dir.join("libdendro_wire_ffi.a"),
         cdylib: dir.join("libdendro_wire_ffi.so"),
@@ -97,7 +97,7 @@ fn no_panic_path(binary: &Path, nm: &str) -> Result<(), String> {
 
 /// `examples/NAME.c`, with every warning an error and both sanitizers.
 pub(crate) fn build_example(name: &str, libs: &Libraries) -> Result<PathBuf, String> {
-    let out = root().join("target/c");
+    let out = target_dir().join("c");
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     let dump = out.join(name);
     let ffi = root().join(FFI);
@@ -120,7 +120,7 @@ pub(crate) fn build_example(name: &str, libs: &Libraries) -> Result<PathBuf, Str
 /// `examples/bench.c`, optimized as a C caller would build it, every
 /// warning an error: `cargo xtask bench-report` runs it.
 pub(crate) fn build_bench(libs: &Libraries) -> Result<PathBuf, String> {
-    let out = root().join("target/c");
+    let out = target_dir().join("c");
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
     let bench = out.join("bench");
     let ffi = root().join(FFI);

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::qemu::{self, check, compare, finish, BOARDS};
-use crate::steps::{self, fresh_dir, root};
+use crate::steps::{self, fresh_dir, root, target_dir};
 use crate::{c_build, setup};
 
 const TARGET: &str = BOARDS[0].target;
@@ -29,7 +29,7 @@ pub(crate) fn run() -> Result<(), String> {
     setup::ensure("firmware (the C agent)", &[setup::C_FIRMWARE])?;
     let tool = steps::release_tool()?;
     c_build::build_library(Some(TARGET))?;
-    let out = root().join("target/firmware/c");
+    let out = target_dir().join("firmware/c");
     fresh_dir(&out)?;
     let elf = build(&out)?;
     let connections = streams(&elf, &out, &tool)?;
@@ -42,7 +42,7 @@ pub(crate) fn run() -> Result<(), String> {
 fn build(out: &Path) -> Result<PathBuf, String> {
     let dir = root().join(FIRMWARE);
     let elf = out.join("agent.elf");
-    let staticlib = root().join(format!("target/{TARGET}/ffi/libdendro_wire_ffi.a"));
+    let staticlib = target_dir().join(format!("{TARGET}/ffi/libdendro_wire_ffi.a"));
     steps::run(
         "build the C agent (arm-none-eabi-gcc, -Wall -Wextra -Werror, no libc)",
         Command::new("arm-none-eabi-gcc")
@@ -109,7 +109,7 @@ fn streams(elf: &Path, out: &Path, tool: &Path) -> Result<u64, String> {
             "the C agent opened {connections} connection(s); it must reconnect once (rule 8)"
         ));
     }
-    let rust_dir = root().join("target/firmware").join(board.target);
+    let rust_dir = target_dir().join("firmware").join(board.target);
     for n in 0..connections {
         let name = format!("connection-{n}.dwr");
         let path = out.join(&name);

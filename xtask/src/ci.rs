@@ -9,7 +9,7 @@ use std::process::Command;
 
 use crate::firmware::ARCHIVE_TESTS;
 use crate::steps::{
-    cargo, cargo_tree, output, release_tool, root, run, rustup_cargo, CLI_ARCHIVE_TESTS,
+    cargo, cargo_tree, output, release_tool, root, run, rustup_cargo, target_dir, CLI_ARCHIVE_TESTS,
 };
 use crate::{c, c_firmware, firmware, metrics, python, setup};
 
@@ -136,15 +136,10 @@ pub(crate) fn ci() -> Result<(), String> {
     // not).
     run(
         "the ffi crate's tests under Miri",
-        rustup_cargo("nightly").args([
-            "miri",
-            "test",
-            "--quiet",
-            "-p",
-            "dendro-wire-ffi",
-            "--target-dir",
-            "target/miri",
-        ]),
+        rustup_cargo("nightly")
+            .args(["miri", "test", "--quiet", "-p", "dendro-wire-ffi"])
+            .arg("--target-dir")
+            .arg(target_dir().join("miri")),
     )?;
     metrics::run_metrics(&release_tool()?)?;
     // Every feature documented, as docs.rs builds it (the archive feature's
@@ -410,7 +405,7 @@ fn forget_packaged_copies() {
 /// removing its fingerprint, so `cargo package` builds it again from what
 /// it has just packaged.
 fn forget_packaged_builds() {
-    let Ok(profiles) = std::fs::read_dir(root().join("target")) else {
+    let Ok(profiles) = std::fs::read_dir(target_dir()) else {
         return;
     };
     for profile in profiles.flatten().map(|e| e.path()) {
@@ -456,9 +451,9 @@ fn docs_rs() -> Result<(), String> {
                 "--features",
                 "dendro-wire-core/embedded-io-async dendro-wire-core/defmt dendro-wire-core/serde \
                  dendro-wire-std/serde dendro-wire-std/tls",
-                "--target-dir",
-                "target/docsrs",
-            ]),
+            ])
+            .arg("--target-dir")
+            .arg(target_dir().join("docsrs")),
     )
 }
 
@@ -486,9 +481,9 @@ fn rust_version() -> Result<(), String> {
                 "dendro-wire-std",
                 "--lib",
                 "--tests",
-                "--target-dir",
-                "target/rust-version",
-            ]),
+            ])
+            .arg("--target-dir")
+            .arg(target_dir().join("rust-version")),
     )
 }
 
@@ -524,7 +519,7 @@ pub(crate) fn no_std() -> Result<(), String> {
                 "-C",
                 "link-arg=-lc",
             ])
-            .env("CARGO_TARGET_DIR", root().join("target/no-std-check")),
+            .env("CARGO_TARGET_DIR", target_dir().join("no-std-check")),
     )?;
     // Every optional feature of the core builds for a microcontroller too
     // (defmt's logging and serde's views are for devices).
@@ -540,7 +535,7 @@ pub(crate) fn no_std() -> Result<(), String> {
                 "thumbv7m-none-eabi",
                 "--all-features",
             ])
-            .env("CARGO_TARGET_DIR", root().join("target/no-std-check")),
+            .env("CARGO_TARGET_DIR", target_dir().join("no-std-check")),
     )?;
     run(
         "rustfmt of the no_std program",
@@ -570,7 +565,7 @@ fn filter_example() -> Result<(), String> {
             ])
             .stdin(sample),
     )?;
-    let path = root().join("target/filter-example.dwr");
+    let path = target_dir().join("filter-example.dwr");
     std::fs::write(&path, &filtered).map_err(|e| e.to_string())?;
     let check = cargo()
         .args([

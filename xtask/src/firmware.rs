@@ -48,7 +48,7 @@ use std::time::Instant;
 use crate::footprint::{self, Footprint};
 use crate::qemu::{self, check, compare, Board, BOARDS};
 use crate::setup;
-use crate::steps::{self, cargo, fresh_dir, root};
+use crate::steps::{self, cargo, fresh_dir, root, target_dir};
 
 /// The gaps the agent is told to cause, some of two lost frames: enough to
 /// fall on both of its connections.
@@ -83,12 +83,12 @@ pub(crate) fn run() -> Result<(), String> {
     setup::ensure("firmware", &[setup::FIRMWARE])?;
     let tool = steps::release_tool()?;
     let source = root().join("xtask/firmware");
-    let build = root().join("target/firmware-build");
+    let build = target_dir().join("firmware-build");
     steps::run(
         "rustfmt of the firmware",
         cargo().current_dir(&source).args(["fmt", "--check"]),
     )?;
-    let out = root().join("target/firmware");
+    let out = target_dir().join("firmware");
     let mut table = Vec::new();
     for board in &BOARDS {
         let dir = out.join(board.target);
@@ -113,7 +113,7 @@ pub(crate) fn run() -> Result<(), String> {
     // -icount (a build of its own: the count is not in the others).
     let dir = out.join("measure");
     fresh_dir(&dir)?;
-    let measured = root().join("target/firmware-build-measure");
+    let measured = target_dir().join("firmware-build-measure");
     let features = ["--features", "measure"];
     let programs = ["plain", "device"];
     build_programs(

@@ -1,7 +1,7 @@
 //! `cargo xtask fuzz --target NAME [--seconds N]`: one fuzz target run
 //! coverage-guided (cargo-bolero's libFuzzer engine, on nightly).
 
-use crate::steps::{self, cargo};
+use crate::steps::{self, cargo, target_dir};
 
 /// The fuzz targets in `fuzz/tests/targets.rs`.
 const FUZZ_TARGETS: &[&str] = &[
@@ -58,18 +58,19 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     }
     steps::run(
         &format!("fuzz {target} for {seconds} s"),
-        cargo().args([
-            "bolero",
-            "test",
-            "-p",
-            "dendro-wire-fuzz",
-            "--toolchain",
-            "nightly",
-            "--target-dir",
-            "target/fuzz",
-            "-T",
-            &format!("{seconds}s"),
-            &target,
-        ]),
+        cargo()
+            .args([
+                "bolero",
+                "test",
+                "-p",
+                "dendro-wire-fuzz",
+                "--toolchain",
+                "nightly",
+                "-T",
+                &format!("{seconds}s"),
+                &target,
+            ])
+            .arg("--target-dir")
+            .arg(target_dir().join("fuzz")),
     )
 }

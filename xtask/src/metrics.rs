@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::setup;
-use crate::steps::{root, run};
+use crate::steps::{root, run, target_dir};
 
 /// How many times `sample.dwr` is replayed into the listener.
 const REPLAYS: u64 = 3;
@@ -22,7 +22,7 @@ const ROWS_PER_REPLAY: u64 = 4;
 pub(crate) fn run_metrics(tool: &Path) -> Result<(), String> {
     eprintln!("==> metrics: a real Prometheus scrapes `listen --metrics`");
     setup::ensure("metrics", &[setup::METRICS])?;
-    let dir = root().join("target/xtask-metrics");
+    let dir = target_dir().join("xtask-metrics");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
 

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::setup;
-use crate::steps::{self, root};
+use crate::steps::{self, root, target_dir};
 
 /// What the environment holds, as pip installs it, and the module each
 /// is imported by to know it is there.
@@ -29,7 +29,7 @@ const PACKAGES: &[(&str, &str)] = &[
 /// The environment's Python, made and filled if it is not yet.
 pub(crate) fn environment() -> Result<PathBuf, String> {
     setup::ensure("python", &[setup::PYTHON])?;
-    let venv = root().join("target/python");
+    let venv = target_dir().join("python");
     let python = venv.join("bin/python");
     if !python.exists() {
         steps::run(
@@ -56,7 +56,7 @@ pub(crate) fn environment() -> Result<PathBuf, String> {
 /// Build the wheel with maturin (release) and install it, replacing any
 /// before it; the wheel's path.
 pub(crate) fn wheel(python: &Path) -> Result<PathBuf, String> {
-    let wheels = root().join("target/wheels");
+    let wheels = target_dir().join("wheels");
     let _ = std::fs::remove_dir_all(&wheels);
     steps::run(
         "build the dendro-wire wheel (maturin, release)",
@@ -104,7 +104,7 @@ pub(crate) fn run() -> Result<(), String> {
             .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
             .arg(root().join("python/tests"))
             // The installed package, never the source folder beside it.
-            .current_dir(root().join("target"))
+            .current_dir(target_dir())
             .env("DENDRO_WIRE", &tool)
             .env("DENDRO_WIRE_ROOT", root()),
     )?;

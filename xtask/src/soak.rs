@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-use crate::steps::{self, cargo, release_tool, root};
+use crate::steps::{self, cargo, release_tool, root, target_dir};
 
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let tool = release_tool()?;
@@ -25,7 +25,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let mut cmd = Command::new("sh");
     cmd.current_dir(root())
         .args(["-c", "ulimit -n \"$(ulimit -Hn)\" && exec \"$@\"", "sh"])
-        .arg(root().join("target/release/soak"))
+        .arg(target_dir().join("release/soak"))
         .arg("--bin")
         .arg(tool)
         .args(args);

@@ -30,6 +30,23 @@ pub(crate) fn root() -> PathBuf {
         .to_path_buf()
 }
 
+/// Where cargo builds, as cargo itself decides: `CARGO_TARGET_DIR` if set
+/// (relative to where the command runs, as cargo reads it), else `target`
+/// at the workspace root. Every file xtask writes or reads of a build goes
+/// under it.
+pub(crate) fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => {
+            let dir = PathBuf::from(dir);
+            match dir.is_absolute() {
+                true => dir,
+                false => std::env::current_dir().unwrap_or_else(|_| root()).join(dir),
+            }
+        }
+        _ => root().join("target"),
+    }
+}
+
 /// `cargo`, the one running this, at the workspace root.
 pub(crate) fn cargo() -> Command {
     let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
@@ -129,5 +146,5 @@ pub(crate) fn release_tool_with(features: &[&str]) -> Result<PathBuf, String> {
         format!("build dendro-wire with {features} (release)")
     };
     run(&what, &mut cmd)?;
-    Ok(root().join("target/release/dendro-wire"))
+    Ok(target_dir().join("release/dendro-wire"))
 }
