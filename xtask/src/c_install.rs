@@ -22,7 +22,7 @@ use std::process::Command;
 
 use crate::c_build::Libraries;
 use crate::json::json_string;
-use crate::steps::{self, copy, root};
+use crate::steps::{self, copy, root, target_dir};
 
 /// The library's name as installed: `-ldendro_wire`.
 const NAME: &str = "dendro_wire";
@@ -107,27 +107,70 @@ pub(crate) fn install(prefix: &Path, libs: &Libraries) -> Result<PathBuf, String
     write(
         &lib.join("cmake/dendro-wire/dendro-wire-config.cmake"),
         &format!(
-            "# find_package(dendro-wire) gives the target dendro-wire::dendro-wire.\n\
+            "# find_package(dendro-wire) gives the targets dendro-wire::shared (the\n\
+             # shared library), dendro-wire::static (the archive, which needs nothing\n\
+             # else) and dendro-wire::dendro-wire (the shared one).\n\
              get_filename_component(_dw_prefix \"${{CMAKE_CURRENT_LIST_DIR}}/../../..\" ABSOLUTE)\n\
              set(dendro-wire_VERSION {version})\n\
-             if(NOT TARGET dendro-wire::dendro-wire)\n\
-             \x20 add_library(dendro-wire::dendro-wire SHARED IMPORTED)\n\
-             \x20 set_target_properties(dendro-wire::dendro-wire PROPERTIES\n\
+             if(NOT TARGET dendro-wire::shared)\n\
+             \x20 add_library(dendro-wire::shared SHARED IMPORTED)\n\
+             \x20 set_target_properties(dendro-wire::shared PROPERTIES\n\
              \x20   IMPORTED_LOCATION \"${{_dw_prefix}}/lib/{soname}\"\n\
              \x20   IMPORTED_SONAME \"{soname}\"\n\
              \x20   INTERFACE_INCLUDE_DIRECTORIES \"${{_dw_prefix}}/include\")\n\
              endif()\n\
+             if(NOT TARGET dendro-wire::static)\n\
+             \x20 add_library(dendro-wire::static STATIC IMPORTED)\n\
+             \x20 set_target_properties(dendro-wire::static PROPERTIES\n\
+             \x20   IMPORTED_LOCATION \"${{_dw_prefix}}/lib/lib{NAME}.a\"\n\
+             \x20   INTERFACE_INCLUDE_DIRECTORIES \"${{_dw_prefix}}/include\")\n\
+             endif()\n\
+             if(NOT TARGET dendro-wire::dendro-wire)\n\
+             \x20 add_library(dendro-wire::dendro-wire INTERFACE IMPORTED)\n\
+             \x20 set_target_properties(dendro-wire::dendro-wire PROPERTIES\n\
+             \x20   INTERFACE_LINK_LIBRARIES dendro-wire::shared)\n\
+             endif()\n\
              unset(_dw_prefix)\n",
+            version = v.package,
+        ),
+    )?;
+    // find_package(dendro-wire 0.1): a version asked for is met by this one
+    // if it is no newer and of the same major version, and (before 1.0,
+    // where a minor version may break) of the same minor version.
+    let (major, minor) = major_minor(&v.package)?;
+    write(
+        &lib.join("cmake/dendro-wire/dendro-wire-config-version.cmake"),
+        &format!(
+            "set(PACKAGE_VERSION \"{version}\")\n\
+             if(PACKAGE_FIND_VERSION VERSION_GREATER PACKAGE_VERSION\n\
+             \x20  OR NOT PACKAGE_FIND_VERSION_MAJOR STREQUAL \"{major}\"\n\
+             \x20  OR (\"{major}\" STREQUAL \"0\" AND NOT PACKAGE_FIND_VERSION_MINOR STREQUAL \"{minor}\"))\n\
+             \x20 set(PACKAGE_VERSION_COMPATIBLE FALSE)\n\
+             else()\n\
+             \x20 set(PACKAGE_VERSION_COMPATIBLE TRUE)\n\
+             \x20 if(PACKAGE_FIND_VERSION STREQUAL PACKAGE_VERSION)\n\
+             \x20   set(PACKAGE_VERSION_EXACT TRUE)\n\
+             \x20 endif()\n\
+             endif()\n",
             version = v.package,
         ),
     )?;
     eprintln!(
         "==> installed under {}: include/dendro_wire.h, lib/lib{NAME}.a, lib/{real} \
          (SONAME {soname}), lib/pkgconfig/dendro-wire.pc, \
-         lib/cmake/dendro-wire/dendro-wire-config.cmake",
+         lib/cmake/dendro-wire/dendro-wire-config.cmake and -config-version.cmake",
         prefix.display()
     );
     Ok(prefix)
+}
+
+/// The major and minor parts of a version `M.m.p`.
+fn major_minor(version: &str) -> Result<(&str, &str), String> {
+    let mut parts = version.split('.');
+    match (parts.next(), parts.next()) {
+        (Some(major), Some(minor)) => Ok((major, minor)),
+        _ => Err(format!("the package version {version:?} is not M.m.p")),
+    }
 }
 
 /// What a command printed, or why it failed.
@@ -187,7 +230,7 @@ pub(crate) fn prove(prefix: &Path, tool: &Path) -> Result<(), String> {
         return Err(format!("{} holds debug information", archive.display()));
     }
 
-    let dir = root().join("target/c");
+    let dir = target_dir().join("c");
     let installed = root().join("dendro-wire-core/ffi/examples/installed.c");
     let cflags = pkg_config(prefix, &["--cflags"])?;
     let libs = pkg_config(prefix, &["--libs"])?;
@@ -256,11 +299,98 @@ pub(crate) fn prove(prefix: &Path, tool: &Path) -> Result<(), String> {
             .arg(&build)
             .stdout(std::process::Stdio::null()),
     )?;
-    let said = runs(&build.join("installed"))?;
-    if !said.contains(&format!("dendro-wire {}", v.package)) {
-        return Err(format!("the CMake build said: {said}"));
+    for program in ["installed", "installed_static"] {
+        let said = runs(&build.join(program))?;
+        if !said.contains(&format!("dendro-wire {}", v.package)) {
+            return Err(format!("the CMake build's {program} said: {said}"));
+        }
     }
+    // A version the installed library does not meet is refused by
+    // find_package, not linked.
+    let (major, minor) = major_minor(&v.package)?;
+    let newer = format!("{major}.{}", minor.parse::<u32>().unwrap_or(0) + 1);
+    let _ = std::fs::remove_dir_all(dir.join("cmake-newer"));
+    let refused = Command::new("cmake")
+        .arg("-S")
+        .arg(root().join("dendro-wire-core/ffi/examples/cmake"))
+        .arg("-B")
+        .arg(dir.join("cmake-newer"))
+        .arg(format!("-DCMAKE_PREFIX_PATH={}", prefix.display()))
+        .arg(format!("-DDW_ASK_VERSION={newer}"))
+        .output()
+        .map_err(|e| format!("cmake: {e}"))?;
+    let said = String::from_utf8_lossy(&refused.stderr);
+    if refused.status.success() || !said.contains("version") {
+        return Err(format!(
+            "find_package(dendro-wire {newer}) was not refused by the installed {}: {said}",
+            v.package
+        ));
+    }
+    eprintln!(
+        "==> CMake: find_package(dendro-wire {major}.{minor}) links dendro-wire::shared and \
+         dendro-wire::static; {newer} is refused"
+    );
+    readme_install(prefix)?;
     readme_example(prefix, tool, &cflags, &libs)
+}
+
+/// README's install block, run as written from a fresh shell: `sh -e`
+/// with a `HOME` of its own whose `.local` is the prefix installed (so its
+/// first line, the install, is run by the step that installed it, and
+/// skipped here), no `PKG_CONFIG_PATH` or `LD_LIBRARY_PATH`, in a folder
+/// holding what it names at the root: `app.c` (the installed example) and
+/// the sample.
+fn readme_install(prefix: &Path) -> Result<(), String> {
+    let readme =
+        std::fs::read_to_string(root().join("README.md")).map_err(|e| format!("README.md: {e}"))?;
+    let block = readme
+        .split_once("\n### Install\n")
+        .and_then(|(_, rest)| rest.split_once("```sh\n"))
+        .and_then(|(_, rest)| rest.split_once("\n```"))
+        .map(|(block, _)| block)
+        .ok_or("README.md's `### Install` has no ```sh block")?;
+    let (install, rest) = block
+        .split_once('\n')
+        .filter(|(first, _)| first.starts_with("cargo xtask c --install \"$HOME/.local\""))
+        .ok_or("README.md's install block does not start by installing under $HOME/.local")?;
+    let home = target_dir().join("c/readme-home");
+    let _ = std::fs::remove_dir_all(&home);
+    std::fs::create_dir_all(&home).map_err(|e| format!("{}: {e}", home.display()))?;
+    std::os::unix::fs::symlink(prefix, home.join(".local"))
+        .map_err(|e| format!("{}: {e}", home.display()))?;
+    // What the rest of the block names at the root, `app.c` and the
+    // sample, in a folder of its own: nothing of the user's is written.
+    let at = home.join("root");
+    copy(
+        &root().join("dendro-wire-core/ffi/examples/installed.c"),
+        &at.join("app.c"),
+    )?;
+    copy(
+        &root().join("testdata/sample.dwr"),
+        &at.join("testdata/sample.dwr"),
+    )?;
+    let ran = Command::new("sh")
+        .args(["-e", "-c", rest])
+        .current_dir(&at)
+        .env("HOME", &home)
+        .env_remove("PKG_CONFIG_PATH")
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .map_err(|e| format!("sh: {e}"))?;
+    let said = String::from_utf8_lossy(&ran.stdout);
+    if !ran.status.success() || !said.contains("dendro-wire ") {
+        return Err(format!(
+            "README's install block, after `{install}`: exit {:?}: {}{}",
+            ran.status.code(),
+            said,
+            String::from_utf8_lossy(&ran.stderr)
+        ));
+    }
+    eprintln!(
+        "==> README.md's install block, run as written from a fresh shell: pkg-config through \
+         PKG_CONFIG_PATH, the library found by its rpath"
+    );
+    Ok(())
 }
 
 /// The README's C example, taken from README.md as it stands: the block
@@ -289,7 +419,7 @@ fn readme_example(
     cflags: &[String],
     libs: &[String],
 ) -> Result<(), String> {
-    let dir = root().join("target/c");
+    let dir = target_dir().join("c");
     let example = dir.join("readme_example.c");
     write(&example, &readme_block()?)?;
     let exe = dir.join("readme");
@@ -379,7 +509,7 @@ pub(crate) fn cffi(prefix: &Path, tool: &Path, python: &Path) -> Result<(), Stri
     let v = versions()?;
     let sample = std::fs::read(root().join("testdata/sample.dwr"))
         .map_err(|e| format!("testdata/sample.dwr: {e}"))?;
-    let cut = root().join("target/c/cffi-cut.dwr");
+    let cut = target_dir().join("c/cffi-cut.dwr");
     write_bytes(&cut, &sample[..sample.len() - 3])?;
     for path in [root().join("testdata/sample.dwr"), cut] {
         let said = out(
