@@ -541,6 +541,11 @@ enum dw_invalid
    * decode it first; `values[0]` its bytes.
    */
   DW_INVALID_NOT_CUT = 14,
+  /**
+   * `dw_rows_next_batch` given room for no row: `values[0]` the
+   * capacity given (0).
+   */
+  DW_INVALID_CAPACITY = 15,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -1423,7 +1428,7 @@ extern const uint8_t dw_preamble[DW_PREAMBLE_BYTES];
  * `DW_RESULT_INVALID_ARGUMENT`: `DW_INVALID_CURSOR` if the cursor was not
  * made by `dw_decode` (a zeroed one) or its bytes do not hold the rows its
  * count says (the buffer changed after `dw_decode`; then nothing is
- * consumed); `DW_INVALID_VALUE` for a `capacity` of 0.
+ * consumed); `DW_INVALID_CAPACITY` for a `capacity` of 0.
  *
  * # Safety
  *

@@ -149,6 +149,7 @@ enum dw_invalid
   DW_INVALID_FULL_EVERY = 12,
   DW_INVALID_FRAME_BUFFER = 13,
   DW_INVALID_NOT_CUT = 14,
+  DW_INVALID_CAPACITY = 15,
 };
 typedef uint32_t dw_invalid;
 

@@ -80,7 +80,7 @@ unsafe fn cursor_bytes<'a>(ptr: *const u8, len: usize) -> Checked<&'a [u8]> {
 /// `DW_RESULT_INVALID_ARGUMENT`: `DW_INVALID_CURSOR` if the cursor was not
 /// made by `dw_decode` (a zeroed one) or its bytes do not hold the rows its
 /// count says (the buffer changed after `dw_decode`; then nothing is
-/// consumed); `DW_INVALID_VALUE` for a `capacity` of 0.
+/// consumed); `DW_INVALID_CAPACITY` for a `capacity` of 0.
 ///
 /// # Safety
 ///
@@ -102,7 +102,7 @@ pub unsafe extern "C" fn dw_rows_next_batch(
         let out = boundary::out_items(rows, capacity)?;
         let filled = boundary::out(filled)?;
         if capacity == 0 {
-            return Err(CallError::Invalid(dw_invalid::DW_INVALID_VALUE));
+            return Err(CallError::Bound(dw_invalid::DW_INVALID_CAPACITY, [0; 4]));
         }
         let mut rest = cursor_bytes(c.rest, c.len)?;
         let take = (c.left as usize).min(capacity);

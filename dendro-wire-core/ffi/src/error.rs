@@ -108,6 +108,9 @@ pub enum dw_invalid {
     /// `dw_stream_end` was given bytes that hold a whole preamble or frame:
     /// decode it first; `values[0]` its bytes.
     DW_INVALID_NOT_CUT = 14,
+    /// `dw_rows_next_batch` given room for no row: `values[0]` the
+    /// capacity given (0).
+    DW_INVALID_CAPACITY = 15,
 }
 
 /// The rule a stream broke (`dw_error.rule`), as the protocol names it;

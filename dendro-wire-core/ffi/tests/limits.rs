@@ -410,11 +410,18 @@ fn batches_give_every_row_a_call_at_a_time_gives() {
                 &mut error,
             )
         };
-        (r, error.reason)
+        (r, error.reason, message(&error))
     };
     let invalid = dw_result::DW_RESULT_INVALID_ARGUMENT;
-    assert_eq!(take(4), (invalid, dw_invalid::DW_INVALID_CURSOR as u32));
-    assert_eq!(take(0), (invalid, dw_invalid::DW_INVALID_VALUE as u32));
+    let (r, reason, _) = take(4);
+    assert_eq!((r, reason), (invalid, dw_invalid::DW_INVALID_CURSOR as u32));
+    // A capacity of 0 is said as what it is, not as a value outside an enum.
+    let (r, reason, said) = take(0);
+    assert_eq!(
+        (r, reason),
+        (invalid, dw_invalid::DW_INVALID_CAPACITY as u32)
+    );
+    assert!(said.starts_with("a batch of capacity 0"), "{said}");
     assert_eq!((cursor.rest, cursor.len, cursor.left), before);
 }
 

@@ -101,6 +101,7 @@ impl CallError {
                 | DW_INVALID_FULL_EVERY
                 | DW_INVALID_FRAME_BUFFER
                 | DW_INVALID_NOT_CUT
+                | DW_INVALID_CAPACITY
         )
     }
 }
@@ -404,6 +405,7 @@ fn invalid_from(reason: u32) -> Option<dw_invalid> {
         DW_INVALID_FULL_EVERY,
         DW_INVALID_FRAME_BUFFER,
         DW_INVALID_NOT_CUT,
+        DW_INVALID_CAPACITY,
     ]
     .into_iter()
     .find(|i| *i as u32 == reason)

@@ -41,7 +41,8 @@ impl fmt::Display for CallError {
                 | dw_invalid::DW_INVALID_SOURCE_LIMIT
                 | dw_invalid::DW_INVALID_FULL_EVERY
                 | dw_invalid::DW_INVALID_FRAME_BUFFER
-                | dw_invalid::DW_INVALID_NOT_CUT => "an argument the call cannot take",
+                | dw_invalid::DW_INVALID_NOT_CUT
+                | dw_invalid::DW_INVALID_CAPACITY => "an argument the call cannot take",
             }),
             CallError::Bound(why, v) => bound(f, *why, v),
             CallError::Truncated(cut) => write!(f, "{cut}"),
@@ -85,6 +86,12 @@ fn bound(f: &mut fmt::Formatter<'_>, why: dw_invalid, v: &[u64; 4]) -> fmt::Resu
             f,
             "the bytes left hold a whole preamble or frame ({} bytes): decode it; a stream \
              is cut only inside one",
+            v[0]
+        ),
+        DW_INVALID_CAPACITY => write!(
+            f,
+            "a batch of capacity {}: dw_rows_next_batch's capacity is the rows it may fill, at \
+             least 1",
             v[0]
         ),
         _ => write!(f, "{}", CallError::Invalid(why)),
