@@ -573,3 +573,76 @@ fn the_async_writes_wait_resume_and_finish_again_without_a_panic() {
         Poll::Ready(Err(IoError::Wire(_)))
     ));
 }
+
+/// A socket the peer closed, as embassy-net's `TcpSocket` is one: never
+/// ready to write, and a write refused (`ConnectionReset`); or, `zero`,
+/// ready and taking nothing.
+#[cfg(feature = "embedded-io-async")]
+struct Closed {
+    zero: bool,
+}
+
+#[cfg(feature = "embedded-io-async")]
+impl embedded_io_async::ErrorType for Closed {
+    type Error = embedded_io::ErrorKind;
+}
+
+#[cfg(feature = "embedded-io-async")]
+impl embedded_io_async::Write for Closed {
+    async fn write(&mut self, _: &[u8]) -> Result<usize, Self::Error> {
+        match self.zero {
+            true => Ok(0),
+            false => Err(embedded_io::ErrorKind::ConnectionReset),
+        }
+    }
+    async fn flush(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+#[cfg(feature = "embedded-io-async")]
+impl embedded_io_async::WriteReady for Closed {
+    fn write_ready(&mut self) -> Result<bool, Self::Error> {
+        Ok(self.zero)
+    }
+}
+
+/// `send_ready` on a closed socket is the error its write says, at once,
+/// not nothing sent on every call for ever; a writer that takes nothing
+/// is `WriteZero`.
+#[cfg(feature = "embedded-io-async")]
+#[test]
+fn the_async_ready_drain_reports_a_closed_socket() {
+    use dendro_wire_core::io::{asynch, SendError};
+    use dendro_wire_core::Outbox;
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+    let mut cx = Context::from_waker(Waker::noop());
+    use dendro_wire_core::{Publisher, PublisherConfig, SourceDecl};
+    for zero in [false, true] {
+        let mut link = Closed { zero };
+        let mut buf = [0u8; 512];
+        let mut out = Outbox::new(&mut buf);
+        let mut p: Publisher<[u8; 2048], 1> = Publisher::new(PublisherConfig::default());
+        let decl = SourceDecl {
+            streams: &["cpu/usage"],
+            ..SourceDecl::default()
+        };
+        let s = p.add_source(&decl, [0; 2048]).unwrap();
+        p.connected();
+        for i in 0..3 {
+            p.observe(s.stream(0), i, 0, &[1; 8]).unwrap();
+            p.end_interval();
+            let drain = asynch::send_ready(&mut link, &mut p, &mut out);
+            let got = match std::pin::pin!(drain).poll(&mut cx) {
+                Poll::Ready(got) => got,
+                Poll::Pending => panic!("send_ready waited"),
+            };
+            match (zero, got) {
+                (false, Err(SendError::Io(embedded_io::ErrorKind::ConnectionReset))) => {}
+                (true, Err(SendError::WriteZero)) => {}
+                (_, other) => panic!("zero {zero}, interval {i}: {other:?}"),
+            }
+        }
+    }
+}

@@ -154,8 +154,13 @@ where
 /// samples on while a slow link drains (embassy-net's `TcpSocket` is
 /// such a writer).
 ///
-/// **Cancel-safe** (as the module says), and it never waits on a
-/// writer that says truly whether it is ready.
+/// **Cancel-safe** (as the module says), and it never waits: a write
+/// that would wait is dropped there, and not polled again. A writer that
+/// says it is not ready is still asked once for a write (an async write
+/// that would wait says so and takes nothing), so that a closed or reset
+/// socket, which is never ready, is reported as the error its write
+/// returns (`SendError::Io`), and a write that takes nothing as
+/// `SendError::WriteZero`, rather than as nothing sent, for ever.
 pub fn send_ready<'a, 'b, W, S, const N: usize>(
     w: &'a mut W,
     publisher: &'a mut Publisher<S, N>,
@@ -230,12 +235,10 @@ where
                     Poll::Pending => Poll::Pending,
                 };
             }
-            if let Some(ready) = this.ready {
-                match ready(this.w) {
-                    Ok(true) => {}
-                    Ok(false) => return Poll::Ready(Ok(done(this.outbox, this.before))),
-                    Err(e) => return Poll::Ready(Err(SendError::Io(e))),
-                }
+            // For `send_ready`: a writer that cannot say whether it is ready
+            // has failed.
+            if let Some(Err(e)) = this.ready.map(|ready| ready(this.w)) {
+                return Poll::Ready(Err(SendError::Io(e)));
             }
             let bytes = match this.outbox.pending(this.publisher) {
                 Ok(Some(bytes)) => bytes,
@@ -248,13 +251,18 @@ where
                 }
                 Err(e) => return Poll::Ready(Err(SendError::Publish(e))),
             };
+            // For `send_ready`, a write is asked once whether or not the
+            // writer said it was ready, and dropped where it would wait: a
+            // closed socket says it is not ready for ever (embassy-net's
+            // `TcpSocket`: `can_send` is false), and only a write says why
+            // (`ConnectionReset`).
             match poll_once(this.w.write(bytes), cx) {
-                Poll::Ready(Ok(0)) if this.ready.is_some() => {
-                    return Poll::Ready(Ok(done(this.outbox, this.before)))
-                }
                 Poll::Ready(Ok(0)) => return Poll::Ready(Err(SendError::WriteZero)),
                 Poll::Ready(Ok(n)) => this.outbox.advance(n),
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(SendError::Io(e))),
+                Poll::Pending if this.ready.is_some() => {
+                    return Poll::Ready(Ok(done(this.outbox, this.before)))
+                }
                 Poll::Pending => return Poll::Pending,
             }
         }
