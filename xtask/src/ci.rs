@@ -9,7 +9,8 @@ use std::process::Command;
 
 use crate::firmware::ARCHIVE_TESTS;
 use crate::steps::{
-    cargo, cargo_tree, output, release_tool, root, run, rustup_cargo, target_dir, CLI_ARCHIVE_TESTS,
+    cargo, cargo_tree, output, release_tool, root, run, rustup_cargo, target_dir,
+    CLI_ARCHIVE_TESTS, WALK_NEWEST_TESTS,
 };
 use crate::{c, c_firmware, firmware, metrics, python, setup};
 
@@ -73,6 +74,12 @@ pub(crate) fn ci() -> Result<(), String> {
     run(
         "tests",
         cargo().args(["test", "--workspace", "--features", CORE_FEATURES]),
+    )?;
+    run(
+        "the publisher's models, its newest ts walked for as on a 32-bit core",
+        cargo()
+            .args(WALK_NEWEST_TESTS)
+            .env("DENDRO_WIRE_WALK_NEWEST", "1"),
     )?;
     run(
         "the firmware example",

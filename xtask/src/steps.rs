@@ -22,6 +22,23 @@ pub(crate) const CLI_ARCHIVE_TESTS: &[&str] = &[
     "cli_archive",
 ];
 
+/// The core's model tests with the frame walked for a source's newest
+/// `ts` as it closes, as on a 32-bit core (`dendro-wire-core/build.rs`,
+/// `DENDRO_WIRE_WALK_NEWEST`), where the host keeps it row by row.
+pub(crate) const WALK_NEWEST_TESTS: &[&str] = &[
+    "test",
+    "-p",
+    "dendro-wire-core",
+    "--test",
+    "attribution",
+    "--test",
+    "publisher_model",
+    "--test",
+    "fairness",
+    "--test",
+    "publisher",
+];
+
 /// The workspace root.
 pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -205,6 +205,7 @@ fn main() {
         &mut || encode_unchecked(&input, &mut out2),
         &mut || encode_machine(&input, &mut machine),
     ]);
+    let machine_share = t[3] / t[4];
     let reference = format!(
         "Against the reference writer, in the same rounds: the publisher machine {:.2}, \
          RowsBuilder {:.2}.",
@@ -246,6 +247,9 @@ fn main() {
     print_table(&stream, &lines, quick);
     println!();
     println!("{reference}");
+    // A loss like the publisher machine's of half its speed, which went
+    // unseen for a round, fails the report when it lands.
+    let guard = machine_guard(machine_share);
     if let Some(from_c) = from_c {
         println!("{from_c}");
     }
@@ -264,6 +268,10 @@ fn main() {
             );
         }
         demo_over_tls(&binary, quick);
+    }
+    if let Err(why) = guard {
+        eprintln!("bench-report: {why}");
+        std::process::exit(1);
     }
 }
 
@@ -548,4 +556,25 @@ fn demo_over_tls(binary: &str, quick: bool) {
          TLS runs at {:.2}x plaintext",
         tls / plain
     );
+}
+
+/// The publisher machine's share of the reference writer, held to README's
+/// figure: a drop by more than a third of it is an error. README's
+/// sentence "Against the reference writer, ... the publisher machine X"
+/// gives X.
+fn machine_guard(share: f64) -> Result<(), String> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md");
+    let readme = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    let said = readme
+        .split_once("Against the reference writer, in the same rounds: the publisher machine")
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .and_then(|x| x.trim_end_matches(',').parse::<f64>().ok())
+        .ok_or("README.md names no share of the reference writer for the publisher machine")?;
+    match share >= said * 2.0 / 3.0 {
+        true => Ok(()),
+        false => Err(format!(
+            "the publisher machine ran at {share:.2} of the reference writer, more than a third \
+             below README's {said:.2}: find the change that cost it, or say why in README"
+        )),
+    }
 }

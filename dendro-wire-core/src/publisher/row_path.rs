@@ -28,17 +28,37 @@ pub(super) struct RowCursor {
     pub(super) rows: u32,
     pub(super) room: usize,
     /// The earliest `ts` a row may take here; an earlier one goes to the
-    /// slow path, which refuses it (the source's `floor`).
+    /// slow path, which refuses it (the source's `floor`). Only the short
+    /// path reads it.
+    #[cfg(unaligned_words)]
     pub(super) floor: i64,
+    /// The newest `ts` of every row the source has taken (its `last_ts`),
+    /// where the row path keeps it ([`TRACKS_NEWEST`]).
+    #[cfg(tracks_newest)]
+    pub(super) newest: i64,
 }
+
+/// Whether the row path keeps a source's newest `ts` as rows are taken
+/// (`build.rs`): on a 64-bit core a comparison a row, and the frame is
+/// never walked for it, a quarter of the machine's time on the host
+/// (`cargo xtask bench-report`); on a 32-bit one the comparison cost a
+/// firmware's row path 12 to 16 instructions (`cargo xtask firmware`
+/// counts them), and the frame is walked for it as it closes instead.
+pub(super) const TRACKS_NEWEST: bool = cfg!(tracks_newest);
 
 impl RowCursor {
     /// The map as the row path holds it across rows: where the records, the
     /// slots and the frame start, the frame's size and `rows`, and `room`,
     /// the most it may grow to. `streams` is the streams a row may go on,
-    /// `floor` the earliest `ts` it may take.
+    /// `floor` the earliest `ts` it may take, `newest` the newest taken.
     #[inline(always)]
-    pub(super) fn new(regions: &Regions, streams: u32, rows: u32, room: usize, floor: i64) -> Self {
+    pub(super) fn new(
+        regions: &Regions,
+        streams: u32,
+        rows: u32,
+        room: usize,
+        (_floor, _newest): (i64, i64),
+    ) -> Self {
         RowCursor {
             table_at: regions.table_at(),
             slots_at: regions.slots_at(),
@@ -47,7 +67,10 @@ impl RowCursor {
             at: regions.frame_len(),
             rows,
             room,
-            floor,
+            #[cfg(unaligned_words)]
+            floor: _floor,
+            #[cfg(tracks_newest)]
+            newest: _newest,
         }
     }
 
@@ -149,6 +172,10 @@ mod words {
         rec.set_last_at(at);
         pos.at = at + head + TAIL_BYTES + row.len();
         pos.rows += 1;
+        #[cfg(tracks_newest)]
+        {
+            pos.newest = pos.newest.max(ts);
+        }
         Some(())
     }
 
@@ -232,6 +259,10 @@ pub(super) fn put_any(
     rec.set_last_at(at);
     pos.at = at + len;
     pos.rows += 1;
+    #[cfg(tracks_newest)]
+    {
+        pos.newest = pos.newest.max(ts);
+    }
     Some(pos)
 }
 

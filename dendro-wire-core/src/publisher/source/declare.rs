@@ -255,7 +255,7 @@ impl DeclaredState {
             regions: self.regions,
             rows: 0,
             room: self.room,
-            last_ts: 0,
+            last_ts: i64::MIN,
             floor: i64::MIN,
             observed: false,
             streams: self.streams,

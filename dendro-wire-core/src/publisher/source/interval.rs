@@ -16,6 +16,7 @@ use crate::kind::ROWS;
 use crate::publisher::bytes::move_bytes;
 use crate::publisher::config::PublisherConfig;
 use crate::publisher::regions::Region;
+use crate::publisher::row_path::TRACKS_NEWEST;
 use crate::publisher::stats::count;
 use crate::publisher::stream_rec::StreamRec;
 use crate::rows::{split_row, tail, write_rows_head, ROWS_HEAD_BYTES};
@@ -83,14 +84,18 @@ impl<S: Storage> Source<S> {
         let rows = self.rows;
         self.rows = 0;
         count(&mut self.stats.rows_observed, u64::from(rows));
-        let frame = self.regions.frame();
-        let (mut earliest, newest) = ts_span(self.storage.bytes().get(frame).unwrap_or(&[]), rows);
-        if rows > 0 {
-            self.last_ts = match self.observed {
-                true => self.last_ts.max(newest),
-                false => newest,
-            };
-            self.observed = true;
+        // The newest of them all: kept by the row path, or found here (and
+        // the earliest with it, for the entry's stamp).
+        self.observed |= rows > 0;
+        let span = match TRACKS_NEWEST {
+            true => None,
+            false => {
+                let frame = self.storage.bytes().get(self.regions.frame());
+                Some(ts_span(frame.unwrap_or(&[]), rows))
+            }
+        };
+        if let Some((_, newest)) = span {
+            self.last_ts = self.last_ts.max(newest);
         }
         self.keep_latest(seq);
         if !connected {
@@ -103,7 +108,7 @@ impl<S: Storage> Source<S> {
         // The latest rows a connection's first frame carries beside its
         // own: of streams not in it, observed against the slots as they
         // are (rule 3 yields to rule 9).
-        let (mut extra_len, mut extra_rows) = (0, 0u32);
+        let (mut extra_len, mut extra_rows, mut earliest) = (0, 0u32, i64::MAX);
         for i in 0..self.streams {
             let Some((slot, ts)) = self.repeatable(i, seq).filter(|_| opening) else {
                 continue;
@@ -113,6 +118,12 @@ impl<S: Storage> Source<S> {
             extra_rows += 1;
         }
         let frame = self.regions.frame();
+        // The rows' earliest `ts` stamps the entry before them, if one is
+        // due: the frame is walked for it then, and only then.
+        if kind.is_some() {
+            let bytes = self.storage.bytes().get(frame.clone()).unwrap_or(&[]);
+            earliest = earliest.min(span.unwrap_or_else(|| ts_span(bytes, rows)).0);
+        }
         // An entry that brings in slots the subscriber may lack (a change,
         // a `Full` for a lost entry or a new connection), as against rule
         // 7's `Full` of slots unchanged.

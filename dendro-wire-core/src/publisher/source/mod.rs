@@ -109,8 +109,9 @@ pub(super) struct Source<S> {
     /// (rule 9).
     valid_from: u64,
     hash: SlotSetHash,
-    /// The newest `ts` of every row observed, to stamp an entry sent in a
-    /// frame that carries no row (rule 5); meaningless until `observed`.
+    /// The newest `ts` of every row observed, kept by the row path, to
+    /// stamp an entry sent in a frame that carries no row (rule 5) and to
+    /// raise the floor at a slot change; `i64::MIN` until a row is.
     last_ts: i64,
     /// The earliest `ts` a row may be observed at: just after the newest
     /// row observed against an earlier slot set, once the slots changed
@@ -188,7 +189,7 @@ impl<S: Storage> Source<S> {
             self.streams,
             self.rows,
             self.room,
-            self.floor,
+            (self.floor, self.last_ts),
         )
     }
 
@@ -197,6 +198,10 @@ impl<S: Storage> Source<S> {
     pub(super) fn set_cursor(&mut self, cursor: &RowCursor) {
         self.regions.set_frame_len(cursor.at);
         self.rows = cursor.rows;
+        #[cfg(tracks_newest)]
+        {
+            self.last_ts = cursor.newest;
+        }
     }
 
     /// Make the storage hold `len` bytes.
