@@ -207,7 +207,7 @@ fn a_tls_fleet_reconnecting_at_once_fits_the_defaults() {
     let (servers, clients) = (Ca::new("servers"), Ca::new("clients"));
     config.tls = Some(servers.server(tls::server_config, &clients));
     let idle = config.idle_connection_cost();
-    assert_eq!(idle, 16 << 10);
+    assert_eq!(idle, 17 << 10);
     let (server, addr, _ended) = start(config);
     let agent = clients.client(tls::client_config, &servers, "agent-1", false);
     let opening = honest_stream(0);

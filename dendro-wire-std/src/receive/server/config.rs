@@ -65,7 +65,7 @@ pub struct ServerConfig {
     pub handshake_timeout: Duration,
     /// Bytes that every connection may hold together (default 256 MiB): its
     /// receive buffer, an estimate of its state beside it (4 KiB), and under
-    /// TLS rustls's state (4 KiB) and the records it holds, as it holds them
+    /// TLS rustls's state (5 KiB) and the records it holds, as it holds them
     /// (4 KiB from its first read; a record not yet whole, up to 18 KiB,
     /// and a handshake's, up to 64 KiB). Idle, a connection costs
     /// [`idle_connection_cost`](Self::idle_connection_cost). A frame that would take them past it, or past a connection's
@@ -239,13 +239,13 @@ setters! {
 pub(super) const CONNECTION_STATE: usize = 4 << 10;
 
 /// What a TLS connection holds more from its accept on: rustls's state
-/// (4 KiB) and the room of its records buffer for a first read (4 KiB).
+/// (5 KiB: measured a little over 4) and the room of its records buffer for a first read (4 KiB).
 /// The records it then holds (a record not yet whole, plaintext not yet
 /// read, a handshake being joined) and the client's certificate chain are
 /// charged as it holds them (`tls_charge.rs`). README's "Sizing" gives
 /// what a release listener was measured to hold.
 #[cfg(feature = "tls")]
-pub(super) const TLS_STATE: usize = (4 << 10) + super::tls_charge::READ_SIZE;
+pub(super) const TLS_STATE: usize = (5 << 10) + super::tls_charge::READ_SIZE;
 
 impl ServerConfig {
     /// Whether a connection from `peer` must begin with a PROXY header.
@@ -263,7 +263,8 @@ impl ServerConfig {
     /// state, its 4 KiB receive buffer, and under TLS rustls's state and
     /// records buffer. `max_memory` holds `max_connections` connections
     /// while this times `max_connections` fits in it (at the defaults,
-    /// 8 KiB, or 16 KiB under TLS: 156 MiB of 256 MiB for 10,000).
+    /// 8 KiB, or 17 KiB under TLS: 166 MiB for 10,000, within the 256 MiB,
+    /// and within the 192 MiB left beside an archive's quarter).
     ///
     /// ```
     /// use dendro_wire_std::receive::ServerConfig;
