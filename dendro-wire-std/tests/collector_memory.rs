@@ -316,3 +316,39 @@ fn a_tls_record_stalled_midway_is_charged_as_it_is_held() {
     recv(&ended);
     assert_eq!(server.stats().memory_in_use, 0, "all given back");
 }
+
+/// A TLS peer whose records the budget has no room for is ended, the
+/// others' room kept, and what it held given back.
+#[cfg(feature = "tls")]
+#[test]
+fn a_tls_record_the_budget_has_no_room_for_ends_its_connection() {
+    use dendro_wire_std::tls;
+    use dendro_wire_test_support::certs::Ca;
+
+    let (servers, clients) = (Ca::new("servers"), Ca::new("clients"));
+    // Room for a connection idle, not for a whole record more.
+    let mut config = config(24 << 10);
+    config.tls = Some(servers.server(tls::server_config, &clients));
+    let (server, addr, ended) = start(config);
+    let agent = clients.client(tls::client_config, &servers, "agent-1", false);
+    let mut tcp = TcpStream::connect(addr).unwrap();
+    let name = "localhost".try_into().unwrap();
+    let mut tls = tls::rustls::ClientConnection::new(agent.config().clone(), name).unwrap();
+    tls.writer().write_all(&honest_stream(0)).unwrap();
+    while tls.is_handshaking() || tls.wants_write() {
+        tls.complete_io(&mut tcp).unwrap();
+    }
+    wait_until("the source is open", Duration::from_secs(10), || {
+        server.live().first().is_some_and(|c| c.tally.frames == 1)
+    });
+    let mut frame = (16_000u32 - 4).to_le_bytes().to_vec();
+    frame.push(0xee);
+    frame.resize(16_000, 0);
+    tls.writer().write_all(&frame).unwrap();
+    let mut record = Vec::new();
+    tls.write_tls(&mut record).unwrap();
+    tcp.write_all(&record[..record.len() - 1]).unwrap();
+    let e = recv(&ended);
+    assert!(e.to_string().contains("memory budget"), "{e}");
+    assert_eq!(server.stats().memory_in_use, 0, "all given back");
+}

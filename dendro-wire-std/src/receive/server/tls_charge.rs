@@ -153,9 +153,9 @@ impl<S: AsyncRead + Unpin> AsyncRead for Metered<S> {
         if let Poll::Ready(Ok(())) = read {
             let fresh = &buf.filled()[before..];
             this.last_whole = this.records.take(fresh);
-            this.joined += this.last_whole;
+            this.joined = this.joined.saturating_add(this.last_whole);
             if let Some(read) = &mut this.handshake {
-                *read += fresh.len();
+                *read = read.saturating_add(fresh.len());
             }
         }
         this.room = room;
