@@ -122,7 +122,7 @@ impl<S> Metered<S> {
     }
 
     /// Charge what rustls holds now; whether the budget had room for it
-    /// (what rustls holds less of always has).
+    /// (holding less than before always has room).
     fn charge(&mut self) -> bool {
         self.held.set(self.holds(self.room))
     }
