@@ -300,11 +300,11 @@ fn what_a_connection_costs_is_within_its_charge() {
     );
     assert!(plain.0 <= 8 << 10 && tls.0 <= 17 << 10, "{plain:?} {tls:?}");
     // Mid-frame, each is charged its 16 KiB buffer (and TLS its 4 KiB of
-    // records): 20 and 29 KiB. The listener was measured holding more, the
-    // buffers freed on the way kept resident by the allocator (README's
-    // "Sizing"); this holds it to what was measured.
+    // records): 20 and 29 KiB. The listener was measured holding more (24
+    // and 42 to 45 KiB), the buffers freed on the way kept resident by the
+    // allocator (README's "Sizing"); this holds it within twice its charge.
     assert!(
-        plain.1 <= 28 << 10 && tls.1 <= 48 << 10,
+        plain.1 <= 40 << 10 && tls.1 <= 58 << 10,
         "{plain:?} {tls:?}"
     );
 }
