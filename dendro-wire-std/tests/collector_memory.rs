@@ -185,3 +185,170 @@ fn at_shutdown_bytes_still_on_their_way_in_are_applied() {
     assert_eq!(e.tally.rows_applied, FRAMES * ROWS_PER_FRAME, "{e}");
     drop(sender.join().unwrap());
 }
+
+/// A TLS fleet reconnecting at once, at the defaults' memory a connection
+/// (`--max-memory` over `--max-connections`: 256 MiB for 10,000, here scaled
+/// to the fleet): every agent is admitted, none refused at accept, and each
+/// is charged what it holds with its source open, not a worst case.
+#[cfg(feature = "tls")]
+#[test]
+fn a_tls_fleet_reconnecting_at_once_fits_the_defaults() {
+    use std::sync::{Arc, Barrier};
+
+    use dendro_wire_std::tls;
+    use dendro_wire_test_support::certs::Ca;
+
+    const FLEET: usize = 3_200;
+    const ADDRESSES: usize = 16;
+    let defaults = ServerConfig::default();
+    let mut config = ServerConfig::default();
+    config.max_connections = FLEET;
+    config.max_memory = defaults.max_memory * FLEET / defaults.max_connections;
+    let (servers, clients) = (Ca::new("servers"), Ca::new("clients"));
+    config.tls = Some(servers.server(tls::server_config, &clients));
+    let idle = config.idle_connection_cost();
+    assert_eq!(idle, 17 << 10);
+    let (server, addr, _ended) = start(config);
+    let agent = clients.client(tls::client_config, &servers, "agent-1", false);
+    let opening = honest_stream(0);
+    let go = Arc::new(Barrier::new(ADDRESSES));
+    // Each address's agents connect one after another, all addresses at
+    // once, and keep their connections open.
+    let fleets: Vec<_> = (0..ADDRESSES)
+        .map(|i| {
+            let (config, opening, go) = (agent.config().clone(), opening.clone(), go.clone());
+            std::thread::spawn(move || {
+                go.wait();
+                (0..FLEET / ADDRESSES)
+                    .map(|_| {
+                        let tcp = support::connect_from([127, 0, 1, 1 + i as u8], addr);
+                        let name = "localhost".try_into().unwrap();
+                        let tls = tls::rustls::ClientConnection::new(config.clone(), name).unwrap();
+                        let mut s = tls::rustls::StreamOwned::new(tls, tcp);
+                        // One refused hears its connection closed.
+                        s.write_all(&opening).and_then(|()| s.flush()).map(|()| s)
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let fleet: Vec<_> = fleets.into_iter().flat_map(|f| f.join().unwrap()).collect();
+    wait_until(
+        "every agent was accepted or refused",
+        Duration::from_secs(30),
+        || {
+            let stats = server.stats();
+            stats.accepted + stats.refused == FLEET as u64
+        },
+    );
+    let stats = server.stats();
+    assert_eq!((stats.refused, stats.evicted), (0, 0), "{stats:?}");
+    assert!(fleet.iter().all(Result::is_ok));
+    wait_until(
+        "every agent opened its source",
+        Duration::from_secs(30),
+        || server.live().iter().filter(|c| c.tally.frames == 1).count() == FLEET,
+    );
+    let stats = server.stats();
+    // Each is charged its idle cost, and a little for the records its
+    // last read made whole.
+    let each = stats.memory_in_use / FLEET;
+    assert!(
+        (idle..idle + (1 << 10)).contains(&each),
+        "{each} bytes each"
+    );
+    drop(fleet);
+    wait_until("the fleet is gone", Duration::from_secs(20), || {
+        server.stats().live == 0
+    });
+    assert_eq!(server.stats().memory_in_use, 0, "all given back");
+}
+
+/// A TLS peer that stalls inside a record is charged the record it has
+/// sent as rustls holds it, and given it back when it goes.
+#[cfg(feature = "tls")]
+#[test]
+fn a_tls_record_stalled_midway_is_charged_as_it_is_held() {
+    use dendro_wire_std::tls;
+    use dendro_wire_test_support::certs::Ca;
+
+    let (servers, clients) = (Ca::new("servers"), Ca::new("clients"));
+    let mut config = config(16 << 20);
+    config.tls = Some(servers.server(tls::server_config, &clients));
+    let (server, addr, ended) = start(config);
+    let agent = clients.client(tls::client_config, &servers, "agent-1", false);
+    let mut tcp = TcpStream::connect(addr).unwrap();
+    let name = "localhost".try_into().unwrap();
+    let mut tls = tls::rustls::ClientConnection::new(agent.config().clone(), name).unwrap();
+    tls.writer().write_all(&honest_stream(0)).unwrap();
+    while tls.is_handshaking() || tls.wants_write() {
+        tls.complete_io(&mut tcp).unwrap();
+    }
+    wait_until("the source is open", Duration::from_secs(10), || {
+        server.live().first().is_some_and(|c| c.tally.frames == 1)
+    });
+    let idle = server.stats().memory_in_use;
+    // A frame of an unknown kind in one whole record, all but its last byte.
+    let mut frame = (16_000u32 - 4).to_le_bytes().to_vec();
+    frame.push(0xee);
+    frame.resize(16_000, 0);
+    tls.writer().write_all(&frame).unwrap();
+    let mut record = Vec::new();
+    tls.write_tls(&mut record).unwrap();
+    tcp.write_all(&record[..record.len() - 1]).unwrap();
+    // What rustls holds of it, past the 4 KiB of room charged at accept.
+    let held = record.len() - 1 - 4096;
+    wait_until(
+        "the partial record is charged",
+        Duration::from_secs(10),
+        || server.stats().memory_in_use >= idle + held,
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    let charged = server.stats().memory_in_use - idle;
+    // And at most room for its next read.
+    assert!(charged <= held + 4096, "{charged}");
+    // The last byte: the frame is applied.
+    tcp.write_all(&record[record.len() - 1..]).unwrap();
+    wait_until("the frame is read", Duration::from_secs(10), || {
+        server.live().first().is_some_and(|c| c.tally.frames == 2)
+    });
+    drop((tls, tcp));
+    recv(&ended);
+    assert_eq!(server.stats().memory_in_use, 0, "all given back");
+}
+
+/// A TLS peer whose records the budget has no room for is ended, the
+/// others' room kept, and what it held given back.
+#[cfg(feature = "tls")]
+#[test]
+fn a_tls_record_the_budget_has_no_room_for_ends_its_connection() {
+    use dendro_wire_std::tls;
+    use dendro_wire_test_support::certs::Ca;
+
+    let (servers, clients) = (Ca::new("servers"), Ca::new("clients"));
+    // Room for a connection idle, not for a whole record more.
+    let mut config = config(24 << 10);
+    config.tls = Some(servers.server(tls::server_config, &clients));
+    let (server, addr, ended) = start(config);
+    let agent = clients.client(tls::client_config, &servers, "agent-1", false);
+    let mut tcp = TcpStream::connect(addr).unwrap();
+    let name = "localhost".try_into().unwrap();
+    let mut tls = tls::rustls::ClientConnection::new(agent.config().clone(), name).unwrap();
+    tls.writer().write_all(&honest_stream(0)).unwrap();
+    while tls.is_handshaking() || tls.wants_write() {
+        tls.complete_io(&mut tcp).unwrap();
+    }
+    wait_until("the source is open", Duration::from_secs(10), || {
+        server.live().first().is_some_and(|c| c.tally.frames == 1)
+    });
+    let mut frame = (16_000u32 - 4).to_le_bytes().to_vec();
+    frame.push(0xee);
+    frame.resize(16_000, 0);
+    tls.writer().write_all(&frame).unwrap();
+    let mut record = Vec::new();
+    tls.write_tls(&mut record).unwrap();
+    tcp.write_all(&record[..record.len() - 1]).unwrap();
+    let e = recv(&ended);
+    assert!(e.to_string().contains("memory budget"), "{e}");
+    assert_eq!(server.stats().memory_in_use, 0, "all given back");
+}

@@ -17,6 +17,8 @@ use crate::metrics::Metrics;
 use crate::progress::Progress;
 use crate::tls_args::ServerTls;
 
+mod sizing;
+
 #[derive(clap::Args)]
 pub(crate) struct Args {
     #[command(flatten)]
@@ -126,8 +128,9 @@ pub(crate) struct Args {
     #[arg(long, default_value = "5s", value_parser = crate::values::parse_duration)]
     handshake_timeout: Duration,
     /// Memory all connections may hold together (e.g. 256MiB, 1GiB): their
-    /// buffers, and an estimate of their state; a frame that would cross it,
-    /// or a connection's share of it, ends its connection. With --archive, a
+    /// buffers and state (idle, 8 KiB each; 17 KiB under TLS), said at start
+    /// if it holds fewer than --max-connections; a frame that would cross
+    /// it, or a connection's share of it, ends its connection. With --archive, a
     /// quarter of it is what may be handed to the archive and not yet
     /// committed: past that, connections are not read until commits make
     /// room.
@@ -237,6 +240,13 @@ struct Totals {
 
 pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let config = options.server_config()?;
+    #[cfg(feature = "archive")]
+    let archived = options.archive.is_some();
+    #[cfg(not(feature = "archive"))]
+    let archived = false;
+    if let Some(line) = sizing::too_small(&config, options.max_memory, archived) {
+        eprintln!("{line}");
+    }
     // The socket file made, to remove at exit if it is still ours.
     #[cfg(unix)]
     let mut made = None;
@@ -524,77 +534,4 @@ fn sink_factory(archive: Option<&ArchiveHandle>) -> MakeSink {
 }
 
 #[cfg(test)]
-mod tests {
-    use clap::Parser;
-    use dendro_wire_std::receive::ServerConfig;
-
-    /// The archive's writer path, given no flags, batches as the library's
-    /// does by default.
-    #[cfg(feature = "archive")]
-    #[test]
-    fn the_archive_defaults_to_the_librarys() {
-        let cli = crate::Cli::try_parse_from([
-            "dendro-wire",
-            "listen",
-            "--bind",
-            "127.0.0.1:0",
-            "--archive",
-            "a.dendro",
-        ])
-        .unwrap_or_else(|e| panic!("{e}"));
-        let crate::Command::Listen(args) = cli.command else {
-            panic!("not listen");
-        };
-        let (got, want) = (
-            args.archive_config(),
-            dendro_wire_std::archive::ArchiveConfig::default(),
-        );
-        assert_eq!(
-            (got.commit_rows, got.commit_age),
-            (want.commit_rows, want.commit_age)
-        );
-        assert_eq!(got.backlog_bytes, args.max_memory / 4);
-    }
-
-    /// The tool's defaults are the library's, written a second time only so
-    /// that `--help` shows them: `listen` given no limits serves as
-    /// `ServerConfig::default()` does.
-    #[test]
-    fn the_limits_default_to_the_librarys() {
-        let cli = crate::Cli::try_parse_from(["dendro-wire", "listen", "--bind", "127.0.0.1:0"])
-            .unwrap_or_else(|e| panic!("{e}"));
-        let crate::Command::Listen(args) = cli.command else {
-            panic!("not listen");
-        };
-        let got = args.server_config().unwrap_or_else(|e| panic!("{}", e.0));
-        let want = ServerConfig::default();
-        assert_eq!(
-            (
-                got.max_sources,
-                got.max_connections,
-                got.max_unopened_connections,
-                got.eviction_grace,
-                got.max_connections_per_peer,
-                got.handshake_timeout,
-                got.max_memory,
-                got.idle_timeout,
-                got.frame_timeout,
-                got.record_max,
-                got.record_max_per_connection,
-            ),
-            (
-                want.max_sources,
-                want.max_connections,
-                want.max_unopened_connections,
-                want.eviction_grace,
-                want.max_connections_per_peer,
-                want.handshake_timeout,
-                want.max_memory,
-                want.idle_timeout,
-                want.frame_timeout,
-                want.record_max,
-                want.record_max_per_connection,
-            )
-        );
-    }
-}
+mod tests;

@@ -133,6 +133,22 @@ pub(crate) struct Held {
     n: usize,
 }
 
+#[cfg(feature = "tls")]
+impl Held {
+    /// Hold `to` bytes instead, if the limit allows growing to them
+    /// (shrinking always does); whether it held them.
+    pub(crate) fn set(&mut self, to: usize) -> bool {
+        if to > self.n && self.budget.charge(self.n, to).is_err() {
+            return false;
+        }
+        if to < self.n {
+            self.budget.settle(self.n, to);
+        }
+        self.n = to;
+        true
+    }
+}
+
 #[cfg(feature = "tokio")]
 impl Drop for Held {
     fn drop(&mut self) {

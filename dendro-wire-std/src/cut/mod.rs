@@ -19,5 +19,5 @@ mod cutter;
 #[cfg(feature = "tokio")]
 pub(crate) use budget::Held;
 pub use budget::MemoryBudget;
-pub(crate) use buffer::{FrameBuffer, Next};
+pub(crate) use buffer::{FrameBuffer, Next, START};
 pub(crate) use cutter::{Cut, Cutter};

@@ -63,9 +63,12 @@ pub struct ServerConfig {
     /// End a connection that has not opened a source this long after it
     /// was accepted, its TLS handshake included (default 5 s).
     pub handshake_timeout: Duration,
-    /// Bytes that every connection may hold together (default 256 MiB): its receive buffer,
-    /// and an estimate of its state beside it (4 KiB; 32 KiB more under
-    /// TLS). A frame that would take them past it, or past a connection's
+    /// Bytes that every connection may hold together (default 256 MiB): its
+    /// receive buffer, an estimate of its state beside it (4 KiB), and under
+    /// TLS rustls's state (5 KiB) and the records it holds, as it holds them
+    /// (4 KiB from its first read; a record not yet whole, up to 18 KiB,
+    /// and a handshake's, up to 64 KiB). Idle, a connection costs
+    /// [`idle_connection_cost`](Self::idle_connection_cost). A frame that would take them past it, or past a connection's
     /// share ([`MemoryBudget`](crate::MemoryBudget)), ends its connection;
     /// the others go on. A connection accepted while it is full is closed
     /// at once.
@@ -235,12 +238,14 @@ setters! {
 /// a release listener was measured to hold per connection beside it.
 pub(super) const CONNECTION_STATE: usize = 4 << 10;
 
-/// What a TLS connection holds more: rustls's buffers for a whole record
-/// (16 KiB) received and one decrypted, and the handshake's state; a
-/// finished handshake with full records holds more than one stalled inside
-/// its ClientHello (README's "A collector under attack" gives both).
+/// What a TLS connection holds more from its accept on: rustls's state
+/// (5 KiB: measured a little over 4) and the room of its records buffer for a first read (4 KiB).
+/// The records it then holds (a record not yet whole, plaintext not yet
+/// read, a handshake being joined) and the client's certificate chain are
+/// charged as it holds them (`tls_charge.rs`). README's "Sizing" gives
+/// what a release listener was measured to hold.
 #[cfg(feature = "tls")]
-pub(super) const TLS_STATE: usize = 32 << 10;
+pub(super) const TLS_STATE: usize = (5 << 10) + super::tls_charge::READ_SIZE;
 
 impl ServerConfig {
     /// Whether a connection from `peer` must begin with a PROXY header.
@@ -252,6 +257,24 @@ impl ServerConfig {
                 .any(|c| c.contains(addr.ip())),
             _ => false,
         }
+    }
+
+    /// What one connection is charged while it has no frame in hand: its
+    /// state, its 4 KiB receive buffer, and under TLS rustls's state and
+    /// records buffer. `max_memory` holds `max_connections` connections
+    /// while this times `max_connections` fits in it (at the defaults,
+    /// 8 KiB, or 17 KiB under TLS: 166 MiB for 10,000, within the 256 MiB,
+    /// and within the 192 MiB left beside an archive's quarter).
+    ///
+    /// ```
+    /// use dendro_wire_std::receive::ServerConfig;
+    ///
+    /// let config = ServerConfig::default();
+    /// assert_eq!(config.idle_connection_cost(), 8 << 10);
+    /// assert!(config.max_connections * config.idle_connection_cost() <= config.max_memory);
+    /// ```
+    pub fn idle_connection_cost(&self) -> usize {
+        self.connection_state() + crate::cut::START
     }
 
     /// What one connection is charged to the memory budget at accept.

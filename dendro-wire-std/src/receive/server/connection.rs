@@ -12,6 +12,8 @@ use tokio::sync::watch;
 use super::proxied::{read_header, Rewound};
 use super::report::{ConnectionInfo, Ended, Peer};
 use super::shared::{Live, ServerShared};
+#[cfg(feature = "tls")]
+use super::tls_charge::{Charged, Metered, READ_SIZE};
 use crate::read_error::Position;
 use crate::receive::error::ServeError;
 use crate::receive::proxy::ProxiedFrom;
@@ -59,8 +61,14 @@ async fn check_peer(
     #[cfg(feature = "tls")]
     if let (Peer::Tcp(_) | Peer::Proxied { .. }, Some(tls)) = (&info.peer, &config.tls) {
         let acceptor = tokio_rustls::TlsAcceptor::from(tls.clone());
+        // What rustls holds of the records it reads is charged as it
+        // holds them; what every TLS connection holds, at accept.
+        let held = shared.budget.hold(0).ok_or_else(|| {
+            ServeError::Tls(io::Error::other("the memory budget cannot be charged"))
+        })?;
+        let stream = Metered::new(stream, held);
         let handshake = tokio::time::timeout(config.idle_timeout, acceptor.accept(stream));
-        let tls = match handshake.await {
+        let mut tls = match handshake.await {
             Ok(Ok(tls)) => tls,
             Ok(Err(e)) => return Err(ServeError::Tls(crate::tls::plain_refusal(e))),
             Err(_) => {
@@ -73,8 +81,11 @@ async fn check_peer(
                 )))
             }
         };
-        let (_, session) = tls.get_ref();
+        let (metered, session) = tls.get_mut();
+        // The server writes nothing past its handshake but a close_notify.
+        session.set_buffer_limit(Some(READ_SIZE));
         let chain = session.peer_certificates().unwrap_or_default();
+        metered.handshaken(chain.iter().map(|c| c.len()).sum());
         // Bound to a label, an identity must be proved: a certificate that
         // proves none is refused, never let through unbound. Unbound, an
         // unusable one is only not reported.
@@ -91,7 +102,7 @@ async fn check_peer(
             }
             (Err(_), None) => None,
         };
-        return Ok((Box::new(tls), identity));
+        return Ok((Box::new(Charged(tls)), identity));
     }
     let _ = config;
     Ok((stream, None))

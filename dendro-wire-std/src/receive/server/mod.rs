@@ -13,6 +13,8 @@ mod proxied;
 mod report;
 mod server_watch;
 mod shared;
+#[cfg(feature = "tls")]
+mod tls_charge;
 
 use std::io;
 use std::net::SocketAddr;
