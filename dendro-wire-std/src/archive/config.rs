@@ -40,8 +40,8 @@ pub struct ArchiveConfig {
     /// connection ended. A fleet of 10,000 agents with a few sources each
     /// is some tens of thousands, and each agent that restarts minting new
     /// uuids adds its sources again: room for ten such restarts of the
-    /// whole fleet, at some 300 bytes of the archive and of the
-    /// collector's memory each, before a new archive is due.
+    /// whole fleet, at some 300 bytes of the archive each (and a uuid's
+    /// worth of the collector's memory), before a new archive is due.
     pub max_sources: usize,
     /// The most sources connections from one client address create
     /// (default 64), whatever becomes of them: what a source costs stays in
