@@ -193,10 +193,31 @@ fn the_sources_whose_connections_ended_are_no_longer_beaten_once_none_is_open() 
         (0, 1),
         "no source open: none beats: {idle:?}"
     );
-    // The writer opened again takes sources and rows as the first did.
+    // The writer opened again takes sources and rows as the first did, and
+    // beats the one open; dendro's own counter, each source's heartbeat,
+    // says the ended ones are left alone over more than an interval.
     let mut again = archive.connection();
     again.open_source(0, &bare_handshake(0)).unwrap();
     hand_rows(&mut again, 0, 100, &["x"]);
+    stats_once(&archive, |s| s.sources_beating == 1);
+    let beats = || -> Vec<Option<i64>> {
+        let db = dendro::archive::Archive::open(archive.path()).unwrap();
+        let sources = db.read_sources().unwrap();
+        sources.iter().map(|s| s.heartbeat).collect()
+    };
+    let before = beats();
+    std::thread::sleep(dendro::writer::HEARTBEAT_INTERVAL + Duration::from_millis(1500));
+    let after = beats();
+    assert_eq!(after.len() as u64, ENDED + 1);
+    assert_eq!(
+        before[..ENDED as usize],
+        after[..ENDED as usize],
+        "ended: not beaten"
+    );
+    assert_ne!(
+        before[ENDED as usize], after[ENDED as usize],
+        "open: beaten"
+    );
     again.end_connection().unwrap();
     let stats = archive.clone().finish().unwrap();
     assert_eq!((stats.rows_committed, stats.rows_dropped), (ENDED + 1, 0));
