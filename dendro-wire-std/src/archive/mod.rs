@@ -3,14 +3,17 @@
 //! opens and reads. Feature `archive`.
 //!
 //! [`SharedArchive`] is the archive and its one writer path
-//! (`commit.rs`): a thread that takes what every connection hands over and
+//! (`commit/`): a thread that takes what every connection hands over and
 //! commits rows from all of them together, in batches bounded by size and
 //! age, each source's other frames kept in order against its own rows.
 //! [`ArchiveSink`] (`sink.rs`) is one connection's sink into it: it hands
 //! work over and never waits on a commit. What the writer path has done
 //! is [`ArchiveStats`] (`stats.rs`); what the connections and the writer
 //! path share is `shared.rs`, how it batches [`ArchiveConfig`]
-//! (`config.rs`), and the work and batches it holds `batch.rs`.
+//! (`config.rs`), and the work and batches it holds `batch.rs`. The
+//! sources connections may create in it are bounded, in all and per
+//! client address (`bounds.rs`); the encoding its rows are stored in, and
+//! the opening of dendro's writer, are `encoder.rs`.
 //!
 //! Every hand-off to dendro's writer is a commit (one transaction, and at
 //! dendro's `synchronous=FULL` one fsync), so a fleet of small agents, each
