@@ -58,7 +58,7 @@ pub(crate) struct ArchiveArgs {
     /// (a reconnect) is not counted again. An agent has a few sources: the
     /// default is room for several restarts of one that mints new uuids, or
     /// a few agents behind one address; raise it when many agents share
-    /// one (NAT).
+    /// one (NAT, or a balancer without --proxy-protocol-from).
     #[arg(
         long,
         value_name = "SOURCES",
