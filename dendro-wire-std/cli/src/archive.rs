@@ -4,13 +4,86 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use dendro_wire_std::archive::{
     contents, ArchiveConfig, ArchiveStats, DendroEvents, SharedArchive,
 };
 
 use crate::failure::Failure;
+
+/// `listen`'s flags for its archive.
+#[derive(clap::Args)]
+pub(crate) struct ArchiveArgs {
+    /// The encoder the archive stores rows for; a source declaring another
+    /// is refused.
+    #[arg(long, default_value = crate::values::AGENT_ENCODER)]
+    pub(crate) encoder: String,
+    /// Commit the archive's rows, from every connection together, in
+    /// batches of up to this many.
+    #[arg(
+        long,
+        value_name = "ROWS",
+        default_value_t = dendro_wire_std::archive::ArchiveConfig::default().commit_rows,
+        requires = "archive"
+    )]
+    commit_rows: usize,
+    /// Commit a batch once its oldest row has waited this long, however
+    /// few rows it holds.
+    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = crate::values::parse_duration, requires = "archive")]
+    commit_age: Duration,
+    /// /ready answers 503 while the archive is further behind than this
+    /// (the oldest row handed to it and not yet committed has waited
+    /// longer), so that a load balancer sends new agents elsewhere.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = crate::values::parse_duration, requires = "archive")]
+    pub(crate) ready_max_lag: Duration,
+    /// The most sources the archive holds, those it held when opened
+    /// included; a Handshake past it is refused and its connection closed.
+    /// Each source is a row in the archive for good (some 300 bytes of it)
+    /// and its uuid is kept in the collector's memory. A fleet of 10,000 agents with a few
+    /// sources each is some tens of thousands; an agent that restarts
+    /// minting new uuids adds its sources again: the default leaves room
+    /// for ten restarts of such a fleet before a new archive is due.
+    #[arg(
+        long,
+        value_name = "SOURCES",
+        default_value_t = ArchiveConfig::default().max_sources,
+        requires = "archive"
+    )]
+    pub(crate) archive_max_sources: usize,
+    /// The most sources connections from one client address (the one a
+    /// PROXY header names, behind a balancer) create in the archive,
+    /// whatever becomes of them; a Handshake past it is refused and its
+    /// connection closed. A source reopened under a uuid the archive holds
+    /// (a reconnect) is not counted again. An agent has a few sources: the
+    /// default is room for several restarts of one that mints new uuids, or
+    /// a few agents behind one address; raise it when many agents share
+    /// one (NAT, or a balancer without --proxy-protocol-from).
+    #[arg(
+        long,
+        value_name = "SOURCES",
+        default_value_t = ArchiveConfig::default().max_sources_per_address,
+        requires = "archive"
+    )]
+    pub(crate) archive_max_sources_per_address: usize,
+}
+
+/// Of `--max-memory`, the part the archive's backlog may hold.
+pub(crate) fn backlog_share(max_memory: usize) -> usize {
+    max_memory / 4
+}
+
+impl ArchiveArgs {
+    /// The archive's config: its backlog `max_memory`'s share.
+    pub(crate) fn config(&self, max_memory: usize) -> ArchiveConfig {
+        ArchiveConfig::default()
+            .commit_rows(self.commit_rows)
+            .commit_age(self.commit_age)
+            .backlog_bytes(backlog_share(max_memory))
+            .max_sources(self.archive_max_sources)
+            .max_sources_per_address(self.archive_max_sources_per_address)
+    }
+}
 
 /// Sources listed one by one in the report; past these, only counted.
 const LISTED: usize = 8;
@@ -75,6 +148,13 @@ pub(crate) fn finish(
         stats.rows_committed_apart,
         stats.rows_dropped,
         stats.max_lag.as_secs_f64(),
+    )?;
+    writeln!(
+        out,
+        "  sources   {} opened, {} refused (past --archive-max-sources or \
+         --archive-max-sources-per-address); {} held; dendro's writer opened again {} \
+         time(s) to stop beating those ended",
+        stats.sources_opened, stats.sources_refused, stats.sources_held, stats.writer_reopens,
     )?;
     let failure = not_committed(&stats, &read_back);
     if let Some(why) = &failure {

@@ -67,32 +67,9 @@ pub(crate) struct Args {
     #[arg(long, hide = true, value_parser = crate::values::archive_not_built)]
     #[allow(dead_code)]
     archive: Option<PathBuf>,
-    /// The encoder the archive stores rows for; a source declaring another
-    /// is refused.
     #[cfg(feature = "archive")]
-    #[arg(long, default_value = crate::values::AGENT_ENCODER)]
-    encoder: String,
-    /// Commit the archive's rows, from every connection together, in
-    /// batches of up to this many.
-    #[cfg(feature = "archive")]
-    #[arg(
-        long,
-        value_name = "ROWS",
-        default_value_t = dendro_wire_std::archive::ArchiveConfig::default().commit_rows,
-        requires = "archive"
-    )]
-    commit_rows: usize,
-    /// Commit a batch once its oldest row has waited this long, however
-    /// few rows it holds.
-    #[cfg(feature = "archive")]
-    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = crate::values::parse_duration, requires = "archive")]
-    commit_age: Duration,
-    /// /ready answers 503 while the archive is further behind than this
-    /// (the oldest row handed to it and not yet committed has waited
-    /// longer), so that a load balancer sends new agents elsewhere.
-    #[cfg(feature = "archive")]
-    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = crate::values::parse_duration, requires = "archive")]
-    ready_max_lag: Duration,
+    #[command(flatten)]
+    archive_args: crate::archive::ArchiveArgs,
     /// Serve the listener's counts at http://ADDR/metrics (Prometheus text
     /// format) and readiness at /ready (200, then 503 once stopping).
     #[arg(long, value_name = "HOST:PORT", value_parser = crate::values::host_port)]
@@ -176,21 +153,12 @@ fn parse_mode(s: &str) -> Result<u32, String> {
         .ok_or_else(|| format!("{s:?} is not a file mode; write it in octal, e.g. 600 or 660"))
 }
 
-/// Of `--max-memory`, the part the archive's backlog may hold.
-#[cfg(feature = "archive")]
-fn backlog_share(max_memory: usize) -> usize {
-    max_memory / 4
-}
-
 impl Args {
-    /// How the archive's writer path batches, and what it may hold: its
-    /// share of `--max-memory`.
+    /// How the archive's writer path batches, what it may hold (its share
+    /// of `--max-memory`), and the sources it takes.
     #[cfg(feature = "archive")]
     fn archive_config(&self) -> dendro_wire_std::archive::ArchiveConfig {
-        dendro_wire_std::archive::ArchiveConfig::default()
-            .commit_rows(self.commit_rows)
-            .commit_age(self.commit_age)
-            .backlog_bytes(backlog_share(self.max_memory))
+        self.archive_args.config(self.max_memory)
     }
 
     fn server_config(&self) -> Result<ServerConfig, Failure> {
@@ -206,7 +174,7 @@ impl Args {
         config.max_memory = self.max_memory;
         #[cfg(feature = "archive")]
         if self.archive.is_some() {
-            config.max_memory -= backlog_share(self.max_memory);
+            config.max_memory -= crate::archive::backlog_share(self.max_memory);
         }
         config.idle_timeout = self.idle_timeout;
         config.frame_timeout = self.frame_timeout;
@@ -284,7 +252,7 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let archive = match &options.archive {
         Some(path) => Some(crate::archive::open(
             path,
-            &options.encoder,
+            &options.archive_args.encoder,
             options.archive_config(),
         )?),
         None => None,
@@ -301,7 +269,9 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
     let max_memory = options.max_memory;
     #[cfg(feature = "archive")]
     let metrics = Arc::new(Metrics::new(
-        archive.clone().map(|a| (a, options.ready_max_lag)),
+        archive
+            .clone()
+            .map(|a| (a, options.archive_args.ready_max_lag)),
     ));
     #[cfg(not(feature = "archive"))]
     let metrics = Arc::new(Metrics::new());
@@ -525,7 +495,8 @@ fn sink_factory(archive: Option<&ArchiveHandle>) -> MakeSink {
         #[cfg(feature = "archive")]
         Some(archive) => {
             let archive = archive.clone();
-            Box::new(move |_| Box::new(archive.connection()))
+            // Each connection's sources count toward its client's bound.
+            Box::new(move |info| Box::new(archive.connection_from(info.peer.address())))
         }
         #[cfg(not(feature = "archive"))]
         Some(never) => match *never {},

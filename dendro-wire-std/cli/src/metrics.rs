@@ -240,6 +240,13 @@ impl Metrics {
                 a.commit_failures,
             );
             counter(
+                "archive_sources_refused",
+                "Handshakes refused a source in the archive, their connections closed: it \
+                 held --archive-max-sources, or their address had created \
+                 --archive-max-sources-per-address",
+                a.sources_refused,
+            );
+            counter(
                 "archive_waits",
                 "Times a connection was not read because the archive's backlog was full",
                 a.waits,
@@ -461,6 +468,18 @@ fn register_archive(registry: &mut Registry, a: &ArchiveStats) {
         "archive_max_lag_seconds",
         "The most archive_lag_seconds has been since the listener started",
         a.max_lag,
+    );
+    gauge(
+        registry,
+        "archive_sources",
+        "Sources the archive holds, as its bounds count them, against --archive-max-sources",
+        count(a.sources_held),
+    );
+    gauge(
+        registry,
+        "archive_sources_beating",
+        "Sources whose heartbeat dendro's writer bumps every 5 s",
+        count(a.sources_beating),
     );
     registry.register(
         "archive_commit_seconds",

@@ -34,6 +34,22 @@ pub struct ArchiveConfig {
     /// holding them costs). Past it, connections are not read until
     /// commits make room ([`Backlog`](crate::receive::Backlog)).
     pub backlog_bytes: usize,
+    /// The most sources the archive holds (default 500,000): those it held
+    /// when opened, and those connections create. Every source is a row in
+    /// the archive for good; a Handshake past this is refused and its
+    /// connection ended. A fleet of 10,000 agents with a few sources each
+    /// is some tens of thousands, and each agent that restarts minting new
+    /// uuids adds its sources again: room for ten such restarts of the
+    /// whole fleet, at some 300 bytes of the archive each (and a uuid's
+    /// worth of the collector's memory), before a new archive is due.
+    pub max_sources: usize,
+    /// The most sources connections from one client address create
+    /// (default 64), whatever becomes of them: what a source costs stays in
+    /// the archive when its connection ends. An agent has a few; room for
+    /// several restarts of an agent that mints new uuids, or for a few
+    /// agents behind one address. A Handshake whose uuid the archive holds
+    /// and no connection holds open (a reconnect) is not counted again.
+    pub max_sources_per_address: usize,
 }
 
 impl Default for ArchiveConfig {
@@ -42,6 +58,8 @@ impl Default for ArchiveConfig {
             commit_rows: 1 << 20,
             commit_age: Duration::from_millis(100),
             backlog_bytes: 64 << 20,
+            max_sources: 500_000,
+            max_sources_per_address: 64,
         }
     }
 }
@@ -62,6 +80,18 @@ impl ArchiveConfig {
     /// Set [`backlog_bytes`](Self::backlog_bytes).
     pub fn backlog_bytes(mut self, bytes: usize) -> Self {
         self.backlog_bytes = bytes;
+        self
+    }
+
+    /// Set [`max_sources`](Self::max_sources).
+    pub fn max_sources(mut self, sources: usize) -> Self {
+        self.max_sources = sources;
+        self
+    }
+
+    /// Set [`max_sources_per_address`](Self::max_sources_per_address).
+    pub fn max_sources_per_address(mut self, sources: usize) -> Self {
+        self.max_sources_per_address = sources;
         self
     }
 }

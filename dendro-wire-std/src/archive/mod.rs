@@ -3,14 +3,17 @@
 //! opens and reads. Feature `archive`.
 //!
 //! [`SharedArchive`] is the archive and its one writer path
-//! (`commit.rs`): a thread that takes what every connection hands over and
+//! (`commit/`): a thread that takes what every connection hands over and
 //! commits rows from all of them together, in batches bounded by size and
 //! age, each source's other frames kept in order against its own rows.
 //! [`ArchiveSink`] (`sink.rs`) is one connection's sink into it: it hands
 //! work over and never waits on a commit. What the writer path has done
 //! is [`ArchiveStats`] (`stats.rs`); what the connections and the writer
 //! path share is `shared.rs`, how it batches [`ArchiveConfig`]
-//! (`config.rs`), and the work and batches it holds `batch.rs`.
+//! (`config.rs`), and the work and batches it holds `batch.rs`. The
+//! sources connections may create in it are bounded, in all and per
+//! client address (`bounds.rs`); the encoding its rows are stored in, and
+//! the opening of dendro's writer, are `encoder.rs`.
 //!
 //! Every hand-off to dendro's writer is a commit (one transaction, and at
 //! dendro's `synchronous=FULL` one fsync), so a fleet of small agents, each
@@ -40,26 +43,29 @@
 //! [`finish`](SharedArchive::finish) returns the failure.
 
 mod batch;
+mod bounds;
 mod checks;
 mod commit;
 mod config;
+mod encoder;
 mod events;
 mod shared;
 mod sink;
 mod stats;
 
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::path::Path;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Condvar, Mutex};
 
-use dendro::archive::{Archive, WalRow};
-use dendro::segment::{EncodeContext, EncodeResult, Segment as DSegment, SegmentEncoder};
-use dendro::writer::Writer;
+use dendro::archive::Archive;
 
 use crate::receive::{Backlog, SinkError};
+use bounds::{Bounds, SharedBounds};
 use commit::Committer;
 pub use config::ArchiveConfig;
+pub use encoder::RawRowsEncoder;
 pub use events::DendroEvents;
 use events::Watch;
 use shared::ArchiveState;
@@ -67,60 +73,6 @@ pub use shared::SharedArchive;
 pub use sink::ArchiveSink;
 use stats::Counters;
 pub use stats::{ArchiveStats, CommitSeconds, COMMIT_BUCKETS};
-
-/// The segment encoding for rows this project does not interpret: each row
-/// as `i64 ts | i64 wall_offset | u32 len | row`, little-endian, in order.
-/// Its version is the `encoder` name the rows' publisher declares, so the
-/// archive records it and every read path checks it.
-#[derive(Clone, Debug)]
-pub struct RawRowsEncoder {
-    version: String,
-    /// The archive whose dendro writer thread asks for the version, to be
-    /// told of the ticks that thread drops.
-    watch: Option<Arc<Watch>>,
-}
-
-impl RawRowsEncoder {
-    /// An encoder for rows a publisher declares as `version`.
-    pub fn new(version: impl Into<String>) -> Self {
-        RawRowsEncoder {
-            version: version.into(),
-            watch: None,
-        }
-    }
-}
-
-impl SegmentEncoder for RawRowsEncoder {
-    fn encode(&self, _: &EncodeContext<'_>, rows: &[WalRow]) -> EncodeResult {
-        let (Some(first), Some(last)) = (rows.first(), rows.last()) else {
-            return Ok(None);
-        };
-        let mut bytes = Vec::new();
-        for r in rows {
-            bytes.extend_from_slice(&r.ts.to_le_bytes());
-            bytes.extend_from_slice(&r.wall_offset.to_le_bytes());
-            bytes.extend_from_slice(&(r.row.len() as u32).to_le_bytes());
-            bytes.extend_from_slice(&r.row);
-        }
-        Ok(Some(DSegment {
-            bytes,
-            rows: rows.len() as u64,
-            first_ts: first.ts,
-            last_ts: last.ts,
-            index: None,
-        }))
-    }
-
-    fn version(&self) -> Option<&str> {
-        // dendro asks on its writer thread, as it adds each source (before
-        // any of the source's rows): that thread is the one whose dropped
-        // ticks are this archive's.
-        if let Some(watch) = &self.watch {
-            events::watch_this_thread(watch);
-        }
-        Some(&self.version)
-    }
-}
 
 fn sink_error(e: dendro::Error) -> SinkError {
     Box::new(e)
@@ -142,21 +94,19 @@ impl SharedArchive {
         config: ArchiveConfig,
     ) -> Result<Self, SinkError> {
         let watch = Arc::new(Watch::default());
-        let encoder_box = Box::new(RawRowsEncoder {
-            version: encoder.to_string(),
-            watch: Some(watch.clone()),
-        });
-        let writer = if path.exists() {
-            Writer::open(path, encoder_box)
-        } else {
-            Writer::create(path, encoder_box)
-        }
-        .map_err(sink_error)?;
+        // What the archive holds already counts toward its bound.
+        let held = match path.exists() {
+            true => contents(path)?.into_iter().map(|s| s.uuid).collect(),
+            false => Vec::new(),
+        };
+        let bounds = Bounds::new(config.max_sources, config.max_sources_per_address, held);
+        let writer = encoder::open_writer(path, encoder, &watch, true).map_err(sink_error)?;
         let inner = Arc::new(ArchiveState {
             path: path.to_path_buf(),
             encoder: encoder.to_string(),
             backlog: Backlog::new(config.backlog_bytes),
             config,
+            bounds: SharedBounds::new(bounds),
             queue: Mutex::default(),
             work: Condvar::new(),
             counters: Counters::default(),
@@ -173,9 +123,18 @@ impl SharedArchive {
         Ok(SharedArchive { inner })
     }
 
-    /// A sink for one connection.
+    /// A sink for one connection, from an address not known: only the
+    /// bound on sources in all applies to it
+    /// ([`ArchiveConfig::max_sources`]).
     pub fn connection(&self) -> ArchiveSink {
-        ArchiveSink::new(self.clone())
+        ArchiveSink::new(self.clone(), None)
+    }
+
+    /// A sink for one connection from the client `address`, whose sources
+    /// count toward its bound ([`ArchiveConfig::max_sources_per_address`])
+    /// as well as toward the bound in all.
+    pub fn connection_from(&self, address: Option<IpAddr>) -> ArchiveSink {
+        ArchiveSink::new(self.clone(), address)
     }
 
     /// The archive's path.

@@ -9,6 +9,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use super::batch::Work;
+use super::bounds::SharedBounds;
 use super::config::ArchiveConfig;
 use super::stats::{ArchiveStats, Counters};
 use crate::receive::{Backlog, SinkError};
@@ -41,6 +42,8 @@ pub(super) struct ArchiveState {
     pub(super) path: PathBuf,
     pub(super) encoder: String,
     pub(super) config: ArchiveConfig,
+    /// The sources connections may create.
+    pub(super) bounds: SharedBounds,
     pub(super) queue: Mutex<WorkQueue>,
     /// The writer path waits here for work.
     pub(super) work: Condvar,
@@ -119,6 +122,11 @@ impl ArchiveState {
             let queue = self.lock();
             (queue.failed.clone(), queue.items.front().map(|w| w.at))
         };
-        self.counters.stats(&self.backlog, queued_since, failed)
+        let sources = {
+            let bounds = self.bounds.lock();
+            (bounds.refused(), bounds.total() as u64)
+        };
+        self.counters
+            .stats(&self.backlog, queued_since, failed, sources)
     }
 }

@@ -2,6 +2,7 @@
 //! hands each frame to the writer path and never waits on a commit.
 
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -30,8 +31,17 @@ const ROW_BYTES: usize = std::mem::size_of::<WalRow>() + 32;
 /// this connection's frames waits before the next one instead. A frame the
 /// writer path could not apply (dendro refused it) is said as the error of
 /// the next frame handed over, which ends the connection.
+///
+/// A Handshake past the archive's bounds on sources
+/// ([`ArchiveConfig::max_sources`](super::ArchiveConfig::max_sources) and
+/// [`max_sources_per_address`](super::ArchiveConfig::max_sources_per_address))
+/// opens nothing: [`open_source`](Sink::open_source) answers why, which
+/// ends the connection, and the refusal is counted
+/// ([`ArchiveStats::sources_refused`](super::ArchiveStats::sources_refused)).
 pub struct ArchiveSink {
     archive: SharedArchive,
+    /// The client address its sources count toward, if known.
+    address: Option<IpAddr>,
     sources: BTreeMap<u32, Source>,
     fate: Arc<Fate>,
 }
@@ -39,6 +49,7 @@ pub struct ArchiveSink {
 /// One of the connection's sources, as the sink knows it.
 struct Source {
     key: SourceKey,
+    uuid: Option<String>,
     complete: bool,
     last_offset: Option<(i64, i64)>,
 }
@@ -53,9 +64,10 @@ impl std::fmt::Debug for ArchiveSink {
 }
 
 impl ArchiveSink {
-    pub(super) fn new(archive: SharedArchive) -> Self {
+    pub(super) fn new(archive: SharedArchive, address: Option<IpAddr>) -> Self {
         ArchiveSink {
             archive,
+            address,
             sources: BTreeMap::new(),
             fate: Arc::default(),
         }
@@ -103,6 +115,11 @@ impl Sink for ArchiveSink {
     }
 
     fn open_source(&mut self, ordinal: u32, h: &Handshake<'_>) -> Result<(), SinkError> {
+        let bounds = &self.archive.inner.bounds;
+        bounds
+            .lock()
+            .open(self.address, h.uuid)
+            .map_err(|refused| format!("source {ordinal} refused: {refused}"))?;
         let key = self
             .archive
             .inner
@@ -114,16 +131,21 @@ impl Sink for ArchiveSink {
             clock_anchor_wall_ns: h.clock_anchor_wall_ns,
         };
         let bytes = map_bytes(&meta.labels) + map_bytes(&meta.metadata);
+        let uuid = h.uuid.map(str::to_owned);
         let what = What::Open {
             meta,
-            uuid: h.uuid.map(str::to_owned),
+            uuid: uuid.clone(),
             fate: self.fate.clone(),
         };
-        self.send(key, bytes, what)?;
+        if let Err(e) = self.send(key, bytes, what) {
+            bounds.lock().close(h.uuid);
+            return Err(e);
+        }
         self.sources.insert(
             ordinal,
             Source {
                 key,
+                uuid,
                 complete: h.complete,
                 last_offset: None,
             },
@@ -197,6 +219,11 @@ impl Sink for ArchiveSink {
     fn end_connection(&mut self) -> Result<(), SinkError> {
         let mut result = Ok(());
         for (_, source) in std::mem::take(&mut self.sources) {
+            self.archive
+                .inner
+                .bounds
+                .lock()
+                .close(source.uuid.as_deref());
             let what = What::End {
                 complete: source.complete,
                 last_offset: source.last_offset,

@@ -92,6 +92,23 @@ pub struct ArchiveStats {
     pub commit_seconds: CommitSeconds,
     /// Sources opened in the archive.
     pub sources_opened: u64,
+    /// Handshakes refused a source: the archive held
+    /// [`max_sources`](super::ArchiveConfig::max_sources), or their
+    /// client address had created
+    /// [`max_sources_per_address`](super::ArchiveConfig::max_sources_per_address).
+    /// Each ended its connection.
+    pub sources_refused: u64,
+    /// Sources the archive holds, as its bounds count them: those it held
+    /// when opened, and those created since.
+    pub sources_held: u64,
+    /// Sources whose heartbeat dendro's writer bumps now (every few
+    /// seconds, one row update each): those opened since it was last
+    /// opened and not finalized. Those whose connections ended are let go
+    /// when no source is open.
+    pub sources_beating: u64,
+    /// Times dendro's writer was joined and opened again, with no source
+    /// open, to stop beating the sources whose connections had ended.
+    pub writer_reopens: u64,
     /// Segments added to the archive.
     pub segments_added: u64,
     /// Segments the archive already held, and kept.
@@ -110,6 +127,8 @@ pub(super) struct Counters {
     commits: AtomicU64,
     commit_failures: AtomicU64,
     sources_opened: AtomicU64,
+    sources_beating: AtomicU64,
+    writer_reopens: AtomicU64,
     segments_added: AtomicU64,
     segments_held: AtomicU64,
     timing: Mutex<Timing>,
@@ -149,6 +168,15 @@ impl Counters {
 
     pub(super) fn source_opened(&self) {
         add(&self.sources_opened, 1);
+    }
+
+    /// dendro's writer heartbeats `beating` sources now.
+    pub(super) fn set_beating(&self, beating: u64) {
+        self.sources_beating.store(beating, Ordering::Relaxed);
+    }
+
+    pub(super) fn writer_reopened(&self) {
+        add(&self.writer_reopens, 1);
     }
 
     pub(super) fn segment(&self, added: bool) {
@@ -192,6 +220,7 @@ impl Counters {
         backlog: &Backlog,
         queued_since: Option<Instant>,
         failed: Option<String>,
+        (refused, held): (u64, u64),
     ) -> ArchiveStats {
         let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
         let timing = self.timing();
@@ -222,6 +251,10 @@ impl Counters {
             commit_failures: load(&self.commit_failures),
             commit_seconds: timing.commit_seconds.clone(),
             sources_opened: load(&self.sources_opened),
+            sources_refused: refused,
+            sources_held: held,
+            sources_beating: load(&self.sources_beating),
+            writer_reopens: load(&self.writer_reopens),
             segments_added: load(&self.segments_added),
             segments_held: load(&self.segments_held),
             failed,

@@ -23,8 +23,18 @@ fn the_archive_defaults_to_the_librarys() {
         dendro_wire_std::archive::ArchiveConfig::default(),
     );
     assert_eq!(
-        (got.commit_rows, got.commit_age),
-        (want.commit_rows, want.commit_age)
+        (
+            got.commit_rows,
+            got.commit_age,
+            got.max_sources,
+            got.max_sources_per_address
+        ),
+        (
+            want.commit_rows,
+            want.commit_age,
+            want.max_sources,
+            want.max_sources_per_address
+        )
     );
     assert_eq!(got.backlog_bytes, args.max_memory / 4);
 }

@@ -31,6 +31,14 @@
 //!   next is handed over, so the rows committed before the failure are
 //!   counted committed, and those of the failed tick and after it, with
 //!   everything still queued, are counted not committed.
+//! - **Sources whose connections ended** are let go by dendro's writer
+//!   only when finalized, which is for a source its publisher said was
+//!   complete; until then the writer bumps each one's heartbeat every few
+//!   seconds, for ever. So once no source is open, and some ended ones are
+//!   still beating, the writer path joins dendro's writer and opens the
+//!   archive again (at most once every [`REOPEN_EVERY`]): an idle
+//!   collector then beats nothing, and a reader sees those sources'
+//!   writer stopped, which is the truth.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -42,8 +50,13 @@ use dendro::writer::Writer;
 use super::batch::{Batch, Layer, Open, SourceKey, What, Work};
 use super::checks::Checks;
 use super::config::ArchiveConfig;
+use super::encoder::open_writer;
 use super::events::{DendroEvents, Watch};
 use super::shared::ArchiveState;
+
+/// How often at most dendro's writer is opened again to let go of the
+/// sources whose connections ended: opening reads the archive's catalog.
+const REOPEN_EVERY: Duration = Duration::from_secs(10);
 
 /// Why the writer path cannot go on: dendro's writer failed.
 struct Fatal(String);
@@ -59,6 +72,12 @@ pub(super) struct Committer {
     last_commit: Instant,
     /// What dendro's answers do not say.
     checks: Checks,
+    /// Told of the ticks dendro's writer thread drops, whichever it is.
+    watch: Arc<Watch>,
+    /// Sources dendro's writer heartbeats: added to it and not finalized.
+    beating: u64,
+    /// When dendro's writer was last opened again.
+    reopened: Option<Instant>,
 }
 
 /// How far a batch got: rows of it committed, of those apart, and
@@ -72,7 +91,7 @@ struct Progress {
 
 impl Committer {
     pub(super) fn new(inner: Arc<ArchiveState>, writer: Writer, watch: Arc<Watch>) -> Self {
-        let checks = Checks::new(watch, inner.path.clone());
+        let checks = Checks::new(watch.clone(), inner.path.clone());
         Committer {
             inner,
             writer,
@@ -80,6 +99,9 @@ impl Committer {
             batch: Batch::default(),
             last_commit: Instant::now(),
             checks,
+            watch,
+            beating: 0,
+            reopened: None,
         }
     }
 
@@ -121,6 +143,11 @@ impl Committer {
         loop {
             let room = config.commit_rows.saturating_sub(self.batch.rows);
             let deadline = self.batch.oldest.map(|oldest| oldest + config.commit_age);
+            // Idle, it wakes to let go of the sources that ended, too.
+            let deadline = match (deadline, self.reopen_at()) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             let (taken, stopping) = self.take(room, deadline);
             let mut taken = taken.into_iter();
             while let Some(work) = taken.next() {
@@ -154,7 +181,53 @@ impl Committer {
             if stopping && self.batch.is_empty() && self.inner.lock().items.is_empty() {
                 return Ok(());
             }
+            if !stopping {
+                self.let_go_of_ended()?;
+            }
         }
+    }
+
+    /// When dendro's writer is to be opened again, if it is: no source is
+    /// open, nothing waits to be committed, and some sources that ended
+    /// are still beating.
+    fn reopen_at(&self) -> Option<Instant> {
+        if self.beating == 0 || !self.open.is_empty() || !self.batch.is_empty() {
+            return None;
+        }
+        Some(
+            self.reopened
+                .map_or_else(Instant::now, |at| at + REOPEN_EVERY),
+        )
+    }
+
+    /// Once [due](Self::reopen_at), join dendro's writer and open the
+    /// archive again: the new writer beats none of the sources that ended.
+    fn let_go_of_ended(&mut self) -> Result<(), Fatal> {
+        if self.reopen_at().is_none_or(|at| at > Instant::now()) {
+            return Ok(());
+        }
+        // Only the file it opened: a file removed or replaced is a failure,
+        // never a new archive.
+        self.checks.check().map_err(Fatal)?;
+        self.writer
+            .join()
+            .map_err(|e| Fatal(format!("dendro's writer failed: {e}")))?;
+        self.checks.check().map_err(Fatal)?;
+        self.writer = open_writer(&self.inner.path, &self.inner.encoder, &self.watch, false)
+            .map_err(|e| {
+                Fatal(format!(
+                    "dendro's writer could not open the archive again: {e}"
+                ))
+            })?;
+        log::debug!(
+            "archive: dendro's writer opened again, letting go of {} source(s) whose connections ended",
+            self.beating
+        );
+        self.beating = 0;
+        self.reopened = Some(Instant::now());
+        self.inner.counters.set_beating(0);
+        self.inner.counters.writer_reopened();
+        Ok(())
     }
 
     /// Whether the batch is to be committed now: it is full, or its oldest
@@ -239,6 +312,8 @@ impl Committer {
                     },
                 );
                 self.inner.counters.source_opened();
+                self.beating += 1;
+                self.inner.counters.set_beating(self.beating);
             }
             Err(e) => {
                 fate.fail(format!("the archive could not open the source: {e}"));
@@ -285,7 +360,14 @@ impl Committer {
                     // finalized at the newest clock observation seen, as
                     // dendro's own subscriber does; the rest stay open,
                     // which is the truth for a live tail.
-                    Some(open) if complete => open.writer.finalize(last_offset.unwrap_or((0, 0))),
+                    Some(open) if complete => {
+                        let finalized = open.writer.finalize(last_offset.unwrap_or((0, 0)));
+                        if finalized.is_ok() {
+                            self.beating = self.beating.saturating_sub(1);
+                            self.inner.counters.set_beating(self.beating);
+                        }
+                        finalized
+                    }
                     _ => Ok(()),
                 }
             }
@@ -418,151 +500,4 @@ impl Committer {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use dendro_wire_core::{ClockOffset, Index, IndexKind, Row, RowList, Rows};
-    use dendro_wire_test_support::fixtures::bare_handshake;
-
-    use super::super::{ArchiveConfig, SharedArchive};
-    use crate::receive::Sink;
-
-    fn archive(name: &str, config: ArchiveConfig) -> SharedArchive {
-        let dir =
-            std::env::temp_dir().join(format!("dendro-wire-commit-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        SharedArchive::with_config(&dir.join("a.dendro"), "test-raw-1", config).unwrap()
-    }
-
-    fn hand_rows(sink: &mut impl Sink, source: u32, ts: i64, streams: &[&str]) {
-        let owned: Vec<Row<'_>> = streams
-            .iter()
-            .map(|s| Row {
-                stream: s,
-                ts,
-                wall_offset: 0,
-                row: b"row",
-            })
-            .collect();
-        let frame = Rows {
-            source,
-            seq: ts as u64,
-            index_state: (0, 0),
-            rows: RowList::from_slice(&owned),
-        };
-        sink.rows(source, &frame).unwrap();
-    }
-
-    /// The journal's lines for source key `key`, in order.
-    fn lines_of(archive: &SharedArchive, key: u64) -> Vec<String> {
-        let journal = archive.inner.journal.lock().unwrap();
-        let prefix = format!("{key} ");
-        journal
-            .iter()
-            .filter_map(|l| l.strip_prefix(&prefix).map(str::to_owned))
-            .collect()
-    }
-
-    #[test]
-    fn each_sources_frames_reach_dendro_in_stream_order_while_rows_batch_together() {
-        // Nothing is committed until asked: every commit below is forced by
-        // a fence or by the finish.
-        let config = ArchiveConfig::default()
-            .commit_age(Duration::from_secs(3600))
-            .commit_rows(1_000_000);
-        let archive = archive("order", config);
-        let (mut a, mut b) = (archive.connection(), archive.connection());
-        a.open_source(0, &bare_handshake(0)).unwrap();
-        b.open_source(0, &bare_handshake(0)).unwrap();
-        hand_rows(&mut a, 0, 1, &["x", "y"]);
-        hand_rows(&mut b, 0, 1, &["x"]);
-        let offset = ClockOffset {
-            source: 0,
-            ts: 1,
-            offset_ns: 5,
-        };
-        a.clock_offset(0, &offset).unwrap();
-        hand_rows(&mut a, 0, 2, &["x", "y", "z"]);
-        let entry = Index {
-            source: 0,
-            stream: "slots",
-            ts: 2,
-            kind: IndexKind::Full,
-            state: (1, 2),
-            blob: b"",
-        };
-        a.index_entry(0, &entry).unwrap();
-        b.clock_offset(0, &offset).unwrap();
-        hand_rows(&mut b, 0, 2, &["x"]);
-        a.end_connection().unwrap();
-        b.end_connection().unwrap();
-        let stats = archive.clone().finish().unwrap();
-        assert_eq!(
-            lines_of(&archive, 0),
-            ["2 rows", "clock_offset", "3 rows", "index", "end"],
-            "{:?}",
-            archive.inner.journal.lock().unwrap()
-        );
-        assert_eq!(
-            lines_of(&archive, 1),
-            ["1 rows", "clock_offset", "1 rows", "end"]
-        );
-        // Both sources' first rows shared a commit, and their second rows
-        // another: two commits for four frames of rows.
-        assert_eq!((stats.rows_committed, stats.commits), (7, 2), "{stats:?}");
-        assert_eq!(stats.rows_pending, 0);
-    }
-
-    #[test]
-    fn a_row_whose_stream_did_not_advance_is_committed_apart_from_the_others() {
-        let config = ArchiveConfig::default()
-            .commit_age(Duration::from_secs(3600))
-            .commit_rows(1_000_000);
-        let archive = archive("apart", config);
-        let mut sinks = [
-            archive.connection(),
-            archive.connection(),
-            archive.connection(),
-        ];
-        for sink in &mut sinks {
-            sink.open_source(0, &bare_handshake(0)).unwrap();
-        }
-        let [a, b, c] = &mut sinks;
-        // a goes back in time on one stream: an honest catch-up, say.
-        hand_rows(a, 0, 5, &["x"]);
-        hand_rows(a, 0, 4, &["x"]);
-        hand_rows(b, 0, 5, &["x", "y"]);
-        // c repeats a (stream, ts): dendro refuses it, and would refuse it
-        // by re-committing the whole batch source by source.
-        hand_rows(c, 0, 5, &["x"]);
-        hand_rows(c, 0, 5, &["x"]);
-        for sink in &mut sinks {
-            sink.end_connection().unwrap();
-        }
-        let stats = archive.clone().finish().unwrap();
-        // One shared batch of every source's advancing rows, then a's and
-        // c's own.
-        assert_eq!(lines_of(&archive, 0), ["1 rows", "1 rows", "end"]);
-        assert_eq!(lines_of(&archive, 1), ["2 rows", "end"]);
-        assert_eq!(lines_of(&archive, 2), ["1 rows", "1 rows", "end"]);
-        assert_eq!(
-            (
-                stats.rows_committed,
-                stats.rows_committed_apart,
-                stats.commits
-            ),
-            (6, 2, 3)
-        );
-        let held: Vec<u64> = super::super::contents(archive.path())
-            .unwrap()
-            .iter()
-            .map(|s| s.wal_rows)
-            .collect();
-        assert_eq!(
-            held,
-            [2, 2, 1],
-            "a's earlier row kept; c's repeat refused by dendro alone"
-        );
-    }
-}
+mod tests;
