@@ -75,6 +75,7 @@ field("row_len", ProtoField.uint32("dendro.row.len", "Row length", base.DEC))
 field("row", ProtoField.bytes("dendro.row.data", "Row"))
 field("prev_seq", ProtoField.uint64("dendro.seq.previous", "Previous seq of this source", base.DEC))
 field("lost", ProtoField.uint64("dendro.seq.lost", "Frames lost before this one", base.DEC))
+field("regression", ProtoField.uint64("dendro.seq.regression", "Seq regression: the source's previous seq", base.DEC))
 -- Segment (4).
 field("seg_stream", ProtoField.string("dendro.segment.stream", "Stream"))
 field("seg_rows", ProtoField.uint64("dendro.segment.rows", "Rows", base.DEC))
@@ -357,10 +358,14 @@ function Cursor:map(count_pf, what)
     end
     local prev
     for _ = 1, n do
-        local k, kitem = self:str(f.key, what .. " key", sub)
+        local at = self.pos
+        local entry = sub:add(self.tvb(at, 0), "Entry")
+        local k, kitem = self:str(f.key, what .. " key", entry)
         if not k then return nil end
-        local v = self:str(f.value, what .. " value", sub)
+        local v = self:str(f.value, what .. " value", entry)
         if not v then return nil end
+        entry:set_len(self.pos - at)
+        entry:set_text(k .. " = " .. v)
         if prev and not bytes_below(prev, k) then
             kitem:add_proto_expert_info(e.map_order, what .. ": key " .. string.format("%q", k) ..
                 " is not above the key before it, " .. string.format("%q", prev))
@@ -403,10 +408,10 @@ local function show_slots(tvb, pos, n, kind, tree)
         entry.stop = p
         table.insert(entries, entry)
     end
-    local sub = tree:add(dendro, tvb(pos, n), "Slots (this project's publisher's blob, docs/PROTOCOL.md §9): "
+    local sub = tree:add(tvb(pos, n), "Slots (this project's publisher's blob, docs/PROTOCOL.md §9): "
         .. #entries)
     for _, s in ipairs(entries) do
-        local slot = sub:add(dendro, tvb(s.at, s.stop - s.at), "Slot")
+        local slot = sub:add(tvb(s.at, s.stop - s.at), "Slot")
         local function text(at, len)
             if len == 0 then return "" end
             return tvb(at, len):string(ENC_UTF_8)
@@ -488,7 +493,7 @@ local function rows(c)
     end
     for i = 1, n do
         local start = c.pos
-        local row = list:add(dendro, c.tvb(start, 0), "Row " .. (i - 1))
+        local row = list:add(c.tvb(start, 0), "Row " .. (i - 1))
         local stream = c:str(f.row_stream, "row stream", row)
         local ts = c:i64(f.row_ts, "row ts", row)
         c:i64(f.row_wall, "row wall_offset", row)
@@ -580,7 +585,7 @@ local function show_notes(n, item, tree, range, src)
             " frame(s) lost after seq " .. tostring(n.prev))
     end
     if n.regression then
-        local p = tree:add(f.prev_seq, range, n.regression)
+        local p = tree:add(f.regression, range, n.regression)
         p:set_generated()
         p:add_proto_expert_info(e.seq_regression, "seq regression on source " .. src ..
             ": not above the previous " .. tostring(n.regression) .. " (docs/PROTOCOL.md §8.5)")
