@@ -21,6 +21,8 @@ mod c_build;
 mod c_firmware;
 mod c_install;
 mod ci;
+mod dissector;
+mod dissector_live;
 mod firmware;
 mod fleet;
 mod footprint;
@@ -28,11 +30,13 @@ mod fuzz;
 mod json;
 mod metrics;
 mod net;
+mod pcap;
 mod python;
 mod qemu;
 mod setup;
 mod soak;
 mod steps;
+mod tshark;
 
 use std::process::ExitCode;
 
@@ -49,6 +53,9 @@ fn main() -> ExitCode {
         Some("fleet") => fleet::run_fleet(&args[1..]),
         Some("metrics") => steps::release_tool().and_then(|tool| metrics::run_metrics(&tool)),
         Some("fuzz") => fuzz::run(&args[1..]),
+        Some("wireshark") => setup::ensure("wireshark", &[setup::WIRESHARK])
+            .and_then(|()| steps::release_tool())
+            .and_then(|tool| dissector::run(&tool)),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");
             return if args.is_empty() {
@@ -105,6 +112,11 @@ commands:
            c_entry_points
   bench-report [--quick]
            measure ours, dendro 0.6.1 and memcpy on the same bytes; print one table
+  wireshark
+           the Wireshark dissector (tools/wireshark/dendro.lua) under tshark: streams cut
+           into TCP segments at random in a pcap written here, and a live loopback capture
+           (dumpcap, as root), frame for frame as dendro-wire dump --json; a damaged
+           capture's expert infos (part of ci)
   metrics  a real Prometheus scrapes `dendro-wire listen --metrics`; its query of the
            rows applied must equal the listener's summary (part of ci)
   fleet [--quick]
