@@ -688,6 +688,16 @@ local function dissect(tvb, pinfo, tree)
         -- The bytes needed before this unit can be dissected.
         local need
         local is_preamble = avail >= 1 and preamble_prefix(tvb, offset, avail)
+        -- A preamble opens a stream; later, those bytes are a length over
+        -- the limit, as a reader reads them.
+        if is_preamble and avail >= 4 then
+            if first then
+                is_preamble = not st.started
+                notes[key .. "p"] = is_preamble
+            else
+                is_preamble = notes[key .. "p"] or false
+            end
+        end
         if avail < 4 then
             need = 4
         elseif is_preamble then
@@ -729,7 +739,10 @@ local function dissect(tvb, pinfo, tree)
             pinfo.desegment_len = need - avail
             return done()
         end
-        if first then st.pending = nil end
+        if first then
+            st.pending = nil
+            st.started = true
+        end
         if is_preamble then
             local item = tree:add(dendro, tvb(offset, PREAMBLE), "dendro preamble")
             local m = item:add(f.magic, tvb(offset, 12), "dendro-repl\\0")

@@ -300,11 +300,13 @@ const EXPECTED: &[&str] = &[
     "caller_index presence is 2, neither 0 nor 1",
     "length 83886080 is over the limit of 67108864 bytes",
     "the stream stopped at the refused frame",
+    "length 1684956516 is over the limit of 67108864 bytes",
     "the frame that starts in this packet: it has 37 bytes with its length, 13 of them",
 ];
 
-/// Two connections: one with a problem a frame, ending in a length over
-/// the limit and bytes after it; one whose capture stops inside a frame.
+/// Three connections: one with a problem a frame, ending in a length over
+/// the limit and bytes after it; one whose capture stops inside a frame;
+/// one with a second preamble.
 fn damaged(lua: &Path, dir: &Path) -> Result<(), String> {
     eprintln!("==> the Wireshark dissector's expert infos on a damaged capture");
     let mut a = PREAMBLE.to_vec();
@@ -345,6 +347,13 @@ fn damaged(lua: &Path, dir: &Path) -> Result<(), String> {
     pcap.close(&mut ca);
     pcap.send(&mut cb, &b);
     pcap.send(&mut cb, &cut[..13]);
+    // A second preamble is a length over the limit, as a reader reads it.
+    let mut c = PREAMBLE.to_vec();
+    c.extend(handshake(0, &[], 0));
+    c.extend_from_slice(PREAMBLE);
+    let mut cc = pcap.open(4, 40_002, PORT);
+    pcap.send(&mut cc, &c[..3]);
+    pcap.send(&mut cc, &c[3..]);
     let capture = dir.join("damaged.pcap");
     std::fs::write(&capture, pcap.into_bytes()).map_err(|e| e.to_string())?;
     let shown = experts(lua, &capture, PORT)?;
