@@ -145,7 +145,7 @@ pub(crate) fn run(tool: &Path, lua: &Path, dir: &Path) -> Result<(), String> {
     children.terminate(0)?;
     drop(children);
 
-    let shown = dissected(lua, &capture, port)?;
+    let shown = dissected(lua, &capture, Some(port))?;
     if shown.len() != 2 {
         return Err(format!(
             "{}: the dissector found frames in {} TCP stream(s), not the agent's and the replay's",

@@ -61,16 +61,18 @@ pub(crate) fn dissector() -> PathBuf {
     }
 }
 
-/// tshark with `lua` loaded, the dissector's port preference `port`,
-/// reading `capture`.
-pub(crate) fn tshark(lua: &Path, capture: &Path, port: u16) -> Command {
+/// tshark with `lua` loaded reading `capture`: on TCP port `port` only
+/// (its heuristic off), or with no port, by its heuristic only.
+pub(crate) fn tshark(lua: &Path, capture: &Path, port: Option<u16>) -> Command {
     let mut cmd = Command::new("tshark");
     cmd.arg("-n")
         .arg("-X")
         .arg(format!("lua_script:{}", lua.display()))
-        .args(["-o", &format!("dendro.port:{port}")])
-        .arg("-r")
-        .arg(capture);
+        .args(["-o", &format!("dendro.port:{}", port.unwrap_or(0))]);
+    if port.is_some() {
+        cmd.args(["--disable-heuristic", "dendro_tcp"]);
+    }
+    cmd.arg("-r").arg(capture);
     cmd
 }
 
@@ -92,7 +94,7 @@ fn run_tshark(step: &str, cmd: &mut Command) -> Result<String, String> {
 pub(crate) fn dissected(
     lua: &Path,
     capture: &Path,
-    port: u16,
+    port: Option<u16>,
 ) -> Result<Vec<(u64, Shown)>, String> {
     let text = run_tshark(
         "tshark",
@@ -269,7 +271,7 @@ pub(crate) fn compare(what: &str, shown: &[Frame], dumped: &[Frame]) -> Result<(
 
 /// Every expert info the dissector adds, with `-2` so a frame the capture
 /// ends inside is seen: the messages, one a line.
-pub(crate) fn experts(lua: &Path, capture: &Path, port: u16) -> Result<String, String> {
+pub(crate) fn experts(lua: &Path, capture: &Path, port: Option<u16>) -> Result<String, String> {
     run_tshark(
         "tshark -2, expert infos",
         tshark(lua, capture, port).args([
