@@ -14,6 +14,8 @@
 //!   `firmware.rs`, `qemu.rs`, `net.rs`, `footprint.rs`); then the C agent
 //!   (`c_firmware.rs`).
 //! - `cargo xtask c`: the C API proved from C (see `c.rs`).
+//! - `cargo xtask wireshark`: the Wireshark dissector held to `dendro-wire
+//!   dump --json` and `check --json` under tshark (see `dissector.rs`).
 
 mod bench_report;
 mod c;
@@ -80,7 +82,8 @@ usage: cargo xtask <command>
 
 commands:
   ci       formatting, unsafe only in the C boundary, clippy (-D warnings), all tests
-           (the archive feature's too), no-std, firmware, c, python, rustdoc (-D warnings)
+           (the archive feature's too), no-std, firmware, c, python, metrics, wireshark,
+           rustdoc (-D warnings)
   no-std   build a no_std, no_main program over dendro-wire-core with no allocator
   firmware build the agent, decoder and plain (xtask/firmware) for thumbv7m, thumbv6m and
            riscv32imc and run them under QEMU (lm3s6965evb, microbit, sifive_e),
