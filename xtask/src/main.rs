@@ -14,6 +14,8 @@
 //!   `firmware.rs`, `qemu.rs`, `net.rs`, `footprint.rs`); then the C agent
 //!   (`c_firmware.rs`).
 //! - `cargo xtask c`: the C API proved from C (see `c.rs`).
+//! - `cargo xtask wireshark`: the Wireshark dissector held to `dendro-wire
+//!   dump --json` and `check --json` under tshark (see `dissector.rs`).
 
 mod bench_report;
 mod c;
@@ -21,6 +23,8 @@ mod c_build;
 mod c_firmware;
 mod c_install;
 mod ci;
+mod dissector;
+mod dissector_live;
 mod firmware;
 mod fleet;
 mod footprint;
@@ -28,11 +32,13 @@ mod fuzz;
 mod json;
 mod metrics;
 mod net;
+mod pcap;
 mod python;
 mod qemu;
 mod setup;
 mod soak;
 mod steps;
+mod tshark;
 
 use std::process::ExitCode;
 
@@ -49,6 +55,9 @@ fn main() -> ExitCode {
         Some("fleet") => fleet::run_fleet(&args[1..]),
         Some("metrics") => steps::release_tool().and_then(|tool| metrics::run_metrics(&tool)),
         Some("fuzz") => fuzz::run(&args[1..]),
+        Some("wireshark") => setup::ensure("wireshark", &[setup::WIRESHARK])
+            .and_then(|()| steps::release_tool())
+            .and_then(|tool| dissector::run(&tool)),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");
             return if args.is_empty() {
@@ -73,7 +82,8 @@ usage: cargo xtask <command>
 
 commands:
   ci       formatting, unsafe only in the C boundary, clippy (-D warnings), all tests
-           (the archive feature's too), no-std, firmware, c, python, rustdoc (-D warnings)
+           (the archive feature's too), no-std, firmware, c, python, metrics, wireshark,
+           rustdoc (-D warnings)
   no-std   build a no_std, no_main program over dendro-wire-core with no allocator
   firmware build the agent, decoder and plain (xtask/firmware) for thumbv7m, thumbv6m and
            riscv32imc and run them under QEMU (lm3s6965evb, microbit, sifive_e),
@@ -105,6 +115,11 @@ commands:
            c_entry_points
   bench-report [--quick]
            measure ours, dendro 0.6.1 and memcpy on the same bytes; print one table
+  wireshark
+           the Wireshark dissector (tools/wireshark/dendro.lua) under tshark: streams cut
+           into TCP segments at random in a pcap written here, and a live loopback capture
+           (dumpcap, as root), frame for frame as dendro-wire dump --json; a damaged
+           capture's expert infos (part of ci)
   metrics  a real Prometheus scrapes `dendro-wire listen --metrics`; its query of the
            rows applied must equal the listener's summary (part of ci)
   fleet [--quick]

@@ -131,6 +131,19 @@ pub(crate) const FLEET: &[Need] = &[Apt {
     package: "haproxy",
 }];
 
+/// `cargo xtask wireshark`: tshark runs the Lua dissector, dumpcap (from
+/// the same Debian source) captures on loopback.
+pub(crate) const WIRESHARK: &[Need] = &[
+    Apt {
+        program: "tshark",
+        package: "tshark",
+    },
+    Apt {
+        program: "dumpcap",
+        package: "wireshark-common",
+    },
+];
+
 /// `cargo xtask metrics` on its own.
 pub(crate) const METRICS: &[Need] = &[
     Apt {
