@@ -38,6 +38,7 @@ mod qemu;
 mod setup;
 mod soak;
 mod steps;
+mod toolchains;
 mod tshark;
 
 use std::process::ExitCode;

@@ -19,9 +19,9 @@ mod cutter;
 #[cfg(feature = "tokio")]
 pub(crate) use budget::Held;
 pub use budget::MemoryBudget;
-pub(crate) use buffer::{FrameBuffer, Next};
 /// What a receive buffer starts at: a collector's idle connection holds it
 /// (`receive/server/config.rs`).
 #[cfg(feature = "tokio")]
 pub(crate) use buffer::START;
+pub(crate) use buffer::{FrameBuffer, Next};
 pub(crate) use cutter::{Cut, Cutter};
