@@ -48,6 +48,9 @@ pub(crate) struct SessionCounts {
     pub(crate) bytes: u64,
     /// What its frames did, every frame cut counted.
     pub(crate) tally: Tally,
+    /// When its frames last delivered something (rows applied, or a
+    /// segment), if they have.
+    pub(crate) gave: Option<Instant>,
 }
 
 /// What a server asks of a connection before it has opened a source: to
@@ -102,6 +105,11 @@ pub(crate) struct Session<'a, IO, S: Sink> {
     stop: Option<watch::Receiver<bool>>,
     /// Until it opens a source, if asked.
     admission: Option<Admission<'a>>,
+    /// Told if it is to make room for a newer connection, if it may be.
+    evict: Option<&'a Notify>,
+    /// When its frames last delivered, and how much they had then.
+    gave: Option<Instant>,
+    delivered: u64,
     /// How to close the stream's sending side at a stop, if it has one.
     half_close: Option<HalfClose<IO>>,
 }
@@ -133,6 +141,9 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
             shared: None,
             stop: None,
             admission: None,
+            evict: None,
+            gave: None,
+            delivered: 0,
             half_close: None,
         }
     }
@@ -150,8 +161,10 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
         self
     }
 
-    /// Open a source as `admission` asks, or end.
+    /// Open a source as `admission` asks, or end; and go whenever told to
+    /// make room, before and after.
     pub(crate) fn admit(mut self, admission: Admission<'a>) -> Self {
+        self.evict = Some(admission.evicted);
         self.admission = Some(admission);
         self
     }
@@ -180,6 +193,7 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
         SessionCounts {
             bytes: self.buffer.received(),
             tally,
+            gave: self.gave,
         }
     }
 
@@ -197,6 +211,12 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
             if self.buffer.frames() > before {
                 last_frame = now;
                 frame_started = None;
+                let tally = self.subscriber.tally();
+                let delivered = tally.rows_applied.saturating_add(tally.segments);
+                if delivered > self.delivered {
+                    self.delivered = delivered;
+                    self.gave = Some(now);
+                }
             }
             if self.buffer.uncut() == 0 {
                 frame_started = None;
@@ -252,7 +272,7 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
                 .then(|| (now + QUIET).min(deadline))
                 .filter(|&quiet| quiet < deadline);
             let room = self.buffer.spare(needed).map_err(ServeError::Read)?;
-            let evicted = self.admission.as_ref().map(|admission| admission.evicted);
+            let evicted = self.evict;
             let event = tokio::select! {
                 biased;
                 _ = stopped_if_asked(&mut self.stop) => Event::Stop,
