@@ -28,7 +28,9 @@ pub enum ServeError {
     },
     /// A frame started arriving and did not finish in time.
     FrameTimeout {
-        /// The time allowed for one frame.
+        /// The time it had: the frame timeout, or less for a frame whose
+        /// bytes arrived too slowly to be an agent's (past ten seconds,
+        /// under 1 KiB a second).
         after: Duration,
         /// Where the frame started.
         at: Position,
@@ -127,7 +129,8 @@ impl fmt::Display for ServeError {
             ServeError::FrameTimeout { after, at, have } => write!(
                 f,
                 "{at}: the frame started arriving and was not whole within {after:?}, the frame \
-                 timeout ({have} byte(s) of it arrived)"
+                 timeout ({have} byte(s) of it arrived), or its bytes came too slowly for an \
+                 agent's (under 1 KiB a second past 10 s)"
             ),
             ServeError::Shutdown { at, cut: 0 } => {
                 write!(

@@ -69,6 +69,31 @@ pub(crate) struct Admission<'a> {
 /// How long a session stays quiet before its grown buffer is given back.
 const QUIET: Duration = Duration::from_secs(1);
 
+/// How long a frame (or the preamble) that has begun may take before its
+/// bytes must keep up [`MIN_FRAME_RATE`]: an agent writes each frame
+/// whole, so its bytes arrive together, but a lost segment is resent
+/// after a second or more.
+pub(crate) const FRAME_ALLOWANCE: Duration = Duration::from_secs(10);
+
+/// Past [`FRAME_ALLOWANCE`], the bytes of a frame that has begun must
+/// have arrived at this many a second on average, or the connection ends
+/// (`FrameTimeout`): one byte every second and a half, which no agent
+/// sends and which would keep a small frame arriving past both timeouts,
+/// is ended at the allowance.
+pub(crate) const MIN_FRAME_RATE: u64 = 1024;
+
+/// When a frame that began at `started`, with `got` bytes of it in hand,
+/// must be whole or have more: `frame_timeout` after it began at the
+/// latest, and before that, [`FRAME_ALLOWANCE`] plus a millisecond for
+/// each of its bytes in hand at [`MIN_FRAME_RATE`].
+fn frame_due(started: Instant, got: usize, frame_timeout: Duration) -> Instant {
+    let earned = Duration::from_millis((got as u64).saturating_mul(1000) / MIN_FRAME_RATE);
+    after(
+        started,
+        frame_timeout.min(FRAME_ALLOWANCE.saturating_add(earned)),
+    )
+}
+
 /// What applying the frames in hand came to.
 enum Applied {
     /// At least this many more bytes are needed.
@@ -252,7 +277,7 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
                 }
             };
             let mut deadline = match frame_started {
-                Some(started) => after(started, self.limits.frame_timeout),
+                Some(started) => frame_due(started, self.buffer.uncut(), self.limits.frame_timeout),
                 None => after(last_frame, self.limits.idle_timeout),
             };
             let handshake_due = self
@@ -302,8 +327,10 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
                         });
                     }
                     return Err(match frame_started {
-                        Some(_) => ServeError::FrameTimeout {
-                            after: self.limits.frame_timeout,
+                        Some(started) => ServeError::FrameTimeout {
+                            // What it had: the frame timeout, or less
+                            // for a frame too slow to be an agent's.
+                            after: Instant::now().saturating_duration_since(started),
                             at,
                             have: self.buffer.uncut(),
                         },
