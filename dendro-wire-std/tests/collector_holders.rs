@@ -20,8 +20,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use dendro_wire_std::receive::{Ended, Peer, ServeError, ServerConfig};
-use dendro_wire_std::FrameWriter;
+use dendro_wire_std::receive::{Backlog, Ended, Peer, ServeError, Server, ServerConfig};
+use dendro_wire_std::{FrameWriter, Rows, Sink, SinkError};
 use dendro_wire_test_support::streams::{honest_stream, write_rows_frame, ROWS_PER_FRAME};
 
 /// Source 0's Rows frame `seq` with `rows` rows, without the preamble.
@@ -276,5 +276,78 @@ fn a_frame_trickled_a_byte_at_a_time_is_ended() {
         "{e}"
     );
     assert!(took < Duration::from_secs(14), "{took:?}");
+    server.shutdown(Duration::ZERO);
+}
+
+/// A sink whose backlog the test fills and empties.
+struct Behind(Arc<Backlog>);
+
+impl Sink for Behind {
+    fn rows(&mut self, _source: u32, _rows: &Rows<'_>) -> Result<(), SinkError> {
+        Ok(())
+    }
+    fn backlog(&self) -> Option<&Backlog> {
+        Some(&self.0)
+    }
+}
+
+/// While the sink is behind, no connection delivers, and an agent whose
+/// frame waits for it is not judged by that: on a full table a newcomer
+/// takes the place of a silent Handshake, not of the waiting agent, older
+/// as it is, which delivers its rows once the sink has room.
+#[test]
+fn an_agent_waiting_for_the_sink_is_not_closed_as_stale() {
+    let backlog = Arc::new(Backlog::new(4));
+    backlog.add(4);
+    let (tx, ended) = std::sync::mpsc::channel();
+    let mut config = config();
+    config.max_connections = 2;
+    config.eviction_grace = Duration::from_millis(300);
+    let sink = backlog.clone();
+    let server = Server::start(
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
+        config,
+        move |_| Behind(sink.clone()),
+        move |e, _| {
+            let _ = tx.send(e);
+        },
+    )
+    .unwrap();
+    // However the test ends, the sink catches up before the server is
+    // dropped, so that it can stop.
+    struct Drains(Arc<Backlog>);
+    impl Drop for Drains {
+        fn drop(&mut self) {
+            self.0.close();
+        }
+    }
+    let _drains = Drains(backlog.clone());
+    let addr = server.local_addr().unwrap();
+    let mut waiting = connect_from([127, 60, 0, 1], addr);
+    waiting.write_all(&honest_stream(5)).unwrap();
+    wait_until(
+        "the agent opened its source",
+        Duration::from_secs(20),
+        || server.live().iter().any(|c| c.tally.sources > 0),
+    );
+    let mut silent = connect_from([127, 60, 0, 2], addr);
+    silent.write_all(&honest_stream(0)).unwrap();
+    wait_until("both opened", Duration::from_secs(20), || {
+        server.live().iter().filter(|c| c.tally.sources > 0).count() == 2
+    });
+    std::thread::sleep(Duration::from_millis(600));
+    let newcomer = connect_from([127, 60, 0, 3], addr);
+    let e = support::recv(&ended);
+    assert!(matches!(e.result, Err(ServeError::Evicted)), "{e}");
+    assert!(
+        matches!(e.info.peer, Peer::Tcp(p) if p == silent.local_addr().unwrap()),
+        "{e}"
+    );
+    backlog.remove(4);
+    waiting.shutdown(std::net::Shutdown::Write).unwrap();
+    let e = support::recv(&ended);
+    assert!(e.result.is_ok(), "{e}");
+    assert_eq!(e.tally.rows_applied, 5 * ROWS_PER_FRAME);
+    drop((newcomer, silent));
     server.shutdown(Duration::ZERO);
 }

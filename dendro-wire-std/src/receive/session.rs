@@ -51,6 +51,9 @@ pub(crate) struct SessionCounts {
     /// When its frames last delivered something (rows applied, or a
     /// segment), if they have.
     pub(crate) gave: Option<Instant>,
+    /// Whether bytes it sent wait for room in the sink's backlog: the
+    /// wait is the sink's, so it is not judged to deliver nothing then.
+    pub(crate) waiting: bool,
 }
 
 /// What a server asks of a connection before it has opened a source: to
@@ -135,6 +138,7 @@ pub(crate) struct Session<'a, IO, S: Sink> {
     /// When its frames last delivered, and how much they had then.
     gave: Option<Instant>,
     delivered: u64,
+    waiting: bool,
     /// How to close the stream's sending side at a stop, if it has one.
     half_close: Option<HalfClose<IO>>,
 }
@@ -169,6 +173,7 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
             evict: None,
             gave: None,
             delivered: 0,
+            waiting: false,
             half_close: None,
         }
     }
@@ -219,6 +224,7 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
             bytes: self.buffer.received(),
             tally,
             gave: self.gave,
+            waiting: self.waiting,
         }
     }
 
@@ -232,6 +238,8 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
         loop {
             let before = self.buffer.frames();
             let applied = self.apply_whole_frames()?;
+            // Held with bytes in hand: they wait for the sink, not the peer.
+            self.waiting = matches!(applied, Applied::Held) && self.buffer.uncut() > 0;
             let now = Instant::now();
             if self.buffer.frames() > before {
                 last_frame = now;
@@ -268,8 +276,10 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
                     // The sink is behind: the frame waits in the buffer and
                     // the socket is not read. The wait is the sink's, not the
                     // peer's, so its timeouts start again after it.
-                    if self.wait_for_room().await.is_break() {
-                        return self.stop_and_apply_what_arrived().await;
+                    match self.wait_for_room().await {
+                        ControlFlow::Break(Event::Evicted) => return Err(ServeError::Evicted),
+                        ControlFlow::Break(_) => return self.stop_and_apply_what_arrived().await,
+                        ControlFlow::Continue(()) => {}
                     }
                     last_frame = Instant::now();
                     frame_started = frame_started.map(|_| last_frame);
@@ -394,14 +404,16 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
     }
 
     /// Wait until the sink's backlog has room (`Continue`), or until told
-    /// to stop (`Break`).
-    async fn wait_for_room(&mut self) -> ControlFlow<()> {
+    /// to stop or to make room for a newer connection (`Break`, saying
+    /// which).
+    async fn wait_for_room(&mut self) -> ControlFlow<Event> {
         let Some(backlog) = self.subscriber.backlog() else {
             return ControlFlow::Continue(());
         };
         tokio::select! {
             biased;
-            _ = stopped_if_asked(&mut self.stop) => ControlFlow::Break(()),
+            _ = stopped_if_asked(&mut self.stop) => ControlFlow::Break(Event::Stop),
+            _ = notified_if_asked(self.evict) => ControlFlow::Break(Event::Evicted),
             _ = backlog.room() => ControlFlow::Continue(()),
         }
     }

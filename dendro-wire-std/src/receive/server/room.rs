@@ -115,11 +115,15 @@ impl Table {
     }
 
     /// When `live` last delivered, as far as `at` (its place in `giving`)
-    /// and its session say.
+    /// and its session say: now, while a frame of its waits for the sink
+    /// (the wait is the sink's, not the peer's).
     fn gave(live: Option<&Arc<Live>>, at: Instant) -> Instant {
-        let gave =
-            live.and_then(|live| live.progress.lock().unwrap_or_else(|e| e.into_inner()).gave);
-        gave.map_or(at, |gave| gave.max(at))
+        let progress = live.map(|live| *live.progress.lock().unwrap_or_else(|e| e.into_inner()));
+        match progress {
+            Some(progress) if progress.waiting => Instant::now().max(at),
+            Some(progress) => progress.gave.map_or(at, |gave| gave.max(at)),
+            None => at,
+        }
     }
 
     /// The connection with a source open that has delivered nothing for
