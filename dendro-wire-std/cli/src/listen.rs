@@ -80,9 +80,11 @@ pub(crate) struct Args {
     /// The most sources one connection may open.
     #[arg(long, default_value_t = 256)]
     max_sources: usize,
-    /// Connections served at once; one more takes the place of the oldest
-    /// connection yet to open a source, or, if every one has, is closed as
-    /// soon as it is accepted.
+    /// Connections served at once; one more takes the place of the one that
+    /// gives least (yet to open a source past its grace; else, with a
+    /// source, the one that delivered no rows for longest, past the grace;
+    /// else one within its grace from the address holding the most), or,
+    /// if none may go, is closed as soon as it is accepted.
     #[arg(long, default_value_t = 10_000)]
     max_connections: usize,
     /// Of those, connections that have not yet opened a source (sent a
@@ -91,13 +93,15 @@ pub(crate) struct Args {
     /// new one (while each is within it, the new one is admitted anyway).
     #[arg(long, default_value_t = 1_000)]
     max_unopened_connections: usize,
-    /// How long a new connection has to open a source before it may be
-    /// closed to make room for another.
+    /// How long a new connection has to open a source, and a connection
+    /// with a source to deliver rows, before it may be closed to make room
+    /// for another (keep it above the agents' interval).
     #[arg(long, default_value = "2s", value_parser = crate::values::parse_duration)]
     eviction_grace: Duration,
     /// Connections served at once from one remote address; one more takes
-    /// the place of the oldest of its connections yet to open a source, or
-    /// is closed at once.
+    /// the place of the one of its connections that gives least (opened
+    /// nothing, or delivered no rows, within the grace), or is closed at
+    /// once.
     #[arg(long, default_value_t = 256)]
     max_connections_per_peer: usize,
     /// End a connection that has not opened a source this long after it

@@ -28,7 +28,9 @@ pub enum ServeError {
     },
     /// A frame started arriving and did not finish in time.
     FrameTimeout {
-        /// The time allowed for one frame.
+        /// The time it had: the frame timeout, or less for a frame whose
+        /// bytes arrived too slowly to be an agent's (past ten seconds,
+        /// under 1 KiB a second).
         after: Duration,
         /// Where the frame started.
         at: Position,
@@ -54,9 +56,10 @@ pub enum ServeError {
         /// The time allowed.
         after: Duration,
     },
-    /// Closed to admit a newer connection: it was the oldest of those that
-    /// had opened no source, and their cap (or the connection cap) was
-    /// reached.
+    /// Closed to admit a newer connection, the connection cap (or its
+    /// address's share, or the cap of those yet to open a source) being
+    /// reached: it gave least of those that could go (it had opened no
+    /// source, or its sources had delivered nothing, within its grace).
     Evicted,
     /// Its PROXY protocol header was missing, malformed or oversized (from
     /// a load balancer it is expected from), or it sent one it was not
@@ -126,7 +129,8 @@ impl fmt::Display for ServeError {
             ServeError::FrameTimeout { after, at, have } => write!(
                 f,
                 "{at}: the frame started arriving and was not whole within {after:?}, the frame \
-                 timeout ({have} byte(s) of it arrived)"
+                 timeout ({have} byte(s) of it arrived), or its bytes came too slowly for an \
+                 agent's (under 1 KiB a second past 10 s)"
             ),
             ServeError::Shutdown { at, cut: 0 } => {
                 write!(
@@ -149,9 +153,9 @@ impl fmt::Display for ServeError {
             ServeError::ProxyHeader(e) => write!(f, "refused: {e}"),
             ServeError::Refused(why) => write!(f, "refused: {why}"),
             ServeError::Evicted => f.write_str(
-                "closed to admit a newer connection: this was the oldest of the connections \
-                 that had opened no source, had had its grace to open one and not, and their \
-                 cap or the connection cap was reached",
+                "closed to admit a newer connection, a cap being reached: of the connections \
+                 that could go, this gave least (it had opened no source, or its sources had \
+                 delivered nothing, within its grace)",
             ),
         }
     }

@@ -48,6 +48,12 @@ pub(crate) struct SessionCounts {
     pub(crate) bytes: u64,
     /// What its frames did, every frame cut counted.
     pub(crate) tally: Tally,
+    /// When its frames last delivered something (rows applied, or a
+    /// segment), if they have.
+    pub(crate) gave: Option<Instant>,
+    /// Whether bytes it sent wait for room in the sink's backlog: the
+    /// wait is the sink's, so it is not judged to deliver nothing then.
+    pub(crate) waiting: bool,
 }
 
 /// What a server asks of a connection before it has opened a source: to
@@ -65,6 +71,31 @@ pub(crate) struct Admission<'a> {
 
 /// How long a session stays quiet before its grown buffer is given back.
 const QUIET: Duration = Duration::from_secs(1);
+
+/// How long a frame (or the preamble) that has begun may take before its
+/// bytes must keep up [`MIN_FRAME_RATE`]: an agent writes each frame
+/// whole, so its bytes arrive together, but a lost segment is resent
+/// after a second or more.
+pub(crate) const FRAME_ALLOWANCE: Duration = Duration::from_secs(10);
+
+/// Past [`FRAME_ALLOWANCE`], the bytes of a frame that has begun must
+/// have arrived at this many a second on average, or the connection ends
+/// (`FrameTimeout`): one byte every second and a half, which no agent
+/// sends and which would keep a small frame arriving past both timeouts,
+/// is ended at the allowance.
+pub(crate) const MIN_FRAME_RATE: u64 = 1024;
+
+/// When a frame that began at `started`, with `got` bytes of it in hand,
+/// must be whole or have more: `frame_timeout` after it began at the
+/// latest, and before that, [`FRAME_ALLOWANCE`] plus a millisecond for
+/// each of its bytes in hand at [`MIN_FRAME_RATE`].
+fn frame_due(started: Instant, got: usize, frame_timeout: Duration) -> Instant {
+    let earned = Duration::from_millis((got as u64).saturating_mul(1000) / MIN_FRAME_RATE);
+    after(
+        started,
+        frame_timeout.min(FRAME_ALLOWANCE.saturating_add(earned)),
+    )
+}
 
 /// What applying the frames in hand came to.
 enum Applied {
@@ -102,6 +133,12 @@ pub(crate) struct Session<'a, IO, S: Sink> {
     stop: Option<watch::Receiver<bool>>,
     /// Until it opens a source, if asked.
     admission: Option<Admission<'a>>,
+    /// Told if it is to make room for a newer connection, if it may be.
+    evict: Option<&'a Notify>,
+    /// When its frames last delivered, and how much they had then.
+    gave: Option<Instant>,
+    delivered: u64,
+    waiting: bool,
     /// How to close the stream's sending side at a stop, if it has one.
     half_close: Option<HalfClose<IO>>,
 }
@@ -133,6 +170,10 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
             shared: None,
             stop: None,
             admission: None,
+            evict: None,
+            gave: None,
+            delivered: 0,
+            waiting: false,
             half_close: None,
         }
     }
@@ -150,8 +191,10 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
         self
     }
 
-    /// Open a source as `admission` asks, or end.
+    /// Open a source as `admission` asks, or end; and go whenever told to
+    /// make room, before and after.
     pub(crate) fn admit(mut self, admission: Admission<'a>) -> Self {
+        self.evict = Some(admission.evicted);
         self.admission = Some(admission);
         self
     }
@@ -180,6 +223,8 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
         SessionCounts {
             bytes: self.buffer.received(),
             tally,
+            gave: self.gave,
+            waiting: self.waiting,
         }
     }
 
@@ -193,10 +238,18 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
         loop {
             let before = self.buffer.frames();
             let applied = self.apply_whole_frames()?;
+            // Held with bytes in hand: they wait for the sink, not the peer.
+            self.waiting = matches!(applied, Applied::Held) && self.buffer.uncut() > 0;
             let now = Instant::now();
             if self.buffer.frames() > before {
                 last_frame = now;
                 frame_started = None;
+                let tally = self.subscriber.tally();
+                let delivered = tally.rows_applied.saturating_add(tally.segments);
+                if delivered > self.delivered {
+                    self.delivered = delivered;
+                    self.gave = Some(now);
+                }
             }
             if self.buffer.uncut() == 0 {
                 frame_started = None;
@@ -223,8 +276,10 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
                     // The sink is behind: the frame waits in the buffer and
                     // the socket is not read. The wait is the sink's, not the
                     // peer's, so its timeouts start again after it.
-                    if self.wait_for_room().await.is_break() {
-                        return self.stop_and_apply_what_arrived().await;
+                    match self.wait_for_room().await {
+                        ControlFlow::Break(Event::Evicted) => return Err(ServeError::Evicted),
+                        ControlFlow::Break(_) => return self.stop_and_apply_what_arrived().await,
+                        ControlFlow::Continue(()) => {}
                     }
                     last_frame = Instant::now();
                     frame_started = frame_started.map(|_| last_frame);
@@ -232,7 +287,7 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
                 }
             };
             let mut deadline = match frame_started {
-                Some(started) => after(started, self.limits.frame_timeout),
+                Some(started) => frame_due(started, self.buffer.uncut(), self.limits.frame_timeout),
                 None => after(last_frame, self.limits.idle_timeout),
             };
             let handshake_due = self
@@ -252,7 +307,7 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
                 .then(|| (now + QUIET).min(deadline))
                 .filter(|&quiet| quiet < deadline);
             let room = self.buffer.spare(needed).map_err(ServeError::Read)?;
-            let evicted = self.admission.as_ref().map(|admission| admission.evicted);
+            let evicted = self.evict;
             let event = tokio::select! {
                 biased;
                 _ = stopped_if_asked(&mut self.stop) => Event::Stop,
@@ -282,8 +337,10 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
                         });
                     }
                     return Err(match frame_started {
-                        Some(_) => ServeError::FrameTimeout {
-                            after: self.limits.frame_timeout,
+                        Some(started) => ServeError::FrameTimeout {
+                            // What it had: the frame timeout, or less
+                            // for a frame too slow to be an agent's.
+                            after: Instant::now().saturating_duration_since(started),
                             at,
                             have: self.buffer.uncut(),
                         },
@@ -347,14 +404,16 @@ impl<'a, IO: AsyncRead + Unpin, S: Sink> Session<'a, IO, S> {
     }
 
     /// Wait until the sink's backlog has room (`Continue`), or until told
-    /// to stop (`Break`).
-    async fn wait_for_room(&mut self) -> ControlFlow<()> {
+    /// to stop or to make room for a newer connection (`Break`, saying
+    /// which).
+    async fn wait_for_room(&mut self) -> ControlFlow<Event> {
         let Some(backlog) = self.subscriber.backlog() else {
             return ControlFlow::Continue(());
         };
         tokio::select! {
             biased;
-            _ = stopped_if_asked(&mut self.stop) => ControlFlow::Break(()),
+            _ = stopped_if_asked(&mut self.stop) => ControlFlow::Break(Event::Stop),
+            _ = notified_if_asked(self.evict) => ControlFlow::Break(Event::Evicted),
             _ = backlog.room() => ControlFlow::Continue(()),
         }
     }

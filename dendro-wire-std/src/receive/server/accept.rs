@@ -3,7 +3,7 @@
 //! and the guard that takes a connection off the live list.
 
 use std::io;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -15,7 +15,7 @@ use tokio::task::JoinSet;
 use super::config::ServerConfig;
 use super::connection::{serve_connection, Io};
 use super::report::{ConnectionInfo, Ended, Peer};
-use super::shared::{Live, ServerShared, Table};
+use super::shared::{Live, ServerShared};
 use crate::cut::Held;
 use crate::receive::session::stopped;
 use crate::receive::sink::Sink;
@@ -208,10 +208,10 @@ pub(super) async fn accept_loop<S, M, D>(
 /// Admit connection `id` from `peer`, or say why not: its address has its
 /// share, the cap on every connection is reached and none live may be told
 /// to go, or the memory budget cannot hold one more. To admit it, the
-/// oldest connection yet to open a source (from the same address, if that
-/// is the cap reached) is told to go, if it has had its grace
-/// ([`ServerConfig::eviction_grace`]); past the cap of such connections,
-/// while each is within its grace, it is admitted all the same.
+/// connection that gives least (of the same address, if that is the cap
+/// reached) is told to go, as [`room`](super::room) chooses; past the cap
+/// of connections yet to open a source, while each is within its grace
+/// ([`ServerConfig::eviction_grace`]), it is admitted all the same.
 fn admit(
     shared: &ServerShared,
     id: u64,
@@ -233,12 +233,13 @@ fn admit(
     // is admitted all the same, up to the cap on every connection.
     if full
         && !made_room
-        && !shared.evict_oldest_from(&mut table, None)
+        && !shared.make_room(&mut table, address)
         && table.len() >= config.max_connections
     {
         return Err(format!(
             "{} connections are live ({} yet to open a source), the cap, each having opened a \
-             source, being closed to make room, or accepted within the last {:?}",
+             source and delivered within the last {:?}, being closed to make room, or accepted \
+             within it",
             table.len(),
             table.unopened.len(),
             config.eviction_grace
@@ -257,44 +258,11 @@ fn admit(
         progress: Mutex::default(),
         evict: Notify::new(),
     });
-    table.connections.insert(id, live.clone());
-    table.unopened.insert(id);
-    if let Some(address) = address {
-        *table.per_peer.entry(address).or_default() += 1;
-    }
+    table.join(id, live.clone(), address);
     Ok((held, live))
 }
 
 impl ServerShared {
-    /// Tell the oldest connection yet to open a source (from `address`, if
-    /// given) to go, if it has had its grace; whether one was, counted.
-    fn evict_oldest_from(&self, table: &mut Table, address: Option<IpAddr>) -> bool {
-        let evicted = table.evict_oldest_from(address, self.config.eviction_grace);
-        if evicted {
-            self.evicted.fetch_add(1, Ordering::Relaxed);
-        }
-        evicted
-    }
-
-    /// Room for one more connection from `address`: at its share, the
-    /// oldest of its connections yet to open a source goes, if one has had
-    /// its grace (`true`); else why not.
-    fn room_from(&self, table: &mut Table, address: IpAddr) -> Result<bool, String> {
-        let from = table.per_peer.get(&address).copied().unwrap_or(0);
-        if from < self.config.max_connections_per_peer {
-            return Ok(false);
-        }
-        if self.evict_oldest_from(table, Some(address)) {
-            return Ok(true);
-        }
-        Err(format!(
-            "{from} connections are live from {address}, the most allowed from one address, \
-             each having opened a source, being closed to make room, or accepted within the \
-             last {:?}",
-            self.config.eviction_grace
-        ))
-    }
-
     /// Connection `id`, accepted from a load balancer, is from `peer`, as
     /// its PROXY header says: counted under its address from now on, if
     /// that address has room for it (else why not, and it is counted as
@@ -306,11 +274,10 @@ impl ServerShared {
                 self.refused.fetch_add(1, Ordering::Relaxed);
                 return Err(why);
             }
-            *table.per_peer.entry(address).or_default() += 1;
+            table.count_under(id, address);
         }
         if let Some(live) = table.connections.get(&id) {
             *live.peer.lock().unwrap_or_else(|e| e.into_inner()) = peer.clone();
-            *live.counted.lock().unwrap_or_else(|e| e.into_inner()) = peer.address();
         }
         Ok(())
     }
@@ -326,19 +293,7 @@ struct LiveGuard {
 
 impl Drop for LiveGuard {
     fn drop(&mut self) {
-        let mut table = self.shared.live();
-        let live = table.connections.remove(&self.id);
-        table.unopened.remove(&self.id);
-        table.spoke.remove(&self.id);
-        if let Some(address) = live.and_then(|live| live.counted_as()) {
-            if let Some(n) = table.per_peer.get_mut(&address) {
-                *n -= 1;
-                if *n == 0 {
-                    table.per_peer.remove(&address);
-                }
-            }
-        }
-        drop(table);
+        self.shared.live().leave(self.id);
         self.shared.ended.fetch_add(1, Ordering::Relaxed);
         self.shared.left.notify_all();
     }

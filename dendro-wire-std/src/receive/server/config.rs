@@ -32,8 +32,14 @@ use crate::receive::session::Limits;
 #[non_exhaustive]
 pub struct ServerConfig {
     /// Connections served at once (default 10,000). One more is admitted
-    /// in place of the oldest connection yet to open a source, or, if every
-    /// one has opened one, closed as soon as it is accepted, and counted.
+    /// in place of the connection that gives least: one yet to open a
+    /// source that may go (as [`max_unopened_connections`](Self::max_unopened_connections)
+    /// says); else one with a source open that has delivered nothing (no
+    /// rows, no segment) for longest, once that is the
+    /// [`eviction_grace`](Self::eviction_grace) or more; else one yet to
+    /// open a source, within its grace, from the address that holds the
+    /// most of them, if it holds two more than the newcomer's. Else it is
+    /// closed as soon as it is accepted, and counted.
     pub max_connections: usize,
     /// Of those, connections that have not yet opened a source (sent a
     /// valid `Handshake`; default 1,000). When either cap is reached, one
@@ -46,8 +52,10 @@ pub struct ServerConfig {
     /// reconnecting at once, its handshakes not yet read), a new one is
     /// admitted past this cap, up to `max_connections`.
     pub max_unopened_connections: usize,
-    /// How long a new connection has to open a source before it may be
-    /// closed to make room for another (default 2 s): an honest agent
+    /// How long a new connection has to open a source, and one with a
+    /// source to deliver rows (at first, from its open), before it may be
+    /// closed to make room for another (default 2 s; keep it above the
+    /// agents' interval if the table may fill): an honest agent
     /// sends its handshake at once, and a collector busy with thousands
     /// reconnecting may take a while to read it. It is decided by how long
     /// a connection has had, never by arrival order alone: so peers that
@@ -55,10 +63,13 @@ pub struct ServerConfig {
     /// the grace.
     pub eviction_grace: Duration,
     /// Connections served at once from one remote address (TCP; default
-    /// 256). One more from it is admitted in place of the oldest of that
-    /// address's connections yet to open a source that has had its
-    /// [`eviction_grace`](Self::eviction_grace), or, if there is none,
-    /// closed as soon as it is accepted.
+    /// 256). One more from it is admitted in place of that address's
+    /// connection that gives least: one whose first frame opened nothing;
+    /// else one yet to open a source that has had its
+    /// [`eviction_grace`](Self::eviction_grace); else one whose sources
+    /// delivered nothing for the grace or longer, the stalest. If there is
+    /// none, it is closed as soon as it is accepted. So the cap is never
+    /// turned on the address's own agent.
     pub max_connections_per_peer: usize,
     /// End a connection that has not opened a source this long after it
     /// was accepted, its TLS handshake included (default 5 s).
@@ -79,7 +90,9 @@ pub struct ServerConfig {
     /// set it well above the slowest publisher's interval.
     pub idle_timeout: Duration,
     /// End a connection whose frame has started arriving and is not whole
-    /// this long after (default 60 s).
+    /// this long after (default 60 s); and before that, one whose frame
+    /// arrives slower than an agent's: 10 s, then a millisecond more for
+    /// each of its bytes that arrived (1 KiB a second on average).
     pub frame_timeout: Duration,
     /// The largest frame accepted, in bytes (default and most: the
     /// protocol's 64 MiB).

@@ -156,7 +156,7 @@ pub(super) async fn serve_connection<S: Sink, M: Fn(&ConnectionInfo) -> S>(
     if let (Some(label), Some(identity)) = (&config.bind_identity, &info.identity) {
         subscriber = subscriber.bind_identity(label.clone(), identity.clone());
     }
-    let (result, SessionCounts { bytes, tally }) = match checked {
+    let (result, SessionCounts { bytes, tally, .. }) = match checked {
         Err(e) => (Err(e), SessionCounts::default()),
         Ok((mut stream, _)) => {
             let budget = Some(shared.budget.clone());

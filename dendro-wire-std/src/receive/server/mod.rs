@@ -2,8 +2,9 @@
 //! memory, time and count. This is the handle (start, what it has done,
 //! shutdown); the bounds are [`config`], the reports [`report`], accepting
 //! [`accept`] and one connection, from its peer check to its session's end,
-//! [`connection`]; what they all share is [`shared`], and the counts another
-//! thread reads [`server_watch`].
+//! [`connection`]; what they all share is [`shared`], which connection makes
+//! room for a newcomer [`room`], and the counts another thread reads
+//! [`server_watch`].
 
 mod accept;
 mod config;
@@ -11,6 +12,7 @@ mod connection;
 mod on_runtime;
 mod proxied;
 mod report;
+mod room;
 mod server_watch;
 mod shared;
 #[cfg(feature = "tls")]

@@ -7,7 +7,7 @@ use std::io;
 use std::net::IpAddr;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tokio::sync::Notify;
 
@@ -34,7 +34,8 @@ pub(super) struct ServerShared {
     pub(super) recorder: Option<Arc<Recorder>>,
 }
 
-/// The live connections, and what admitting the next one weighs.
+/// The live connections, and what admitting the next one weighs (how
+/// room is made is in [`room`](super::room)).
 #[derive(Default)]
 pub(super) struct Table {
     /// By number: the order they were accepted.
@@ -48,7 +49,17 @@ pub(super) struct Table {
     /// first, grace or not.
     pub(super) spoke: BTreeSet<u64>,
     /// Live connections from each remote address.
-    pub(super) per_peer: HashMap<IpAddr, usize>,
+    pub(super) members: HashMap<IpAddr, BTreeSet<u64>>,
+    /// Of those, the ones yet to open a source, not yet told to go.
+    pub(super) unopened_from: HashMap<IpAddr, BTreeSet<u64>>,
+    /// The addresses in `unopened_from`, by how many each holds.
+    pub(super) by_unopened: BTreeSet<(usize, IpAddr)>,
+    /// Connections that opened a source and are not yet told to go, by
+    /// when they last delivered (rows or a segment; at first, when they
+    /// opened it), as last looked: a lower bound of it, stalest first.
+    pub(super) giving: BTreeSet<(Instant, u64)>,
+    /// Each one's place in `giving`.
+    pub(super) gave_at: HashMap<u64, Instant>,
 }
 
 impl Table {
@@ -58,41 +69,6 @@ impl Table {
 
     pub(super) fn is_empty(&self) -> bool {
         self.connections.is_empty()
-    }
-
-    /// Tell a connection yet to open a source (from `address`, if given)
-    /// to go, and take it off those lists at once, so it is told only once;
-    /// whether there was one. It is the oldest that has sent a frame and
-    /// opened no source with it; else the oldest, if it has had `grace` to
-    /// open one. A connection that has sent nothing whole and is younger
-    /// than `grace` is never told: it may simply not have been read yet.
-    pub(super) fn evict_oldest_from(&mut self, address: Option<IpAddr>, grace: Duration) -> bool {
-        let connections = &self.connections;
-        let from = |id: &u64| {
-            address.is_none()
-                || connections
-                    .get(id)
-                    .is_some_and(|live| live.counted_as() == address)
-        };
-        let spoke = self.spoke.iter().copied().find(from);
-        let chosen = spoke.or_else(|| {
-            // The oldest is the first accepted: if it is within its grace,
-            // so is every other.
-            self.unopened.iter().copied().find(from).filter(|oldest| {
-                connections
-                    .get(oldest)
-                    .is_none_or(|live| live.accepted.elapsed() >= grace)
-            })
-        });
-        let Some(chosen) = chosen else {
-            return false;
-        };
-        self.unopened.remove(&chosen);
-        self.spoke.remove(&chosen);
-        if let Some(live) = connections.get(&chosen) {
-            live.evict.notify_one();
-        }
-        true
     }
 }
 
@@ -156,11 +132,10 @@ impl ServerShared {
         self.live().len()
     }
 
-    /// Connection `id` opened a source: it is no longer closed to make room.
+    /// Connection `id` opened a source: from now on it is weighed by what
+    /// it delivers.
     pub(super) fn opened(&self, id: u64) {
-        let mut table = self.live();
-        table.unopened.remove(&id);
-        table.spoke.remove(&id);
+        self.live().opened(id);
     }
 
     /// Connection `id`, yet to open a source, sent a whole frame that did
