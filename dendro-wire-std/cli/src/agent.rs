@@ -363,12 +363,19 @@ pub(crate) fn run(options: Args) -> Result<(), Failure> {
         )));
     }
     // Written is not delivered (the protocol has no acknowledgement), but a
-    // collector that closed every connection did not take what they held.
-    if sent.connections > 0 && sent.closed_by_peer == sent.connections {
+    // collector that closed every connection did not take what they held;
+    // a connection that carried no frame (one opened as the run ended) had
+    // nothing for it to take or refuse.
+    if sent.closed_by_peer > 0 && sent.closed_by_peer + sent.connections_empty == sent.connections {
         return Err(Failure(format!(
-            "the collector closed every connection ({} of {}), so what was written may not \
+            "the collector closed every connection ({} of {}{}), so what was written may not \
              have been applied (the last{last_error})",
-            sent.closed_by_peer, sent.connections,
+            sent.closed_by_peer,
+            sent.connections,
+            match sent.connections_empty {
+                0 => String::new(),
+                n => format!("; {n} more carried no frame"),
+            },
         )));
     }
     Ok(())

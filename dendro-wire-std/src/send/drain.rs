@@ -162,6 +162,10 @@ pub struct TransportStats {
     /// protocol has no acknowledgement, and what such a connection wrote
     /// may not have been applied.
     pub closed_by_peer: u64,
+    /// Connections that ended with no frame written on them and not closed
+    /// by the subscriber: one opened as the queue closed, say, which
+    /// carried its preamble and nothing to refuse.
+    pub connections_empty: u64,
     /// The last failure to connect or to write, if any: what to tell a
     /// user whose frames went nowhere.
     pub last_error: Option<String>,
@@ -183,6 +187,10 @@ pub(crate) struct Drain<'q> {
     delays: Option<ExponentialBackoff>,
     failures: Throttle,
     failed_since_connected: u64,
+    /// Of the connection under way: frames written, and whether the
+    /// subscriber closed it.
+    frames_on_connection: u64,
+    closed_this: bool,
 }
 
 impl<'q> Drain<'q> {
@@ -194,6 +202,8 @@ impl<'q> Drain<'q> {
             stats: TransportStats::default(),
             failures: Throttle::new(Duration::from_secs(1)),
             failed_since_connected: 0,
+            frames_on_connection: 0,
+            closed_this: false,
         }
     }
 
@@ -261,6 +271,7 @@ impl<'q> Drain<'q> {
         self.failed_since_connected = 0;
         self.delays = Self::backoff(&self.options);
         self.stats.connections += 1;
+        (self.frames_on_connection, self.closed_this) = (0, false);
     }
 
     /// The preamble is written and flushed: the queue starts this
@@ -279,6 +290,7 @@ impl<'q> Drain<'q> {
     /// A frame was written: counted, and its buffer given back for reuse.
     pub(crate) fn written(&mut self, frame: Vec<u8>) {
         self.stats.frames += 1;
+        self.frames_on_connection += 1;
         self.stats.rows += Rows::count_in_frame(&frame).map_or(0, u64::from);
         self.stats.bytes += frame.len() as u64;
         self.queue.recycle(frame);
@@ -296,6 +308,10 @@ impl<'q> Drain<'q> {
     /// connects again.
     pub(crate) fn ended(&mut self, result: io::Result<()>) -> Option<io::Result<TransportStats>> {
         self.queue.disconnected();
+        let closed = self.closed_this || result.as_ref().is_err_and(closed_by_peer);
+        if self.frames_on_connection == 0 && !closed {
+            self.stats.connections_empty += 1;
+        }
         match result {
             Ok(()) => Some(Ok(std::mem::take(&mut self.stats))),
             Err(e) if self.delays.is_none() => Some(Err(e)),
@@ -322,6 +338,7 @@ impl<'q> Drain<'q> {
     /// The subscriber closed a connection that was ending cleanly: `why`.
     pub(crate) fn closed_at_end(&mut self, why: io::Error) {
         self.stats.closed_by_peer += 1;
+        self.closed_this = true;
         log::warn!("the subscriber closed the connection: {why}");
         self.stats.last_error = Some(why.to_string());
     }
@@ -329,5 +346,44 @@ impl<'q> Drain<'q> {
     /// What the transport did, once it is done.
     pub(crate) fn finish(self) -> TransportStats {
         self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io;
+
+    use super::{Drain, DrainOptions, FrameQueue};
+
+    /// A connection that carried no frame and was not closed by the
+    /// subscriber is counted as empty, apart from those the subscriber
+    /// closed and those that carried frames.
+    #[test]
+    fn a_connection_that_carried_no_frame_is_counted_apart() {
+        let queue = FrameQueue::new(16, 1 << 20);
+        let mut drain = Drain::new(&queue, DrainOptions::default());
+        // Refused after a frame.
+        drain.connected();
+        drain.written(vec![0; 8]);
+        let reset = io::Error::from(io::ErrorKind::ConnectionReset);
+        assert!(drain.ended(Err(reset)).is_none());
+        // Refused before any frame: closed, not empty.
+        drain.connected();
+        drain.closed_at_end(io::Error::from(io::ErrorKind::UnexpectedEof));
+        assert!(drain
+            .ended(Err(io::Error::from(io::ErrorKind::TimedOut)))
+            .is_none());
+        // Nothing written, nothing refused: empty.
+        drain.connected();
+        let stats = drain.ended(Ok(())).unwrap().unwrap();
+        assert_eq!(
+            (
+                stats.connections,
+                stats.closed_by_peer,
+                stats.connections_empty
+            ),
+            (3, 2, 1),
+            "{stats:?}"
+        );
     }
 }
