@@ -1,6 +1,7 @@
 //! `cargo xtask soak [--quick] [--seconds S]`: `dendro-wire listen` under
-//! many idle connections, oversized claims, sequential connections and a
-//! reconnect storm (`benches/src/bin/soak.rs`); a table, not part of `ci`.
+//! many idle connections, oversized claims, sequential connections, a
+//! reconnect storm, and peers that speak the protocol and hold the table
+//! (`benches/src/bin/soak.rs`); a table, not part of `ci`.
 
 use std::process::Command;
 

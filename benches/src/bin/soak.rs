@@ -2,7 +2,10 @@
 //! hostile case, with an honest agent streaming at full rate throughout, and
 //! a table of what it cost: the listener's peak RSS, its file descriptors
 //! before and after, the honest agent's rows/s against running alone, and
-//! the connections that ended and why.
+//! the connections that ended and why. Against peers that speak the
+//! protocol correctly and hold the table (`soak/holders.rs`), what is set
+//! beside running alone is an agent's rows delivered and its wait to get
+//! in, the two interleaved round by round.
 //!
 //! The listener runs as its own process (the release build given by
 //! `--bin`), so what is measured is what an operator runs. Not part of `cargo
@@ -22,10 +25,14 @@ use report::Row;
 
 #[path = "soak/attacks.rs"]
 mod attacks;
+#[path = "soak/holders.rs"]
+mod holders;
 #[path = "soak/honest.rs"]
 mod honest;
 #[path = "soak/listener.rs"]
 mod listener;
+#[path = "soak/probe.rs"]
+mod probe;
 #[path = "soak/report.rs"]
 mod report;
 
@@ -35,6 +42,7 @@ struct Options {
     idle: usize,
     liars: usize,
     sequential: usize,
+    holders: holders::Scale,
 }
 
 fn options() -> Result<Options, String> {
@@ -44,6 +52,14 @@ fn options() -> Result<Options, String> {
         idle: 10_000,
         liars: 1_000,
         sequential: 5_000,
+        // The defaults' table; the red team's flood scaled to it (2,000 a
+        // second against a table of 500).
+        holders: holders::Scale {
+            table: 10_000,
+            rounds: 3,
+            trickles: 1_000,
+            half_rate: 40_000,
+        },
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -56,6 +72,12 @@ fn options() -> Result<Options, String> {
                 o.idle = 1_000;
                 o.liars = 100;
                 o.sequential = 500;
+                o.holders = holders::Scale {
+                    table: 1_000,
+                    rounds: 2,
+                    trickles: 100,
+                    half_rate: 4_000,
+                };
             }
             other => return Err(format!("unknown argument {other}")),
         }
@@ -297,6 +319,13 @@ fn main() {
     table.push(attacks::hoarders(&o.bin, secs));
     table.push(attacks::cap_holders(&o.bin, o.idle, secs));
     table.push(attacks::unread_stdout(&o.bin, secs));
+
+    // Peers that speak the protocol correctly, the honest agent's rows and
+    // its wait to get in beside each, alone and attacked in turn.
+    table.push(holders::keepalive_holders(&o.bin, &o.holders, secs));
+    table.push(holders::half_handshakes(&o.bin, &o.holders, secs));
+    table.push(holders::silent_neighbours(&o.bin, &o.holders, secs));
+    table.push(holders::trickles(&o.bin, &o.holders, secs));
 
     let all = report::print(&table);
     if !all {

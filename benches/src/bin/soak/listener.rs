@@ -17,6 +17,8 @@ pub(crate) struct Listener {
     readers: Vec<std::thread::JoinHandle<()>>,
     /// Whether its stdout is read yet.
     gate: Arc<(Mutex<bool>, Condvar)>,
+    /// Where its metrics are served, once read from its stdout.
+    metrics: std::sync::OnceLock<SocketAddr>,
 }
 
 impl Listener {
@@ -81,7 +83,31 @@ impl Listener {
             stderr,
             readers,
             gate,
+            metrics: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Where its metrics are served: started with `--metrics 127.0.0.1:0`,
+    /// it says so in its second line.
+    pub(crate) fn metrics_at(&self) -> SocketAddr {
+        *self.metrics.get_or_init(|| {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            loop {
+                let said = self.stdout.lock().unwrap().iter().find_map(|l| {
+                    l.strip_prefix("metrics on http://")
+                        .and_then(|a| a.strip_suffix("/metrics"))
+                        .and_then(|a| a.parse().ok())
+                });
+                if let Some(at) = said {
+                    return at;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the listener serves no metrics"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        })
     }
 
     /// Start reading its stdout.
