@@ -269,32 +269,10 @@ fn a_tls_fleet_reconnecting_at_once_fits_the_defaults() {
 #[cfg(feature = "tls")]
 #[test]
 fn a_tls_record_stalled_midway_is_charged_as_it_is_held() {
-    use dendro_wire_std::tls;
-    use dendro_wire_test_support::certs::Ca;
-
-    let (servers, clients) = (Ca::new("servers"), Ca::new("clients"));
-    let mut config = config(16 << 20);
-    config.tls = Some(servers.server(tls::server_config, &clients));
-    let (server, addr, ended) = start(config);
-    let agent = clients.client(tls::client_config, &servers, "agent-1", false);
-    let mut tcp = TcpStream::connect(addr).unwrap();
-    let name = "localhost".try_into().unwrap();
-    let mut tls = tls::rustls::ClientConnection::new(agent.config().clone(), name).unwrap();
-    tls.writer().write_all(&honest_stream(0)).unwrap();
-    while tls.is_handshaking() || tls.wants_write() {
-        tls.complete_io(&mut tcp).unwrap();
-    }
-    wait_until("the source is open", Duration::from_secs(10), || {
-        server.live().first().is_some_and(|c| c.tally.frames == 1)
-    });
+    let (server, ended, mut tls, mut tcp) = tls_agent_open(16 << 20);
     let idle = server.stats().memory_in_use;
     // A frame of an unknown kind in one whole record, all but its last byte.
-    let mut frame = (16_000u32 - 4).to_le_bytes().to_vec();
-    frame.push(0xee);
-    frame.resize(16_000, 0);
-    tls.writer().write_all(&frame).unwrap();
-    let mut record = Vec::new();
-    tls.write_tls(&mut record).unwrap();
+    let record = unknown_frame_record(&mut tls);
     tcp.write_all(&record[..record.len() - 1]).unwrap();
     // What rustls holds of it, past the 4 KiB of room charged at accept.
     let held = record.len() - 1 - 4096;
@@ -322,12 +300,32 @@ fn a_tls_record_stalled_midway_is_charged_as_it_is_held() {
 #[cfg(feature = "tls")]
 #[test]
 fn a_tls_record_the_budget_has_no_room_for_ends_its_connection() {
+    // Room for a connection idle, not for a whole record more.
+    let (server, ended, mut tls, mut tcp) = tls_agent_open(24 << 10);
+    let record = unknown_frame_record(&mut tls);
+    tcp.write_all(&record[..record.len() - 1]).unwrap();
+    let e = recv(&ended);
+    assert!(e.to_string().contains("memory budget"), "{e}");
+    assert_eq!(server.stats().memory_in_use, 0, "all given back");
+}
+
+/// A TLS server with `budget` bytes, and an agent connected to it over
+/// TLS whose source is open: the server, its end, and the agent's TLS
+/// session and socket.
+#[cfg(feature = "tls")]
+fn tls_agent_open(
+    budget: usize,
+) -> (
+    dendro_wire_std::receive::Server,
+    mpsc::Receiver<dendro_wire_std::receive::Ended>,
+    dendro_wire_std::tls::rustls::ClientConnection,
+    TcpStream,
+) {
     use dendro_wire_std::tls;
     use dendro_wire_test_support::certs::Ca;
 
     let (servers, clients) = (Ca::new("servers"), Ca::new("clients"));
-    // Room for a connection idle, not for a whole record more.
-    let mut config = config(24 << 10);
+    let mut config = config(budget);
     config.tls = Some(servers.server(tls::server_config, &clients));
     let (server, addr, ended) = start(config);
     let agent = clients.client(tls::client_config, &servers, "agent-1", false);
@@ -341,14 +339,18 @@ fn a_tls_record_the_budget_has_no_room_for_ends_its_connection() {
     wait_until("the source is open", Duration::from_secs(10), || {
         server.live().first().is_some_and(|c| c.tally.frames == 1)
     });
+    (server, ended, tls, tcp)
+}
+
+/// A frame of an unknown kind, 16,000 bytes, sealed by `tls` in one whole
+/// record: the record's bytes.
+#[cfg(feature = "tls")]
+fn unknown_frame_record(tls: &mut dendro_wire_std::tls::rustls::ClientConnection) -> Vec<u8> {
     let mut frame = (16_000u32 - 4).to_le_bytes().to_vec();
     frame.push(0xee);
     frame.resize(16_000, 0);
     tls.writer().write_all(&frame).unwrap();
     let mut record = Vec::new();
     tls.write_tls(&mut record).unwrap();
-    tcp.write_all(&record[..record.len() - 1]).unwrap();
-    let e = recv(&ended);
-    assert!(e.to_string().contains("memory budget"), "{e}");
-    assert_eq!(server.stats().memory_in_use, 0, "all given back");
+    record
 }
