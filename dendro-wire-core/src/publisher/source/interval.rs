@@ -273,7 +273,7 @@ impl<S: Storage> Source<S> {
         // Seen as a gap if a Rows frame of the connection went or waits
         // before it.
         let mut queued = self.link.rows_sent;
-        self.walk(self.regions.unpolled(), |kind, _, _| queued |= kind == ROWS);
+        self.walk(self.regions.unpolled(), |kind, _| queued |= kind == ROWS);
         self.count_dropped_rows(queued, rows);
         if entry {
             count(&mut self.stats.frames_unsent, 1);

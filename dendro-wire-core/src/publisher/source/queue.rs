@@ -127,7 +127,7 @@ impl<S: Storage> Source<S> {
         let unpolled = self.regions.unpolled();
         w.bytes += unpolled.len();
         let mut rows_sent = self.link.rows_sent;
-        self.walk(unpolled, |kind, count, _| {
+        self.walk(unpolled, |kind, count| {
             w.frames += 1;
             if kind == kind::ROWS {
                 w.rows += u64::from(count - self.repeated_in(&mut rows_sent));
@@ -135,9 +135,9 @@ impl<S: Storage> Source<S> {
         });
     }
 
-    /// Call `f` with the kind, (for `Rows`) the row count and the length of
-    /// each frame queued in `range`, in order.
-    pub(super) fn walk(&self, range: Range<usize>, mut f: impl FnMut(u8, u32, usize)) {
+    /// Call `f` with the kind and (for `Rows`) the row count of each frame
+    /// queued in `range`, in order.
+    pub(super) fn walk(&self, range: Range<usize>, mut f: impl FnMut(u8, u32)) {
         let Some(mut rest) = self.storage.bytes().get(range) else {
             return;
         };
@@ -147,7 +147,7 @@ impl<S: Storage> Source<S> {
             };
             let kind = frame.get(LENGTH_PREFIX_BYTES).copied().unwrap_or(0);
             let count = frame.get(COUNT_AT..COUNT_AT + 4).map_or(0, le_u32);
-            f(kind, if kind == kind::ROWS { count } else { 0 }, len);
+            f(kind, if kind == kind::ROWS { count } else { 0 });
             rest = tail;
         }
     }
@@ -194,7 +194,7 @@ impl<S: Storage> Source<S> {
         let from = (earlier.start + self.opening_len()).min(earlier.end);
         let earlier = from..earlier.end;
         let mut all = false;
-        self.walk(earlier.clone(), |kind, _, _| all |= kind == kind::INDEX);
+        self.walk(earlier.clone(), |kind, _| all |= kind == kind::INDEX);
         let range = match all {
             true => from..self.regions.unpolled().end,
             false => earlier,
@@ -210,7 +210,7 @@ impl<S: Storage> Source<S> {
         let mut dropped = (0u64, 0u64, 0u64);
         // After a kept opening, none of them is the connection's first.
         let mut rows_sent = self.link.rows_sent || range.start != self.regions.unpolled().start;
-        self.walk(range.clone(), |kind, count, _| match kind {
+        self.walk(range.clone(), |kind, count| match kind {
             kind::ROWS => {
                 dropped.0 += 1;
                 dropped.1 += u64::from(count - self.repeated_in(&mut rows_sent));
