@@ -1,13 +1,14 @@
 //! `dendro-wire listen` run as a process against peers that aim at what it
 //! prints: a standard output nobody reads, and floods of junk connections.
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use dendro_wire_test_support::process::wait;
+use dendro_wire_test_support::process::{wait, Tool};
 use dendro_wire_test_support::streams::{honest_stream, ROWS_PER_FRAME};
 
 const TOOL: &str = env!("CARGO_BIN_EXE_dendro-wire");
@@ -163,27 +164,17 @@ fn a_stdout_nobody_reads_never_stops_serving_and_junk_is_summarized() {
 #[test]
 fn a_memory_too_small_for_the_connections_allowed_is_said_at_start() {
     let stderr = |args: &[&str]| {
-        let mut listen = Command::new(TOOL)
-            .args(["listen", "--bind", "127.0.0.1:0", "-q"])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let args: Vec<&OsStr> = ["--bind", "127.0.0.1:0", "-q"]
+            .iter()
+            .chain(args)
+            .map(OsStr::new)
+            .collect();
         // Listening: what it says at start is said by now.
-        let mut stdout = BufReader::new(listen.stdout.take().unwrap());
-        stdout.read_line(&mut String::new()).unwrap();
-        terminate(&listen);
-        let mut stderr = String::new();
-        listen
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .unwrap();
-        assert!(wait(&mut listen).success());
-        stderr
+        let listen = Tool::new(TOOL).listen(&args);
+        assert!(listen.terminate());
+        let listened = listen.finish();
+        assert!(listened.status.success(), "{}", listened.stderr);
+        listened.stderr
     };
     assert_eq!(
         stderr(&["--max-memory", "16MiB"])
