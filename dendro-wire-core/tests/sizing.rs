@@ -223,3 +223,68 @@ fn the_frame_buffer_holds_every_slot_and_no_more() {
         assert_eq!(p.stats().slot_changes_refused, refused);
     }
 }
+
+/// Names kept apart from any `[&str]`, as the C API keeps them.
+struct Apart(Vec<String>);
+
+impl StreamNames for Apart {
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+
+    fn name(&self, index: usize) -> &str {
+        &self.0[index]
+    }
+}
+
+#[test]
+fn streams_named_apart_are_declared_and_sized_as_in_the_declaration() {
+    let mut rng = XorShift::new(0x5a3e_a9a7);
+    for _ in 0..200 {
+        let drawn = Drawn::new(&mut rng);
+        let decl = drawn.decl();
+        let apart = Apart(drawn.streams.iter().map(|s| s.to_string()).collect());
+        let budget = budget(&mut rng, drawn.indexed);
+        let size = decl.sizing(&budget);
+        let bare = SourceDecl {
+            streams: &[],
+            ..decl
+        };
+        assert_eq!(bare.sizing_named(&apart, &budget), size, "{:?}", drawn.streams);
+        // The same frames, byte for byte, for the same calls.
+        let frames = |named: bool| {
+            let mut storage = vec![0u8; size.storage];
+            let mut p: Publisher<&mut [u8], 1> = Publisher::new(PublisherConfig {
+                full_every: 3,
+                frame_buffer: size.frame_buffer,
+            });
+            let s = match named {
+                true => p.add_source_named(&bare, &apart, &mut storage[..]),
+                false => p.add_source(&decl, &mut storage[..]),
+            }
+            .unwrap();
+            p.connected();
+            let mut out = Vec::new();
+            let mut buf = vec![0u8; size.frame_buffer];
+            for interval in 0..4i64 {
+                for stream in 0..apart.count() as u32 {
+                    let row = vec![stream as u8; budget.largest_row];
+                    let _ = p.observe(s.stream(stream), interval, 0, &row);
+                }
+                p.end_interval();
+                while let Some((bytes, _)) = p.poll_transmit(&mut buf).unwrap() {
+                    out.extend_from_slice(bytes);
+                }
+            }
+            out
+        };
+        assert_eq!(frames(true), frames(false), "{:?}", drawn.streams);
+    }
+    // A stream named twice is refused as in a declaration.
+    let twice = Apart(vec!["a".into(), "b".into(), "a".into()]);
+    let mut p: Publisher<[u8; 4096], 1> = Publisher::new(PublisherConfig::DEFAULT);
+    assert_eq!(
+        p.add_source_named(&SourceDecl::default(), &twice, [0; 4096]),
+        Err(PublishError::DuplicateStream { source: 0, stream: 2 })
+    );
+}

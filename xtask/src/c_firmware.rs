@@ -32,8 +32,8 @@ pub(crate) fn run() -> Result<(), String> {
     let out = target_dir().join("firmware/c");
     fresh_dir(&out)?;
     let elf = build(&out)?;
-    let connections = streams(&elf, &out, &tool)?;
-    footprint(&elf)?;
+    let (connections, stack) = streams(&elf, &out, &tool)?;
+    footprint(&elf, stack)?;
     eprintln!("==> firmware (C): {connections} connections checked, each the Rust agent's bytes");
     Ok(())
 }
@@ -81,9 +81,16 @@ fn build(out: &Path) -> Result<PathBuf, String> {
     Ok(elf)
 }
 
+/// The C agent's peak stack, painted and read back by the agent itself:
+/// while it declares its sources, and in its loop.
+struct Stack {
+    declaring: u64,
+    looping: u64,
+}
+
 /// Each connection's stream: checked as the agent said, and the Rust
-/// agent's bytes. The number of connections.
-fn streams(elf: &Path, out: &Path, tool: &Path) -> Result<u64, String> {
+/// agent's bytes. The number of connections, and the stack it used.
+fn streams(elf: &Path, out: &Path, tool: &Path) -> Result<(u64, Stack), String> {
     let board = &BOARDS[0];
     eprintln!(
         "==> run the C agent under {} ({})",
@@ -97,6 +104,11 @@ fn streams(elf: &Path, out: &Path, tool: &Path) -> Result<u64, String> {
         board.qemu,
     )?;
     let summary = report.line("agent")?;
+    let foot = report.line("footprint")?;
+    let stack = Stack {
+        declaring: foot.get("stack_declaring")?,
+        looping: foot.get("stack_looping")?,
+    };
     let connections = summary.get("connections")?;
     if summary.get("told_gaps")? != 4 || summary.get("gaps")? != 4 {
         return Err(format!(
@@ -136,7 +148,7 @@ fn streams(elf: &Path, out: &Path, tool: &Path) -> Result<u64, String> {
         }
         eprintln!("    connection {n}: checks as the agent said, the Rust agent's bytes exactly");
     }
-    Ok(connections)
+    Ok((connections, stack))
 }
 
 /// Flash and static RAM of an ELF, by `arm-none-eabi-size` (Berkeley:
@@ -163,7 +175,7 @@ fn sizes(elf: &Path) -> Result<(u64, u64), String> {
     }
 }
 
-fn footprint(elf: &Path) -> Result<(), String> {
+fn footprint(elf: &Path, stack: Stack) -> Result<(), String> {
     let (flash, ram) = sizes(elf)?;
     let rust = root()
         .join("target/firmware")
@@ -175,6 +187,10 @@ fn footprint(elf: &Path) -> Result<(), String> {
          its two sources and the frame buffer, all static); the Rust agent: flash {rust_flash} \
          B, static RAM {rust_ram} B; C at {:.2}x the Rust agent's flash",
         flash as f64 / rust_flash as f64
+    );
+    eprintln!(
+        "    C agent: peak stack {} B while declaring its sources, {} B in its loop",
+        stack.declaring, stack.looping
     );
     Ok(())
 }

@@ -75,15 +75,15 @@
 
 /**
  * The streams one source may declare through the C API: a stream per CPU
- * of a 255-CPU host and one more. They are gathered on the stack to
- * declare or size a source (16 bytes each on a 64-bit target, 8 on a
- * 32-bit one), and only then.
+ * of a 255-CPU host and one more. They are read from the caller's array
+ * as the library needs each, never gathered on the stack.
  */
 #define DW_MAX_STREAMS 256
 
 /**
  * The entries of a declared source's labels, and of its metadata, the C
- * API takes (gathered on the stack likewise).
+ * API takes: gathered on the stack to declare or size a source (16 bytes
+ * each on a 32-bit target, 32 on a 64-bit one), and only then.
  */
 #define DW_MAX_MAP_ENTRIES 16
 

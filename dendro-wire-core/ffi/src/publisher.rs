@@ -68,8 +68,8 @@ pub unsafe extern "C" fn dw_publisher_add_source(
         let m = machine(publisher)?;
         let out = boundary::out(source)?;
         let mut gathered = Gathered::new();
-        let decl = gathered.declaration(decl)?;
-        let id = m.add_source(&decl, storage.cast::<u8>(), storage_len)?;
+        let (decl, streams) = gathered.declaration(decl)?;
+        let id = m.add_source(&decl, &streams, storage.cast::<u8>(), storage_len)?;
         out.write(id.ordinal());
         Ok(dw_result::DW_RESULT_OK)
     };

@@ -94,6 +94,28 @@ pub struct SourceDecl<'a> {
     pub index_stream: Option<&'a str>,
 }
 
+/// The names of a source's streams, read one at a time: the `[&str]` of
+/// [`SourceDecl::streams`], or names a caller keeps in a form of its own,
+/// given to [`Publisher::add_source_named`](crate::Publisher::add_source_named)
+/// and [`SourceDecl::sizing_named`] (the C API reads them from C's array
+/// so that declaring a source gathers none of them on a device's stack).
+pub trait StreamNames {
+    /// How many streams.
+    fn count(&self) -> usize;
+    /// The name of stream `index`, below [`count`](Self::count).
+    fn name(&self, index: usize) -> &str;
+}
+
+impl StreamNames for [&str] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    fn name(&self, index: usize) -> &str {
+        self.get(index).copied().unwrap_or_default()
+    }
+}
+
 /// A declared source: also the ordinal its handshake takes on every
 /// connection, since every connection handshakes the sources in the order
 /// they were declared (rule 8).

@@ -5,7 +5,7 @@ use core::fmt;
 
 use heapless::Vec;
 
-use super::config::{DropPolicy, PublisherConfig, SourceDecl, SourceId, StreamId};
+use super::config::{DropPolicy, PublisherConfig, SourceDecl, SourceId, StreamId, StreamNames};
 use super::error::PublishError;
 use super::observer::Observer;
 use super::sizing::Budget;
@@ -250,7 +250,20 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         decl: &SourceDecl<'_>,
         storage: S,
     ) -> Result<SourceId, PublishError> {
-        self.declare(decl, 0, storage)
+        self.declare(decl, decl.streams, 0, storage)
+    }
+
+    /// [`add_source`](Self::add_source), its streams named by `streams`
+    /// in place of `decl.streams`: for a caller that keeps the names in a
+    /// form of its own and would otherwise gather them into a `[&str]`
+    /// on its stack (the C API).
+    pub fn add_source_named<N: StreamNames + ?Sized>(
+        &mut self,
+        decl: &SourceDecl<'_>,
+        streams: &N,
+        storage: S,
+    ) -> Result<SourceId, PublishError> {
+        self.declare(decl, streams, 0, storage)
     }
 
     /// [`add_source`](Self::add_source), with each stream's slot for its
@@ -264,15 +277,16 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         budget: &Budget,
         storage: S,
     ) -> Result<SourceId, PublishError> {
-        self.declare(decl, budget.largest_row, storage)
+        self.declare(decl, decl.streams, budget.largest_row, storage)
     }
 
     // Out of line: it runs once a source, and a firmware that declares
     // sources in more than one place had a copy of it at each.
     #[inline(never)]
-    fn declare(
+    fn declare<N: StreamNames + ?Sized>(
         &mut self,
         decl: &SourceDecl<'_>,
+        streams: &N,
         largest_row: usize,
         mut storage: S,
     ) -> Result<SourceId, PublishError> {
@@ -281,7 +295,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         }
         let ordinal = self.sources.len() as u32;
         let limit = self.config.frame_buffer;
-        let declared = Source::declare(ordinal, decl, largest_row, &mut storage, limit)?;
+        let declared = Source::declare(ordinal, decl, streams, largest_row, &mut storage, limit)?;
         // Built where it is pushed, and opened in the table: a source made
         // aside and then pushed was copied whole, by a word-aligned
         // `memcpy` a device had for nothing else (`cargo xtask firmware`

@@ -27,7 +27,9 @@ mod source;
 mod stats;
 mod stream_rec;
 
-pub use config::{DropPolicy, PublisherConfig, SourceDecl, SourceId, StreamId, Transmit};
+pub use config::{
+    DropPolicy, PublisherConfig, SourceDecl, SourceId, StreamId, StreamNames, Transmit,
+};
 pub use error::PublishError;
 pub use machine::Publisher;
 pub use observer::Observer;

@@ -2,7 +2,7 @@
 //! declaration and the most it is given in an interval: the layout of
 //! `regions.rs` added up, in `const fn`s a firmware sizes its arrays with.
 
-use super::config::SourceDecl;
+use super::config::{SourceDecl, StreamNames};
 use super::stream_rec::{FAST_NAME_BYTES, FAST_ROW_BYTES, FAST_WINDOW_BYTES, REC};
 use crate::codec::LEN_BYTES;
 use crate::framing::HEAD_BYTES;
@@ -144,6 +144,27 @@ impl SourceDecl<'_> {
     /// one that drops; and a byte less of storage for a source's rows, or
     /// of frame buffer, is refused at the budget's worst.
     pub const fn sizing(&self, budget: &Budget) -> Sizing {
+        let mut names = Names::NONE;
+        let mut i = 0;
+        while i < self.streams.len() {
+            names = names.and(self.streams[i].len());
+            i += 1;
+        }
+        self.sized(names, budget)
+    }
+
+    /// [`sizing`](Self::sizing), the streams named by `streams` in place of
+    /// `self.streams`, as [`Publisher::add_source_named`](crate::Publisher::add_source_named)
+    /// declares them.
+    pub fn sizing_named<N: StreamNames + ?Sized>(&self, streams: &N, budget: &Budget) -> Sizing {
+        let mut names = Names::NONE;
+        for i in 0..streams.count() {
+            names = names.and(streams.name(i).len());
+        }
+        self.sized(names, budget)
+    }
+
+    const fn sized(&self, names: Names, budget: &Budget) -> Sizing {
         let handshake = HEAD_BYTES
             + LEN_BYTES
             + match self.uuid {
@@ -154,18 +175,13 @@ impl SourceDecl<'_> {
             + self.metadata.wire_bytes()
             + 8
             + 1;
-        let (mut latest, mut longest, mut shortest, mut i) = (0, 0, usize::MAX, 0);
-        while i < self.streams.len() {
-            let name = self.streams[i].len();
-            latest += LEN_BYTES + name + TAIL_BYTES + budget.largest_row;
-            if name > longest {
-                longest = name;
-            }
-            if name < shortest {
-                shortest = name;
-            }
-            i += 1;
-        }
+        let Names {
+            count,
+            bytes,
+            longest,
+            shortest,
+        } = names;
+        let latest = bytes + count * (LEN_BYTES + TAIL_BYTES + budget.largest_row);
         let row = LEN_BYTES + longest + TAIL_BYTES + budget.largest_row;
         let rows = ROWS_HEAD_BYTES + budget.rows_per_interval * row;
         let changes = budget.slot_changes_per_interval;
@@ -196,7 +212,7 @@ impl SourceDecl<'_> {
         };
         let storage = handshake
             + index_name
-            + REC * self.streams.len()
+            + REC * count
             + latest
             + full
             + delta
@@ -217,6 +233,44 @@ impl SourceDecl<'_> {
             frame_buffer,
             latest_rows: latest,
             fast_path_room: fast,
+        }
+    }
+}
+
+/// What [`SourceDecl::sizing`] needs of a source's stream names.
+#[derive(Clone, Copy)]
+struct Names {
+    count: usize,
+    /// The names' bytes together.
+    bytes: usize,
+    longest: usize,
+    /// `usize::MAX` for no names.
+    shortest: usize,
+}
+
+impl Names {
+    const NONE: Names = Names {
+        count: 0,
+        bytes: 0,
+        longest: 0,
+        shortest: usize::MAX,
+    };
+
+    /// These and one more name of `len` bytes.
+    const fn and(self, len: usize) -> Names {
+        Names {
+            count: self.count + 1,
+            bytes: self.bytes + len,
+            longest: if len > self.longest {
+                len
+            } else {
+                self.longest
+            },
+            shortest: if len < self.shortest {
+                len
+            } else {
+                self.shortest
+            },
         }
     }
 }

@@ -34,6 +34,8 @@
 #define FULL_EVERY 50u
 #define MAX_GAPS 6u
 
+extern uint32_t _data, _edata, _data_load, _bss, _ebss, _stack_top;
+
 static dw_publisher_storage publisher_storage;
 static uint8_t source_storage[SOURCES][STORAGE] __attribute__((aligned(8)));
 static uint8_t frame[FRAME_BUFFER];
@@ -69,6 +71,27 @@ static void end_line(void) {
   line[line_len] = 0;
   host_print(line);
   line_len = 0;
+}
+
+/* ---- the stack's high-water mark ---- */
+
+/* Every word between the end of .bss and the stack pointer (less a margin
+ * for this function's own frame) is painted; a word the program ever used
+ * no longer holds the paint. */
+#define PAINT 0xCCCCCCCCu
+
+static void paint(void) {
+  uint32_t *volatile at = &_ebss;
+  uint32_t *sp;
+  __asm__ volatile("mov %0, sp" : "=r"(sp));
+  for (; at < sp - 16; at++) *at = PAINT;
+}
+
+/* The bytes of stack used since the last paint. */
+static uint32_t stack_peak(void) {
+  const uint32_t *at = &_ebss;
+  while (at < &_stack_top && *at == PAINT) at++;
+  return (uint32_t)((const uint8_t *)&_stack_top - (const uint8_t *)at);
 }
 
 /* ---- the declarations ---- */
@@ -284,6 +307,7 @@ static int32_t told_gaps(void) {
 static bool run(uint32_t gaps) {
   dw_publisher *p;
   const dw_publisher_config config = {FULL_EVERY, FRAME_BUFFER};
+  paint();
   if (dw_publisher_init(&publisher_storage, sizeof publisher_storage, &config, &p, NULL) !=
       DW_RESULT_OK) {
     put("agent: the publisher does not fit its storage");
@@ -299,6 +323,8 @@ static bool run(uint32_t gaps) {
       return false;
     }
   }
+  uint32_t stack_declaring = stack_peak();
+  paint();
   uint32_t observed = 0;
   bool polled = true;
   for (int ch = 0; ch < 3; ch++) set_slot(p, ids[ADC], channels[ch], gains[0]);
@@ -319,6 +345,7 @@ static bool run(uint32_t gaps) {
     link.losing = lost_in(i, gaps);
     polled &= end_interval(p);
   }
+  uint32_t stack_looping = stack_peak();
   disconnect();
   dw_stats st;
   check(dw_publisher_stats(p, &st, NULL));
@@ -338,6 +365,10 @@ static bool run(uint32_t gaps) {
   field("frames_unsent", (uint32_t)st.frames_unsent);
   field("publisher_state", (uint32_t)dw_publisher_size());
   end_line();
+  put("footprint");
+  field("stack_declaring", stack_declaring);
+  field("stack_looping", stack_looping);
+  end_line();
   bool clean = refused == 0 && polled && st.rows_refused == 0 &&
                st.slot_changes_refused == 0 && st.frames_unsent == 0;
   return clean && link.unreadable == 0 && link.frames_offline == 0 && !link.host_failed &&
@@ -355,8 +386,6 @@ int main(void) {
 }
 
 /* ---- the start: the vector table, .data and .bss, then main ---- */
-
-extern uint32_t _data, _edata, _data_load, _bss, _ebss, _stack_top;
 
 void reset(void) {
   uint32_t *from = &_data_load;

@@ -5,16 +5,16 @@
 use crate::boundary::{self, finish, Checked, Plain};
 use crate::error::{dw_error, dw_invalid, dw_result, CallError};
 use crate::frame::dw_str;
-use dendro_wire_core::{Budget, Map, SourceDecl};
+use dendro_wire_core::{Budget, Map, SourceDecl, StreamNames};
 
 /// The streams one source may declare through the C API: a stream per CPU
-/// of a 255-CPU host and one more. They are gathered on the stack to
-/// declare or size a source (16 bytes each on a 64-bit target, 8 on a
-/// 32-bit one), and only then.
+/// of a 255-CPU host and one more. They are read from the caller's array
+/// as the library needs each, never gathered on the stack.
 pub const DW_MAX_STREAMS: usize = 256;
 
 /// The entries of a declared source's labels, and of its metadata, the C
-/// API takes (gathered on the stack likewise).
+/// API takes: gathered on the stack to declare or size a source (16 bytes
+/// each on a 32-bit target, 32 on a 64-bit one), and only then.
 pub const DW_MAX_MAP_ENTRIES: usize = 16;
 
 /// One entry of a map to declare: both strings UTF-8, the keys of a map
@@ -64,12 +64,30 @@ pub struct dw_source_decl {
 // SAFETY: pointers and integers only.
 unsafe impl Plain for dw_source_decl {}
 
-/// The strings and pairs of a C declaration, gathered on the stack into
-/// the core's `SourceDecl` for the one call that reads it.
+/// The pairs of a C declaration's maps, gathered on the stack into the
+/// core's `Map`s for the one call that reads them.
 pub(super) struct Gathered<'a> {
     labels: [(&'a str, &'a str); DW_MAX_MAP_ENTRIES],
     metadata: [(&'a str, &'a str); DW_MAX_MAP_ENTRIES],
-    streams: [&'a str; DW_MAX_STREAMS],
+}
+
+/// The streams of a C declaration, read from C's array as the core asks
+/// for each: every one checked once by [`Gathered::declaration`], and
+/// gathered nowhere.
+pub(super) struct Streams<'a>(&'a [dw_str]);
+
+impl StreamNames for Streams<'_> {
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+
+    fn name(&self, index: usize) -> &str {
+        // SAFETY: `Gathered::declaration` made this only after finding
+        // every string readable and UTF-8, and the caller's contract keeps
+        // them so for the call; a string it found otherwise is never here.
+        let name = |s: &dw_str| unsafe { boundary::str(s.ptr, s.len) }.unwrap_or_default();
+        self.0.get(index).map_or("", name)
+    }
 }
 
 impl<'a> Gathered<'a> {
@@ -77,11 +95,11 @@ impl<'a> Gathered<'a> {
         Gathered {
             labels: [("", ""); DW_MAX_MAP_ENTRIES],
             metadata: [("", ""); DW_MAX_MAP_ENTRIES],
-            streams: [""; DW_MAX_STREAMS],
         }
     }
 
-    /// The declaration at `decl`, as the core takes it.
+    /// The declaration at `decl`, as the core takes it: the streams apart,
+    /// for `add_source_named` and `sizing_named`.
     ///
     /// # Safety
     ///
@@ -90,7 +108,7 @@ impl<'a> Gathered<'a> {
     pub(super) unsafe fn declaration(
         &'a mut self,
         decl: *const dw_source_decl,
-    ) -> Checked<SourceDecl<'a>> {
+    ) -> Checked<(SourceDecl<'a>, Streams<'a>)> {
         // SAFETY: the caller's contract, passed on; each pointer is checked
         // before use.
         unsafe {
@@ -100,15 +118,16 @@ impl<'a> Gathered<'a> {
                 1 => true,
                 _ => return Err(CallError::Invalid(dw_invalid::DW_INVALID_VALUE)),
             };
-            Ok(SourceDecl {
+            let declared = SourceDecl {
                 uuid: optional(d.uuid)?,
                 labels: Map::from_pairs(pairs(d.labels, d.labels_len, &mut self.labels)?),
                 metadata: Map::from_pairs(pairs(d.metadata, d.metadata_len, &mut self.metadata)?),
                 clock_anchor_wall_ns: d.clock_anchor_wall_ns,
                 complete,
-                streams: strs(d.streams, d.streams_len, &mut self.streams)?,
+                streams: &[],
                 index_stream: optional(d.index_stream)?,
-            })
+            };
+            Ok((declared, strs(d.streams, d.streams_len)?))
         }
     }
 }
@@ -177,13 +196,13 @@ pub unsafe extern "C" fn dw_source_sizing(
         let b = boundary::read(budget)?;
         let out = boundary::out(sizing)?;
         let mut gathered = Gathered::new();
-        let decl = gathered.declaration(decl)?;
+        let (decl, streams) = gathered.declaration(decl)?;
         let budget = Budget::rows(b.largest_row, b.rows_per_interval).with_slots(
             b.slots,
             b.largest_slot,
             b.slot_changes_per_interval,
         );
-        let s = decl.sizing(&budget);
+        let s = decl.sizing_named(&streams, &budget);
         out.write(dw_sizing {
             storage: s.storage,
             frame_buffer: s.frame_buffer,
@@ -195,30 +214,26 @@ pub unsafe extern "C" fn dw_source_sizing(
     unsafe { finish(run(), error) }
 }
 
-/// The strings of `len` `dw_str`s at `ptr`, into `out`.
+/// The `len` strings at `ptr`, each found UTF-8, not gathered.
 ///
 /// # Safety
 ///
 /// As for `boundary::items`, and each string as for `boundary::str`.
-unsafe fn strs<'a, const N: usize>(
-    ptr: *const dw_str,
-    len: usize,
-    out: &'a mut [&'a str; N],
-) -> Checked<&'a [&'a str]> {
+unsafe fn strs<'a>(ptr: *const dw_str, len: usize) -> Checked<Streams<'a>> {
     // SAFETY: the caller's contract, passed on.
-    let given = unsafe { boundary::items(ptr, len, N) }?;
-    for (to, s) in out.iter_mut().zip(given) {
+    let given = unsafe { boundary::items(ptr, len, DW_MAX_STREAMS) }?;
+    for s in given {
         // SAFETY: as above.
-        *to = unsafe { boundary::str(s.ptr, s.len) }?;
+        unsafe { boundary::str(s.ptr, s.len) }?;
     }
-    Ok(out.get(..given.len()).unwrap_or(&[]))
+    Ok(Streams(given))
 }
 
 /// The pairs of `len` `dw_pair`s at `ptr`, into `out`.
 ///
 /// # Safety
 ///
-/// As for [`strs`].
+/// As for `boundary::items`, and each string as for `boundary::str`.
 unsafe fn pairs<'a>(
     ptr: *const dw_pair,
     len: usize,

@@ -14,6 +14,8 @@ use crate::boundary::{self, finish, overlap, Checked, Object, Plain};
 use crate::error::{dw_error, dw_invalid, dw_result, CallError};
 use crate::frame::EMPTY_ROWS_FRAME;
 
+use super::declared::Streams;
+
 /// The sources one publisher holds at most, fixed at build time: the
 /// core's table of sources has a size the compiler knows, and each place
 /// costs every publisher's storage (`DW_PUBLISHER_SIZE`).
@@ -104,6 +106,7 @@ impl Machine {
     pub(super) unsafe fn add_source(
         &mut self,
         decl: &SourceDecl<'_>,
+        streams: &Streams<'_>,
         storage: *mut u8,
         len: usize,
     ) -> Checked<SourceId> {
@@ -115,7 +118,7 @@ impl Machine {
         // SAFETY: the caller's contract, passed on.
         let lent = unsafe { Lent::new(storage, len) }?;
         let range = lent.range();
-        let id = self.publisher.add_source(decl, lent)?;
+        let id = self.publisher.add_source_named(decl, streams, lent)?;
         let at = id.ordinal() as usize;
         if let (Some(slot), Some(r)) = (self.ids.get_mut(at), self.ranges.get_mut(at)) {
             *slot = Some(id);

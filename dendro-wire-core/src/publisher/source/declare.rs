@@ -10,7 +10,7 @@ use crate::handshake::Handshake;
 use crate::index_state::{IndexState, SlotSetHash, NO_INDEX_STATE};
 use crate::kind;
 use crate::map::Map;
-use crate::publisher::config::SourceDecl;
+use crate::publisher::config::{SourceDecl, StreamNames};
 use crate::publisher::error::PublishError;
 use crate::publisher::regions::{DeclaredRegions, Region, Regions};
 use crate::publisher::sizing::index_bytes;
@@ -22,7 +22,8 @@ use crate::source_update::SourceUpdate;
 use crate::storage::Storage;
 
 impl<S: Storage> Source<S> {
-    /// Source `ordinal` as `decl` declares it: its handshake, index name,
+    /// Source `ordinal` as `decl` declares it, its streams named by
+    /// `streams` (in place of `decl.streams`): its handshake, index name,
     /// stream records and slots (each made for rows of up to `largest_row`
     /// bytes) written into `storage`, and the rest of its state, for
     /// [`DeclaredState::into_source`] to join with the storage. Refused if its
@@ -30,9 +31,10 @@ impl<S: Storage> Source<S> {
     /// would outgrow `limit`, the frame buffer, or the storage cannot hold
     /// them. The storage is not taken here: moved in and out, it was copied
     /// once more through the stack.
-    pub(in crate::publisher) fn declare(
+    pub(in crate::publisher) fn declare<N: StreamNames + ?Sized>(
         ordinal: u32,
         decl: &SourceDecl<'_>,
+        streams: &N,
         largest_row: usize,
         storage: &mut S,
         limit: usize,
@@ -65,8 +67,9 @@ impl<S: Storage> Source<S> {
             return Err(too_large(kind::INDEX, index_overhead));
         }
         let mut caps = 0usize;
-        for (i, name) in decl.streams.iter().enumerate() {
-            if decl.streams.iter().take(i).any(|n| n == name) {
+        for i in 0..streams.count() {
+            let name = streams.name(i);
+            if (0..i).any(|j| streams.name(j) == name) {
                 return Err(PublishError::DuplicateStream {
                     source: ordinal,
                     stream: i as u32,
@@ -78,8 +81,8 @@ impl<S: Storage> Source<S> {
         if rows_len > limit {
             return Err(too_large(kind::ROWS, rows_len));
         }
-        let streams = decl.streams.len();
-        let regions = Regions::new(handshake_len, index_name.len(), streams, caps);
+        let count = streams.count();
+        let regions = Regions::new(handshake_len, index_name.len(), count, caps);
         let needed = regions.end();
         if !storage.grow(needed) {
             return Err(PublishError::StorageFull {
@@ -91,13 +94,13 @@ impl<S: Storage> Source<S> {
         let shrank = PublishError::StorageShrank { source: ordinal };
         let parts = regions.declared(storage.bytes_mut()).ok_or(shrank)?;
         emit_exact(&handshake, parts.handshake)?;
-        write_streams(parts, decl, largest_row).ok_or(shrank)?;
+        write_streams(parts, index_name, streams, largest_row).ok_or(shrank)?;
         let hash = SlotSetHash::new();
         Ok(DeclaredState {
             ordinal,
             regions,
             room: limit - caps,
-            streams: streams as u32,
+            streams: count as u32,
             caps,
             indexed: decl.index_stream.is_some(),
             index_overhead,
@@ -210,18 +213,17 @@ impl<S: Storage> Source<S> {
 /// The index stream's name, and each stream's record and slot (its name,
 /// and room for rows of up to `largest_row` bytes), into the regions of a
 /// source being declared; `None` if they do not hold them.
-fn write_streams(
+fn write_streams<N: StreamNames + ?Sized>(
     parts: DeclaredRegions<'_>,
-    decl: &SourceDecl<'_>,
+    index_name: &str,
+    streams: &N,
     largest_row: usize,
 ) -> Option<()> {
-    copy(
-        parts.index_name,
-        decl.index_stream.unwrap_or_default().as_bytes(),
-    )?;
+    copy(parts.index_name, index_name.as_bytes())?;
     let mut slot = 0;
     let mut recs = StreamRec::all_mut(parts.table);
-    for name in decl.streams {
+    for i in 0..streams.count() {
+        let name = streams.name(i);
         let cap = LEN_BYTES + name.len() + TAIL_BYTES + largest_row;
         let head = parts.latest.get_mut(slot..)?;
         let n = write_name(head, name.as_bytes())?;
