@@ -113,9 +113,9 @@ pub use index_state::{IndexState, SlotSetHash, NO_INDEX_STATE};
 pub use map::{Map, MapIter};
 pub use preamble::{check_preamble, emit_preamble, PREAMBLE, PREAMBLE_BYTES};
 pub use publisher::{
-    Budget, DropPolicy, Observer, Outbox, PublishError, Publisher, PublisherConfig, PublisherStats,
-    Sizing, SourceDecl, SourceId, StreamId, StreamNames, Transmit, Waiting, FAST_NAME_BYTES,
-    FAST_ROW_BYTES, FAST_WINDOW_BYTES,
+    Budget, DropPolicy, Observer, Outbox, PublishError, Publisher, PublisherConfig, PublisherIn,
+    PublisherSource, PublisherStats, Sizing, SourceDecl, SourceId, SourceTable, StreamId,
+    StreamNames, Transmit, Waiting, FAST_NAME_BYTES, FAST_ROW_BYTES, FAST_WINDOW_BYTES,
 };
 pub use rows::{Row, RowIter, RowList, Rows, RowsBuilder, RowsHeader};
 pub use segment::Segment;

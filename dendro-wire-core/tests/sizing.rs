@@ -250,7 +250,12 @@ fn streams_named_apart_are_declared_and_sized_as_in_the_declaration() {
             streams: &[],
             ..decl
         };
-        assert_eq!(bare.sizing_named(&apart, &budget), size, "{:?}", drawn.streams);
+        assert_eq!(
+            bare.sizing_named(&apart, &budget),
+            size,
+            "{:?}",
+            drawn.streams
+        );
         // The same frames, byte for byte, for the same calls.
         let frames = |named: bool| {
             let mut storage = vec![0u8; size.storage];
@@ -285,6 +290,9 @@ fn streams_named_apart_are_declared_and_sized_as_in_the_declaration() {
     let mut p: Publisher<[u8; 4096], 1> = Publisher::new(PublisherConfig::DEFAULT);
     assert_eq!(
         p.add_source_named(&SourceDecl::default(), &twice, [0; 4096]),
-        Err(PublishError::DuplicateStream { source: 0, stream: 2 })
+        Err(PublishError::DuplicateStream {
+            source: 0,
+            stream: 2
+        })
     );
 }

@@ -2,6 +2,7 @@
 //! happened; those that hand frames out are in `machine/poll.rs`.
 
 use core::fmt;
+use core::marker::PhantomData;
 
 use heapless::Vec;
 
@@ -11,6 +12,7 @@ use super::observer::Observer;
 use super::sizing::Budget;
 use super::source::{Dropped, Source};
 use super::stats::PublisherStats;
+use super::table::SourceTable;
 use crate::index_state::IndexState;
 use crate::map::Map;
 use crate::storage::Storage;
@@ -116,7 +118,7 @@ mod poll;
 // where a Cortex-M0's short loads and stores reach them, as a source's do
 // (`Source`; `cargo xtask firmware` prints the footprint).
 #[repr(C)]
-pub struct Publisher<S: Storage, const SOURCES: usize> {
+pub struct PublisherIn<S: Storage, T: SourceTable<S>> {
     connected: bool,
     policy: DropPolicy,
     /// The source polled first this interval, under
@@ -127,13 +129,19 @@ pub struct Publisher<S: Storage, const SOURCES: usize> {
     /// What belongs to no source: intervals, connections, and rows refused
     /// for naming none. Each source counts the rest.
     stats: PublisherStats,
-    sources: Vec<Source<S>, SOURCES>,
+    sources: T,
+    _storage: PhantomData<S>,
 }
 
-impl<S: Storage, const SOURCES: usize> fmt::Debug for Publisher<S, SOURCES> {
+/// The publisher of up to `SOURCES` sources, its table of sources inside
+/// it: what a Rust program declares. [`PublisherIn`] is the same machine
+/// over a [`SourceTable`] of the caller's (the C API's, sized at run time).
+pub type Publisher<S, const SOURCES: usize> = PublisherIn<S, Vec<Source<S>, SOURCES>>;
+
+impl<S: Storage, T: SourceTable<S>> fmt::Debug for PublisherIn<S, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Publisher")
-            .field("sources", &self.sources.len())
+            .field("sources", &self.sources.sources().len())
             .field("connected", &self.connected)
             .field("policy", &self.policy)
             .field("stats", &self.stats())
@@ -142,13 +150,13 @@ impl<S: Storage, const SOURCES: usize> fmt::Debug for Publisher<S, SOURCES> {
 }
 
 #[cfg(feature = "defmt")]
-impl<S: Storage, const SOURCES: usize> defmt::Format for Publisher<S, SOURCES> {
+impl<S: Storage, T: SourceTable<S>> defmt::Format for PublisherIn<S, T> {
     /// What its `Debug` says: sources, connection, interval and stats.
     fn format(&self, f: defmt::Formatter<'_>) {
         defmt::write!(
             f,
             "Publisher sources={=usize} connected={=bool} stats={}",
-            self.sources.len(),
+            self.sources.sources().len(),
             self.connected,
             self.stats()
         );
@@ -158,18 +166,27 @@ impl<S: Storage, const SOURCES: usize> defmt::Format for Publisher<S, SOURCES> {
 impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     /// A publisher with no sources and no connection.
     pub const fn new(config: PublisherConfig) -> Self {
+        PublisherIn::with_table(config, Vec::new())
+    }
+}
+
+impl<S: Storage, T: SourceTable<S>> PublisherIn<S, T> {
+    /// A publisher with no sources and no connection, keeping its sources
+    /// in `sources`, which holds none yet.
+    pub const fn with_table(config: PublisherConfig, sources: T) -> Self {
         let most = MAX_FRAME_BYTES as usize + LENGTH_PREFIX_BYTES;
         let frame_buffer = if config.frame_buffer < most {
             config.frame_buffer
         } else {
             most
         };
-        Publisher {
+        PublisherIn {
             config: PublisherConfig {
                 frame_buffer,
                 ..config
             },
-            sources: Vec::new(),
+            sources,
+            _storage: PhantomData,
             connected: false,
             policy: DropPolicy::RoundRobin,
             turn: 0,
@@ -201,7 +218,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     /// What the publisher has done so far, over all its sources.
     pub fn stats(&self) -> PublisherStats {
         let mut total = self.stats;
-        for s in &self.sources {
+        for s in self.sources.sources() {
             total.add(s.counts());
         }
         total
@@ -233,7 +250,20 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
 
     /// The sources declared.
     pub fn source_count(&self) -> usize {
-        self.sources.len()
+        self.sources.sources().len()
+    }
+
+    /// The source declared `ordinal`-th, from 0, if there is one: the id
+    /// for a caller that holds ordinals rather than ids (the C API).
+    pub fn source_id(&self, ordinal: u32) -> Option<SourceId> {
+        ((ordinal as usize) < self.source_count()).then_some(SourceId(ordinal))
+    }
+
+    /// Each source's storage, in declaration order: for a caller that
+    /// lends storage by address and must refuse a buffer overlapping one
+    /// lent before (the C API).
+    pub fn storages(&self) -> impl Iterator<Item = &S> {
+        self.sources.sources().iter().map(|s| s.storage())
     }
 
     /// Declare a source, kept in `storage`. Its handshake is due as each
@@ -290,20 +320,27 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         largest_row: usize,
         mut storage: S,
     ) -> Result<SourceId, PublishError> {
-        if self.sources.is_full() {
-            return Err(PublishError::TooManySources { limit: SOURCES });
+        let most = self.sources.limit();
+        let full = PublishError::TooManySources { limit: most };
+        if self.sources.sources().len() >= most {
+            return Err(full);
         }
-        let ordinal = self.sources.len() as u32;
+        let ordinal = self.sources.sources().len() as u32;
         let limit = self.config.frame_buffer;
         let declared = Source::declare(ordinal, decl, streams, largest_row, &mut storage, limit)?;
         // Built where it is pushed, and opened in the table: a source made
         // aside and then pushed was copied whole, by a word-aligned
         // `memcpy` a device had for nothing else (`cargo xtask firmware`
         // prints the footprint).
-        if self.sources.push(declared.into_source(storage)).is_err() {
-            return Err(PublishError::TooManySources { limit: SOURCES });
+        if !self.sources.push(declared.into_source(storage)) {
+            return Err(full);
         }
-        if let Some(source) = self.sources.last_mut().filter(|_| self.connected) {
+        if let Some(source) = self
+            .sources
+            .sources_mut()
+            .last_mut()
+            .filter(|_| self.connected)
+        {
             source.connection_opened();
         }
         Ok(SourceId(ordinal))
@@ -311,6 +348,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
 
     fn source_mut(&mut self, source: SourceId) -> Result<&mut Source<S>, PublishError> {
         self.sources
+            .sources_mut()
             .get_mut(source.0 as usize)
             .ok_or(PublishError::UnknownSource { source: source.0 })
     }
@@ -319,11 +357,12 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     /// alone.
     #[cfg(test)]
     pub(super) fn source_at(&mut self, source: SourceId) -> Option<&mut Source<S>> {
-        self.sources.get_mut(source.0 as usize)
+        self.sources.sources_mut().get_mut(source.0 as usize)
     }
 
     fn source(&self, source: SourceId) -> Result<&Source<S>, PublishError> {
         self.sources
+            .sources()
             .get(source.0 as usize)
             .ok_or(PublishError::UnknownSource { source: source.0 })
     }
@@ -331,7 +370,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     /// The source's stream named `name`, for a caller that holds names
     /// rather than [`StreamId`]s: a walk over the declared names.
     pub fn stream_id(&self, source: SourceId, name: &str) -> Option<StreamId> {
-        let s = self.sources.get(source.0 as usize)?;
+        let s = self.sources.sources().get(source.0 as usize)?;
         s.find_stream(name.as_bytes()).map(|i| source.stream(i))
     }
 
@@ -368,7 +407,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         row: &[u8],
     ) -> Result<(), PublishError> {
         let limit = self.config.frame_buffer;
-        let Some(src) = self.sources.get_mut(stream.source as usize) else {
+        let Some(src) = self.sources.sources_mut().get_mut(stream.source as usize) else {
             self.stats.rows_refused += 1;
             return Err(PublishError::UnknownSource {
                 source: stream.source,
@@ -392,6 +431,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         let limit = self.config.frame_buffer;
         let src = self
             .sources
+            .sources_mut()
             .get_mut(source.0 as usize)
             .ok_or(PublishError::UnknownSource { source: source.0 })?;
         Ok(Observer::new(src, limit))
@@ -435,6 +475,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         let (config, connected) = (self.config, self.connected);
         let s = self
             .sources
+            .sources_mut()
             .get_mut(source.0 as usize)
             .ok_or(PublishError::UnknownSource { source: source.0 })?;
         s.set_slot(key, value, &config, connected)
@@ -449,7 +490,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         self.drop_due(Dropped::Unsent);
         self.connected = true;
         self.stats.connections += 1;
-        for s in &mut self.sources {
+        for s in self.sources.sources_mut() {
             s.connection_opened();
         }
     }
@@ -460,7 +501,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     pub fn disconnected(&mut self) {
         self.drop_due(Dropped::Unsent);
         self.connected = false;
-        for s in &mut self.sources {
+        for s in self.sources.sources_mut() {
             s.connection_closed();
         }
     }
@@ -488,7 +529,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
     #[cfg_attr(unaligned_words, inline(never))]
     pub fn end_interval(&mut self) {
         let (config, connected) = (self.config, self.connected);
-        for s in &mut self.sources {
+        for s in self.sources.sources_mut() {
             s.end_interval(connected, &config);
         }
         // The first interval's frames are polled from source 0, the next
@@ -496,7 +537,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         // 64-bit division is a library routine in a Cortex-M0's flash
         // (`cargo xtask firmware` prints the footprint).
         self.turn = self.next_turn;
-        self.next_turn = match self.turn + 1 < self.sources.len() {
+        self.next_turn = match self.turn + 1 < self.sources.sources().len() {
             true => self.turn + 1,
             false => 0,
         };

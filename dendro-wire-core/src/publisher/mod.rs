@@ -11,7 +11,9 @@
 //! `regions` the map of its storage, `stream_rec` a stream's record in it
 //! (each the one file that knows its bytes), `bytes` the moves both share;
 //! `row_path` and `observer` the rows' short path; `outgoing` which
-//! source's frame is polled next; `sizing` what a source needs.
+//! source's frame is polled next; `sizing` what a source needs; `table`
+//! where the sources are kept ([`SourceTable`]: inside a [`Publisher`], or
+//! in places a caller lends a [`PublisherIn`]).
 
 mod bytes;
 mod config;
@@ -26,14 +28,17 @@ mod sizing;
 mod source;
 mod stats;
 mod stream_rec;
+mod table;
 
 pub use config::{
     DropPolicy, PublisherConfig, SourceDecl, SourceId, StreamId, StreamNames, Transmit,
 };
 pub use error::PublishError;
-pub use machine::Publisher;
+pub use machine::{Publisher, PublisherIn};
 pub use observer::Observer;
 pub use outbox::Outbox;
 pub use sizing::{Budget, Sizing};
+pub use source::Source as PublisherSource;
 pub use stats::{PublisherStats, Waiting};
 pub use stream_rec::{FAST_NAME_BYTES, FAST_ROW_BYTES, FAST_WINDOW_BYTES};
+pub use table::SourceTable;

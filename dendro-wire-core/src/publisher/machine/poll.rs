@@ -2,7 +2,7 @@
 //! or lent from a source's storage, dropped when the link cannot carry it;
 //! and frames built elsewhere, encoded after the rules.
 
-use super::Publisher;
+use super::PublisherIn;
 use crate::codec::copy;
 use crate::frame::Frame;
 use crate::publisher::config::{SourceId, Transmit};
@@ -10,16 +10,17 @@ use crate::publisher::error::PublishError;
 use crate::publisher::outgoing::{next_due, Due};
 use crate::publisher::source::Dropped;
 use crate::publisher::stats::Waiting;
+use crate::publisher::table::SourceTable;
 use crate::storage::Storage;
 
-impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
+impl<S: Storage, T: SourceTable<S>> PublisherIn<S, T> {
     /// What is due and not yet polled: its frames, their bytes and the rows
     /// observed in them. A caller whose link cannot carry it before the
     /// next interval ends may [`drop_waiting`](Self::drop_waiting) rather
     /// than send part of it late.
     pub fn waiting(&self) -> Waiting {
         let mut w = Waiting::default();
-        for s in &self.sources {
+        for s in self.sources.sources() {
             s.add_waiting(&mut w);
         }
         w
@@ -58,7 +59,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             source: due.source as u32,
         };
         let written = buf.get_mut(..len).ok_or(shrank)?;
-        let stored = self.sources.get(due.source);
+        let stored = self.sources.sources().get(due.source);
         let stored = stored.and_then(|s| s.stored(due.range));
         stored.and_then(|src| copy(written, src)).ok_or(shrank)?;
         Ok(Some((written, t)))
@@ -73,7 +74,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             return Ok(None);
         };
         let t = self.take(&due)?;
-        let stored = self.sources.get(due.source);
+        let stored = self.sources.sources().get(due.source);
         match stored.and_then(|s| s.stored(due.range)) {
             Some(bytes) => Ok(Some((bytes, t))),
             None => Err(PublishError::StorageShrank {
@@ -113,7 +114,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
             }
         }
         let n = frame.emit(buf)?;
-        match s.and_then(|i| self.sources.get_mut(i)) {
+        match s.and_then(|i| self.sources.sources_mut().get_mut(i)) {
             Some(s) => s.count_sent(),
             None => self.stats.frames_sent += 1,
         }
@@ -122,14 +123,14 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
 
     /// Drop every frame still due, counting it as `why` says.
     pub(super) fn drop_due(&mut self, why: Dropped) {
-        for s in &mut self.sources {
+        for s in self.sources.sources_mut() {
             s.drop_due(why);
         }
     }
 
     /// The next frame due, without taking it.
     fn peek(&self) -> Option<Due> {
-        next_due(&self.sources, self.policy, self.turn)
+        next_due(self.sources.sources(), self.policy, self.turn)
     }
 
     /// Take the frame [`peek`](Self::peek) found: record that it went out,
@@ -138,6 +139,7 @@ impl<S: Storage, const SOURCES: usize> Publisher<S, SOURCES> {
         let source = due.source as u32;
         let s = self
             .sources
+            .sources_mut()
             .get_mut(due.source)
             .ok_or(PublishError::UnknownSource { source })?;
         s.take(due.handshake, due.range.clone())

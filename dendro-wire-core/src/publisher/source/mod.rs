@@ -55,14 +55,17 @@ pub(super) enum Dropped {
     Unsent,
 }
 
-/// A declared source. Laid out by hand (`repr(C)`): the map of its
+/// A declared source, as a publisher keeps it in its [`SourceTable`](crate::SourceTable)
+/// (`PublisherSource` outside this crate: opaque, only held and moved).
+///
+/// Laid out by hand (`repr(C)`): the map of its
 /// storage, its flags and its words first, where the short loads and
 /// stores of a Cortex-M0 reach them (a byte's offset up to 31, a word's up
 /// to 124; past them each access takes one more instruction), and the
 /// counters, read rarely, last. `cargo xtask firmware` prints the
 /// footprint.
 #[repr(C)]
-pub(super) struct Source<S> {
+pub struct Source<S> {
     regions: Regions,
     link: OnLink,
     /// A row has been kept as a stream's latest.
@@ -134,6 +137,11 @@ impl<S: Storage> Source<S> {
     /// The source's index state now.
     pub(super) fn state(&self) -> IndexState {
         self.state
+    }
+
+    /// The storage it was lent.
+    pub(in crate::publisher) fn storage(&self) -> &S {
+        &self.storage
     }
 
     /// What this source has done.
