@@ -29,12 +29,40 @@ pub(crate) fn run() -> Result<(), String> {
     setup::ensure("firmware (the C agent)", &[setup::C_FIRMWARE])?;
     let tool = steps::release_tool()?;
     c_build::build_library(Some(TARGET))?;
+    sizes_on_every_board()?;
     let out = target_dir().join("firmware/c");
     fresh_dir(&out)?;
     let elf = build(&out)?;
     let (connections, stack) = streams(&elf, &out, &tool)?;
     footprint(&elf, stack)?;
     eprintln!("==> firmware (C): {connections} connections checked, each the Rust agent's bytes");
+    Ok(())
+}
+
+/// The header's size figures for 32-bit targets are held equal to the
+/// layouts the compiler gives by the library's own `const` assertions: a
+/// build for each board's target is the test (the Cortex-M3's staticlib
+/// above, and its agent compares them with the functions under QEMU).
+fn sizes_on_every_board() -> Result<(), String> {
+    for board in &BOARDS[1..] {
+        steps::run(
+            &format!(
+                "check dendro-wire-ffi for {} (the header's sizes are this target's)",
+                board.target
+            ),
+            steps::cargo().args([
+                "check",
+                "--quiet",
+                "-p",
+                "dendro-wire-ffi",
+                "--lib",
+                "--profile",
+                "ffi",
+                "--target",
+                board.target,
+            ]),
+        )?;
+    }
     Ok(())
 }
 

@@ -14,7 +14,7 @@
 
 #include <stdio.h>
 
-static dw_publisher_storage publisher_storage;
+static DW_PUBLISHER_STORAGE(4) publisher_storage;
 static uint64_t subscriber_storage[DW_SUBSCRIBER_SIZE(16) / 8];
 
 static int fail(const char *what) {
@@ -36,9 +36,13 @@ int main(int argc, char **argv) {
   dw_publisher_config config;
   config.full_every = 60;
   config.frame_buffer = 4096;
-  if (dw_publisher_init(&publisher_storage, sizeof publisher_storage, &config, &pub, NULL) !=
-      DW_RESULT_OK) {
-    return fail("a publisher does not fit dw_publisher_storage");
+  if (sizeof publisher_storage != dw_publisher_size(4) ||
+      sizeof subscriber_storage != dw_subscriber_size(16)) {
+    return fail("the header's sizes are not the library's");
+  }
+  if (dw_publisher_init(publisher_storage.bytes, sizeof publisher_storage, 4, &config, &pub,
+                        NULL) != DW_RESULT_OK) {
+    return fail("a publisher of 4 sources does not fit DW_PUBLISHER_STORAGE(4)");
   }
   uint8_t head[DW_PREAMBLE_BYTES];
   FILE *file = fopen(argv[1], "rb");

@@ -20,8 +20,9 @@
  *   touches during the call (or, for an object's storage, while it lives).
  * - Strings cross as a pointer and a length (dw_str), never NUL-terminated.
  * - Objects (dw_subscriber, dw_publisher) live in storage the caller
- *   gives, sized by DW_SUBSCRIBER_SIZE(sources) and DW_PUBLISHER_SIZE and
- *   aligned to DW_*_ALIGN (dw_publisher_storage below is both); the handle
+ *   gives, sized by DW_SUBSCRIBER_SIZE(sources) and
+ *   DW_PUBLISHER_SIZE(sources), exactly, for the target compiled for, and
+ *   aligned to DW_*_ALIGN (DW_PUBLISHER_STORAGE below is both); the handle
  *   is checked on every call: its kind, that it was not released, and that
  *   it is where _init put it (a copy of the storage is not the object).
  *   One object is used from one thread at a time.
@@ -88,23 +89,43 @@
 #define DW_MAX_MAP_ENTRIES 16
 
 /**
- * The sources one publisher holds at most, fixed at build time: the
- * core's table of sources has a size the compiler knows, and each place
- * costs every publisher's storage (`DW_PUBLISHER_SIZE`).
+ * The most sources a publisher may be given as its limit: what a
+ * subscriber takes on one connection (`DW_SUBSCRIBER_MAX_SOURCES`).
  */
-#define DW_PUBLISHER_SOURCES 8
+#define DW_PUBLISHER_MAX_SOURCES 1024
 
 /**
- * Bytes of storage a publisher needs on any target this header serves
- * (`dw_publisher_size()` says the exact figure for this build), besides
- * each source's own storage.
+ * A publisher's storage, besides its table of sources, on a 64-bit
+ * target: see `DW_PUBLISHER_SIZE(sources)`, which picks this or the
+ * 32-bit figure for the target it is compiled for.
  */
-#define DW_PUBLISHER_SIZE 3072
+#define DW_PUBLISHER_HEAD_BYTES_64 208
 
 /**
- * The alignment that storage needs.
+ * The same on a 32-bit target (Cortex-M0, Cortex-M3, RISC-V 32).
  */
-#define DW_PUBLISHER_ALIGN 16
+#define DW_PUBLISHER_HEAD_BYTES_32 184
+
+/**
+ * A publisher's storage for each source its limit allows, on a 64-bit
+ * target.
+ */
+#define DW_PUBLISHER_SOURCE_BYTES_64 320
+
+/**
+ * The same on a 32-bit target.
+ */
+#define DW_PUBLISHER_SOURCE_BYTES_32 248
+
+/**
+ * The alignment a publisher's storage needs on a 64-bit target.
+ */
+#define DW_PUBLISHER_ALIGN_64 16
+
+/**
+ * The same on a 32-bit target.
+ */
+#define DW_PUBLISHER_ALIGN_32 8
 
 /**
  * The most sources a subscriber may be given as its limit: what
@@ -114,14 +135,20 @@
 #define DW_SUBSCRIBER_MAX_SOURCES 1024
 
 /**
- * A subscriber's storage, besides its table of sources, on any target
- * this header serves: see `DW_SUBSCRIBER_SIZE(sources)`.
+ * A subscriber's storage, besides its table of sources, on a 64-bit
+ * target: see `DW_SUBSCRIBER_SIZE(sources)`, which picks this or the
+ * 32-bit figure for the target it is compiled for.
  */
-#define DW_SUBSCRIBER_HEAD_BYTES 64
+#define DW_SUBSCRIBER_HEAD_BYTES_64 56
 
 /**
- * A subscriber's storage for each source its limit allows, on any target
- * this header serves.
+ * The same on a 32-bit target (Cortex-M0, Cortex-M3, RISC-V 32).
+ */
+#define DW_SUBSCRIBER_HEAD_BYTES_32 40
+
+/**
+ * A subscriber's storage for each source its limit allows, on every
+ * target.
  */
 #define DW_SUBSCRIBER_SOURCE_BYTES 48
 
@@ -153,11 +180,11 @@
 
 /**
  * The ABI's version: the number in the shared library's name for the
- * dynamic linker (`libdendro_wire.so.1`), raised whenever a program built
+ * dynamic linker (`libdendro_wire.so.2`), raised whenever a program built
  * against an older header could misread this library (see the header's
  * preamble). `build.rs` reads it from here.
  */
-#define DW_ABI_VERSION 1
+#define DW_ABI_VERSION 2
 
 /**
  * What a call came to. Every function that can fail returns one; the
@@ -522,8 +549,10 @@ enum dw_invalid
    */
   DW_INVALID_MOVED = 10,
   /**
-   * A subscriber's source limit outside 1 to `DW_SUBSCRIBER_MAX_SOURCES`:
-   * `values[0]` the limit given, `values[1]` the most.
+   * A subscriber's source limit outside 1 to `DW_SUBSCRIBER_MAX_SOURCES`,
+   * or a publisher's outside 1 to `DW_PUBLISHER_MAX_SOURCES`: `values[0]`
+   * the limit given, `values[1]` the most, `values[2]` 1 for a
+   * publisher, 0 for a subscriber.
    */
   DW_INVALID_SOURCE_LIMIT = 11,
   /**
@@ -1707,15 +1736,24 @@ dw_result dw_source_sizing(const struct dw_source_decl *decl,
                            struct dw_error *error);
 
 /**
- * The exact bytes of storage a publisher takes in this build.
+ * The exact bytes of storage a publisher of up to `source_limit` sources
+ * takes in this build: `DW_PUBLISHER_SIZE(source_limit)`, on every
+ * target; 0 for a limit outside 1 to `DW_PUBLISHER_MAX_SOURCES`.
  */
-size_t dw_publisher_size(void);
+size_t dw_publisher_size(uint32_t source_limit);
 
 /**
- * Make a publisher with no sources and no connection in `storage` (`len`
- * bytes, at least `DW_PUBLISHER_SIZE`, aligned to `DW_PUBLISHER_ALIGN`),
- * and write its handle into `*publisher`. The storage is the
- * publisher's until `dw_publisher_release`.
+ * Make a publisher of up to `source_limit` sources, with none yet and no
+ * connection, in `storage` (`len` bytes, at least
+ * `DW_PUBLISHER_SIZE(source_limit)`, aligned to `DW_PUBLISHER_ALIGN`), and
+ * write its handle into `*publisher`. The storage is the publisher's
+ * until `dw_publisher_release`.
+ *
+ * `DW_RESULT_INVALID_ARGUMENT`: `DW_INVALID_SOURCE_LIMIT` for a limit of 0
+ * or above `DW_PUBLISHER_MAX_SOURCES`; `DW_INVALID_STORAGE_TOO_SMALL` for
+ * storage that cannot hold that many (the bytes needed in `values[0]`);
+ * `DW_INVALID_FULL_EVERY` or `DW_INVALID_FRAME_BUFFER` for a
+ * configuration that means nothing.
  *
  * # Safety
  *
@@ -1726,6 +1764,7 @@ size_t dw_publisher_size(void);
  */
 dw_result dw_publisher_init(void *storage,
                             size_t len,
+                            uint32_t source_limit,
                             const struct dw_publisher_config *config,
                             struct dw_publisher **publisher,
                             struct dw_error *error);
@@ -1870,9 +1909,8 @@ dw_result dw_publisher_release(struct dw_publisher *publisher, struct dw_error *
 
 /**
  * The exact bytes of storage a subscriber allowing `source_limit`
- * sources takes in this build (`DW_SUBSCRIBER_SIZE(source_limit)` is
- * enough on every target); 0 for a limit outside 1 to
- * `DW_SUBSCRIBER_MAX_SOURCES`.
+ * sources takes in this build: `DW_SUBSCRIBER_SIZE(source_limit)`, on
+ * every target; 0 for a limit outside 1 to `DW_SUBSCRIBER_MAX_SOURCES`.
  */
 size_t dw_subscriber_size(uint32_t source_limit);
 
@@ -1881,7 +1919,7 @@ size_t dw_subscriber_size(uint32_t source_limit);
  * aligned to `DW_SUBSCRIBER_ALIGN`), allowing `source_limit` sources, and
  * write its handle into `*subscriber`. The storage is the subscriber's
  * until `dw_subscriber_release`; it needs `DW_SUBSCRIBER_SIZE(source_limit)`
- * bytes (`dw_subscriber_size` says the exact figure).
+ * bytes (as `dw_subscriber_size` says).
  *
  * `DW_RESULT_INVALID_ARGUMENT`: `DW_INVALID_SOURCE_LIMIT` for a limit of 0
  * or above `DW_SUBSCRIBER_MAX_SOURCES` (the tool's 1024), never lowered
@@ -1981,11 +2019,34 @@ uint32_t dw_abi_version(void);
 }  // extern "C"
 #endif  /* __cplusplus */
 
-/** Bytes of storage for a subscriber allowing `sources` sources, on every
- * target (dw_subscriber_size(sources) is the exact figure for this build):
+/* This target's figures: the 64-bit ones where a pointer is 64 bits, the
+ * 32-bit ones (Cortex-M0, Cortex-M3, RISC-V 32) where it is 32. The library
+ * is built for each and holds each figure equal to what the compiler
+ * lays out there; on another 32-bit target (x86, whose 64-bit integers
+ * are 4-aligned) compare with dw_publisher_size and dw_subscriber_size. */
+#if UINTPTR_MAX > 0xFFFFFFFFu
+#define DW_PUBLISHER_HEAD_BYTES DW_PUBLISHER_HEAD_BYTES_64
+#define DW_PUBLISHER_SOURCE_BYTES DW_PUBLISHER_SOURCE_BYTES_64
+#define DW_PUBLISHER_ALIGN DW_PUBLISHER_ALIGN_64
+#define DW_SUBSCRIBER_HEAD_BYTES DW_SUBSCRIBER_HEAD_BYTES_64
+#else
+#define DW_PUBLISHER_HEAD_BYTES DW_PUBLISHER_HEAD_BYTES_32
+#define DW_PUBLISHER_SOURCE_BYTES DW_PUBLISHER_SOURCE_BYTES_32
+#define DW_PUBLISHER_ALIGN DW_PUBLISHER_ALIGN_32
+#define DW_SUBSCRIBER_HEAD_BYTES DW_SUBSCRIBER_HEAD_BYTES_32
+#endif
+
+/** Bytes of storage for a subscriber allowing `sources` sources on this
+ * target, exactly what dw_subscriber_size(sources) says:
  * static uint64_t storage[DW_SUBSCRIBER_SIZE(16) / 8]; */
 #define DW_SUBSCRIBER_SIZE(sources) \
   (DW_SUBSCRIBER_HEAD_BYTES + (size_t)(sources) * DW_SUBSCRIBER_SOURCE_BYTES)
+
+/** Bytes of storage for a publisher of up to `sources` sources on this
+ * target (besides each source's own), exactly what
+ * dw_publisher_size(sources) says. */
+#define DW_PUBLISHER_SIZE(sources) \
+  (DW_PUBLISHER_HEAD_BYTES + (size_t)(sources) * DW_PUBLISHER_SOURCE_BYTES)
 
 /* Alignment for a declaration: C11 and C++11 have their own words for it;
  * C99 compilers, GNU's. */
@@ -1999,11 +2060,11 @@ uint32_t dw_abi_version(void);
 #error "dendro_wire.h needs C11, C++11, or a GNU compiler to align a publisher's storage"
 #endif
 
-/** Storage for one publisher (besides each source's), sized and aligned
- * for every target. */
-typedef struct dw_publisher_storage {
-  DW_ALIGNAS(DW_PUBLISHER_ALIGN) uint8_t bytes[DW_PUBLISHER_SIZE];
-} dw_publisher_storage;
+/** The type of storage for a publisher of up to `sources` sources, sized
+ * and aligned for this target and no larger (its `bytes`):
+ * static DW_PUBLISHER_STORAGE(2) publisher_storage; */
+#define DW_PUBLISHER_STORAGE(sources) \
+  struct { DW_ALIGNAS(DW_PUBLISHER_ALIGN) uint8_t bytes[DW_PUBLISHER_SIZE(sources)]; }
 
 /** A dw_str of a string literal: DW_STR("cpu") (C99; in C++, spell the
  * struct out). */

@@ -12,15 +12,25 @@
 
 #define DW_MAX_MAP_ENTRIES 16
 
-#define DW_PUBLISHER_SOURCES 8
+#define DW_PUBLISHER_MAX_SOURCES 1024
 
-#define DW_PUBLISHER_SIZE 3072
+#define DW_PUBLISHER_HEAD_BYTES_64 208
 
-#define DW_PUBLISHER_ALIGN 16
+#define DW_PUBLISHER_HEAD_BYTES_32 184
+
+#define DW_PUBLISHER_SOURCE_BYTES_64 320
+
+#define DW_PUBLISHER_SOURCE_BYTES_32 248
+
+#define DW_PUBLISHER_ALIGN_64 16
+
+#define DW_PUBLISHER_ALIGN_32 8
 
 #define DW_SUBSCRIBER_MAX_SOURCES 1024
 
-#define DW_SUBSCRIBER_HEAD_BYTES 64
+#define DW_SUBSCRIBER_HEAD_BYTES_64 56
+
+#define DW_SUBSCRIBER_HEAD_BYTES_32 40
 
 #define DW_SUBSCRIBER_SOURCE_BYTES 48
 
@@ -34,7 +44,7 @@
 
 #define DW_VERSION 256
 
-#define DW_ABI_VERSION 1
+#define DW_ABI_VERSION 2
 
 enum dw_result
  {
@@ -475,10 +485,11 @@ dw_result dw_source_sizing(const struct dw_source_decl *decl,
                            struct dw_sizing *sizing,
                            struct dw_error *error);
 
-size_t dw_publisher_size(void);
+size_t dw_publisher_size(uint32_t source_limit);
 
 dw_result dw_publisher_init(void *storage,
                             size_t len,
+                            uint32_t source_limit,
                             const struct dw_publisher_config *config,
                             struct dw_publisher **publisher,
                             struct dw_error *error);

@@ -96,8 +96,10 @@ pub enum dw_invalid {
     /// storage moved since `_init`: only the handle `_init` returned is the
     /// object.
     DW_INVALID_MOVED = 10,
-    /// A subscriber's source limit outside 1 to `DW_SUBSCRIBER_MAX_SOURCES`:
-    /// `values[0]` the limit given, `values[1]` the most.
+    /// A subscriber's source limit outside 1 to `DW_SUBSCRIBER_MAX_SOURCES`,
+    /// or a publisher's outside 1 to `DW_PUBLISHER_MAX_SOURCES`: `values[0]`
+    /// the limit given, `values[1]` the most, `values[2]` 1 for a
+    /// publisher, 0 for a subscriber.
     DW_INVALID_SOURCE_LIMIT = 11,
     /// A publisher's `full_every` of 0: `values[0]` the value.
     DW_INVALID_FULL_EVERY = 12,

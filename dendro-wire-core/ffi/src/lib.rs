@@ -67,14 +67,16 @@ pub use publisher::{
     dw_publisher_next_frame_len, dw_publisher_observe, dw_publisher_poll, dw_publisher_release,
     dw_publisher_remove_slot, dw_publisher_set_slot, dw_publisher_size, dw_publisher_stats,
     dw_publisher_waiting, dw_sizing, dw_source_decl, dw_source_sizing, dw_stats, dw_transmit,
-    dw_waiting, DW_MAX_MAP_ENTRIES, DW_MAX_STREAMS, DW_PUBLISHER_ALIGN, DW_PUBLISHER_SIZE,
-    DW_PUBLISHER_SOURCES,
+    dw_waiting, DW_MAX_MAP_ENTRIES, DW_MAX_STREAMS, DW_PUBLISHER_ALIGN_32, DW_PUBLISHER_ALIGN_64,
+    DW_PUBLISHER_HEAD_BYTES_32, DW_PUBLISHER_HEAD_BYTES_64, DW_PUBLISHER_MAX_SOURCES,
+    DW_PUBLISHER_SOURCE_BYTES_32, DW_PUBLISHER_SOURCE_BYTES_64,
 };
 pub use subscriber::{
     dw_admitted, dw_admitted_kind, dw_skip_reason, dw_subscriber, dw_subscriber_admit,
     dw_subscriber_index_state, dw_subscriber_init, dw_subscriber_release, dw_subscriber_reset,
-    dw_subscriber_size, dw_subscriber_source_count, DW_SUBSCRIBER_ALIGN, DW_SUBSCRIBER_HEAD_BYTES,
-    DW_SUBSCRIBER_MAX_SOURCES, DW_SUBSCRIBER_SOURCE_BYTES,
+    dw_subscriber_size, dw_subscriber_source_count, DW_SUBSCRIBER_ALIGN,
+    DW_SUBSCRIBER_HEAD_BYTES_32, DW_SUBSCRIBER_HEAD_BYTES_64, DW_SUBSCRIBER_MAX_SOURCES,
+    DW_SUBSCRIBER_SOURCE_BYTES,
 };
 pub use version::{
     dw_abi_version, dw_version, DW_ABI_VERSION, DW_VERSION, DW_VERSION_MAJOR, DW_VERSION_MINOR,

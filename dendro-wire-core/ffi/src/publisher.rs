@@ -23,8 +23,9 @@ pub use declared::{
 };
 use handle::machine;
 pub use handle::{
-    dw_publisher, dw_publisher_config, dw_publisher_init, dw_publisher_size, DW_PUBLISHER_ALIGN,
-    DW_PUBLISHER_SIZE, DW_PUBLISHER_SOURCES,
+    dw_publisher, dw_publisher_config, dw_publisher_init, dw_publisher_size, DW_PUBLISHER_ALIGN_32,
+    DW_PUBLISHER_ALIGN_64, DW_PUBLISHER_HEAD_BYTES_32, DW_PUBLISHER_HEAD_BYTES_64,
+    DW_PUBLISHER_MAX_SOURCES, DW_PUBLISHER_SOURCE_BYTES_32, DW_PUBLISHER_SOURCE_BYTES_64,
 };
 pub use link::{
     dw_publisher_connected, dw_publisher_disconnected, dw_publisher_drop_waiting,

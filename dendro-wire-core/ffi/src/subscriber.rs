@@ -21,13 +21,25 @@ use crate::frame::{dw_frame, dw_frame_kind, dw_index_kind};
 /// §8.9).
 pub const DW_SUBSCRIBER_MAX_SOURCES: u32 = 1024;
 
-/// A subscriber's storage, besides its table of sources, on any target
-/// this header serves: see `DW_SUBSCRIBER_SIZE(sources)`.
-pub const DW_SUBSCRIBER_HEAD_BYTES: usize = 64;
+/// A subscriber's storage, besides its table of sources, on a 64-bit
+/// target: see `DW_SUBSCRIBER_SIZE(sources)`, which picks this or the
+/// 32-bit figure for the target it is compiled for.
+pub const DW_SUBSCRIBER_HEAD_BYTES_64: usize = 56;
 
-/// A subscriber's storage for each source its limit allows, on any target
-/// this header serves.
+/// The same on a 32-bit target (Cortex-M0, Cortex-M3, RISC-V 32).
+pub const DW_SUBSCRIBER_HEAD_BYTES_32: usize = 40;
+
+/// A subscriber's storage for each source its limit allows, on every
+/// target.
 pub const DW_SUBSCRIBER_SOURCE_BYTES: usize = 48;
+
+/// This target's figure, which the header's macro picks by the width of a
+/// pointer: held equal to the size the compiler gives, on every target
+/// the library is built for.
+const HEAD_BYTES: usize = match cfg!(target_pointer_width = "64") {
+    true => DW_SUBSCRIBER_HEAD_BYTES_64,
+    false => DW_SUBSCRIBER_HEAD_BYTES_32,
+};
 
 /// The alignment a subscriber's storage needs.
 pub const DW_SUBSCRIBER_ALIGN: usize = 8;
@@ -62,8 +74,8 @@ impl Object for Rules {
 }
 
 const PLACE: usize = size_of::<SourceSlot>();
-const _: () = assert!(<Rules as Object>::SIZE <= DW_SUBSCRIBER_HEAD_BYTES);
-const _: () = assert!(PLACE <= DW_SUBSCRIBER_SOURCE_BYTES);
+const _: () = assert!(<Rules as Object>::SIZE == HEAD_BYTES);
+const _: () = assert!(PLACE == DW_SUBSCRIBER_SOURCE_BYTES);
 const _: () = assert!(<Rules as Object>::ALIGN <= DW_SUBSCRIBER_ALIGN);
 const _: () = assert!(align_of::<SourceSlot>() <= DW_SUBSCRIBER_ALIGN);
 // The table starts right after the head, aligned for its places.
@@ -145,9 +157,8 @@ pub struct dw_admitted {
 }
 
 /// The exact bytes of storage a subscriber allowing `source_limit`
-/// sources takes in this build (`DW_SUBSCRIBER_SIZE(source_limit)` is
-/// enough on every target); 0 for a limit outside 1 to
-/// `DW_SUBSCRIBER_MAX_SOURCES`.
+/// sources takes in this build: `DW_SUBSCRIBER_SIZE(source_limit)`, on
+/// every target; 0 for a limit outside 1 to `DW_SUBSCRIBER_MAX_SOURCES`.
 #[no_mangle]
 pub extern "C" fn dw_subscriber_size(source_limit: u32) -> usize {
     storage_for(source_limit).unwrap_or(0)
@@ -157,7 +168,7 @@ pub extern "C" fn dw_subscriber_size(source_limit: u32) -> usize {
 /// aligned to `DW_SUBSCRIBER_ALIGN`), allowing `source_limit` sources, and
 /// write its handle into `*subscriber`. The storage is the subscriber's
 /// until `dw_subscriber_release`; it needs `DW_SUBSCRIBER_SIZE(source_limit)`
-/// bytes (`dw_subscriber_size` says the exact figure).
+/// bytes (as `dw_subscriber_size` says).
 ///
 /// `DW_RESULT_INVALID_ARGUMENT`: `DW_INVALID_SOURCE_LIMIT` for a limit of 0
 /// or above `DW_SUBSCRIBER_MAX_SOURCES` (the tool's 1024), never lowered

@@ -18,10 +18,10 @@ const _: () =
     assert!(DW_VERSION == DW_VERSION_MAJOR << 16 | DW_VERSION_MINOR << 8 | DW_VERSION_PATCH);
 
 /// The ABI's version: the number in the shared library's name for the
-/// dynamic linker (`libdendro_wire.so.1`), raised whenever a program built
+/// dynamic linker (`libdendro_wire.so.2`), raised whenever a program built
 /// against an older header could misread this library (see the header's
 /// preamble). `build.rs` reads it from here.
-pub const DW_ABI_VERSION: u32 = 1;
+pub const DW_ABI_VERSION: u32 = 2;
 
 const fn number(digits: &str) -> u32 {
     let (bytes, mut n, mut i) = (digits.as_bytes(), 0, 0);

@@ -9,14 +9,11 @@ mod common;
 use core::mem::MaybeUninit;
 use core::ptr::null_mut;
 
-use common::{c_source_decl, s, NO_STR};
+use common::{c_source_decl, s, PublisherStorage, NO_STR, PUBLISHER_BYTES, PUBLISHER_SOURCES};
 use dendro_wire_ffi::*;
 use dendro_wire_test_support::attribution::{
     run_many, Counts, Machine, Taken, INDEX_STREAM, STREAMS,
 };
-
-#[repr(C, align(16))]
-struct PublisherStorage([u8; DW_PUBLISHER_SIZE]);
 
 const SOURCES: usize = 3;
 const SOURCE_BYTES: usize = 16 << 10;
@@ -44,7 +41,7 @@ impl Drop for CMachine {
 
 impl CMachine {
     fn new(seed: u64) -> Self {
-        let own = Box::into_raw(Box::new(PublisherStorage([0; DW_PUBLISHER_SIZE])));
+        let own = Box::into_raw(Box::new(PublisherStorage([0; PUBLISHER_BYTES])));
         let sources = [(); SOURCES].map(|_| Box::into_raw(Box::new([0u8; SOURCE_BYTES])));
         let config = dw_publisher_config {
             full_every: [1, 3, 60][seed as usize % 3],
@@ -57,7 +54,8 @@ impl CMachine {
         unsafe {
             let r = dw_publisher_init(
                 own.cast(),
-                DW_PUBLISHER_SIZE,
+                PUBLISHER_BYTES,
+                PUBLISHER_SOURCES,
                 &config,
                 &mut handle,
                 null_mut(),

@@ -11,12 +11,9 @@ mod common;
 use core::mem::MaybeUninit;
 use core::ptr::null_mut;
 
-use common::{c_source_decl, s, NO_STR};
+use common::{c_source_decl, s, PublisherStorage, NO_STR, PUBLISHER_BYTES, PUBLISHER_SOURCES};
 use dendro_wire_ffi::*;
 use dendro_wire_test_support::fairness::{self, Machine, Shape, INDEX_STREAM};
-
-#[repr(C, align(16))]
-struct PublisherStorage([u8; DW_PUBLISHER_SIZE]);
 
 const SOURCE_BYTES: usize = 16 << 10;
 
@@ -29,7 +26,7 @@ struct CMachine {
 
 impl CMachine {
     fn new() -> Self {
-        let mut own = Box::new(PublisherStorage([0; DW_PUBLISHER_SIZE]));
+        let mut own = Box::new(PublisherStorage([0; PUBLISHER_BYTES]));
         let config = dw_publisher_config {
             full_every: 100,
             frame_buffer: 2048,
@@ -39,7 +36,8 @@ impl CMachine {
         let r = unsafe {
             dw_publisher_init(
                 own.0.as_mut_ptr().cast(),
-                DW_PUBLISHER_SIZE,
+                PUBLISHER_BYTES,
+                PUBLISHER_SOURCES,
                 &config,
                 &mut handle,
                 null_mut(),

@@ -71,8 +71,11 @@ fn a_subscriber_allows_up_to_the_tools_1024_sources_in_storage_sized_for_them() 
     };
     for &limit in limits {
         let exact = dw_subscriber_size(limit);
-        let header = DW_SUBSCRIBER_HEAD_BYTES + limit as usize * DW_SUBSCRIBER_SOURCE_BYTES;
-        assert!(exact > 0 && exact <= header, "{limit}: {exact} > {header}");
+        let header = SUBSCRIBER_HEAD + limit as usize * DW_SUBSCRIBER_SOURCE_BYTES;
+        assert_eq!(
+            exact, header,
+            "{limit}: DW_SUBSCRIBER_SIZE is not the function's"
+        );
 
         let storage = Raw::new(exact);
         let (r, _, error) = subscriber(&storage, exact - 1, limit);
@@ -109,7 +112,7 @@ fn a_subscriber_allows_up_to_the_tools_1024_sources_in_storage_sized_for_them() 
         assert_eq!((r, count), (dw_result::DW_RESULT_OK, limit));
     }
     // A limit it cannot have is refused, never lowered in silence.
-    let storage = Raw::new(DW_SUBSCRIBER_HEAD_BYTES + 1025 * DW_SUBSCRIBER_SOURCE_BYTES);
+    let storage = Raw::new(SUBSCRIBER_HEAD + 1025 * DW_SUBSCRIBER_SOURCE_BYTES);
     for limit in [0, 1025, u32::MAX] {
         assert_eq!(dw_subscriber_size(limit), 0);
         let (r, _, error) = subscriber(&storage, 1 << 20, limit);
@@ -139,7 +142,8 @@ fn publisher(
     let r = unsafe {
         dw_publisher_init(
             storage.at(),
-            DW_PUBLISHER_SIZE,
+            PUBLISHER_BYTES,
+            PUBLISHER_SOURCES,
             config,
             &mut handle,
             &mut error,
@@ -150,7 +154,7 @@ fn publisher(
 
 #[test]
 fn nonsense_configurations_are_refused_with_what_would_do() {
-    let storage = Raw::new(DW_PUBLISHER_SIZE);
+    let storage = Raw::new(PUBLISHER_BYTES);
     let most = DW_MAX_FRAME_BYTES as usize + DW_LENGTH_PREFIX_BYTES;
     let zero = dw_publisher_config {
         full_every: 0,
@@ -201,10 +205,10 @@ fn a_copied_handle_is_refused_and_handle_only_calls_say_why() {
                  only the handle _init returned is the object";
     let released = "the handle is not one _init made for this kind of object, or it was released";
 
-    let (storage, twin) = (Raw::new(DW_PUBLISHER_SIZE), Raw::new(DW_PUBLISHER_SIZE));
+    let (storage, twin) = (Raw::new(PUBLISHER_BYTES), Raw::new(PUBLISHER_BYTES));
     let (r, p, _) = publisher(&storage, &CONFIG);
     assert_eq!(r, dw_result::DW_RESULT_OK);
-    copy(&storage, &twin, DW_PUBLISHER_SIZE);
+    copy(&storage, &twin, PUBLISHER_BYTES);
     let copied = twin.at().cast::<dw_publisher>();
     let calls: [(
         &str,
@@ -591,7 +595,7 @@ fn sizing_from_c_is_the_cores_and_a_big_host_declares_its_cpus() {
         );
 
         // Declared in exactly that storage, with that frame buffer.
-        let own = Raw::new(DW_PUBLISHER_SIZE);
+        let own = Raw::new(PUBLISHER_BYTES);
         let config = dw_publisher_config {
             full_every: 4,
             frame_buffer: c.frame_buffer,

@@ -22,16 +22,13 @@ use dendro_wire_test_support::xorshift::XorShift;
 
 use common::*;
 
-#[repr(C, align(16))]
-struct PublisherStorage([u8; DW_PUBLISHER_SIZE]);
-
 #[repr(C, align(8))]
 struct SubscriberStorage([u8; SUBSCRIBER_BYTES]);
 
 /// The sources the tests' subscribers allow, and the storage that takes.
 const SUBSCRIBER_SOURCES: u32 = 8;
 const SUBSCRIBER_BYTES: usize =
-    DW_SUBSCRIBER_HEAD_BYTES + SUBSCRIBER_SOURCES as usize * DW_SUBSCRIBER_SOURCE_BYTES;
+    SUBSCRIBER_HEAD + SUBSCRIBER_SOURCES as usize * DW_SUBSCRIBER_SOURCE_BYTES;
 
 const SOURCE_BYTES: usize = 2048;
 
@@ -270,7 +267,7 @@ impl Drop for CPublisher {
 }
 
 fn c_publisher() -> CPublisher {
-    let own = Box::into_raw(Box::new(PublisherStorage([0; DW_PUBLISHER_SIZE])));
+    let own = Box::into_raw(Box::new(PublisherStorage([0; PUBLISHER_BYTES])));
     let source = Box::into_raw(Box::new([0u8; SOURCE_BYTES]));
     let mut handle = null_mut();
     let labels = [dw_pair {
@@ -296,7 +293,8 @@ fn c_publisher() -> CPublisher {
     unsafe {
         let r = dw_publisher_init(
             own.cast(),
-            DW_PUBLISHER_SIZE,
+            PUBLISHER_BYTES,
+            PUBLISHER_SOURCES,
             &CONFIG,
             &mut handle,
             null_mut(),
@@ -320,7 +318,7 @@ fn c_publisher() -> CPublisher {
     }
 }
 
-type Rust = Publisher<[u8; SOURCE_BYTES], { DW_PUBLISHER_SOURCES as usize }>;
+type Rust = Publisher<[u8; SOURCE_BYTES], { PUBLISHER_SOURCES as usize }>;
 
 fn rust_publisher() -> (Rust, SourceId) {
     let mut p = Rust::new(PublisherConfig {

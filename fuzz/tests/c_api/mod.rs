@@ -19,8 +19,10 @@ struct SubscriberStorage([u8; SUBSCRIBER_BYTES]);
 
 /// The sources the tests' subscribers allow, and the storage that takes.
 const SUBSCRIBER_SOURCES: u32 = 8;
-const SUBSCRIBER_BYTES: usize =
-    DW_SUBSCRIBER_HEAD_BYTES + SUBSCRIBER_SOURCES as usize * DW_SUBSCRIBER_SOURCE_BYTES;
+const SUBSCRIBER_BYTES: usize = match cfg!(target_pointer_width = "64") {
+    true => DW_SUBSCRIBER_HEAD_BYTES_64,
+    false => DW_SUBSCRIBER_HEAD_BYTES_32,
+} + SUBSCRIBER_SOURCES as usize * DW_SUBSCRIBER_SOURCE_BYTES;
 
 /// Step a cursor or a map to its end: each step in bounds, and the count
 /// it began with is the number of steps.

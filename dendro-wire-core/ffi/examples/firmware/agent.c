@@ -36,7 +36,8 @@
 
 extern uint32_t _data, _edata, _data_load, _bss, _ebss, _stack_top;
 
-static dw_publisher_storage publisher_storage;
+/* Exactly what a publisher of SOURCES sources takes on this target. */
+static DW_PUBLISHER_STORAGE(SOURCES) publisher_storage;
 static uint8_t source_storage[SOURCES][STORAGE] __attribute__((aligned(8)));
 static uint8_t frame[FRAME_BUFFER];
 
@@ -308,8 +309,14 @@ static bool run(uint32_t gaps) {
   dw_publisher *p;
   const dw_publisher_config config = {FULL_EVERY, FRAME_BUFFER};
   paint();
-  if (dw_publisher_init(&publisher_storage, sizeof publisher_storage, &config, &p, NULL) !=
-      DW_RESULT_OK) {
+  if (sizeof publisher_storage != dw_publisher_size(SOURCES) ||
+      DW_SUBSCRIBER_SIZE(SOURCES) != dw_subscriber_size(SOURCES)) {
+    put("agent: the header's sizes are not this build's");
+    end_line();
+    return false;
+  }
+  if (dw_publisher_init(publisher_storage.bytes, sizeof publisher_storage, SOURCES, &config, &p,
+                        NULL) != DW_RESULT_OK) {
     put("agent: the publisher does not fit its storage");
     end_line();
     return false;
@@ -363,7 +370,7 @@ static bool run(uint32_t gaps) {
   field("rows_refused", (uint32_t)st.rows_refused);
   field("slots_refused", (uint32_t)st.slot_changes_refused);
   field("frames_unsent", (uint32_t)st.frames_unsent);
-  field("publisher_state", (uint32_t)dw_publisher_size());
+  field("publisher_state", (uint32_t)dw_publisher_size(SOURCES));
   end_line();
   put("footprint");
   field("stack_declaring", stack_declaring);

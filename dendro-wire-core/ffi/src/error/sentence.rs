@@ -64,12 +64,20 @@ fn bound(f: &mut fmt::Formatter<'_>, why: dw_invalid, v: &[u64; 4]) -> fmt::Resu
              _SIZE, or _size() for this build)",
             v[1], v[0]
         ),
-        DW_INVALID_SOURCE_LIMIT => write!(
-            f,
-            "a source limit of {}: a subscriber allows 1 to {} sources on one connection, \
-             as dendro-wire does",
-            v[0], v[1]
-        ),
+        DW_INVALID_SOURCE_LIMIT => match v[2] {
+            1 => write!(
+                f,
+                "a source limit of {}: a publisher holds 1 to {} sources, as many as a \
+                 subscriber allows on one connection",
+                v[0], v[1]
+            ),
+            _ => write!(
+                f,
+                "a source limit of {}: a subscriber allows 1 to {} sources on one connection, \
+                 as dendro-wire does",
+                v[0], v[1]
+            ),
+        },
         DW_INVALID_FULL_EVERY => write!(
             f,
             "full_every is {}: a Full index is sent every full_every intervals (rule 7), \

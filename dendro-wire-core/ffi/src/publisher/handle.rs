@@ -3,11 +3,12 @@
 //! `dw_publisher_init`.
 
 use core::ffi::c_void;
+use core::mem::{align_of, size_of};
 use core::ptr::NonNull;
 
 use dendro_wire_core::{
-    PublishError, Publisher, PublisherConfig, SourceDecl, SourceId, Storage, LENGTH_PREFIX_BYTES,
-    MAX_FRAME_BYTES,
+    PublishError, PublisherConfig, PublisherIn, PublisherSource, SourceDecl, SourceId, SourceTable,
+    Storage, LENGTH_PREFIX_BYTES, MAX_FRAME_BYTES,
 };
 
 use crate::boundary::{self, finish, overlap, Checked, Object, Plain};
@@ -16,20 +17,46 @@ use crate::frame::EMPTY_ROWS_FRAME;
 
 use super::declared::Streams;
 
-/// The sources one publisher holds at most, fixed at build time: the
-/// core's table of sources has a size the compiler knows, and each place
-/// costs every publisher's storage (`DW_PUBLISHER_SIZE`).
-pub const DW_PUBLISHER_SOURCES: u32 = 8;
+/// The most sources a publisher may be given as its limit: what a
+/// subscriber takes on one connection (`DW_SUBSCRIBER_MAX_SOURCES`).
+pub const DW_PUBLISHER_MAX_SOURCES: u32 = 1024;
 
-/// Bytes of storage a publisher needs on any target this header serves
-/// (`dw_publisher_size()` says the exact figure for this build), besides
-/// each source's own storage.
-pub const DW_PUBLISHER_SIZE: usize = 3072;
+/// A publisher's storage, besides its table of sources, on a 64-bit
+/// target: see `DW_PUBLISHER_SIZE(sources)`, which picks this or the
+/// 32-bit figure for the target it is compiled for.
+pub const DW_PUBLISHER_HEAD_BYTES_64: usize = 208;
 
-/// The alignment that storage needs.
-pub const DW_PUBLISHER_ALIGN: usize = 16;
+/// The same on a 32-bit target (Cortex-M0, Cortex-M3, RISC-V 32).
+pub const DW_PUBLISHER_HEAD_BYTES_32: usize = 184;
 
-const SOURCES: usize = DW_PUBLISHER_SOURCES as usize;
+/// A publisher's storage for each source its limit allows, on a 64-bit
+/// target.
+pub const DW_PUBLISHER_SOURCE_BYTES_64: usize = 320;
+
+/// The same on a 32-bit target.
+pub const DW_PUBLISHER_SOURCE_BYTES_32: usize = 248;
+
+/// The alignment a publisher's storage needs on a 64-bit target.
+pub const DW_PUBLISHER_ALIGN_64: usize = 16;
+
+/// The same on a 32-bit target.
+pub const DW_PUBLISHER_ALIGN_32: usize = 8;
+
+/// This target's figures, which the header's macros pick by the width of
+/// a pointer: held equal to the sizes the compiler gives, on every target
+/// the library is built for.
+const HEAD_BYTES: usize = match cfg!(target_pointer_width = "64") {
+    true => DW_PUBLISHER_HEAD_BYTES_64,
+    false => DW_PUBLISHER_HEAD_BYTES_32,
+};
+const SOURCE_BYTES: usize = match cfg!(target_pointer_width = "64") {
+    true => DW_PUBLISHER_SOURCE_BYTES_64,
+    false => DW_PUBLISHER_SOURCE_BYTES_32,
+};
+const ALIGN: usize = match cfg!(target_pointer_width = "64") {
+    true => DW_PUBLISHER_ALIGN_64,
+    false => DW_PUBLISHER_ALIGN_32,
+};
 
 /// A source's storage: the bytes C lent it, for as long as the publisher
 /// lives.
@@ -70,13 +97,48 @@ impl Storage for Lent {
     }
 }
 
-/// The publisher, the ids it gave, and where its bytes are, to refuse a
-/// buffer that overlaps them.
+/// A publisher's table of sources: the places after its head in the
+/// caller's storage, `len` of them declared, `limit` in all.
+pub(super) struct Table {
+    ptr: NonNull<PublisherSource<Lent>>,
+    len: usize,
+    limit: usize,
+}
+
+impl SourceTable<Lent> for Table {
+    fn sources(&self) -> &[PublisherSource<Lent>] {
+        // SAFETY: `len` places at `ptr` were written by `push`, in the
+        // caller's storage, which is the publisher's alone while it lives
+        // (the header's contract), and this borrow lasts one call.
+        unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    fn sources_mut(&mut self) -> &mut [PublisherSource<Lent>] {
+        // SAFETY: as in `sources`; `&mut self` makes this the only borrow.
+        unsafe { core::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+
+    fn push(&mut self, source: PublisherSource<Lent>) -> bool {
+        if self.len >= self.limit {
+            return false;
+        }
+        // SAFETY: place `len` is below `limit`, inside the storage
+        // `dw_publisher_init` found large enough and aligned for them, and
+        // holds no source yet; `write` neither reads nor drops it.
+        unsafe { self.ptr.as_ptr().add(self.len).write(source) };
+        self.len += 1;
+        true
+    }
+
+    fn limit(&self) -> usize {
+        self.limit
+    }
+}
+
+/// The publisher, and where its own bytes are, to refuse a buffer that
+/// overlaps them (its sources' storage it knows itself).
 pub(super) struct Machine {
-    pub(super) publisher: Publisher<Lent, SOURCES>,
-    ids: [Option<SourceId>; SOURCES],
-    /// Each source's storage, by ordinal; `(0, 0)` for none.
-    ranges: [(usize, usize); SOURCES],
+    pub(super) publisher: PublisherIn<Lent, Table>,
     own: (usize, usize),
 }
 
@@ -84,15 +146,30 @@ impl Object for Machine {
     const TAG: u64 = u64::from_le_bytes(*b"dw-publi");
 }
 
-const _: () = assert!(<Machine as Object>::SIZE <= DW_PUBLISHER_SIZE);
-const _: () = assert!(<Machine as Object>::ALIGN <= DW_PUBLISHER_ALIGN);
+const PLACE: usize = size_of::<PublisherSource<Lent>>();
+const _: () = assert!(<Machine as Object>::SIZE == HEAD_BYTES);
+const _: () = assert!(PLACE == SOURCE_BYTES);
+const _: () = assert!(<Machine as Object>::ALIGN <= ALIGN);
+const _: () = assert!(align_of::<PublisherSource<Lent>>() == ALIGN);
+// The table starts right after the head, aligned for its places.
+const _: () = assert!(HEAD_BYTES.is_multiple_of(align_of::<PublisherSource<Lent>>()));
+
+/// The exact bytes a publisher of up to `limit` sources takes, if the
+/// limit is one it may have.
+fn storage_for(limit: u32) -> Checked<usize> {
+    if limit == 0 || limit > DW_PUBLISHER_MAX_SOURCES {
+        return Err(CallError::Bound(
+            dw_invalid::DW_INVALID_SOURCE_LIMIT,
+            [limit.into(), DW_PUBLISHER_MAX_SOURCES.into(), 1, 0],
+        ));
+    }
+    Ok(HEAD_BYTES + limit as usize * PLACE)
+}
 
 impl Machine {
     pub(super) fn id(&self, source: u32) -> Checked<SourceId> {
-        self.ids
-            .get(source as usize)
-            .copied()
-            .flatten()
+        self.publisher
+            .source_id(source)
             .ok_or(CallError::Publish(PublishError::UnknownSource { source }))
     }
 
@@ -117,20 +194,13 @@ impl Machine {
         }
         // SAFETY: the caller's contract, passed on.
         let lent = unsafe { Lent::new(storage, len) }?;
-        let range = lent.range();
-        let id = self.publisher.add_source_named(decl, streams, lent)?;
-        let at = id.ordinal() as usize;
-        if let (Some(slot), Some(r)) = (self.ids.get_mut(at), self.ranges.get_mut(at)) {
-            *slot = Some(id);
-            *r = range;
-        }
-        Ok(id)
+        Ok(self.publisher.add_source_named(decl, streams, lent)?)
     }
 
     /// Whether `range` shares a byte with the publisher or a source's
     /// storage.
     pub(super) fn overlaps(&self, range: (usize, usize)) -> bool {
-        overlap(range, self.own) || self.ranges.iter().any(|r| overlap(range, *r))
+        overlap(range, self.own) || self.publisher.storages().any(|l| overlap(range, l.range()))
     }
 }
 
@@ -156,10 +226,12 @@ pub struct dw_publisher_config {
 // SAFETY: integers only.
 unsafe impl Plain for dw_publisher_config {}
 
-/// The exact bytes of storage a publisher takes in this build.
+/// The exact bytes of storage a publisher of up to `source_limit` sources
+/// takes in this build: `DW_PUBLISHER_SIZE(source_limit)`, on every
+/// target; 0 for a limit outside 1 to `DW_PUBLISHER_MAX_SOURCES`.
 #[no_mangle]
-pub extern "C" fn dw_publisher_size() -> usize {
-    <Machine as Object>::SIZE
+pub extern "C" fn dw_publisher_size(source_limit: u32) -> usize {
+    storage_for(source_limit).unwrap_or(0)
 }
 
 /// The publisher behind a handle, for one call.
@@ -190,10 +262,17 @@ pub(super) unsafe fn with(
     unsafe { finish(run, error) }
 }
 
-/// Make a publisher with no sources and no connection in `storage` (`len`
-/// bytes, at least `DW_PUBLISHER_SIZE`, aligned to `DW_PUBLISHER_ALIGN`),
-/// and write its handle into `*publisher`. The storage is the
-/// publisher's until `dw_publisher_release`.
+/// Make a publisher of up to `source_limit` sources, with none yet and no
+/// connection, in `storage` (`len` bytes, at least
+/// `DW_PUBLISHER_SIZE(source_limit)`, aligned to `DW_PUBLISHER_ALIGN`), and
+/// write its handle into `*publisher`. The storage is the publisher's
+/// until `dw_publisher_release`.
+///
+/// `DW_RESULT_INVALID_ARGUMENT`: `DW_INVALID_SOURCE_LIMIT` for a limit of 0
+/// or above `DW_PUBLISHER_MAX_SOURCES`; `DW_INVALID_STORAGE_TOO_SMALL` for
+/// storage that cannot hold that many (the bytes needed in `values[0]`);
+/// `DW_INVALID_FULL_EVERY` or `DW_INVALID_FRAME_BUFFER` for a
+/// configuration that means nothing.
 ///
 /// # Safety
 ///
@@ -205,6 +284,7 @@ pub(super) unsafe fn with(
 pub unsafe extern "C" fn dw_publisher_init(
     storage: *mut c_void,
     len: usize,
+    source_limit: u32,
     config: *const dw_publisher_config,
     publisher: *mut *mut dw_publisher,
     error: *mut dw_error,
@@ -214,14 +294,27 @@ pub unsafe extern "C" fn dw_publisher_init(
     let run = || unsafe {
         let config = checked_config(boundary::read(config)?)?;
         let out = boundary::out(publisher)?;
+        let needed = storage_for(source_limit)?;
+        // Aligned for the head and for the table's places.
+        boundary::check(storage.cast::<PublisherSource<Lent>>())?;
+        if len < needed {
+            return Err(CallError::storage_too_small(needed, len));
+        }
+        let places = storage.cast::<u8>().add(HEAD_BYTES);
+        let table = Table {
+            ptr: NonNull::new(places.cast()).ok_or(CallError::Null)?,
+            len: 0,
+            limit: source_limit as usize,
+        };
         let machine = Machine {
-            publisher: Publisher::new(PublisherConfig {
-                full_every: config.full_every,
-                frame_buffer: config.frame_buffer,
-            }),
-            ids: [None; SOURCES],
-            ranges: [(0, 0); SOURCES],
-            own: (storage as usize, <Machine as Object>::SIZE),
+            publisher: PublisherIn::with_table(
+                PublisherConfig {
+                    full_every: config.full_every,
+                    frame_buffer: config.frame_buffer,
+                },
+                table,
+            ),
+            own: (storage as usize, needed),
         };
         out.write(boundary::place(storage.cast::<u8>(), len, machine)?);
         Ok(dw_result::DW_RESULT_OK)

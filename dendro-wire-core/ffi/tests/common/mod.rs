@@ -10,6 +10,36 @@ use core::ptr::{null, null_mut};
 use dendro_wire_core::Frame;
 use dendro_wire_ffi::*;
 
+/// This target's figures, as the header's macros pick them by the width
+/// of a pointer.
+pub const PUBLISHER_HEAD: usize = match cfg!(target_pointer_width = "64") {
+    true => DW_PUBLISHER_HEAD_BYTES_64,
+    false => DW_PUBLISHER_HEAD_BYTES_32,
+};
+pub const PUBLISHER_SOURCE: usize = match cfg!(target_pointer_width = "64") {
+    true => DW_PUBLISHER_SOURCE_BYTES_64,
+    false => DW_PUBLISHER_SOURCE_BYTES_32,
+};
+pub const SUBSCRIBER_HEAD: usize = match cfg!(target_pointer_width = "64") {
+    true => DW_SUBSCRIBER_HEAD_BYTES_64,
+    false => DW_SUBSCRIBER_HEAD_BYTES_32,
+};
+
+/// `DW_PUBLISHER_SIZE(sources)`.
+pub const fn publisher_bytes(sources: usize) -> usize {
+    PUBLISHER_HEAD + sources * PUBLISHER_SOURCE
+}
+
+/// The sources the tests' publishers hold at most.
+pub const PUBLISHER_SOURCES: u32 = 8;
+
+/// `DW_PUBLISHER_SIZE(PUBLISHER_SOURCES)`.
+pub const PUBLISHER_BYTES: usize = publisher_bytes(PUBLISHER_SOURCES as usize);
+
+/// `DW_PUBLISHER_STORAGE(storage, PUBLISHER_SOURCES)`, on the host.
+#[repr(C, align(16))]
+pub struct PublisherStorage(pub [u8; PUBLISHER_BYTES]);
+
 /// A `dw_error` as a caller declares one: written only on failure.
 pub fn no_error() -> dw_error {
     // SAFETY: a dw_error is integers only; all zeros is a value.

@@ -1,0 +1,169 @@
+//! A C publisher's storage, sized by its source limit: the header's
+//! figures are the functions' on this target, a byte less is refused, and
+//! a publisher holds exactly as many sources as its limit, for every limit
+//! swept.
+
+mod common;
+
+use core::ptr::null_mut;
+
+use common::*;
+use dendro_wire_ffi::*;
+
+/// Zeroed, 16-aligned storage, held by raw pointer for an object's life as
+/// C holds it, freed when dropped.
+struct Raw(*mut [u128]);
+
+impl Raw {
+    fn new(bytes: usize) -> Raw {
+        let words = bytes.div_ceil(16).max(1);
+        Raw(Box::into_raw(vec![0u128; words].into_boxed_slice()))
+    }
+
+    fn at(&self) -> *mut core::ffi::c_void {
+        self.0.cast()
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        // SAFETY: made by `Raw::new` from a boxed slice.
+        drop(unsafe { Box::from_raw(self.0) });
+    }
+}
+
+const CONFIG: dw_publisher_config = dw_publisher_config {
+    full_every: 4,
+    frame_buffer: 512,
+};
+
+fn init(storage: &Raw, len: usize, limit: u32) -> (dw_result, *mut dw_publisher, dw_error) {
+    let (mut handle, mut error) = (null_mut(), no_error());
+    // SAFETY: the storage is the test's, lent for the publisher's life.
+    let r =
+        unsafe { dw_publisher_init(storage.at(), len, limit, &CONFIG, &mut handle, &mut error) };
+    (r, handle, error)
+}
+
+const SOURCE_BYTES: usize = 512;
+
+#[test]
+fn a_publisher_holds_as_many_sources_as_its_limit_in_storage_sized_for_them() {
+    let limits: &[u32] = match cfg!(miri) {
+        true => &[1, 3],
+        false => &[1, 2, 3, 7, 8, 9, 16, 100, 1023, 1024],
+    };
+    let streams = [s("t")];
+    let decl = c_source_decl(&streams, NO_STR);
+    for &limit in limits {
+        let exact = dw_publisher_size(limit);
+        assert_eq!(exact, publisher_bytes(limit as usize), "{limit}");
+        assert_eq!(exact % 16, 0, "{limit}: a size the alignment divides");
+
+        let storage = Raw::new(exact);
+        let (r, _, error) = init(&storage, exact - 1, limit);
+        assert_eq!(r, dw_result::DW_RESULT_INVALID_ARGUMENT, "{limit}");
+        assert_eq!(
+            error.reason,
+            dw_invalid::DW_INVALID_STORAGE_TOO_SMALL as u32
+        );
+        assert_eq!(error.values[..2], [exact as u64, exact as u64 - 1]);
+
+        let (r, p, _) = init(&storage, exact, limit);
+        assert_eq!(r, dw_result::DW_RESULT_OK, "{limit}");
+        let sources = Raw::new((limit as usize + 1) * SOURCE_BYTES);
+        let declare = |n: usize| {
+            let (mut ordinal, mut error) = (u32::MAX, no_error());
+            // SAFETY: a live handle; storage the test holds past release.
+            let r = unsafe {
+                dw_publisher_add_source(
+                    p,
+                    &decl,
+                    sources.at().cast::<u8>().add(n * SOURCE_BYTES).cast(),
+                    SOURCE_BYTES,
+                    &mut ordinal,
+                    &mut error,
+                )
+            };
+            (r, ordinal, error)
+        };
+        for n in 0..limit as usize {
+            let (r, ordinal, _) = declare(n);
+            assert_eq!((r, ordinal), (dw_result::DW_RESULT_OK, n as u32), "{limit}");
+        }
+        let (r, _, error) = declare(limit as usize);
+        assert_eq!(r, dw_result::DW_RESULT_REFUSED, "{limit}");
+        assert_eq!(
+            error.reason,
+            dw_publish_error::DW_PUBLISH_TOO_MANY_SOURCES as u32
+        );
+        assert_eq!(error.values[0], u64::from(limit));
+        // Every source still answers, the last as the first.
+        for source in [0, limit - 1] {
+            let mut error = no_error();
+            // SAFETY: a live handle.
+            let r =
+                unsafe { dw_publisher_observe(p, source, 0, 1, 0, [1u8].as_ptr(), 1, &mut error) };
+            assert_eq!(r, dw_result::DW_RESULT_OK, "{limit}: source {source}");
+        }
+        // SAFETY: the live handle, released once.
+        assert_eq!(
+            unsafe { dw_publisher_release(p, null_mut()) },
+            dw_result::DW_RESULT_OK
+        );
+    }
+}
+
+#[test]
+fn a_source_limit_a_publisher_cannot_have_is_refused_never_lowered() {
+    let storage = Raw::new(publisher_bytes(1025));
+    for limit in [0, 1025, u32::MAX] {
+        assert_eq!(dw_publisher_size(limit), 0);
+        let (r, _, error) = init(&storage, publisher_bytes(1025), limit);
+        assert_eq!(r, dw_result::DW_RESULT_INVALID_ARGUMENT);
+        assert_eq!(error.reason, dw_invalid::DW_INVALID_SOURCE_LIMIT as u32);
+        assert_eq!(
+            message(&error),
+            format!(
+                "a source limit of {limit}: a publisher holds 1 to 1024 sources, as many as a \
+                 subscriber allows on one connection"
+            )
+        );
+    }
+}
+
+#[test]
+fn storage_aligned_for_the_head_but_not_the_table_is_refused() {
+    let align = match cfg!(target_pointer_width = "64") {
+        true => DW_PUBLISHER_ALIGN_64,
+        false => DW_PUBLISHER_ALIGN_32,
+    };
+    let storage = Raw::new(publisher_bytes(2) + 16);
+    for offset in [1usize, 4, 8, 16] {
+        // SAFETY: inside the test's storage.
+        let at = unsafe { storage.at().cast::<u8>().add(offset) };
+        let (mut handle, mut error) = (null_mut(), no_error());
+        // SAFETY: as above, with room for the size past the offset.
+        let r = unsafe {
+            dw_publisher_init(
+                at.cast(),
+                publisher_bytes(2),
+                2,
+                &CONFIG,
+                &mut handle,
+                &mut error,
+            )
+        };
+        match offset % align {
+            0 => assert_eq!(r, dw_result::DW_RESULT_OK, "offset {offset}"),
+            _ => assert_eq!(
+                (r, error.reason),
+                (
+                    dw_result::DW_RESULT_INVALID_ARGUMENT,
+                    dw_invalid::DW_INVALID_MISALIGNED as u32
+                ),
+                "offset {offset}"
+            ),
+        }
+    }
+}
