@@ -11,6 +11,10 @@
 //!   (`examples/streams.rs`): standard output byte for byte, the exit
 //!   status, and the error's sentence, which must also be the one
 //!   `dendro-wire check --json` refuses the stream with.
+//! - `examples/sizing.c`, built the same way and run: the header's
+//!   compile-time source sizing (`DW_SOURCE_STORAGE`,
+//!   `DW_SOURCE_FRAME_BUFFER`) equal to `dw_source_sizing` over a sweep of
+//!   declarations and budgets.
 //! - `examples/bench.c` is built too (optimized, no sanitizers), for
 //!   `cargo xtask bench-report`.
 //! - `examples/decode.py` (ctypes over the cdylib) prints the sample's
@@ -56,6 +60,11 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     c_install::cffi(&prefix, &tool, &crate::python::environment()?)?;
     let dump = build_example("dump", &libs)?;
     let check = build_example("check", &libs)?;
+    let sizing = build_example("sizing", &libs)?;
+    steps::run(
+        "sizing.c: the header's compile-time source sizing is dw_source_sizing's",
+        &mut Command::new(&sizing),
+    )?;
     build_bench(&libs)?;
     let compared = compare_dumps(&tool, &dump, &check)?;
     python(&tool, &libs)?;
@@ -63,7 +72,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         "==> c: headers {}; installed and linked through pkg-config; dump.c agrees with \
          dendro-wire on {} streams ({} refused, each as check --json refuses it; {} more \
          refused earlier by the subscriber's rules), check.c with check --json on all of \
-         them; 0 sanitizer reports; decode.py agrees; in {:.1} s",
+         them; sizing.c's macros dw_source_sizing's; 0 sanitizer reports; decode.py agrees; in {:.1} s",
         if update { "written" } else { "current" },
         compared.streams,
         compared.refusals,

@@ -89,6 +89,25 @@
 #define DW_MAX_MAP_ENTRIES 16
 
 /**
+ * A row of up to this many bytes, on a stream whose name is up to
+ * `DW_SIZING_FAST_NAME_BYTES`, takes the row path's short way when the
+ * storage keeps `DW_SIZING_FAST_WINDOW_BYTES` past it: the figures the
+ * header's `DW_SOURCE_STORAGE` and `DW_SOURCE_FRAME_BUFFER` use (the
+ * core's `FAST_ROW_BYTES`, `FAST_NAME_BYTES` and `FAST_WINDOW_BYTES`).
+ */
+#define DW_SIZING_FAST_ROW_BYTES 32
+
+/**
+ * See `DW_SIZING_FAST_ROW_BYTES`.
+ */
+#define DW_SIZING_FAST_NAME_BYTES 32
+
+/**
+ * See `DW_SIZING_FAST_ROW_BYTES`.
+ */
+#define DW_SIZING_FAST_WINDOW_BYTES 88
+
+/**
  * The most sources a publisher may be given as its limit: what a
  * subscriber takes on one connection (`DW_SUBSCRIBER_MAX_SOURCES`).
  */
@@ -1716,9 +1735,22 @@ dw_result dw_publisher_remove_slot(struct dw_publisher *publisher,
  * The storage and frame buffer a source declared as `*decl` needs so that
  * nothing it is given within `*budget` is refused, into `*sizing`: the
  * core's own `SourceDecl::sizing`, the figure a Rust firmware sizes its
- * arrays by, so no C program finds it by trial. The least that holds the
- * budget: a byte less of storage for the rows, or of frame buffer, is
- * refused at the budget's worst.
+ * arrays by, so no C program finds it by trial; `DW_SOURCE_STORAGE` and
+ * `DW_SOURCE_FRAME_BUFFER` give the same figures at compile time.
+ *
+ * Enough: nothing given within the budget is refused, on a link that
+ * keeps up or one that lets frames wait and drop (the core's
+ * `tests/sizing.rs`, over 300 declarations and budgets). For a source
+ * without an index it is also the least, but for the row path's window
+ * (at most 64 bytes, which refuses nothing and keeps every row on the
+ * short way): a byte less of storage for the rows, or of frame buffer, is
+ * refused at the budget's worst. For a source with an index the storage
+ * also keeps room for two intervals' index entries,
+ * 2 * (full + delta) + (2 * changes + 1) * (42 + index name), and for the
+ * `Rows` frames slot changes close, 74 * changes (full is
+ * slots * (8 + largest_slot), delta changes * (9 + largest_slot), changes
+ * the budget's slot changes an interval); a workload whose frames do not
+ * wait needs less, and no tighter bound is claimed there.
  *
  * `DW_RESULT_INVALID_ARGUMENT` for a declaration `dw_publisher_add_source`
  * would refuse as an argument (a string that is not UTF-8, too many
@@ -2065,6 +2097,86 @@ uint32_t dw_abi_version(void);
  * static DW_PUBLISHER_STORAGE(2) publisher_storage; */
 #define DW_PUBLISHER_STORAGE(sources) \
   struct { DW_ALIGNAS(DW_PUBLISHER_ALIGN) uint8_t bytes[DW_PUBLISHER_SIZE(sources)]; }
+
+/* ---- A source's sizing at compile time ----
+ * dw_source_sizing's figures as constant expressions, so that a program
+ * sizes its static arrays without running code. They take the
+ * declaration as numbers:
+ *   handshake    DW_HANDSHAKE_BYTES(uuid, labels, metadata)
+ *   streams      how many streams
+ *   names        their names' bytes, all together
+ *   longest      the longest name's bytes (0 for no streams)
+ *   shortest     the shortest name's bytes (any value for no streams)
+ *   index        DW_NO_INDEX, or DW_INDEX(bytes of the index stream's name)
+ * then the dw_budget's five fields in order. cargo xtask c holds them
+ * equal to dw_source_sizing over a sweep of declarations and budgets. */
+
+/** The bytes a map of `entries` entries takes, its keys and values
+ * `text` bytes together. */
+#define DW_MAP_BYTES(entries, text) ((size_t)4 + 8 * (size_t)(entries) + (size_t)(text))
+
+/** A handshake's bytes: `uuid` 1 for a source that declares one, 0 for
+ * none; `labels` and `metadata` each a DW_MAP_BYTES. */
+#define DW_HANDSHAKE_BYTES(uuid, labels, metadata) \
+  ((size_t)9 + ((uuid) ? 41 : 1) + (size_t)(labels) + (size_t)(metadata) + 9)
+
+/** A source without an index, and one whose index stream's name is
+ * `name` bytes. */
+#define DW_NO_INDEX ((size_t)0)
+#define DW_INDEX(name) ((size_t)(name) + 1)
+
+/* The parts, in dw_source_sizing's words (the core's SourceDecl::sizing
+ * says each). */
+#define DW_SIZING_ROW(longest, row) ((size_t)24 + (size_t)(longest) + (size_t)(row))
+#define DW_SIZING_LATEST(streams, names, row) \
+  ((size_t)(names) + (size_t)(streams) * (24 + (size_t)(row)))
+#define DW_SIZING_ROWS(longest, row, rows) ((size_t)37 + (size_t)(rows) * DW_SIZING_ROW(longest, row))
+#define DW_SIZING_FULL(index, slots, slot) \
+  ((index) ? (size_t)(slots) * (8 + (size_t)(slot)) : 0)
+#define DW_SIZING_DELTA(index, slot, changes) \
+  ((index) ? (size_t)(changes) * (9 + (size_t)(slot)) : 0)
+#define DW_SIZING_ENTRY(index) ((index) ? (size_t)41 + (size_t)(index) : 0)
+#define DW_SIZING_FAST(streams, longest, shortest, row) \
+  ((streams) > 0 && (size_t)(shortest) <= DW_SIZING_FAST_NAME_BYTES && \
+           (size_t)(row) <= DW_SIZING_FAST_ROW_BYTES && \
+           DW_SIZING_ROW(longest, row) < DW_SIZING_FAST_WINDOW_BYTES \
+       ? DW_SIZING_FAST_WINDOW_BYTES - DW_SIZING_ROW(longest, row) \
+       : 0)
+#define DW_SIZING_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/** The bytes of a source's storage: dw_sizing.storage. */
+#define DW_SOURCE_STORAGE(handshake, streams, names, longest, shortest, index, largest_row, \
+                          rows_per_interval, slots, largest_slot, slot_changes_per_interval) \
+  ((size_t)(handshake) + ((index) ? (size_t)(index) - 1 : 0) + 64 * (size_t)(streams) + \
+   DW_SIZING_LATEST(streams, names, largest_row) + \
+   DW_SIZING_FULL(index, slots, largest_slot) + \
+   DW_SIZING_DELTA(index, largest_slot, slot_changes_per_interval) + \
+   2 * (DW_SIZING_ROWS(longest, largest_row, rows_per_interval) + \
+        37 * (size_t)(slot_changes_per_interval)) + \
+   ((index) ? (2 * (size_t)(slot_changes_per_interval) + 1) * DW_SIZING_ENTRY(index) + \
+                  2 * (DW_SIZING_FULL(index, slots, largest_slot) + \
+                       DW_SIZING_DELTA(index, largest_slot, slot_changes_per_interval)) \
+            : 0) + \
+   DW_SIZING_ROWS(longest, largest_row, rows_per_interval) + \
+   ((rows_per_interval) == 0 \
+        ? DW_SIZING_LATEST(streams, names, largest_row) \
+        : (DW_SIZING_LATEST(streams, names, largest_row) > DW_SIZING_ROW(longest, largest_row) \
+               ? DW_SIZING_LATEST(streams, names, largest_row) - DW_SIZING_ROW(longest, largest_row) \
+               : 0)) + \
+   DW_SIZING_FAST(streams, longest, shortest, largest_row))
+
+/** The frame buffer its frames need: dw_sizing.frame_buffer. */
+#define DW_SOURCE_FRAME_BUFFER(handshake, streams, names, longest, shortest, index, largest_row, \
+                               rows_per_interval, slots, largest_slot, slot_changes_per_interval) \
+  DW_SIZING_MAX(DW_SIZING_MAX((size_t)(handshake), \
+                              (index) ? DW_SIZING_ENTRY(index) + \
+                                            DW_SIZING_MAX(DW_SIZING_FULL(index, slots, largest_slot), \
+                                                          DW_SIZING_DELTA(index, largest_slot, \
+                                                                          slot_changes_per_interval)) \
+                                      : 0), \
+                DW_SIZING_ROWS(longest, largest_row, rows_per_interval) + \
+                    DW_SIZING_LATEST(streams, names, largest_row) + \
+                    DW_SIZING_FAST(streams, longest, shortest, largest_row))
 
 /** A dw_str of a string literal: DW_STR("cpu") (C99; in C++, spell the
  * struct out). */

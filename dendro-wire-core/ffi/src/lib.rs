@@ -69,7 +69,8 @@ pub use publisher::{
     dw_publisher_waiting, dw_sizing, dw_source_decl, dw_source_sizing, dw_stats, dw_transmit,
     dw_waiting, DW_MAX_MAP_ENTRIES, DW_MAX_STREAMS, DW_PUBLISHER_ALIGN_32, DW_PUBLISHER_ALIGN_64,
     DW_PUBLISHER_HEAD_BYTES_32, DW_PUBLISHER_HEAD_BYTES_64, DW_PUBLISHER_MAX_SOURCES,
-    DW_PUBLISHER_SOURCE_BYTES_32, DW_PUBLISHER_SOURCE_BYTES_64,
+    DW_PUBLISHER_SOURCE_BYTES_32, DW_PUBLISHER_SOURCE_BYTES_64, DW_SIZING_FAST_NAME_BYTES,
+    DW_SIZING_FAST_ROW_BYTES, DW_SIZING_FAST_WINDOW_BYTES,
 };
 pub use subscriber::{
     dw_admitted, dw_admitted_kind, dw_skip_reason, dw_subscriber, dw_subscriber_admit,

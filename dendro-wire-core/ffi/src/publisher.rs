@@ -19,7 +19,8 @@ mod link;
 use declared::Gathered;
 pub use declared::{
     dw_budget, dw_pair, dw_sizing, dw_source_decl, dw_source_sizing, DW_MAX_MAP_ENTRIES,
-    DW_MAX_STREAMS,
+    DW_MAX_STREAMS, DW_SIZING_FAST_NAME_BYTES, DW_SIZING_FAST_ROW_BYTES,
+    DW_SIZING_FAST_WINDOW_BYTES,
 };
 use handle::machine;
 pub use handle::{

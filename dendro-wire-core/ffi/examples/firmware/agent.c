@@ -20,9 +20,6 @@
 #include "semihost.h"
 
 #define FRAME_BUFFER 512
-/* What the Rust agent's SourceDecl::sizing gives its larger source (1,386
- * bytes): the storage holds every frame due, index entries included. */
-#define STORAGE 1408
 #define SOURCES 2
 #define ADC 0
 #define POWER 1
@@ -38,7 +35,24 @@ extern uint32_t _data, _edata, _data_load, _bss, _ebss, _stack_top;
 
 /* Exactly what a publisher of SOURCES sources takes on this target. */
 static DW_PUBLISHER_STORAGE(SOURCES) publisher_storage;
-static uint8_t source_storage[SOURCES][STORAGE] __attribute__((aligned(8)));
+/* Each source's storage, sized at compile time for the most it is given
+ * in an interval, as the Rust agent's SourceDecl::sizing sizes its own:
+ * the ADC's three channels of 8 bytes and its four channel slots (up to 9
+ * bytes, key and value) one changed at a time; the power source's two
+ * readings of 2. The handshakes: a uuid, two labels and the encoder. */
+#define ADC_HANDSHAKE DW_HANDSHAKE_BYTES(1, DW_MAP_BYTES(2, 23), DW_MAP_BYTES(1, 22))
+#define POWER_HANDSHAKE DW_HANDSHAKE_BYTES(1, DW_MAP_BYTES(2, 25), DW_MAP_BYTES(1, 22))
+#define ADC_SIZING ADC_HANDSHAKE, 3, 21, 7, 7, DW_INDEX(12), 8, 3, 4, 9, 1
+#define POWER_SIZING POWER_HANDSHAKE, 2, 20, 10, 10, DW_NO_INDEX, 2, 2, 0, 0, 0
+#define SOURCE_STORAGE(sizing) DW_SOURCE_STORAGE(sizing)
+#define SOURCE_FRAME_BUFFER(sizing) DW_SOURCE_FRAME_BUFFER(sizing)
+static uint8_t adc_storage[SOURCE_STORAGE(ADC_SIZING)] __attribute__((aligned(8)));
+static uint8_t power_storage[SOURCE_STORAGE(POWER_SIZING)] __attribute__((aligned(8)));
+static uint8_t *const source_storage[SOURCES] = {adc_storage, power_storage};
+static const size_t source_bytes[SOURCES] = {sizeof adc_storage, sizeof power_storage};
+_Static_assert(SOURCE_FRAME_BUFFER(ADC_SIZING) <= FRAME_BUFFER &&
+                   SOURCE_FRAME_BUFFER(POWER_SIZING) <= FRAME_BUFFER,
+               "the frame buffer holds every frame of both sources");
 static uint8_t frame[FRAME_BUFFER];
 
 /* ---- the console: text, numbers, key=value fields ---- */
@@ -323,8 +337,9 @@ static bool run(uint32_t gaps) {
   }
   uint32_t ids[SOURCES];
   for (int s = 0; s < SOURCES; s++) {
-    if (dw_publisher_add_source(p, &declared[s], source_storage[s], STORAGE, &ids[s], NULL) !=
-        DW_RESULT_OK) {
+    dw_result r =
+        dw_publisher_add_source(p, &declared[s], source_storage[s], source_bytes[s], &ids[s], NULL);
+    if (r != DW_RESULT_OK) {
       put("agent: the declarations do not fit this build");
       end_line();
       return false;

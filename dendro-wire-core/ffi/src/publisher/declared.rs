@@ -5,7 +5,9 @@
 use crate::boundary::{self, finish, Checked, Plain};
 use crate::error::{dw_error, dw_invalid, dw_result, CallError};
 use crate::frame::dw_str;
-use dendro_wire_core::{Budget, Map, SourceDecl, StreamNames};
+use dendro_wire_core::{
+    Budget, Map, SourceDecl, StreamNames, FAST_NAME_BYTES, FAST_ROW_BYTES, FAST_WINDOW_BYTES,
+};
 
 /// The streams one source may declare through the C API: a stream per CPU
 /// of a 255-CPU host and one more. They are read from the caller's array
@@ -16,6 +18,23 @@ pub const DW_MAX_STREAMS: usize = 256;
 /// API takes: gathered on the stack to declare or size a source (16 bytes
 /// each on a 32-bit target, 32 on a 64-bit one), and only then.
 pub const DW_MAX_MAP_ENTRIES: usize = 16;
+
+/// A row of up to this many bytes, on a stream whose name is up to
+/// `DW_SIZING_FAST_NAME_BYTES`, takes the row path's short way when the
+/// storage keeps `DW_SIZING_FAST_WINDOW_BYTES` past it: the figures the
+/// header's `DW_SOURCE_STORAGE` and `DW_SOURCE_FRAME_BUFFER` use (the
+/// core's `FAST_ROW_BYTES`, `FAST_NAME_BYTES` and `FAST_WINDOW_BYTES`).
+pub const DW_SIZING_FAST_ROW_BYTES: usize = 32;
+
+/// See `DW_SIZING_FAST_ROW_BYTES`.
+pub const DW_SIZING_FAST_NAME_BYTES: usize = 32;
+
+/// See `DW_SIZING_FAST_ROW_BYTES`.
+pub const DW_SIZING_FAST_WINDOW_BYTES: usize = 88;
+
+const _: () = assert!(DW_SIZING_FAST_ROW_BYTES == FAST_ROW_BYTES);
+const _: () = assert!(DW_SIZING_FAST_NAME_BYTES == FAST_NAME_BYTES);
+const _: () = assert!(DW_SIZING_FAST_WINDOW_BYTES == FAST_WINDOW_BYTES);
 
 /// One entry of a map to declare: both strings UTF-8, the keys of a map
 /// in strictly ascending byte order.
@@ -170,9 +189,22 @@ pub struct dw_sizing {
 /// The storage and frame buffer a source declared as `*decl` needs so that
 /// nothing it is given within `*budget` is refused, into `*sizing`: the
 /// core's own `SourceDecl::sizing`, the figure a Rust firmware sizes its
-/// arrays by, so no C program finds it by trial. The least that holds the
-/// budget: a byte less of storage for the rows, or of frame buffer, is
-/// refused at the budget's worst.
+/// arrays by, so no C program finds it by trial; `DW_SOURCE_STORAGE` and
+/// `DW_SOURCE_FRAME_BUFFER` give the same figures at compile time.
+///
+/// Enough: nothing given within the budget is refused, on a link that
+/// keeps up or one that lets frames wait and drop (the core's
+/// `tests/sizing.rs`, over 300 declarations and budgets). For a source
+/// without an index it is also the least, but for the row path's window
+/// (at most 64 bytes, which refuses nothing and keeps every row on the
+/// short way): a byte less of storage for the rows, or of frame buffer, is
+/// refused at the budget's worst. For a source with an index the storage
+/// also keeps room for two intervals' index entries,
+/// 2 * (full + delta) + (2 * changes + 1) * (42 + index name), and for the
+/// `Rows` frames slot changes close, 74 * changes (full is
+/// slots * (8 + largest_slot), delta changes * (9 + largest_slot), changes
+/// the budget's slot changes an interval); a workload whose frames do not
+/// wait needs less, and no tighter bound is claimed there.
 ///
 /// `DW_RESULT_INVALID_ARGUMENT` for a declaration `dw_publisher_add_source`
 /// would refuse as an argument (a string that is not UTF-8, too many
