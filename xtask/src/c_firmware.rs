@@ -211,7 +211,7 @@ fn footprint(elf: &Path, stack: Stack) -> Result<(), String> {
         .join("agent.elf");
     let (rust_flash, rust_ram) = sizes(&rust)?;
     eprintln!(
-        "    C agent: flash {flash} B, static RAM {ram} B (the publisher in DW_PUBLISHER_SIZE, \
+        "    C agent: flash {flash} B, static RAM {ram} B (the publisher in DW_PUBLISHER_SIZE(2), \
          its two sources and the frame buffer, all static); the Rust agent: flash {rust_flash} \
          B, static RAM {rust_ram} B; C at {:.2}x the Rust agent's flash",
         flash as f64 / rust_flash as f64

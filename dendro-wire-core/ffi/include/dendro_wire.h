@@ -13,7 +13,8 @@
  *   written on DW_RESULT_OK (and, for the decoder, on
  *   DW_RESULT_INCOMPLETE); a dw_error, where a call takes one, may be NULL
  *   and is written only when the call fails.
- * - A NULL pointer is DW_RESULT_NULL_PARAMETER, never a crash; a
+ * - A NULL pointer is DW_RESULT_NULL_PARAMETER, never a crash, the
+ *   parameter named in dw_error.reason (a dw_param) and its sentence; a
  *   misaligned one, or a length past its bound, is
  *   DW_RESULT_INVALID_ARGUMENT. What cannot be checked is the contract: a
  *   pointer and a length name that many live bytes, that no other thread
@@ -604,6 +605,173 @@ typedef uint32_t dw_invalid;
 #endif /* __cplusplus */
 
 /**
+ * The parameter a null pointer was given for: `dw_error.reason` with
+ * `DW_RESULT_NULL_PARAMETER`, named in its sentence as the header spells
+ * it (`decl->streams` for a pointer inside a struct).
+ */
+enum dw_param
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif /* defined(__cplusplus) || __STDC_VERSION__ >= 202311L */
+ {
+  /**
+   * Not said (a `dw_error` from another version).
+   */
+  DW_PARAM_UNNAMED = 0,
+  /**
+   * `publisher`.
+   */
+  DW_PARAM_PUBLISHER = 1,
+  /**
+   * `subscriber`.
+   */
+  DW_PARAM_SUBSCRIBER = 2,
+  /**
+   * `storage`.
+   */
+  DW_PARAM_STORAGE = 3,
+  /**
+   * `config`.
+   */
+  DW_PARAM_CONFIG = 4,
+  /**
+   * `decl`.
+   */
+  DW_PARAM_DECL = 5,
+  /**
+   * `budget`.
+   */
+  DW_PARAM_BUDGET = 6,
+  /**
+   * `sizing`.
+   */
+  DW_PARAM_SIZING = 7,
+  /**
+   * `source`.
+   */
+  DW_PARAM_SOURCE = 8,
+  /**
+   * `row`.
+   */
+  DW_PARAM_ROW = 9,
+  /**
+   * `key`.
+   */
+  DW_PARAM_KEY = 10,
+  /**
+   * `value`.
+   */
+  DW_PARAM_VALUE = 11,
+  /**
+   * `buf`.
+   */
+  DW_PARAM_BUF = 12,
+  /**
+   * `transmit`.
+   */
+  DW_PARAM_TRANSMIT = 13,
+  /**
+   * `waiting`.
+   */
+  DW_PARAM_WAITING = 14,
+  /**
+   * `stats`.
+   */
+  DW_PARAM_STATS = 15,
+  /**
+   * `state`.
+   */
+  DW_PARAM_STATE = 16,
+  /**
+   * `len`.
+   */
+  DW_PARAM_LEN = 17,
+  /**
+   * `frame`.
+   */
+  DW_PARAM_FRAME = 18,
+  /**
+   * `consumed`.
+   */
+  DW_PARAM_CONSUMED = 19,
+  /**
+   * `needed`.
+   */
+  DW_PARAM_NEEDED = 20,
+  /**
+   * `cursor`.
+   */
+  DW_PARAM_CURSOR = 21,
+  /**
+   * `rows`.
+   */
+  DW_PARAM_ROWS = 22,
+  /**
+   * `filled`.
+   */
+  DW_PARAM_FILLED = 23,
+  /**
+   * `map`.
+   */
+  DW_PARAM_MAP = 24,
+  /**
+   * `rest`.
+   */
+  DW_PARAM_REST = 25,
+  /**
+   * `verdict`.
+   */
+  DW_PARAM_VERDICT = 26,
+  /**
+   * `count`.
+   */
+  DW_PARAM_COUNT = 27,
+  /**
+   * `error`.
+   */
+  DW_PARAM_ERROR = 28,
+  /**
+   * `written`.
+   */
+  DW_PARAM_WRITTEN = 29,
+  /**
+   * `decl->uuid`.
+   */
+  DW_PARAM_DECL_UUID = 30,
+  /**
+   * `decl->labels`.
+   */
+  DW_PARAM_DECL_LABELS = 31,
+  /**
+   * `decl->metadata`.
+   */
+  DW_PARAM_DECL_METADATA = 32,
+  /**
+   * `decl->streams`.
+   */
+  DW_PARAM_DECL_STREAMS = 33,
+  /**
+   * `decl->index_stream`.
+   */
+  DW_PARAM_DECL_INDEX_STREAM = 34,
+  /**
+   * A name in decl->streams.
+   */
+  DW_PARAM_DECL_STREAM_NAME = 35,
+  /**
+   * A key or value in decl->labels or decl->metadata.
+   */
+  DW_PARAM_DECL_PAIR = 36,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum dw_param dw_param;
+#else
+typedef uint32_t dw_param;
+#endif /* __STDC_VERSION__ >= 202311L */
+#endif /* __cplusplus */
+
+/**
  * The stream-level rule a subscriber's refusal names (`dw_error.reason`
  * with `DW_RESULT_PROTOCOL_ERROR`).
  */
@@ -891,8 +1059,9 @@ typedef struct dw_error {
    */
   uint32_t result;
   /**
-   * A `dw_invalid`, `dw_protocol_error` or `dw_publish_error`, by
-   * `result`; 0 for the others.
+   * A `dw_param` (the parameter a null pointer was given for),
+   * `dw_invalid`, `dw_protocol_error` or `dw_publish_error`, by `result`;
+   * 0 for the others.
    */
   uint32_t reason;
   /**

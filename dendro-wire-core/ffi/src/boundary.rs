@@ -27,7 +27,7 @@
 
 use core::mem::{align_of, size_of, MaybeUninit};
 
-use crate::error::{dw_error, dw_invalid, dw_result, CallError};
+use crate::error::{dw_error, dw_invalid, dw_param, dw_result, CallError};
 
 /// A call refused at the boundary or by the core.
 pub(crate) type Checked<T> = Result<T, CallError>;
@@ -62,7 +62,7 @@ pub(crate) unsafe fn finish(
         Err(failure) => {
             // SAFETY: the caller's contract, passed on; a null or misaligned
             // `error` is not written.
-            if let Ok(slot) = unsafe { out(error) } {
+            if let Ok(slot) = unsafe { out(error, dw_param::DW_PARAM_ERROR) } {
                 slot.write(failure.to_c());
             }
             failure.result()
@@ -70,11 +70,12 @@ pub(crate) unsafe fn finish(
     }
 }
 
-/// `ptr` null or not aligned for `T`: the refusal, if any. A pointer that
-/// passes may be read field by field (`subscriber.rs` reads a frame so).
-pub(crate) fn check<T>(ptr: *const T) -> Checked<()> {
+/// `ptr`, given for `param`, null or not aligned for `T`: the refusal, if
+/// any. A pointer that passes may be read field by field (`subscriber.rs`
+/// reads a frame so).
+pub(crate) fn check<T>(ptr: *const T, param: dw_param) -> Checked<()> {
     if ptr.is_null() {
-        Err(CallError::Null)
+        Err(CallError::Null(param))
     } else if !ptr.is_aligned() {
         Err(CallError::Invalid(dw_invalid::DW_INVALID_MISALIGNED))
     } else {
@@ -88,8 +89,8 @@ pub(crate) fn check<T>(ptr: *const T) -> Checked<()> {
 ///
 /// If `ptr` is not null it points at `len` bytes readable for `'a` that
 /// nothing writes meanwhile.
-pub(crate) unsafe fn bytes<'a>(ptr: *const u8, len: usize) -> Checked<&'a [u8]> {
-    check(ptr)?;
+pub(crate) unsafe fn bytes<'a>(ptr: *const u8, len: usize, param: dw_param) -> Checked<&'a [u8]> {
+    check(ptr, param)?;
     if len > MAX_LEN {
         return Err(CallError::Invalid(dw_invalid::DW_INVALID_TOO_LONG));
     }
@@ -105,8 +106,12 @@ pub(crate) unsafe fn bytes<'a>(ptr: *const u8, len: usize) -> Checked<&'a [u8]> 
 ///
 /// If `ptr` is not null it points at `len` bytes writable for `'a` that
 /// nothing else reads or writes meanwhile.
-pub(crate) unsafe fn bytes_mut<'a>(ptr: *mut u8, len: usize) -> Checked<&'a mut [u8]> {
-    check(ptr)?;
+pub(crate) unsafe fn bytes_mut<'a>(
+    ptr: *mut u8,
+    len: usize,
+    param: dw_param,
+) -> Checked<&'a mut [u8]> {
+    check(ptr, param)?;
     if len > MAX_LEN {
         return Err(CallError::Invalid(dw_invalid::DW_INVALID_TOO_LONG));
     }
@@ -122,8 +127,8 @@ pub(crate) unsafe fn bytes_mut<'a>(ptr: *mut u8, len: usize) -> Checked<&'a mut 
 ///
 /// If `ptr` is not null it points at `size_of::<T>()` bytes writable for
 /// `'a` that nothing else touches meanwhile.
-pub(crate) unsafe fn out<'a, T>(ptr: *mut T) -> Checked<&'a mut MaybeUninit<T>> {
-    check(ptr)?;
+pub(crate) unsafe fn out<'a, T>(ptr: *mut T, param: dw_param) -> Checked<&'a mut MaybeUninit<T>> {
+    check(ptr, param)?;
     // SAFETY: not null, aligned for T, writable and unshared for 'a by the
     // contract; `MaybeUninit` asks nothing of the bytes there now.
     Ok(unsafe { &mut *ptr.cast::<MaybeUninit<T>>() })
@@ -139,8 +144,9 @@ pub(crate) unsafe fn out<'a, T>(ptr: *mut T) -> Checked<&'a mut MaybeUninit<T>> 
 pub(crate) unsafe fn out_items<'a, T>(
     ptr: *mut T,
     len: usize,
+    param: dw_param,
 ) -> Checked<&'a mut [MaybeUninit<T>]> {
-    check(ptr)?;
+    check(ptr, param)?;
     if len > MAX_LEN / size_of::<T>().max(1) {
         return Err(CallError::Invalid(dw_invalid::DW_INVALID_TOO_LONG));
     }
@@ -155,8 +161,8 @@ pub(crate) unsafe fn out_items<'a, T>(
 /// # Safety
 ///
 /// If `ptr` is not null it points at a `T` readable during the call.
-pub(crate) unsafe fn read<T: Plain>(ptr: *const T) -> Checked<T> {
-    check(ptr)?;
+pub(crate) unsafe fn read<T: Plain>(ptr: *const T, param: dw_param) -> Checked<T> {
+    check(ptr, param)?;
     // SAFETY: not null, aligned, readable by the contract, and any bits
     // are a `T` because it is `Plain`.
     Ok(unsafe { ptr.read() })
@@ -173,11 +179,12 @@ pub(crate) unsafe fn items<'a, T: Plain>(
     ptr: *const T,
     len: usize,
     most: usize,
+    param: dw_param,
 ) -> Checked<&'a [T]> {
     if len == 0 {
         return Ok(&[]);
     }
-    check(ptr)?;
+    check(ptr, param)?;
     if len > most {
         return Err(CallError::Invalid(dw_invalid::DW_INVALID_TOO_MANY));
     }
@@ -223,7 +230,7 @@ pub(crate) unsafe fn place<T: Object, H>(
     value: T,
 ) -> Checked<*mut H> {
     let at = storage.cast::<Placed<T>>();
-    check(at)?;
+    check(at, dw_param::DW_PARAM_STORAGE)?;
     if len < T::SIZE {
         return Err(CallError::storage_too_small(T::SIZE, len));
     }
@@ -247,9 +254,12 @@ pub(crate) unsafe fn place<T: Object, H>(
 /// If `handle` is not null and its tag is `T`'s, it is a handle `place`
 /// returned for a `T` whose storage is still lent, which the caller has
 /// not written to since and uses from no other thread meanwhile.
-pub(crate) unsafe fn placed<'a, T: Object, H>(handle: *mut H) -> Checked<&'a mut T> {
+pub(crate) unsafe fn placed<'a, T: Object, H>(
+    handle: *mut H,
+    param: dw_param,
+) -> Checked<&'a mut T> {
     let at = handle.cast::<Placed<T>>();
-    check(at)?;
+    check(at, param)?;
     // SAFETY: not null and aligned; the tag is a `u64` at the start of the
     // storage, readable whatever the storage holds.
     let tag = unsafe { core::ptr::addr_of!((*at).tag).read() };
@@ -273,9 +283,9 @@ pub(crate) unsafe fn placed<'a, T: Object, H>(handle: *mut H) -> Checked<&'a mut
 /// # Safety
 ///
 /// As for [`placed`].
-pub(crate) unsafe fn release<T: Object, H>(handle: *mut H) -> Checked<()> {
+pub(crate) unsafe fn release<T: Object, H>(handle: *mut H, param: dw_param) -> Checked<()> {
     // SAFETY: the caller's contract, passed on.
-    unsafe { placed::<T, H>(handle) }?;
+    unsafe { placed::<T, H>(handle, param) }?;
     let at = handle.cast::<Placed<T>>();
     // SAFETY: `placed` found this a live `T`'s storage; the tag is a plain
     // `u64` and the value needs no drop (the objects hold no resources).
@@ -295,8 +305,12 @@ pub(crate) fn overlap(a: (usize, usize), b: (usize, usize)) -> bool {
 /// # Safety
 ///
 /// As for [`bytes`].
-pub(crate) unsafe fn str<'a>(ptr: *const core::ffi::c_char, len: usize) -> Checked<&'a str> {
+pub(crate) unsafe fn str<'a>(
+    ptr: *const core::ffi::c_char,
+    len: usize,
+    param: dw_param,
+) -> Checked<&'a str> {
     // SAFETY: the caller's contract, passed on.
-    let bytes = unsafe { bytes(ptr.cast::<u8>(), len) }?;
+    let bytes = unsafe { bytes(ptr.cast::<u8>(), len, param) }?;
     core::str::from_utf8(bytes).map_err(|_| CallError::Invalid(dw_invalid::DW_INVALID_NOT_UTF8))
 }

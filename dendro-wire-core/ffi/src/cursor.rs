@@ -12,7 +12,7 @@ use core::ffi::c_char;
 use core::mem::MaybeUninit;
 
 use crate::boundary::{self, finish, Checked};
-use crate::error::{dw_error, dw_invalid, dw_result, CallError};
+use crate::error::{dw_error, dw_invalid, dw_param, dw_result, CallError};
 use crate::frame::{dw_bytes, dw_map, dw_row, dw_row_cursor, dw_str};
 
 /// One `u32`-length-prefixed field off the front of `rest`.
@@ -68,7 +68,7 @@ unsafe fn cursor_bytes<'a>(ptr: *const u8, len: usize) -> Checked<&'a [u8]> {
         return Err(CallError::Invalid(dw_invalid::DW_INVALID_CURSOR));
     }
     // SAFETY: the caller's contract, passed on.
-    unsafe { boundary::bytes(ptr, len) }
+    unsafe { boundary::bytes(ptr, len, dw_param::DW_PARAM_CURSOR) }
 }
 
 /// Step the cursor over up to `capacity` rows into `rows[0..]`, in one
@@ -98,9 +98,9 @@ pub unsafe extern "C" fn dw_rows_next_batch(
     // SAFETY: the pointers are the caller's, as documented; each is
     // checked before use.
     let run = || unsafe {
-        let c = boundary::read(cursor)?;
-        let out = boundary::out_items(rows, capacity)?;
-        let filled = boundary::out(filled)?;
+        let c = boundary::read(cursor, dw_param::DW_PARAM_CURSOR)?;
+        let out = boundary::out_items(rows, capacity, dw_param::DW_PARAM_ROWS)?;
+        let filled = boundary::out(filled, dw_param::DW_PARAM_FILLED)?;
         if capacity == 0 {
             return Err(CallError::Bound(dw_invalid::DW_INVALID_CAPACITY, [0; 4]));
         }
@@ -115,7 +115,7 @@ pub unsafe extern "C" fn dw_rows_next_batch(
         if take == 0 {
             return Ok(dw_result::DW_RESULT_DONE);
         }
-        boundary::out(cursor)?.write(dw_row_cursor {
+        boundary::out(cursor, dw_param::DW_PARAM_CURSOR)?.write(dw_row_cursor {
             rest: rest.as_ptr(),
             len: rest.len(),
             left: c.left - take as u32,
@@ -170,9 +170,9 @@ pub unsafe extern "C" fn dw_map_next(
     // SAFETY: the pointers are the caller's, as documented; each is
     // checked before use.
     let run = || unsafe {
-        let m = boundary::read(map)?;
-        let out_key = boundary::out(key)?;
-        let out_value = boundary::out(value)?;
+        let m = boundary::read(map, dw_param::DW_PARAM_MAP)?;
+        let out_key = boundary::out(key, dw_param::DW_PARAM_KEY)?;
+        let out_value = boundary::out(value, dw_param::DW_PARAM_VALUE)?;
         let mut rest = cursor_bytes(m.entries, m.len)?;
         if m.count == 0 {
             return Ok(dw_result::DW_RESULT_DONE);
@@ -182,7 +182,7 @@ pub unsafe extern "C" fn dw_map_next(
         let v = take_prefixed(&mut rest).ok_or(invalid)?;
         out_key.write(str_at(k));
         out_value.write(str_at(v));
-        boundary::out(map)?.write(dw_map {
+        boundary::out(map, dw_param::DW_PARAM_MAP)?.write(dw_map {
             entries: rest.as_ptr(),
             len: rest.len(),
             count: m.count - 1,

@@ -6,7 +6,7 @@
 use dendro_wire_core::{check_preamble, FrameDecoder, Status, Truncated};
 
 use crate::boundary::{self, finish};
-use crate::error::{dw_error, dw_invalid, dw_result, CallError};
+use crate::error::{dw_error, dw_invalid, dw_param, dw_result, CallError};
 
 /// The stream has ended (its transport closed, its file was read whole),
 /// and `rest` (`len` bytes; null when `len` is 0) is what is left of it
@@ -43,7 +43,7 @@ pub unsafe extern "C" fn dw_stream_end(
     let run = || unsafe {
         let rest = match len {
             0 => &[][..],
-            _ => boundary::bytes(rest, len)?,
+            _ => boundary::bytes(rest, len, dw_param::DW_PARAM_REST)?,
         };
         let cut = |in_preamble, needed| {
             Err(CallError::Truncated(Truncated {

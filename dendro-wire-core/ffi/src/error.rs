@@ -10,8 +10,11 @@ use core::ffi::{c_char, CStr};
 
 use dendro_wire_core::{Error, Field, ProtocolError, PublishError, Truncated};
 
+mod param;
 mod parts;
 mod sentence;
+
+pub use param::dw_param;
 
 /// What a call came to. Every function that can fail returns one; the
 /// details of a failure are in the `dw_error` it was given, if any.
@@ -298,8 +301,9 @@ pub enum dw_publish_error {
 pub struct dw_error {
     /// The `dw_result` the call returned.
     pub result: u32,
-    /// A `dw_invalid`, `dw_protocol_error` or `dw_publish_error`, by
-    /// `result`; 0 for the others.
+    /// A `dw_param` (the parameter a null pointer was given for),
+    /// `dw_invalid`, `dw_protocol_error` or `dw_publish_error`, by `result`;
+    /// 0 for the others.
     pub reason: u32,
     /// A `dw_rule`: the protocol rule broken, for `DW_RESULT_MALFORMED`
     /// and `DW_PUBLISH_ENCODE`; `DW_RULE_NONE` otherwise.
@@ -324,7 +328,8 @@ pub struct dw_error {
 /// its C form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum CallError {
-    Null,
+    /// A null pointer, for the parameter named.
+    Null(dw_param),
     Invalid(dw_invalid),
     /// An argument refused, with the numbers its sentence says.
     Bound(dw_invalid, [u64; 4]),
@@ -365,7 +370,7 @@ impl CallError {
 
     pub(crate) fn result(&self) -> dw_result {
         match self {
-            CallError::Null => dw_result::DW_RESULT_NULL_PARAMETER,
+            CallError::Null(_) => dw_result::DW_RESULT_NULL_PARAMETER,
             CallError::Invalid(_) | CallError::Bound(..) => dw_result::DW_RESULT_INVALID_ARGUMENT,
             CallError::Truncated(_) => dw_result::DW_RESULT_TRUNCATED,
             CallError::MessageTooLong => dw_result::DW_RESULT_BUFFER_TOO_SMALL,

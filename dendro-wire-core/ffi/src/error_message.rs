@@ -6,7 +6,7 @@ use core::ffi::c_char;
 use core::fmt::{self, Write};
 
 use crate::boundary;
-use crate::error::{dw_error, dw_invalid, dw_result, CallError};
+use crate::error::{dw_error, dw_invalid, dw_param, dw_result, CallError};
 
 /// A `fmt::Write` into a caller's buffer that stops at its end, at a
 /// character boundary, and remembers that it did.
@@ -60,9 +60,9 @@ pub unsafe extern "C" fn dw_error_message(
     // SAFETY: the pointers are the caller's, as documented; each is
     // checked before use.
     let run = || unsafe {
-        let error = boundary::read(error)?;
-        let buf = boundary::bytes_mut(buf.cast::<u8>(), len)?;
-        let written = boundary::out(written)?;
+        let error = boundary::read(error, dw_param::DW_PARAM_ERROR)?;
+        let buf = boundary::bytes_mut(buf.cast::<u8>(), len, dw_param::DW_PARAM_BUF)?;
+        let written = boundary::out(written, dw_param::DW_PARAM_WRITTEN)?;
         let failure =
             CallError::from_c(&error).ok_or(CallError::Invalid(dw_invalid::DW_INVALID_VALUE))?;
         let mut out = Bounded {

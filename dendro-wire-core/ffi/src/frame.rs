@@ -18,7 +18,7 @@ use dendro_wire_core::{
 };
 
 use crate::boundary::{self, finish, Checked, Plain};
-use crate::error::{dw_error, dw_result};
+use crate::error::{dw_error, dw_param, dw_result};
 
 /// The preamble's size: the 12-byte magic `"dendro-repl\0"` and the
 /// protocol version, a little-endian `u16`.
@@ -500,10 +500,10 @@ unsafe fn step_over<'a, T>(
     // SAFETY: the pointers are the caller's, as documented; each is
     // checked before use.
     let run = || unsafe {
-        let buf = boundary::bytes(buf, len)?;
+        let buf = boundary::bytes(buf, len, dw_param::DW_PARAM_BUF)?;
         let target = target()?;
-        let consumed = boundary::out(consumed)?;
-        let needed = boundary::out(needed)?;
+        let consumed = boundary::out(consumed, dw_param::DW_PARAM_CONSUMED)?;
+        let needed = boundary::out(needed, dw_param::DW_PARAM_NEEDED)?;
         Ok(progress(step(buf, target)?, consumed, needed))
     };
     // SAFETY: `error` is the caller's, as documented.
@@ -584,7 +584,7 @@ pub unsafe extern "C" fn dw_decode_limited(
 ) -> dw_result {
     // SAFETY: `frame` is the caller's, as documented, and checked before
     // use.
-    let target = || unsafe { boundary::out(frame) };
+    let target = || unsafe { boundary::out(frame, dw_param::DW_PARAM_FRAME) };
     let step = |buf: &[u8], frame: &mut MaybeUninit<dw_frame>| {
         let decoder = FrameDecoder::new().with_max_frame_bytes(max_frame_bytes);
         Ok(decoder.decode(buf)?.map(|(f, n)| {

@@ -50,8 +50,8 @@ mod version;
 pub use cursor::{dw_map_next, dw_rows_next, dw_rows_next_batch};
 pub use end::dw_stream_end;
 pub use error::{
-    dw_error, dw_field, dw_invalid, dw_protocol_error, dw_publish_error, dw_result, dw_result_name,
-    dw_rule, dw_truncated,
+    dw_error, dw_field, dw_invalid, dw_param, dw_protocol_error, dw_publish_error, dw_result,
+    dw_result_name, dw_rule, dw_truncated,
 };
 pub use error_message::dw_error_message;
 pub use frame::{

@@ -10,7 +10,7 @@
 use core::ffi::c_void;
 
 use crate::boundary::{self, finish};
-use crate::error::{dw_error, dw_result};
+use crate::error::{dw_error, dw_param, dw_result};
 
 mod declared;
 mod handle;
@@ -68,7 +68,7 @@ pub unsafe extern "C" fn dw_publisher_add_source(
     // checked before use.
     let run = || unsafe {
         let m = machine(publisher)?;
-        let out = boundary::out(source)?;
+        let out = boundary::out(source, dw_param::DW_PARAM_SOURCE)?;
         let mut gathered = Gathered::new();
         let (decl, streams) = gathered.declaration(decl)?;
         let id = m.add_source(&decl, &streams, storage.cast::<u8>(), storage_len)?;
@@ -107,7 +107,7 @@ pub unsafe extern "C" fn dw_publisher_observe(
     // checked before use.
     let run = || unsafe {
         let m = machine(publisher)?;
-        let row = boundary::bytes(row, row_len)?;
+        let row = boundary::bytes(row, row_len, dw_param::DW_PARAM_ROW)?;
         let id = m.id(source)?;
         m.publisher
             .observe(id.stream(stream), ts, wall_offset, row)?;
@@ -143,8 +143,8 @@ pub unsafe extern "C" fn dw_publisher_set_slot(
     // checked before use.
     let run = || unsafe {
         let m = machine(publisher)?;
-        let key = boundary::bytes(key, key_len)?;
-        let value = boundary::bytes(value, value_len)?;
+        let key = boundary::bytes(key, key_len, dw_param::DW_PARAM_KEY)?;
+        let value = boundary::bytes(value, value_len, dw_param::DW_PARAM_VALUE)?;
         let id = m.id(source)?;
         m.publisher.set_slot(id, key, value)?;
         Ok(dw_result::DW_RESULT_OK)
@@ -171,7 +171,7 @@ pub unsafe extern "C" fn dw_publisher_remove_slot(
     // checked before use.
     let run = || unsafe {
         let m = machine(publisher)?;
-        let key = boundary::bytes(key, key_len)?;
+        let key = boundary::bytes(key, key_len, dw_param::DW_PARAM_KEY)?;
         let id = m.id(source)?;
         m.publisher.remove_slot(id, key)?;
         Ok(dw_result::DW_RESULT_OK)

@@ -13,7 +13,7 @@ use dendro_wire_core::{
 };
 
 use crate::boundary::{self, finish, Checked, Object, Placed};
-use crate::error::{dw_error, dw_invalid, dw_result, CallError};
+use crate::error::{dw_error, dw_invalid, dw_param, dw_result, CallError};
 use crate::frame::{dw_frame, dw_frame_kind, dw_index_kind};
 
 /// The most sources a subscriber may be given as its limit: what
@@ -191,9 +191,9 @@ pub unsafe extern "C" fn dw_subscriber_init(
     // SAFETY: the pointers are the caller's, as documented; each is
     // checked before use.
     let run = || unsafe {
-        let out = boundary::out(subscriber)?;
+        let out = boundary::out(subscriber, dw_param::DW_PARAM_SUBSCRIBER)?;
         let needed = storage_for(source_limit)?;
-        boundary::check(storage.cast::<Placed<Rules>>())?;
+        boundary::check(storage.cast::<Placed<Rules>>(), dw_param::DW_PARAM_STORAGE)?;
         if len < needed {
             return Err(CallError::storage_too_small(needed, len));
         }
@@ -206,7 +206,7 @@ pub unsafe extern "C" fn dw_subscriber_init(
             places.add(i).write(SourceSlot::EMPTY);
         }
         let table = Table {
-            ptr: NonNull::new(places).ok_or(CallError::Null)?,
+            ptr: NonNull::new(places).ok_or(CallError::Null(dw_param::DW_PARAM_STORAGE))?,
             len: limit,
         };
         let rules = SubscriberIn::in_table(table, limit);
@@ -236,7 +236,7 @@ macro_rules! field {
 /// `frame` is null or points at a `dw_frame` readable during the call.
 unsafe fn frame_for_rules(frame: *const dw_frame) -> Checked<Frame<'static>> {
     use dw_frame_kind::*;
-    boundary::check(frame)?;
+    boundary::check(frame, dw_param::DW_PARAM_FRAME)?;
     let invalid = CallError::Invalid(dw_invalid::DW_INVALID_VALUE);
     Ok(match field!(frame.kind) {
         k if k == DW_FRAME_HANDSHAKE as u32 => Frame::Handshake(Handshake {
@@ -362,9 +362,9 @@ pub unsafe extern "C" fn dw_subscriber_admit(
     // SAFETY: the pointers are the caller's, as documented; each is
     // checked before use.
     let run = || unsafe {
-        let rules = boundary::placed::<Rules, _>(subscriber)?;
+        let rules = boundary::placed::<Rules, _>(subscriber, dw_param::DW_PARAM_SUBSCRIBER)?;
         let frame = frame_for_rules(frame)?;
-        let verdict = boundary::out(verdict)?;
+        let verdict = boundary::out(verdict, dw_param::DW_PARAM_VERDICT)?;
         let admitted = rules.admit(&frame)?;
         verdict.write(verdict_of(admitted, frame.kind()));
         Ok(dw_result::DW_RESULT_OK)
@@ -387,7 +387,7 @@ pub unsafe extern "C" fn dw_subscriber_reset(
 ) -> dw_result {
     // SAFETY: the handle is the caller's, as documented, and checked.
     let run = || unsafe {
-        boundary::placed::<Rules, _>(subscriber)?.reset();
+        boundary::placed::<Rules, _>(subscriber, dw_param::DW_PARAM_SUBSCRIBER)?.reset();
         Ok(dw_result::DW_RESULT_OK)
     };
     // SAFETY: `error` is the caller's, as documented.
@@ -408,8 +408,8 @@ pub unsafe extern "C" fn dw_subscriber_source_count(
 ) -> dw_result {
     // SAFETY: the pointers are the caller's, as documented, and checked.
     let run = || unsafe {
-        let rules = boundary::placed::<Rules, _>(subscriber)?;
-        boundary::out(count)?.write(rules.source_count() as u32);
+        let rules = boundary::placed::<Rules, _>(subscriber, dw_param::DW_PARAM_SUBSCRIBER)?;
+        boundary::out(count, dw_param::DW_PARAM_COUNT)?.write(rules.source_count() as u32);
         Ok(dw_result::DW_RESULT_OK)
     };
     // SAFETY: `error` is the caller's, as documented.
@@ -432,8 +432,8 @@ pub unsafe extern "C" fn dw_subscriber_index_state(
 ) -> dw_result {
     // SAFETY: the pointers are the caller's, as documented, and checked.
     let run = || unsafe {
-        let rules = boundary::placed::<Rules, _>(subscriber)?;
-        let out = boundary::out(state)?;
+        let rules = boundary::placed::<Rules, _>(subscriber, dw_param::DW_PARAM_SUBSCRIBER)?;
+        let out = boundary::out(state, dw_param::DW_PARAM_STATE)?;
         Ok(match rules.index_state(source) {
             Some((a, b)) => {
                 out.write([a, b]);
@@ -460,7 +460,7 @@ pub unsafe extern "C" fn dw_subscriber_release(
 ) -> dw_result {
     // SAFETY: the handle is the caller's, as documented, and checked.
     let run = || unsafe {
-        boundary::release::<Rules, _>(subscriber)?;
+        boundary::release::<Rules, _>(subscriber, dw_param::DW_PARAM_SUBSCRIBER)?;
         Ok(dw_result::DW_RESULT_OK)
     };
     // SAFETY: `error` is the caller's, as documented.

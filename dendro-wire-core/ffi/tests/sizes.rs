@@ -167,3 +167,139 @@ fn storage_aligned_for_the_head_but_not_the_table_is_refused() {
         }
     }
 }
+
+/// One call's refusal of a null pointer: the parameter, and its sentence.
+fn named(r: dw_result, error: &dw_error, param: dw_param, name: &str) {
+    assert_eq!(r, dw_result::DW_RESULT_NULL_PARAMETER, "{name}");
+    assert_eq!(error.reason, param as u32, "{name}");
+    assert_eq!(
+        message(error),
+        format!("{name} is null, and the call needs it")
+    );
+}
+
+#[test]
+fn a_null_pointer_error_names_its_parameter() {
+    use dw_param::*;
+    let storage = Raw::new(publisher_bytes(1));
+    let len = publisher_bytes(1);
+    let (mut handle, mut error) = (null_mut(), no_error());
+    // SAFETY: each call has one null pointer, every other live.
+    unsafe {
+        let r = dw_publisher_init(null_mut(), len, 1, &CONFIG, &mut handle, &mut error);
+        named(r, &error, DW_PARAM_STORAGE, "storage");
+        let r = dw_publisher_init(
+            storage.at(),
+            len,
+            1,
+            core::ptr::null(),
+            &mut handle,
+            &mut error,
+        );
+        named(r, &error, DW_PARAM_CONFIG, "config");
+        let r = dw_publisher_init(storage.at(), len, 1, &CONFIG, null_mut(), &mut error);
+        named(r, &error, DW_PARAM_PUBLISHER, "publisher");
+        let r = dw_publisher_init(storage.at(), len, 1, &CONFIG, &mut handle, &mut error);
+        assert_eq!(r, dw_result::DW_RESULT_OK);
+
+        let source = Raw::new(SOURCE_BYTES);
+        let streams = [
+            s("t"),
+            dw_str {
+                ptr: core::ptr::null(),
+                len: 1,
+            },
+        ];
+        let mut ordinal = 0;
+        let add = |decl: &dw_source_decl, error: &mut dw_error| {
+            let mut ordinal = 0;
+            dw_publisher_add_source(handle, decl, source.at(), SOURCE_BYTES, &mut ordinal, error)
+        };
+        let good = c_source_decl(&streams[..1], NO_STR);
+        let r = dw_publisher_add_source(
+            handle,
+            core::ptr::null(),
+            source.at(),
+            SOURCE_BYTES,
+            &mut ordinal,
+            &mut error,
+        );
+        named(r, &error, DW_PARAM_DECL, "decl");
+        let bad_streams = dw_source_decl {
+            streams: core::ptr::null(),
+            ..good
+        };
+        named(
+            add(&bad_streams, &mut error),
+            &error,
+            DW_PARAM_DECL_STREAMS,
+            "decl->streams",
+        );
+        let bad_name = c_source_decl(&streams, NO_STR);
+        named(
+            add(&bad_name, &mut error),
+            &error,
+            DW_PARAM_DECL_STREAM_NAME,
+            "a name in decl->streams",
+        );
+        let bad_labels = dw_source_decl {
+            labels: core::ptr::null(),
+            labels_len: 1,
+            ..good
+        };
+        named(
+            add(&bad_labels, &mut error),
+            &error,
+            DW_PARAM_DECL_LABELS,
+            "decl->labels",
+        );
+        let pair = [dw_pair {
+            key: s("k"),
+            value: dw_str {
+                ptr: core::ptr::null(),
+                len: 2,
+            },
+        }];
+        let bad_pair = dw_source_decl {
+            metadata: pair.as_ptr(),
+            metadata_len: 1,
+            ..good
+        };
+        named(
+            add(&bad_pair, &mut error),
+            &error,
+            DW_PARAM_DECL_PAIR,
+            "a key or value in decl->labels or decl->metadata",
+        );
+        let r = dw_publisher_add_source(
+            handle,
+            &good,
+            source.at(),
+            SOURCE_BYTES,
+            null_mut(),
+            &mut error,
+        );
+        named(r, &error, DW_PARAM_SOURCE, "source");
+        assert_eq!(add(&good, &mut error), dw_result::DW_RESULT_OK);
+
+        let r = dw_publisher_observe(handle, 0, 0, 1, 0, core::ptr::null(), 1, &mut error);
+        named(r, &error, DW_PARAM_ROW, "row");
+        let r = dw_publisher_observe(null_mut(), 0, 0, 1, 0, [1u8].as_ptr(), 1, &mut error);
+        named(r, &error, DW_PARAM_PUBLISHER, "publisher");
+        let mut buf = [0u8; 512];
+        let mut transmit = core::mem::MaybeUninit::uninit();
+        let r = dw_publisher_poll(handle, null_mut(), 512, transmit.as_mut_ptr(), &mut error);
+        named(r, &error, DW_PARAM_BUF, "buf");
+        let r = dw_publisher_poll(handle, buf.as_mut_ptr(), 512, null_mut(), &mut error);
+        named(r, &error, DW_PARAM_TRANSMIT, "transmit");
+        assert_eq!(
+            dw_publisher_release(handle, null_mut()),
+            dw_result::DW_RESULT_OK
+        );
+    }
+    // A dw_error of another version, with no parameter said, still reads.
+    let mut unnamed = no_error();
+    unnamed.result = dw_result::DW_RESULT_NULL_PARAMETER as u32;
+    unnamed.reason = 9999;
+    assert_eq!(message(&unnamed), "a pointer the call needs is null");
+}

@@ -6,8 +6,8 @@
 use dendro_wire_core::{Error, ProtocolError, PublishError, Rule, Truncated};
 
 use super::{
-    dw_error, dw_field, dw_invalid, dw_protocol_error, dw_publish_error, dw_result, dw_rule,
-    dw_truncated, CallError, FIELDS,
+    dw_error, dw_field, dw_invalid, dw_param, dw_protocol_error, dw_publish_error, dw_result,
+    dw_rule, dw_truncated, CallError, FIELDS,
 };
 
 impl CallError {
@@ -25,7 +25,8 @@ impl CallError {
             values: [0; 4],
         };
         match self {
-            CallError::Null | CallError::MessageTooLong => {}
+            CallError::Null(param) => e.reason = param as u32,
+            CallError::MessageTooLong => {}
             CallError::Invalid(why) => e.reason = why as u32,
             CallError::Bound(why, values) => (e.reason, e.values) = (why as u32, values),
             CallError::Truncated(cut) => {
@@ -57,7 +58,9 @@ impl CallError {
     pub(crate) fn from_c(e: &dw_error) -> Option<CallError> {
         let wire = || wire_from(e);
         Some(match e.result {
-            r if r == dw_result::DW_RESULT_NULL_PARAMETER as u32 => CallError::Null,
+            r if r == dw_result::DW_RESULT_NULL_PARAMETER as u32 => {
+                CallError::Null(dw_param::from_reason(e.reason))
+            }
             r if r == dw_result::DW_RESULT_INVALID_ARGUMENT as u32 => {
                 match invalid_from(e.reason)? {
                     why if CallError::has_values(why) => CallError::Bound(why, e.values),

@@ -4,12 +4,15 @@
 
 use core::fmt;
 
-use super::{dw_invalid, CallError};
+use super::{dw_invalid, dw_param, CallError};
 
 impl fmt::Display for CallError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CallError::Null => f.write_str("a pointer the call needs is null"),
+            CallError::Null(dw_param::DW_PARAM_UNNAMED) => {
+                f.write_str("a pointer the call needs is null")
+            }
+            CallError::Null(param) => write!(f, "{} is null, and the call needs it", param.name()),
             CallError::Invalid(why) => f.write_str(match why {
                 dw_invalid::DW_INVALID_NONE => "an argument the call cannot take",
                 dw_invalid::DW_INVALID_MISALIGNED => {

@@ -3,7 +3,7 @@
 //! from C.
 
 use crate::boundary::{self, finish, Checked, Plain};
-use crate::error::{dw_error, dw_invalid, dw_result, CallError};
+use crate::error::{dw_error, dw_invalid, dw_param, dw_result, CallError};
 use crate::frame::dw_str;
 use dendro_wire_core::{
     Budget, Map, SourceDecl, StreamNames, FAST_NAME_BYTES, FAST_ROW_BYTES, FAST_WINDOW_BYTES,
@@ -101,10 +101,11 @@ impl StreamNames for Streams<'_> {
     }
 
     fn name(&self, index: usize) -> &str {
+        const NAME: dw_param = dw_param::DW_PARAM_DECL_STREAM_NAME;
         // SAFETY: `Gathered::declaration` made this only after finding
         // every string readable and UTF-8, and the caller's contract keeps
         // them so for the call; a string it found otherwise is never here.
-        let name = |s: &dw_str| unsafe { boundary::str(s.ptr, s.len) }.unwrap_or_default();
+        let name = |s: &dw_str| unsafe { boundary::str(s.ptr, s.len, NAME) }.unwrap_or_default();
         self.0.get(index).map_or("", name)
     }
 }
@@ -131,20 +132,30 @@ impl<'a> Gathered<'a> {
         // SAFETY: the caller's contract, passed on; each pointer is checked
         // before use.
         unsafe {
-            let d = boundary::read(decl)?;
+            let d = boundary::read(decl, dw_param::DW_PARAM_DECL)?;
             let complete = match d.complete {
                 0 => false,
                 1 => true,
                 _ => return Err(CallError::Invalid(dw_invalid::DW_INVALID_VALUE)),
             };
             let declared = SourceDecl {
-                uuid: optional(d.uuid)?,
-                labels: Map::from_pairs(pairs(d.labels, d.labels_len, &mut self.labels)?),
-                metadata: Map::from_pairs(pairs(d.metadata, d.metadata_len, &mut self.metadata)?),
+                uuid: optional(d.uuid, dw_param::DW_PARAM_DECL_UUID)?,
+                labels: Map::from_pairs(pairs(
+                    d.labels,
+                    d.labels_len,
+                    &mut self.labels,
+                    dw_param::DW_PARAM_DECL_LABELS,
+                )?),
+                metadata: Map::from_pairs(pairs(
+                    d.metadata,
+                    d.metadata_len,
+                    &mut self.metadata,
+                    dw_param::DW_PARAM_DECL_METADATA,
+                )?),
                 clock_anchor_wall_ns: d.clock_anchor_wall_ns,
                 complete,
                 streams: &[],
-                index_stream: optional(d.index_stream)?,
+                index_stream: optional(d.index_stream, dw_param::DW_PARAM_DECL_INDEX_STREAM)?,
             };
             Ok((declared, strs(d.streams, d.streams_len)?))
         }
@@ -225,8 +236,8 @@ pub unsafe extern "C" fn dw_source_sizing(
     // SAFETY: the pointers are the caller's, as documented; each is
     // checked before use.
     let run = || unsafe {
-        let b = boundary::read(budget)?;
-        let out = boundary::out(sizing)?;
+        let b = boundary::read(budget, dw_param::DW_PARAM_BUDGET)?;
+        let out = boundary::out(sizing, dw_param::DW_PARAM_SIZING)?;
         let mut gathered = Gathered::new();
         let (decl, streams) = gathered.declaration(decl)?;
         let budget = Budget::rows(b.largest_row, b.rows_per_interval).with_slots(
@@ -253,10 +264,11 @@ pub unsafe extern "C" fn dw_source_sizing(
 /// As for `boundary::items`, and each string as for `boundary::str`.
 unsafe fn strs<'a>(ptr: *const dw_str, len: usize) -> Checked<Streams<'a>> {
     // SAFETY: the caller's contract, passed on.
-    let given = unsafe { boundary::items(ptr, len, DW_MAX_STREAMS) }?;
+    let given =
+        unsafe { boundary::items(ptr, len, DW_MAX_STREAMS, dw_param::DW_PARAM_DECL_STREAMS) }?;
     for s in given {
         // SAFETY: as above.
-        unsafe { boundary::str(s.ptr, s.len) }?;
+        unsafe { boundary::str(s.ptr, s.len, dw_param::DW_PARAM_DECL_STREAM_NAME) }?;
     }
     Ok(Streams(given))
 }
@@ -270,15 +282,16 @@ unsafe fn pairs<'a>(
     ptr: *const dw_pair,
     len: usize,
     out: &'a mut [(&'a str, &'a str); DW_MAX_MAP_ENTRIES],
+    param: dw_param,
 ) -> Checked<&'a [(&'a str, &'a str)]> {
     // SAFETY: the caller's contract, passed on.
-    let given = unsafe { boundary::items(ptr, len, DW_MAX_MAP_ENTRIES) }?;
+    let given = unsafe { boundary::items(ptr, len, DW_MAX_MAP_ENTRIES, param) }?;
     for (to, p) in out.iter_mut().zip(given) {
         // SAFETY: as above.
         *to = unsafe {
             (
-                boundary::str(p.key.ptr, p.key.len)?,
-                boundary::str(p.value.ptr, p.value.len)?,
+                boundary::str(p.key.ptr, p.key.len, dw_param::DW_PARAM_DECL_PAIR)?,
+                boundary::str(p.value.ptr, p.value.len, dw_param::DW_PARAM_DECL_PAIR)?,
             )
         };
     }
@@ -290,10 +303,10 @@ unsafe fn pairs<'a>(
 /// # Safety
 ///
 /// As for `boundary::str`.
-unsafe fn optional<'a>(s: dw_str) -> Checked<Option<&'a str>> {
+unsafe fn optional<'a>(s: dw_str, param: dw_param) -> Checked<Option<&'a str>> {
     match s.ptr.is_null() {
         true => Ok(None),
         // SAFETY: the caller's contract, passed on.
-        false => unsafe { boundary::str(s.ptr, s.len) }.map(Some),
+        false => unsafe { boundary::str(s.ptr, s.len, param) }.map(Some),
     }
 }

@@ -12,7 +12,7 @@ use dendro_wire_core::{
 };
 
 use crate::boundary::{self, finish, overlap, Checked, Object, Plain};
-use crate::error::{dw_error, dw_invalid, dw_result, CallError};
+use crate::error::{dw_error, dw_invalid, dw_param, dw_result, CallError};
 use crate::frame::EMPTY_ROWS_FRAME;
 
 use super::declared::Streams;
@@ -73,8 +73,8 @@ impl Lent {
     pub(super) unsafe fn new(ptr: *mut u8, len: usize) -> Checked<Lent> {
         // The checks of any buffer C lends; the slice is not kept.
         // SAFETY: the caller's contract, passed on.
-        unsafe { boundary::bytes_mut(ptr, len) }?;
-        let ptr = NonNull::new(ptr).ok_or(CallError::Null)?;
+        unsafe { boundary::bytes_mut(ptr, len, dw_param::DW_PARAM_STORAGE) }?;
+        let ptr = NonNull::new(ptr).ok_or(CallError::Null(dw_param::DW_PARAM_STORAGE))?;
         Ok(Lent { ptr, len })
     }
 
@@ -241,7 +241,7 @@ pub extern "C" fn dw_publisher_size(source_limit: u32) -> usize {
 /// As for `boundary::placed`.
 pub(super) unsafe fn machine<'a>(p: *mut dw_publisher) -> Checked<&'a mut Machine> {
     // SAFETY: the caller's contract, passed on.
-    unsafe { boundary::placed::<Machine, _>(p) }
+    unsafe { boundary::placed::<Machine, _>(p, dw_param::DW_PARAM_PUBLISHER) }
 }
 
 /// Run `f` on the publisher behind `p`, returning `DW_RESULT_OK`, or why
@@ -292,17 +292,20 @@ pub unsafe extern "C" fn dw_publisher_init(
     // SAFETY: the pointers are the caller's, as documented; each is
     // checked before use.
     let run = || unsafe {
-        let config = checked_config(boundary::read(config)?)?;
-        let out = boundary::out(publisher)?;
+        let config = checked_config(boundary::read(config, dw_param::DW_PARAM_CONFIG)?)?;
+        let out = boundary::out(publisher, dw_param::DW_PARAM_PUBLISHER)?;
         let needed = storage_for(source_limit)?;
         // Aligned for the head and for the table's places.
-        boundary::check(storage.cast::<PublisherSource<Lent>>())?;
+        boundary::check(
+            storage.cast::<PublisherSource<Lent>>(),
+            dw_param::DW_PARAM_STORAGE,
+        )?;
         if len < needed {
             return Err(CallError::storage_too_small(needed, len));
         }
         let places = storage.cast::<u8>().add(HEAD_BYTES);
         let table = Table {
-            ptr: NonNull::new(places.cast()).ok_or(CallError::Null)?,
+            ptr: NonNull::new(places.cast()).ok_or(CallError::Null(dw_param::DW_PARAM_STORAGE))?,
             len: 0,
             limit: source_limit as usize,
         };

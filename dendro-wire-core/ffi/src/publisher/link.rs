@@ -6,7 +6,7 @@
 
 use super::handle::{dw_publisher, machine, with, Machine};
 use crate::boundary::{self, finish};
-use crate::error::{dw_error, dw_invalid, dw_result, CallError};
+use crate::error::{dw_error, dw_invalid, dw_param, dw_result, CallError};
 
 /// One frame `dw_publisher_poll` wrote.
 #[repr(C)]
@@ -153,7 +153,7 @@ pub unsafe extern "C" fn dw_publisher_waiting(
     // SAFETY: the pointers are the caller's, as documented, and checked.
     let run = || unsafe {
         let w = machine(publisher)?.publisher.waiting();
-        boundary::out(waiting)?.write(dw_waiting {
+        boundary::out(waiting, dw_param::DW_PARAM_WAITING)?.write(dw_waiting {
             frames: w.frames,
             bytes: w.bytes,
             rows: w.rows,
@@ -179,7 +179,7 @@ pub unsafe extern "C" fn dw_publisher_stats(
     // SAFETY: the pointers are the caller's, as documented, and checked.
     let run = || unsafe {
         let s = machine(publisher)?.publisher.stats();
-        boundary::out(stats)?.write(dw_stats {
+        boundary::out(stats, dw_param::DW_PARAM_STATS)?.write(dw_stats {
             intervals: s.intervals,
             connections: s.connections,
             frames_sent: s.frames_sent,
@@ -217,7 +217,7 @@ pub unsafe extern "C" fn dw_publisher_index_state(
     // checked before use.
     let run = || unsafe {
         let m = machine(publisher)?;
-        let out = boundary::out(state)?;
+        let out = boundary::out(state, dw_param::DW_PARAM_STATE)?;
         let (a, b) = m.publisher.index_state(m.id(source)?)?;
         out.write([a, b]);
         Ok(dw_result::DW_RESULT_OK)
@@ -242,7 +242,7 @@ pub unsafe extern "C" fn dw_publisher_next_frame_len(
     // SAFETY: the pointers are the caller's, as documented, and checked.
     let run = || unsafe {
         let m = machine(publisher)?;
-        let out = boundary::out(len)?;
+        let out = boundary::out(len, dw_param::DW_PARAM_LEN)?;
         Ok(match m.publisher.next_frame_len() {
             Some(n) => {
                 out.write(n);
@@ -286,8 +286,8 @@ pub unsafe extern "C" fn dw_publisher_poll(
         if m.overlaps((buf as usize, len)) {
             return Err(CallError::Invalid(dw_invalid::DW_INVALID_OVERLAP));
         }
-        let buf = boundary::bytes_mut(buf, len)?;
-        let out = boundary::out(transmit)?;
+        let buf = boundary::bytes_mut(buf, len, dw_param::DW_PARAM_BUF)?;
+        let out = boundary::out(transmit, dw_param::DW_PARAM_TRANSMIT)?;
         Ok(match m.publisher.poll_transmit(buf)? {
             Some((_, t)) => {
                 out.write(dw_transmit {
@@ -320,7 +320,7 @@ pub unsafe extern "C" fn dw_publisher_release(
 ) -> dw_result {
     // SAFETY: the handle is the caller's, as documented, and checked.
     let run = || unsafe {
-        boundary::release::<Machine, _>(publisher)?;
+        boundary::release::<Machine, _>(publisher, dw_param::DW_PARAM_PUBLISHER)?;
         Ok(dw_result::DW_RESULT_OK)
     };
     // SAFETY: `error` is the caller's, as documented.
