@@ -22,6 +22,10 @@ use crate::{c_build, setup};
 
 const TARGET: &str = BOARDS[0].target;
 const FIRMWARE: &str = "dendro-wire-core/ffi/examples/firmware";
+/// The most stack the C agent may take while it declares its sources
+/// (issue 41's 1.5 KiB): declaring gathers nothing on the stack that
+/// grows with its streams.
+const DECLARING_STACK_LIMIT: u64 = 1536;
 /// The gaps the agent is told to cause: the Rust agent's.
 const GAPS: &str = "gaps=4";
 
@@ -220,5 +224,11 @@ fn footprint(elf: &Path, stack: Stack) -> Result<(), String> {
         "    C agent: peak stack {} B while declaring its sources, {} B in its loop",
         stack.declaring, stack.looping
     );
+    if stack.declaring > DECLARING_STACK_LIMIT {
+        return Err(format!(
+            "the C agent's stack peaks at {} B while it declares its sources, past {} B",
+            stack.declaring, DECLARING_STACK_LIMIT
+        ));
+    }
     Ok(())
 }

@@ -84,8 +84,9 @@
 
 /**
  * The entries of a declared source's labels, and of its metadata, the C
- * API takes: gathered on the stack to declare or size a source (16 bytes
- * each on a 32-bit target, 32 on a 64-bit one), and only then.
+ * API takes: gathered on the stack to declare or size a source, and only
+ * then (16 bytes each on a 32-bit target, 32 on a 64-bit one), in room
+ * for 4 of each when neither map has more, for 16 when one has.
  */
 #define DW_MAX_MAP_ENTRIES 16
 

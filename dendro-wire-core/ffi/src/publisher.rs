@@ -16,7 +16,7 @@ mod declared;
 mod handle;
 mod link;
 
-use declared::Gathered;
+use declared::with_declaration;
 pub use declared::{
     dw_budget, dw_pair, dw_sizing, dw_source_decl, dw_source_sizing, DW_MAX_MAP_ENTRIES,
     DW_MAX_STREAMS, DW_SIZING_FAST_NAME_BYTES, DW_SIZING_FAST_ROW_BYTES,
@@ -69,10 +69,11 @@ pub unsafe extern "C" fn dw_publisher_add_source(
     let run = || unsafe {
         let m = machine(publisher)?;
         let out = boundary::out(source, dw_param::DW_PARAM_SOURCE)?;
-        let mut gathered = Gathered::new();
-        let (decl, streams) = gathered.declaration(decl)?;
-        let id = m.add_source(&decl, &streams, storage.cast::<u8>(), storage_len)?;
-        out.write(id.ordinal());
+        with_declaration(decl, &mut |decl, streams| {
+            let id = m.add_source(decl, streams, storage.cast::<u8>(), storage_len)?;
+            out.write(id.ordinal());
+            Ok(())
+        })?;
         Ok(dw_result::DW_RESULT_OK)
     };
     // SAFETY: `error` is the caller's, as documented.

@@ -303,3 +303,73 @@ fn a_null_pointer_error_names_its_parameter() {
     unnamed.reason = 9999;
     assert_eq!(message(&unnamed), "a pointer the call needs is null");
 }
+
+#[test]
+fn maps_of_every_size_up_to_the_most_are_declared_as_the_core_declares_them() {
+    let keys: Vec<String> = (0..=DW_MAX_MAP_ENTRIES)
+        .map(|i| format!("k{i:02}"))
+        .collect();
+    let all: Vec<dw_pair> = keys
+        .iter()
+        .map(|k| dw_pair {
+            key: s(k),
+            value: s("v"),
+        })
+        .collect();
+    let rust: Vec<(&str, &str)> = keys.iter().map(|k| (k.as_str(), "v")).collect();
+    let streams = [s("t")];
+    let budget = dw_budget {
+        largest_row: 8,
+        rows_per_interval: 2,
+        slots: 0,
+        largest_slot: 0,
+        slot_changes_per_interval: 0,
+    };
+    // Each count of labels beside each of metadata, across the small
+    // frame's four and the large one's sixteen, and one past the most.
+    for labels in 0..=DW_MAX_MAP_ENTRIES + 1 {
+        for metadata in [0, 1, 4, 5, DW_MAX_MAP_ENTRIES, DW_MAX_MAP_ENTRIES + 1] {
+            let decl = dw_source_decl {
+                labels: all.as_ptr(),
+                labels_len: labels,
+                metadata: all.as_ptr(),
+                metadata_len: metadata,
+                ..c_source_decl(&streams, NO_STR)
+            };
+            let (mut sizing, mut error) = (
+                dw_sizing {
+                    storage: 0,
+                    frame_buffer: 0,
+                    latest_rows: 0,
+                },
+                no_error(),
+            );
+            // SAFETY: locals, alive for the call.
+            let r = unsafe { dw_source_sizing(&decl, &budget, &mut sizing, &mut error) };
+            if labels > DW_MAX_MAP_ENTRIES || metadata > DW_MAX_MAP_ENTRIES {
+                assert_eq!(
+                    (r, error.reason),
+                    (
+                        dw_result::DW_RESULT_INVALID_ARGUMENT,
+                        dw_invalid::DW_INVALID_TOO_MANY as u32
+                    ),
+                    "{labels} labels, {metadata} metadata"
+                );
+                continue;
+            }
+            assert_eq!(r, dw_result::DW_RESULT_OK, "{labels} {metadata}");
+            let core = dendro_wire_core::SourceDecl {
+                labels: dendro_wire_core::Map::from_pairs(&rust[..labels]),
+                metadata: dendro_wire_core::Map::from_pairs(&rust[..metadata]),
+                streams: &["t"],
+                ..Default::default()
+            }
+            .sizing(&dendro_wire_core::Budget::rows(8, 2));
+            assert_eq!(
+                (sizing.storage, sizing.frame_buffer),
+                (core.storage, core.frame_buffer),
+                "{labels} labels, {metadata} metadata"
+            );
+        }
+    }
+}

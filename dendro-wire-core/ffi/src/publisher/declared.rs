@@ -15,8 +15,9 @@ use dendro_wire_core::{
 pub const DW_MAX_STREAMS: usize = 256;
 
 /// The entries of a declared source's labels, and of its metadata, the C
-/// API takes: gathered on the stack to declare or size a source (16 bytes
-/// each on a 32-bit target, 32 on a 64-bit one), and only then.
+/// API takes: gathered on the stack to declare or size a source, and only
+/// then (16 bytes each on a 32-bit target, 32 on a 64-bit one), in room
+/// for 4 of each when neither map has more, for 16 when one has.
 pub const DW_MAX_MAP_ENTRIES: usize = 16;
 
 /// A row of up to this many bytes, on a stream whose name is up to
@@ -83,15 +84,97 @@ pub struct dw_source_decl {
 // SAFETY: pointers and integers only.
 unsafe impl Plain for dw_source_decl {}
 
-/// The pairs of a C declaration's maps, gathered on the stack into the
-/// core's `Map`s for the one call that reads them.
-pub(super) struct Gathered<'a> {
-    labels: [(&'a str, &'a str); DW_MAX_MAP_ENTRIES],
-    metadata: [(&'a str, &'a str); DW_MAX_MAP_ENTRIES],
+/// The entries of each map most declarations stay within: theirs are
+/// gathered in a frame a quarter the size of one for `DW_MAX_MAP_ENTRIES`.
+const FEW: usize = 4;
+
+/// A caller of [`with_declaration`]: given the declaration as the core
+/// takes it, its streams apart (for `add_source_named` and
+/// `sizing_named`). Called through `dyn`, so that each frame size below
+/// shares one copy of the code.
+pub(super) type Declared<'f> = dyn FnMut(&SourceDecl<'_>, &Streams<'_>) -> Checked<()> + 'f;
+
+/// Call `f` with the declaration at `decl`, its maps' pairs gathered on
+/// the stack in a frame no larger than they need.
+///
+/// # Safety
+///
+/// `decl` is null or points at a `dw_source_decl` whose arrays and
+/// strings are readable for the call.
+pub(super) unsafe fn with_declaration(
+    decl: *const dw_source_decl,
+    f: &mut Declared<'_>,
+) -> Checked<()> {
+    // SAFETY: the caller's contract, passed on.
+    let d = unsafe { boundary::read(decl, dw_param::DW_PARAM_DECL) }?;
+    match d.labels_len <= FEW && d.metadata_len <= FEW {
+        // SAFETY: as above.
+        true => unsafe { gather::<FEW>(&d, f) },
+        // SAFETY: as above.
+        false => unsafe { gather::<DW_MAX_MAP_ENTRIES>(&d, f) },
+    }
+}
+
+/// [`with_declaration`] with room for `N` pairs of each map, in a frame of
+/// its own.
+///
+/// # Safety
+///
+/// As for [`with_declaration`].
+#[inline(never)]
+unsafe fn gather<const N: usize>(d: &dw_source_decl, f: &mut Declared<'_>) -> Checked<()> {
+    let mut labels = [("", ""); N];
+    let mut metadata = [("", ""); N];
+    // SAFETY: the caller's contract, passed on.
+    unsafe { declare_in(d, &mut labels, &mut metadata, f) }
+}
+
+/// The declaration `d` as the core takes it, its maps' pairs gathered into
+/// `labels` and `metadata`, given to `f`.
+///
+/// # Safety
+///
+/// `d`'s arrays and strings are readable for the call.
+#[inline(never)]
+unsafe fn declare_in<'a>(
+    d: &dw_source_decl,
+    labels: &'a mut [(&'a str, &'a str)],
+    metadata: &'a mut [(&'a str, &'a str)],
+    f: &mut Declared<'_>,
+) -> Checked<()> {
+    let complete = match d.complete {
+        0 => false,
+        1 => true,
+        _ => return Err(CallError::Invalid(dw_invalid::DW_INVALID_VALUE)),
+    };
+    // SAFETY: the caller's contract, passed on; each pointer is checked
+    // before use.
+    unsafe {
+        let declared = SourceDecl {
+            uuid: optional(d.uuid, dw_param::DW_PARAM_DECL_UUID)?,
+            labels: Map::from_pairs(pairs(
+                d.labels,
+                d.labels_len,
+                labels,
+                dw_param::DW_PARAM_DECL_LABELS,
+            )?),
+            metadata: Map::from_pairs(pairs(
+                d.metadata,
+                d.metadata_len,
+                metadata,
+                dw_param::DW_PARAM_DECL_METADATA,
+            )?),
+            clock_anchor_wall_ns: d.clock_anchor_wall_ns,
+            complete,
+            streams: &[],
+            index_stream: optional(d.index_stream, dw_param::DW_PARAM_DECL_INDEX_STREAM)?,
+        };
+        f(&declared, &strs(d.streams, d.streams_len)?)
+    }
 }
 
 /// The streams of a C declaration, read from C's array as the core asks
-/// for each: every one checked once by [`Gathered::declaration`], and
+/// for each: every one checked once by `declare_in`, and
 /// gathered nowhere.
 pub(super) struct Streams<'a>(&'a [dw_str]);
 
@@ -102,63 +185,11 @@ impl StreamNames for Streams<'_> {
 
     fn name(&self, index: usize) -> &str {
         const NAME: dw_param = dw_param::DW_PARAM_DECL_STREAM_NAME;
-        // SAFETY: `Gathered::declaration` made this only after finding
+        // SAFETY: `declare_in` made this only after finding
         // every string readable and UTF-8, and the caller's contract keeps
         // them so for the call; a string it found otherwise is never here.
         let name = |s: &dw_str| unsafe { boundary::str(s.ptr, s.len, NAME) }.unwrap_or_default();
         self.0.get(index).map_or("", name)
-    }
-}
-
-impl<'a> Gathered<'a> {
-    pub(super) fn new() -> Self {
-        Gathered {
-            labels: [("", ""); DW_MAX_MAP_ENTRIES],
-            metadata: [("", ""); DW_MAX_MAP_ENTRIES],
-        }
-    }
-
-    /// The declaration at `decl`, as the core takes it: the streams apart,
-    /// for `add_source_named` and `sizing_named`.
-    ///
-    /// # Safety
-    ///
-    /// `decl` is null or points at a `dw_source_decl` whose arrays and
-    /// strings are readable for `'a`.
-    pub(super) unsafe fn declaration(
-        &'a mut self,
-        decl: *const dw_source_decl,
-    ) -> Checked<(SourceDecl<'a>, Streams<'a>)> {
-        // SAFETY: the caller's contract, passed on; each pointer is checked
-        // before use.
-        unsafe {
-            let d = boundary::read(decl, dw_param::DW_PARAM_DECL)?;
-            let complete = match d.complete {
-                0 => false,
-                1 => true,
-                _ => return Err(CallError::Invalid(dw_invalid::DW_INVALID_VALUE)),
-            };
-            let declared = SourceDecl {
-                uuid: optional(d.uuid, dw_param::DW_PARAM_DECL_UUID)?,
-                labels: Map::from_pairs(pairs(
-                    d.labels,
-                    d.labels_len,
-                    &mut self.labels,
-                    dw_param::DW_PARAM_DECL_LABELS,
-                )?),
-                metadata: Map::from_pairs(pairs(
-                    d.metadata,
-                    d.metadata_len,
-                    &mut self.metadata,
-                    dw_param::DW_PARAM_DECL_METADATA,
-                )?),
-                clock_anchor_wall_ns: d.clock_anchor_wall_ns,
-                complete,
-                streams: &[],
-                index_stream: optional(d.index_stream, dw_param::DW_PARAM_DECL_INDEX_STREAM)?,
-            };
-            Ok((declared, strs(d.streams, d.streams_len)?))
-        }
     }
 }
 
@@ -238,19 +269,20 @@ pub unsafe extern "C" fn dw_source_sizing(
     let run = || unsafe {
         let b = boundary::read(budget, dw_param::DW_PARAM_BUDGET)?;
         let out = boundary::out(sizing, dw_param::DW_PARAM_SIZING)?;
-        let mut gathered = Gathered::new();
-        let (decl, streams) = gathered.declaration(decl)?;
         let budget = Budget::rows(b.largest_row, b.rows_per_interval).with_slots(
             b.slots,
             b.largest_slot,
             b.slot_changes_per_interval,
         );
-        let s = decl.sizing_named(&streams, &budget);
-        out.write(dw_sizing {
-            storage: s.storage,
-            frame_buffer: s.frame_buffer,
-            latest_rows: s.latest_rows,
-        });
+        with_declaration(decl, &mut |decl, streams| {
+            let s = decl.sizing_named(streams, &budget);
+            out.write(dw_sizing {
+                storage: s.storage,
+                frame_buffer: s.frame_buffer,
+                latest_rows: s.latest_rows,
+            });
+            Ok(())
+        })?;
         Ok(dw_result::DW_RESULT_OK)
     };
     // SAFETY: `error` is the caller's, as documented.
@@ -281,11 +313,11 @@ unsafe fn strs<'a>(ptr: *const dw_str, len: usize) -> Checked<Streams<'a>> {
 unsafe fn pairs<'a>(
     ptr: *const dw_pair,
     len: usize,
-    out: &'a mut [(&'a str, &'a str); DW_MAX_MAP_ENTRIES],
+    out: &'a mut [(&'a str, &'a str)],
     param: dw_param,
 ) -> Checked<&'a [(&'a str, &'a str)]> {
     // SAFETY: the caller's contract, passed on.
-    let given = unsafe { boundary::items(ptr, len, DW_MAX_MAP_ENTRIES, param) }?;
+    let given = unsafe { boundary::items(ptr, len, DW_MAX_MAP_ENTRIES.min(out.len()), param) }?;
     for (to, p) in out.iter_mut().zip(given) {
         // SAFETY: as above.
         *to = unsafe {
