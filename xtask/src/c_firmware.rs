@@ -1,12 +1,13 @@
 //! The C firmware agent (`dendro-wire-core/ffi/examples/firmware/agent.c`):
 //! the Rust agent's workload written in C over the C API, built with
-//! arm-none-eabi-gcc against the staticlib for `thumbv7m-none-eabi` (no
-//! libc, no heap), run under QEMU's `lm3s6965evb` with semihosting.
+//! arm-none-eabi-gcc against the staticlib for each Arm board's target (no
+//! libc, no heap), run under QEMU's `lm3s6965evb` (Cortex-M3) and
+//! `microbit` (Cortex-M0) with semihosting.
 //!
-//! Each connection's stream, `target/firmware/c/connection-N.dwr`, must
-//! check with `dendro-wire check --json` exactly as the agent says, and be
-//! byte for byte the Rust agent's stream of the same connection
-//! (`target/firmware/thumbv7m-none-eabi/connection-N.dwr`, which
+//! Each connection's stream, `target/firmware/c/TARGET/connection-N.dwr`,
+//! must check with `dendro-wire check --json` exactly as the agent says,
+//! and be byte for byte the Rust agent's stream of the same connection
+//! (`target/firmware/TARGET/connection-N.dwr`, which
 //! `firmware.rs` checks and dendro's own `Subscriber` lands): the same
 //! calls give the same frames through C as through Rust. Then its
 //! footprint is printed beside the Rust agent's, both linked with the same
@@ -16,11 +17,12 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::qemu::{self, check, compare, finish, BOARDS};
+use crate::qemu::{self, check, compare, finish, Board, BOARDS};
 use crate::steps::{self, fresh_dir, root, target_dir};
 use crate::{c_build, setup};
 
-const TARGET: &str = BOARDS[0].target;
+/// The Arm boards, each with the RAM its linker script is told of.
+const ARM: [(&Board, &str); 2] = [(&BOARDS[0], "64K"), (&BOARDS[1], "16K")];
 const FIRMWARE: &str = "dendro-wire-core/ffi/examples/firmware";
 /// The most stack the C agent may take while it declares its sources
 /// (issue 41's 1.5 KiB): declaring gathers nothing on the stack that
@@ -32,23 +34,30 @@ const GAPS: &str = "gaps=4";
 pub(crate) fn run() -> Result<(), String> {
     setup::ensure("firmware (the C agent)", &[setup::C_FIRMWARE])?;
     let tool = steps::release_tool()?;
-    c_build::build_library(Some(TARGET))?;
     sizes_on_every_board()?;
-    let out = target_dir().join("firmware/c");
-    fresh_dir(&out)?;
-    let elf = build(&out)?;
-    let (connections, stack) = streams(&elf, &out, &tool)?;
-    footprint(&elf, stack)?;
-    eprintln!("==> firmware (C): {connections} connections checked, each the Rust agent's bytes");
+    let mut connections = 0;
+    for (board, ram) in ARM {
+        c_build::build_library(Some(board.target))?;
+        let out = target_dir().join("firmware/c").join(board.target);
+        fresh_dir(&out)?;
+        let elf = build(board, ram, &out)?;
+        let (made, stack) = streams(board, &elf, &out, &tool)?;
+        footprint(board, &elf, stack)?;
+        connections += made;
+    }
+    eprintln!(
+        "==> firmware (C): {connections} connections on the Cortex-M3 and the Cortex-M0 checked, \
+         each the Rust agent's bytes"
+    );
     Ok(())
 }
 
 /// The header's size figures for 32-bit targets are held equal to the
 /// layouts the compiler gives by the library's own `const` assertions: a
-/// build for each board's target is the test (the Cortex-M3's staticlib
-/// above, and its agent compares them with the functions under QEMU).
+/// build for each board's target is the test (the agent compares them
+/// with the functions under QEMU too, on each Arm board).
 fn sizes_on_every_board() -> Result<(), String> {
-    for board in &BOARDS[1..] {
+    for board in &BOARDS {
         steps::run(
             &format!(
                 "check dendro-wire-ffi for {} (the header's sizes are this target's)",
@@ -70,16 +79,27 @@ fn sizes_on_every_board() -> Result<(), String> {
     Ok(())
 }
 
-/// The agent, every warning an error, linked with no libc.
-fn build(out: &Path) -> Result<PathBuf, String> {
+/// The agent, every warning an error, linked with no libc, for `board`
+/// with `ram` of RAM.
+fn build(board: &Board, ram: &str, out: &Path) -> Result<PathBuf, String> {
     let dir = root().join(FIRMWARE);
     let elf = out.join("agent.elf");
-    let staticlib = target_dir().join(format!("{TARGET}/ffi/libdendro_wire_ffi.a"));
+    let target = board.target;
+    let staticlib = target_dir().join(format!("{target}/ffi/libdendro_wire_ffi.a"));
+    let cpu = format!("-mcpu={}", board.core.to_lowercase());
+    let mut command = Command::new("arm-none-eabi-gcc");
+    if board.core == "Cortex-M0" {
+        // mem.s's ARMv6-M code.
+        command.arg("-Wa,--defsym,DENDRO_WIRE_ARMV6M=1");
+    }
     steps::run(
-        "build the C agent (arm-none-eabi-gcc, -Wall -Wextra -Werror, no libc)",
-        Command::new("arm-none-eabi-gcc")
+        &format!(
+            "build the C agent for the {} (arm-none-eabi-gcc, -Wall -Wextra -Werror, no libc)",
+            board.core
+        ),
+        command
             .args(["-std=c11", "-Wall", "-Wextra", "-Werror"])
-            .args(["-mcpu=cortex-m3", "-mthumb", "-Os", "-g"])
+            .args([cpu.as_str(), "-mthumb", "-Os", "-g"])
             .args(["-ffunction-sections", "-fdata-sections"])
             .args(["-ffreestanding", "-nostdlib"])
             .arg("-I")
@@ -93,6 +113,7 @@ fn build(out: &Path) -> Result<PathBuf, String> {
             .arg(root().join("xtask/firmware/src/mem.s"))
             .arg(&staticlib)
             .args(["-Wl,--gc-sections", "-Wl,-z,noexecstack"])
+            .arg(format!("-Wl,--defsym=RAM_SIZE={ram}"))
             .arg("-o")
             .arg(&elf),
     )?;
@@ -122,8 +143,7 @@ struct Stack {
 
 /// Each connection's stream: checked as the agent said, and the Rust
 /// agent's bytes. The number of connections, and the stack it used.
-fn streams(elf: &Path, out: &Path, tool: &Path) -> Result<(u64, Stack), String> {
-    let board = &BOARDS[0];
+fn streams(board: &Board, elf: &Path, out: &Path, tool: &Path) -> Result<(u64, Stack), String> {
     eprintln!(
         "==> run the C agent under {} ({})",
         board.qemu, board.machine
@@ -207,17 +227,18 @@ fn sizes(elf: &Path) -> Result<(u64, u64), String> {
     }
 }
 
-fn footprint(elf: &Path, stack: Stack) -> Result<(), String> {
+fn footprint(board: &Board, elf: &Path, stack: Stack) -> Result<(), String> {
     let (flash, ram) = sizes(elf)?;
-    let rust = root()
-        .join("target/firmware")
-        .join(TARGET)
+    let rust = target_dir()
+        .join("firmware")
+        .join(board.target)
         .join("agent.elf");
     let (rust_flash, rust_ram) = sizes(&rust)?;
     eprintln!(
-        "    C agent: flash {flash} B, static RAM {ram} B (the publisher in DW_PUBLISHER_SIZE(2), \
+        "    C agent, {}: flash {flash} B, static RAM {ram} B (the publisher in DW_PUBLISHER_SIZE(2), \
          its two sources and the frame buffer, all static); the Rust agent: flash {rust_flash} \
          B, static RAM {rust_ram} B; C at {:.2}x the Rust agent's flash",
+        board.core,
         flash as f64 / rust_flash as f64
     );
     eprintln!(

@@ -9,8 +9,8 @@
  * publisher, its sources and the frame buffer are static.
  *
  * cargo xtask firmware builds it with arm-none-eabi-gcc against the
- * staticlib for thumbv7m-none-eabi, runs it under qemu-system-arm and
- * compares.
+ * staticlib for thumbv7m-none-eabi and for thumbv6m-none-eabi, runs each
+ * under qemu-system-arm (a Cortex-M3 and a Cortex-M0) and compares.
  */
 #include <stdbool.h>
 #include <stddef.h>
