@@ -20,27 +20,29 @@ pub(crate) struct Libraries {
     pub(crate) cdylib: PathBuf,
 }
 
-/// Build dendro-wire-ffi with the `ffi` profile (a panic aborts), for the
-/// host or for `target`.
-pub(crate) fn build_library(target: Option<&str>) -> Result<(), String> {
-    let mut cmd = cargo();
-    cmd.args([
-        "build",
-        "--quiet",
-        "-p",
-        "dendro-wire-ffi",
-        "--profile",
-        "ffi",
-    ]);
-    if let Some(target) = target {
-        cmd.args(["--target", target]);
-    }
+/// The profile a device's staticlib is built with: `ffi`, the boundary
+/// built for size (the workspace's Cargo.toml says why).
+pub(crate) const DEVICE_PROFILE: &str = "ffi-device";
+
+/// Build dendro-wire-ffi for a device's `target` with [`DEVICE_PROFILE`]
+/// (a panic aborts); the staticlib is `TARGET/ffi-device/` under the
+/// target directory.
+pub(crate) fn build_device_library(target: &str) -> Result<(), String> {
     steps::run(
         &format!(
-            "build dendro-wire-ffi for {} (the ffi profile: a panic aborts)",
-            target.unwrap_or("the host")
+            "build dendro-wire-ffi for {target} (the {DEVICE_PROFILE} profile: a panic aborts, \
+             the boundary built for size)"
         ),
-        &mut cmd,
+        cargo().args([
+            "build",
+            "--quiet",
+            "-p",
+            "dendro-wire-ffi",
+            "--profile",
+            DEVICE_PROFILE,
+            "--target",
+            target,
+        ]),
     )
 }
 

@@ -37,7 +37,7 @@ pub(crate) fn run() -> Result<(), String> {
     sizes_on_every_board()?;
     let mut connections = 0;
     for (board, ram) in ARM {
-        c_build::build_library(Some(board.target))?;
+        c_build::build_device_library(board.target)?;
         let out = target_dir().join("firmware/c").join(board.target);
         fresh_dir(&out)?;
         let elf = build(board, ram, &out)?;
@@ -70,7 +70,7 @@ fn sizes_on_every_board() -> Result<(), String> {
                 "dendro-wire-ffi",
                 "--lib",
                 "--profile",
-                "ffi",
+                c_build::DEVICE_PROFILE,
                 "--target",
                 board.target,
             ]),
@@ -85,7 +85,10 @@ fn build(board: &Board, ram: &str, out: &Path) -> Result<PathBuf, String> {
     let dir = root().join(FIRMWARE);
     let elf = out.join("agent.elf");
     let target = board.target;
-    let staticlib = target_dir().join(format!("{target}/ffi/libdendro_wire_ffi.a"));
+    let staticlib = target_dir()
+        .join(target)
+        .join(c_build::DEVICE_PROFILE)
+        .join("libdendro_wire_ffi.a");
     let cpu = format!("-mcpu={}", board.core.to_lowercase());
     let mut command = Command::new("arm-none-eabi-gcc");
     if board.core == "Cortex-M0" {
