@@ -28,6 +28,18 @@ const FIRMWARE: &str = "dendro-wire-core/ffi/examples/firmware";
 /// (issue 41's 1.5 KiB): declaring gathers nothing on the stack that
 /// grows with its streams.
 const DECLARING_STACK_LIMIT: u64 = 1536;
+/// The C agent's flash ceiling per core: the figure this step printed
+/// (the ffi README's Footprint table) plus under 2%, so that a change
+/// which costs a C program flash is seen and said, as `footprint.rs`
+/// does for the Rust programs.
+fn flash_limit(core: &str) -> u64 {
+    match core {
+        "Cortex-M3" => 27_530,
+        "Cortex-M0" => 28_840,
+        _ => u64::MAX,
+    }
+}
+
 /// The gaps the agent is told to cause: the Rust agent's.
 const GAPS: &str = "gaps=4";
 
@@ -248,6 +260,13 @@ fn footprint(board: &Board, elf: &Path, stack: Stack) -> Result<(), String> {
         "    C agent: peak stack {} B while declaring its sources, {} B in its loop",
         stack.declaring, stack.looping
     );
+    if flash > flash_limit(board.core) {
+        return Err(format!(
+            "the C agent on the {} takes {flash} B of flash, past its ceiling of {} B",
+            board.core,
+            flash_limit(board.core)
+        ));
+    }
     if stack.declaring > DECLARING_STACK_LIMIT {
         return Err(format!(
             "the C agent's stack peaks at {} B while it declares its sources, past {} B",
