@@ -140,7 +140,7 @@ impl<S: Storage> Source<S> {
     }
 
     /// The storage it was lent.
-    pub(in crate::publisher) fn storage(&self) -> &S {
+    pub(super) fn storage(&self) -> &S {
         &self.storage
     }
 
