@@ -2224,9 +2224,11 @@ uint32_t dw_abi_version(void);
 /* This target's figures: the 64-bit ones where a pointer is 64 bits, the
  * 32-bit ones (Cortex-M0, Cortex-M3, RISC-V 32) where it is 32. The library
  * is built for each and holds each figure equal to what the compiler
- * lays out there; on another 32-bit target (x86, whose 64-bit integers
- * are 4-aligned) compare with dw_publisher_size and dw_subscriber_size. */
-#if UINTPTR_MAX > 0xFFFFFFFFu
+ * lays out there. 32-bit x86 lays its 64-bit integers out 4-aligned, so
+ * it has no figures here, and a use of the sizes below does not compile:
+ * size storage there by dw_publisher_size and dw_subscriber_size. */
+#if defined(__i386__) || defined(_M_IX86)
+#elif UINTPTR_MAX > 0xFFFFFFFFu
 #define DW_PUBLISHER_HEAD_BYTES DW_PUBLISHER_HEAD_BYTES_64
 #define DW_PUBLISHER_SOURCE_BYTES DW_PUBLISHER_SOURCE_BYTES_64
 #define DW_PUBLISHER_ALIGN DW_PUBLISHER_ALIGN_64
