@@ -250,7 +250,11 @@ static void observe(dw_publisher *p, uint32_t source, uint32_t stream, int64_t t
   check(dw_publisher_observe(p, source, stream, ts, wall_offset, row, len, NULL));
 }
 
-static uint32_t workload(uint32_t i, dw_publisher *p, const uint32_t ids[SOURCES]) {
+/* One interval's slot changes and rows; how many rows. Out of line, so
+ * that its rows sit in a frame of its own in the loop, not in the one the
+ * sources are declared from. */
+__attribute__((noinline)) static uint32_t workload(uint32_t i, dw_publisher *p,
+                                                  const uint32_t ids[SOURCES]) {
   if (i % 11 == 5) {
     uint32_t step = i / 11;
     set_slot(p, ids[ADC], channels[step % 3], gains[step % 4]);
