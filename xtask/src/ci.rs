@@ -12,7 +12,7 @@ use crate::steps::{
     cargo, cargo_tree, output, release_tool, root, run, rustup_cargo, target_dir,
     CLI_ARCHIVE_TESTS, WALK_NEWEST_TESTS,
 };
-use crate::{c, c_firmware, dissector, firmware, metrics, python, setup, toolchains};
+use crate::{book, c, c_firmware, dissector, firmware, metrics, python, setup, toolchains};
 
 /// The optional features checked and tested in every CI run with the rest
 /// (the archive feature, a heavy build, has steps of its own).
@@ -151,6 +151,7 @@ pub(crate) fn ci() -> Result<(), String> {
     )?;
     metrics::run_metrics(&release_tool()?)?;
     dissector::run(&release_tool()?)?;
+    book::run()?;
     // Every feature documented, as docs.rs builds it (the archive feature's
     // dependencies were built by its clippy step).
     run(

@@ -6,6 +6,8 @@ use std::path::Path;
 
 use crate::qemu::Board;
 
+pub(crate) mod page;
+
 /// The flash ceilings, per target and program: each is the figure `cargo
 /// xtask firmware` printed (README's Footprint table, which names the
 /// rustc) plus under 2%, so that a change which costs flash is seen and

@@ -18,6 +18,7 @@
 //!   dump --json` and `check --json` under tshark (see `dissector.rs`).
 
 mod bench_report;
+mod book;
 mod c;
 mod c_build;
 mod c_firmware;
@@ -51,6 +52,7 @@ fn main() -> ExitCode {
         Some("firmware") => firmware::run().and_then(|()| c_firmware::run()),
         Some("c") => c::run(&args[1..]),
         Some("python") => python::run(),
+        Some("book") => book::run(),
         Some("bench-report") => bench_report::run(&args[1..]),
         Some("soak") => soak::run(&args[1..]),
         Some("fleet") => fleet::run_fleet(&args[1..]),
@@ -84,7 +86,7 @@ usage: cargo xtask <command>
 commands:
   ci       formatting, unsafe only in the C boundary, clippy (-D warnings), all tests
            (the archive feature's too), no-std, firmware, c, python, metrics, wireshark,
-           rustdoc (-D warnings)
+           book, rustdoc (-D warnings)
   no-std   build a no_std, no_main program over dendro-wire-core with no allocator
   firmware build the agent, decoder and plain (xtask/firmware) for thumbv7m, thumbv6m and
            riscv32imc and run them under QEMU (lm3s6965evb, microbit, sifive_e),
@@ -109,6 +111,9 @@ commands:
   python   the Python package (python/, PyO3 over dendro-wire-std): its wheel built with
            maturin into target/python (a virtual environment filled from PyPI once),
            installed, and its pytest tests run against dendro-wire
+  book     the guide (book/) built with mdBook (installed from crates.io into
+           target/tools once) into target/book; every link in it resolved, every
+           table within 8 columns, every chapter with Rust examples a doctest (part of ci)
   fuzz --target NAME [--seconds N]
            run one fuzz target coverage-guided (bolero's libFuzzer engine, nightly)
            for N seconds (default 60); targets: decode_arbitrary, reader_chunks,
