@@ -156,8 +156,8 @@ pub(crate) fn run() -> Result<(), String> {
     )?;
     footprint::no_panic_path_of_the_core(&dir.join("embassy_agent.elf"))?;
     let mut f = footprint::sections(m0, "embassy_agent", &dir.join("embassy_agent.elf"))?;
-    f.note = "embassy-net's TcpSocket, drained by io::asynch::send_due raced against the tick; \
-              built, not run (no stack figure)"
+    f.note = "the device's two sources on embassy-net's TcpSocket, drained by \
+              io::asynch::send_due raced against the tick; built, not run (no stack figure)"
         .into();
     table.push(f);
 

@@ -37,8 +37,9 @@ fn flash_limit(target: &str, program: &str) -> u64 {
         ("thumbv7m-none-eabi", "async_device") => 15_040,
         ("thumbv6m-none-eabi", "async_device") => 15_380,
         ("riscv32imc-unknown-none-elf", "async_device") => 19_070,
-        // embassy-net and smoltcp are most of it.
-        ("thumbv6m-none-eabi", "embassy_agent") => 19_100,
+        // The device's two indexed sources on embassy-net: the library
+        // 11.7 KB of its code, embassy-net, smoltcp and heapless 6.0 KB.
+        ("thumbv6m-none-eabi", "embassy_agent") => 24_050,
         // smoltcp is most of it.
         ("thumbv7m-none-eabi", "net-agent") => 39_920,
         _ => 16 * 1024,

@@ -28,7 +28,7 @@ fn holds(name: &str) -> &'static str {
         "async_device" => "async_device (device, async drain)",
         "decoder" => "decoder (subscriber's rules)",
         "net-agent" => "net-agent (smoltcp and its driver)",
-        "embassy_agent" => "embassy_agent (embassy-net)",
+        "embassy_agent" => "embassy_agent (device's two sources, embassy-net)",
         _ => "",
     }
 }
