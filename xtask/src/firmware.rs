@@ -56,7 +56,7 @@ const GAPS: u64 = 4;
 
 /// The instructions `observe` may take per observed row on the Cortex-M3,
 /// at opt-level z, over every interval (the first included): issue 29's
-/// targets. `plain` (the README's agent: four streams of three-byte
+/// targets. `plain` (the book's sizing example: four streams of three-byte
 /// names, rows of 2 bytes, then of 16) at most 120 for either length;
 /// `device` (seven rows an interval on names of 6 to 20 bytes) at most
 /// 150. Each figure is a SysTick count over the intervals, a tick being

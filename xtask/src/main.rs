@@ -104,7 +104,7 @@ commands:
            compared with the committed ones (or written); the library installed under
            target/c/prefix (or PREFIX, and nothing else) with pkg-config and CMake
            files, its SONAME and exports checked, a program built through pkg-config
-           (C99 and C++11 -pedantic) and README's C example run; dump.c and check.c
+           (C99 and C++11 -pedantic) and README's and the book's C example run; dump.c and check.c
            built with ASan and UBSan and compared with dendro-wire dump --json and
            check --json over testdata/ and generated and damaged streams; decode.py
            (ctypes) over the sample

@@ -108,8 +108,16 @@ fn a_tls_fleet_reconnecting_at_once_is_admitted_at_the_defaults() {
     );
     assert!(done.status.success(), "{}", done.stderr);
     assert_eq!(written, fleet, "an agent's TLS handshake or write failed");
-    assert_eq!(number_after(summary, "listener: "), fleet as u64, "{summary}");
-    assert_eq!(number_after(summary, "), "), 0, "refused at accept: {summary}");
+    assert_eq!(
+        number_after(summary, "listener: "),
+        fleet as u64,
+        "{summary}"
+    );
+    assert_eq!(
+        number_after(summary, "), "),
+        0,
+        "refused at accept: {summary}"
+    );
     assert_eq!(
         number_after(summary, "memory budget full), "),
         0,
