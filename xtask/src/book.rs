@@ -12,6 +12,8 @@
 //! - No table in the book or README is wider than [`MAX_COLUMNS`].
 //! - Every link in the built book resolves: a page, a file, and a heading's
 //!   anchor on it; README's links to files in the repository too.
+//! - README's headline figures are the lines of the table the last full
+//!   `cargo xtask bench-report` wrote into the book.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -39,6 +41,7 @@ pub(crate) fn run() -> Result<(), String> {
     )?;
     let checked = links_resolve(&out)?;
     readme_links_resolve()?;
+    headline_figures_agree()?;
     eprintln!(
         "==> book: built into {}, {checked} links resolved, every table within {MAX_COLUMNS} columns",
         out.display()
@@ -196,6 +199,51 @@ fn links_resolve(out: &Path) -> Result<usize, String> {
             "links in the book that resolve to nothing:\n  {}",
             broken.join("\n  ")
         )),
+    }
+}
+
+/// README's headline figures are the book's: each row of its table is a
+/// line of the table `cargo xtask bench-report` wrote into
+/// `book/src/performance-table.md`, with the same ratio to dendro.
+fn headline_figures_agree() -> Result<(), String> {
+    let readme = read(&root().join("README.md"))?;
+    let page = read(&root().join("book/src/performance-table.md"))?;
+    let cells = |line: &str| -> Vec<String> {
+        line.trim()
+            .trim_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    let section = readme
+        .split_once("\n## Headline figures\n")
+        .map(|(_, rest)| rest.split("\n## ").next().unwrap_or(rest))
+        .ok_or("README.md has no `## Headline figures`")?;
+    let mut rows = 0;
+    for line in section.lines().filter(|l| l.starts_with("| ")).skip(1) {
+        let said = cells(line);
+        let measured = page
+            .lines()
+            .map(cells)
+            .find(|c| c.first() == said.first())
+            .ok_or(format!(
+                "README's headline {:?} is no line of the book's table",
+                said[0]
+            ))?;
+        if measured.get(5) != said.get(1) {
+            return Err(format!(
+                "README's headline {:?} says {:?} beside dendro; the book's table (the last full \
+                 bench-report) says {:?}",
+                said[0],
+                said.get(1),
+                measured.get(5)
+            ));
+        }
+        rows += 1;
+    }
+    match rows {
+        0 => Err("README's `## Headline figures` has no table".into()),
+        _ => Ok(()),
     }
 }
 
