@@ -352,8 +352,8 @@ fn page(doc: &str) -> Result<String, String> {
 /// with a `HOME` of its own whose `.local` is the prefix installed (so its
 /// first line, the install, is run by the step that installed it, and
 /// skipped here), no `PKG_CONFIG_PATH` or `LD_LIBRARY_PATH`, in a folder
-/// holding what it names at the root: `app.c` (the installed example) and
-/// the sample.
+/// holding what it names at the root: the installed example
+/// (`dendro-wire-core/ffi/examples/installed.c`) and the sample.
 fn readme_install(prefix: &Path, doc: &str) -> Result<(), String> {
     let text = page(doc)?;
     let block = text
@@ -373,13 +373,12 @@ fn readme_install(prefix: &Path, doc: &str) -> Result<(), String> {
     std::fs::create_dir_all(&home).map_err(|e| format!("{}: {e}", home.display()))?;
     std::os::unix::fs::symlink(prefix, home.join(".local"))
         .map_err(|e| format!("{}: {e}", home.display()))?;
-    // What the rest of the block names at the root, `app.c` and the
-    // sample, in a folder of its own: nothing of the user's is written.
+    // What the rest of the block names at the root, the installed example
+    // and the sample, in a folder of its own: nothing of the user's is
+    // written.
     let at = home.join("root");
-    copy(
-        &root().join("dendro-wire-core/ffi/examples/installed.c"),
-        &at.join("app.c"),
-    )?;
+    let example = "dendro-wire-core/ffi/examples/installed.c";
+    copy(&root().join(example), &at.join(example))?;
     copy(
         &root().join("testdata/sample.dwr"),
         &at.join("testdata/sample.dwr"),

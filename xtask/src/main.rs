@@ -118,9 +118,10 @@ commands:
            run one fuzz target coverage-guided (bolero's libFuzzer engine, nightly)
            for N seconds (default 60); targets: decode_arbitrary, reader_chunks,
            encode_decode, json_identity, differential_dendro, subscriber_model,
-           c_entry_points
+           proxy_header, proxy_header_chunks, c_entry_points
   bench-report [--quick]
            measure ours, dendro 0.6.1 and memcpy on the same bytes; print one table
+           (a full run writes it into book/src/performance-table.md)
   wireshark
            the Wireshark dissector (tools/wireshark/dendro.lua) under tshark: streams cut
            into TCP segments at random in a pcap written here, and a live loopback capture
