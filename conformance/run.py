@@ -138,11 +138,14 @@ def matrix(cases, adapters, cells):
         row = [f"`{case['name']}`", case["class"], case["section"]]
         row += [cells[case["name"], n] for n in names]
         out.append("| " + " | ".join(row) + " |")
-    known = [(case, a, why) for case in cases for a, why in case.get("known_divergences", {}).items()
-             if a in names]
+    known = {}
+    for case in cases:
+        for name, why in case.get("known_divergences", {}).items():
+            if name in names:
+                known.setdefault((name, why), []).append(f"`{case['name']}`")
     if known:
         out += ["", "## Known divergences", ""]
-        out += [f"- `{case['name']}`, {a}: {why}" for case, a, why in known]
+        out += [f"- {name} ({', '.join(which)}): {why}" for (name, why), which in known.items()]
     return "\n".join(out) + "\n"
 
 

@@ -21,9 +21,9 @@ ORACLE = f"{sys.executable} {os.path.join(HERE, 'oracle.py')}"
 CASES = os.path.join(HERE, "..", "cases")
 # The cases the tests name, and one of every other kind: a run each
 # stays short.
-NAMED = ["accept-every-kind", "sample", "refuse-wrong-magic", "refuse-bool-2",
+NAMED = ["accept-every-kind", "accept-sample", "refuse-wrong-magic", "refuse-bool-2",
          "refuse-zero-length", "refuse-cut-in-length-1", "refuse-rows-before-handshake",
-         "defined-map-key-repeated", "golden-04-rows", "hostile-07-rows",
+         "defined-map-key-repeated", "accept-golden-04-rows", "refuse-hostile-07-rows",
          "accept-seq-gap", "defined-second-handshake"]
 FAILED_ROW = re.compile(r"\| ✗( adapter)? \|$", re.M)
 
@@ -68,9 +68,9 @@ class Runner(unittest.TestCase):
             ("accept-all", "refuse-wrong-magic", "accepts, expected refused"),
             ("wrong-rule", "refuse-bool-2", "refused by Other"),
             ("wrong-offset", "refuse-zero-length", "at offset 42, expected frame 2 at offset 41"),
-            ("tally-off", "sample", "tally: frames 14 (expected 13)"),
-            ("not-json", "sample", "not JSON"),
-            ("no-end", "sample", "no end line"),
+            ("tally-off", "accept-sample", "tally: frames 14 (expected 13)"),
+            ("not-json", "accept-sample", "not JSON"),
+            ("no-end", "accept-sample", "no end line"),
         ]:
             with self.subTest(how=how):
                 status, matrix, err = judge(("broken", how))

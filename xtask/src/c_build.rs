@@ -130,6 +130,25 @@ pub(crate) fn build_program(
     Ok(program)
 }
 
+/// The streams of dendro-wire-ffi's `streams` example in `dir`: generated
+/// whole and then damaged, the same bytes for the same seeds.
+pub(crate) fn generate_streams(dir: &Path) -> Result<(), String> {
+    steps::run(
+        "generate streams, whole and damaged (dendro-wire-ffi's streams example)",
+        cargo()
+            .args([
+                "run",
+                "--quiet",
+                "-p",
+                "dendro-wire-ffi",
+                "--example",
+                "streams",
+                "--",
+            ])
+            .arg(dir),
+    )
+}
+
 /// `examples/bench.c`, optimized as a C caller would build it, every
 /// warning an error: `cargo xtask bench-report` runs it.
 pub(crate) fn build_bench(libs: &Libraries) -> Result<PathBuf, String> {

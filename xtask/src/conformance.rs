@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::c_build::{build_program, host_libraries};
+use crate::conformance_damaged::write_damaged;
 use crate::conformance_write::write_cases;
 use crate::steps::{self, cargo, fresh_dir, root, target_dir};
 use crate::{python, setup};
@@ -28,7 +29,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         [flag] if flag == "--write" => {
             let committed = root().join("conformance/cases");
             fresh_dir(&committed)?;
-            let n = write_cases(&steps::release_tool()?, &committed)?;
+            let n = write_all(&steps::release_tool()?, &committed)?;
             eprintln!("==> conformance: {n} cases written to conformance/cases");
             Ok(())
         }
@@ -54,7 +55,7 @@ pub(crate) fn check(wheel: Wheel) -> Result<(), String> {
     eprintln!("==> the conformance cases, written again, as committed");
     let fresh = target_dir().join("conformance/cases");
     fresh_dir(&fresh)?;
-    write_cases(&tool, &fresh)?;
+    write_all(&tool, &fresh)?;
     same_files(&fresh, &committed)?;
     setup::ensure("conformance", &[setup::C, setup::PYTHON])?;
     let python = python::environment()?;
@@ -84,6 +85,11 @@ pub(crate) fn check(wheel: Wheel) -> Result<(), String> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// Every case written into `dir`, which exists and is empty; how many.
+fn write_all(tool: &Path, dir: &Path) -> Result<usize, String> {
+    Ok(write_cases(tool, dir)? + write_damaged(tool, dir)?)
 }
 
 /// Each implementation's name in the matrix and its adapter's command.

@@ -47,7 +47,8 @@ fn kind(byte: u8) -> (&'static str, &'static str) {
     }
 }
 
-/// Write every case into `dir` (which exists and is empty); how many.
+/// Write the spec's cases and the corpora's into `dir` (which exists and
+/// is empty); how many.
 pub(crate) fn write_cases(tool: &Path, dir: &Path) -> Result<usize, String> {
     let mut written = 0;
     for case in spec_cases() {
@@ -73,16 +74,16 @@ pub(crate) fn write_cases(tool: &Path, dir: &Path) -> Result<usize, String> {
 }
 
 /// What names and places a case.
-struct Head<'a> {
-    name: &'a str,
-    class: &'a str,
-    section: &'a str,
-    layer: &'a str,
-    about: &'a str,
-    from: &'a str,
+pub(crate) struct Head<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) class: &'a str,
+    pub(crate) section: &'a str,
+    pub(crate) layer: &'a str,
+    pub(crate) about: &'a str,
+    pub(crate) from: &'a str,
 }
 
-fn write(
+pub(crate) fn write(
     dir: &Path,
     head: &Head,
     stream: &[u8],
@@ -111,9 +112,12 @@ fn write(
 fn render(case: &Map<String, Value>) -> String {
     let mut lines = Vec::new();
     for (key, value) in case {
-        let Value::Object(expect) = value else {
-            lines.push(format!("  \"{key}\": {value}"));
-            continue;
+        let expect = match value {
+            Value::Object(expect) if key == "expect" => expect,
+            _ => {
+                lines.push(format!("  \"{key}\": {value}"));
+                continue;
+            }
         };
         let inner: Vec<String> = expect
             .iter()
@@ -247,7 +251,7 @@ fn corpus(tool: &Path, dir: &Path) -> Result<usize, String> {
             "end": "clean", "frames": dumped(tool, &stream)?, "tally": checked(tool, &stream)?,
         });
         let head = Head {
-            name: &format!("golden-{n:02}-{name}"),
+            name: &format!("accept-golden-{n:02}-{name}"),
             class: ACCEPT,
             section,
             layer: DECODE,
@@ -264,7 +268,10 @@ fn corpus(tool: &Path, dir: &Path) -> Result<usize, String> {
         let (name, section) = kind(frame[4]);
         let defined = matches!(rule, "NotACanonicalUuid" | "KeysNotAscending");
         let head = Head {
-            name: &format!("hostile-{n:02}-{name}"),
+            name: &format!(
+                "{}-hostile-{n:02}-{name}",
+                if defined { "defined" } else { "refuse" }
+            ),
             class: if defined { DEFINED } else { REFUSE },
             section: &format!("§2, {section}{}", if defined { ", §8" } else { "" }),
             layer: DECODE,
@@ -283,7 +290,7 @@ fn corpus(tool: &Path, dir: &Path) -> Result<usize, String> {
         "end": "clean", "frames": dumped(tool, &sample)?, "tally": checked(tool, &sample)?,
     });
     let head = Head {
-        name: "sample",
+        name: "accept-sample",
         class: ACCEPT,
         section: "§4, §5",
         layer: SUBSCRIBER,

@@ -27,6 +27,7 @@ mod c_install;
 mod ci;
 mod conformance;
 mod conformance_cases;
+mod conformance_damaged;
 mod conformance_write;
 mod dissector;
 mod dissector_live;
