@@ -2,14 +2,15 @@
 matrix (README.md says what a case and an adapter are).
 
     python3 run.py --adapter 'NAME=COMMAND' [--adapter ...] [--cases DIR]
-                   [--matrix FILE] [--jobs N]
+                   [--matrix FILE] [--jobs N] [--held-to-8 NAME ...]
 
 Each COMMAND is run once per case, with the case's stream on standard
 input, and must print JSON Lines: one line per frame, then the end line.
 The matrix (markdown) goes to FILE, or to standard output. Exit status 1
 if an implementation disagrees with a must-accept or must-refuse case
-(but for a divergence the case records as known for it), or if an adapter
-printed what the contract does not allow; 0 otherwise.
+(but for a divergence the case records as known for it), or, named by
+--held-to-8, with an implementation-defined one; or if an adapter printed
+what the contract does not allow; 0 otherwise.
 """
 
 import argparse
@@ -95,8 +96,10 @@ def judge(case, frames, end):
     return None
 
 
-def verdict(case, adapter, result):
-    """(cell, failed, note) for one case and one adapter."""
+def verdict(case, adapter, result, held=False):
+    """(cell, failed, note) for one case and one adapter; `held`: the
+    adapter's implementation is held to this project's choices (§8) on
+    the implementation-defined cases too."""
     frames, end = result
     if frames is None:
         return "✗ adapter", True, f"{adapter}: {case['name']}: {end}"
@@ -104,8 +107,11 @@ def verdict(case, adapter, result):
         return "n/a", False, None
     wrong = judge(case, frames, end)
     if case["class"] == "implementation-defined":
-        cell = "as §8" if wrong is None else f"other: {outcome(end)}"
-        return cell, False, None
+        if wrong is None:
+            return "as §8", False, None
+        if held:
+            return "✗", True, f"{adapter}: {case['name']} (held to §8): {wrong}"
+        return f"other: {outcome(end)}", False, None
     if wrong is None:
         return "✓", False, None
     known = case.get("known_divergences", {}).get(adapter)
@@ -122,7 +128,8 @@ def matrix(cases, adapters, cells):
            "`✓` the expected outcome; `✗` another; `known ≠` a divergence the case records",
            "as known; `n/a` a case of the subscriber's rules, which the implementation's",
            "adapter does not apply; on an implementation-defined case, `as §8` is this",
-           "project's choice (PROTOCOL §8) and `other` says what the implementation did.", ""]
+           "project's choice (PROTOCOL §8) and `other` says what the implementation did",
+           "(`✗` for one held to §8, as this project's three are).", ""]
     names = [name for name, _ in adapters]
     out.append("| implementation | " + " | ".join(names) + " |")
     out.append("|---|" + "---|" * len(names))
@@ -155,6 +162,9 @@ def main(argv=None):
     parser.add_argument("--cases", default=os.path.join(HERE, "cases"))
     parser.add_argument("--matrix", help="write the matrix here rather than to standard output")
     parser.add_argument("--jobs", type=int, default=4)
+    parser.add_argument("--held-to-8", action="append", default=[], metavar="NAME",
+                        help="an implementation held to this project's choices (PROTOCOL §8) "
+                             "on the implementation-defined cases too")
     args = parser.parse_args(argv)
     adapters = [tuple(a.split("=", 1)) for a in args.adapter]
     cases = load_cases(args.cases)
@@ -163,7 +173,7 @@ def main(argv=None):
         results = list(pool.map(lambda j: run_adapter(j[2], j[0]["bytes"]), jobs))
     cells, failures = {}, []
     for (case, name, _), result in zip(jobs, results):
-        cell, failed, note = verdict(case, name, result)
+        cell, failed, note = verdict(case, name, result, name in args.held_to_8)
         cells[case["name"], name] = cell
         if failed:
             failures.append(note)

@@ -41,11 +41,11 @@ def tearDownModule():
     shutil.rmtree(SUBSET)
 
 
-def judge(*adapters):
+def judge(*adapters, held=()):
     """The runner's exit status, its matrix and what it said on stderr,
     over the subset of cases."""
     argv = [a for name, how in adapters for a in ("--adapter", f"{name}={ORACLE} {how}")]
-    argv += ["--cases", SUBSET]
+    argv += ["--cases", SUBSET] + [a for name in held for a in ("--held-to-8", name)]
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         status = run.main(argv)
@@ -86,6 +86,15 @@ class Runner(unittest.TestCase):
         status, _, err = judge(("another", "as-dendro"))
         self.assertEqual(status, 1)
         self.assertIn("another: refuse-cut-in-length-1: accepts, expected refused", err)
+
+    def test_an_implementation_held_to_8_fails_where_it_is_not_stricter(self):
+        status, matrix, err = judge(("lenient", "accept-all"), held=["strict"])
+        self.assertIn("| `defined-map-key-repeated` | implementation-defined | §3, §8.1 | other: accepts |",
+                      matrix)
+        self.assertNotIn("defined-map-key-repeated", err)
+        status, matrix, err = judge(("strict", "accept-all"), held=["strict"])
+        self.assertEqual(status, 1)
+        self.assertIn("strict: defined-map-key-repeated (held to §8): accepts", err)
 
     def test_a_decode_only_adapter_is_not_held_to_the_subscriber_cases(self):
         status, matrix, err = judge(("codec", "decode-only"))

@@ -11,13 +11,16 @@
 //!   installed in `target/python` (in `ci`, by the `python` step before).
 //! - `conformance/run.py` runs every case through every adapter; it fails
 //!   on a disagreement with a must-accept or must-refuse case that the case
-//!   does not record as a known divergence. Its own tests, with adapters
-//!   that are wrong on purpose, run first.
+//!   does not record as a known divergence, and holds this project's three
+//!   implementations to its stricter choices (the implementation-defined
+//!   cases) too. Its own tests, with adapters that are wrong on purpose,
+//!   run first.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::c_build::{build_program, host_libraries};
+use crate::conformance_cases::DENDRO;
 use crate::conformance_damaged::write_damaged;
 use crate::conformance_write::write_cases;
 use crate::steps::{self, cargo, fresh_dir, root, target_dir};
@@ -77,6 +80,10 @@ pub(crate) fn check(wheel: Wheel) -> Result<(), String> {
         .arg(root().join("conformance/MATRIX.md"));
     for (name, command) in &adapters {
         runner.arg("--adapter").arg(format!("{name}={command}"));
+        // This project's implementations make its stricter choices (§8).
+        if *name != DENDRO {
+            runner.arg("--held-to-8").arg(name);
+        }
     }
     steps::run("the conformance suite, every implementation", &mut runner)?;
     eprintln!(
@@ -131,7 +138,7 @@ fn adapters(tool: &Path, python: &Path) -> Result<Vec<(&'static str, String)>, S
             ),
         ),
         (
-            "dendro 0.6.1",
+            DENDRO,
             quoted(&target_dir().join("release/conformance-dendro")),
         ),
     ])

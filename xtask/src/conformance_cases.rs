@@ -16,6 +16,10 @@ pub(crate) const DEFINED: &str = "implementation-defined";
 pub(crate) const DECODE: &str = "decode";
 pub(crate) const SUBSCRIBER: &str = "subscriber";
 
+/// The reference implementation's name in the matrix, and in a case's
+/// known divergences.
+pub(crate) const DENDRO: &str = "dendro 0.6.1";
+
 /// What dendro 0.6.1 does with a stream cut inside a length (NOTES.md).
 pub(crate) const CUT_LENGTH: &str =
     "its FrameReader reads a stream that ends after 1 to 3 bytes of \

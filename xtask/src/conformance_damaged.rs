@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use serde_json::{json, Map, Value};
 
 use crate::c_build::generate_streams;
-use crate::conformance_cases::{ACCEPT, CUT_LENGTH, DECODE, DEFINED, REFUSE, SUBSCRIBER};
+use crate::conformance_cases::{ACCEPT, CUT_LENGTH, DECODE, DEFINED, DENDRO, REFUSE, SUBSCRIBER};
 use crate::conformance_write::{write, Head};
 use crate::steps::{fresh_dir, root, target_dir};
 
@@ -82,7 +82,7 @@ pub(crate) fn write_damaged(tool: &Path, dir: &Path) -> Result<usize, String> {
             let frame = end["frame"].as_u64().unwrap_or(0);
             if rule == "Truncated" && frame > 0 && (1..4).contains(&(stream.len() as u64 - offset))
             {
-                known.insert("dendro 0.6.1".into(), CUT_LENGTH.into());
+                known.insert(DENDRO.into(), CUT_LENGTH.into());
             }
             let class = if STRICTER_RULES.contains(&rule) {
                 DEFINED

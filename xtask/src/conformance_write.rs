@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use serde_json::{json, Map, Value};
 
 use crate::conformance_cases::{
-    spec_cases, Case, Damage, Expect, ACCEPT, DECODE, DEFINED, PREAMBLE, REFUSE, SUBSCRIBER,
+    spec_cases, Case, Damage, Expect, ACCEPT, DECODE, DEFINED, DENDRO, PREAMBLE, REFUSE, SUBSCRIBER,
 };
 use crate::steps::root;
 
@@ -56,7 +56,7 @@ pub(crate) fn write_cases(tool: &Path, dir: &Path) -> Result<usize, String> {
         let expect = expect_spec(tool, &case, &stream)?;
         let mut known = Map::new();
         if let Some(why) = case.dendro {
-            known.insert("dendro 0.6.1".into(), why.into());
+            known.insert(DENDRO.into(), why.into());
         }
         let head = Head {
             name: case.name,
