@@ -30,6 +30,9 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     match args {
         [] => check(Wheel::Build),
         [flag] if flag == "--write" => {
+            // The damaged corpus's outcomes are recorded through the
+            // tool's adapter, a Python program.
+            setup::ensure("conformance --write", &[setup::PYTHON])?;
             let committed = root().join("conformance/cases");
             fresh_dir(&committed)?;
             let n = write_all(&steps::release_tool()?, &committed)?;
@@ -53,6 +56,7 @@ pub(crate) enum Wheel {
 /// every implementation.
 pub(crate) fn check(wheel: Wheel) -> Result<(), String> {
     let started = std::time::Instant::now();
+    setup::ensure("conformance", &[setup::C, setup::PYTHON])?;
     let tool = steps::release_tool()?;
     let committed = root().join("conformance/cases");
     eprintln!("==> the conformance cases, written again, as committed");
@@ -60,7 +64,6 @@ pub(crate) fn check(wheel: Wheel) -> Result<(), String> {
     fresh_dir(&fresh)?;
     write_all(&tool, &fresh)?;
     same_files(&fresh, &committed)?;
-    setup::ensure("conformance", &[setup::C, setup::PYTHON])?;
     let python = python::environment()?;
     steps::run(
         "the runner's own tests (adapters wrong on purpose)",
