@@ -110,6 +110,12 @@ impl ReadError {
         &self.kind
     }
 
+    /// What went wrong, taken: a transport's `io::Error` as it was raised,
+    /// for a caller that hands it on.
+    pub fn into_kind(self) -> ReadErrorKind {
+        self.kind
+    }
+
     /// The number of the frame being read, from 1; 0 for the preamble (or
     /// a failure of the transport at no known place).
     pub fn frame(&self) -> u64 {
