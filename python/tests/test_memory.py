@@ -1,0 +1,39 @@
+"""Every route's peak memory within 1.5x the file's size, measured in a
+process of its own (routes.py), on a capture of some 21 MB."""
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from routes import NEEDS, ROUTES
+from streams import SAMPLE, agent_capture
+
+#: The most a route may add, over the file's size.
+MOST = 1.5
+
+
+@pytest.fixture(scope="module")
+def capture(tmp_path_factory):
+    return agent_capture(tmp_path_factory.mktemp("memory"), 5000)
+
+
+@pytest.mark.parametrize("route", list(ROUTES))
+def test_each_routes_peak_is_within_a_and_a_half_times_the_file(capture, route):
+    for module in NEEDS.get(route, []):
+        if importlib.util.find_spec(module) is None:
+            pytest.skip(f"{module} is not installed")
+    script = Path(__file__).with_name("routes.py")
+    out = subprocess.run([sys.executable, str(script), route, str(capture), str(SAMPLE)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    measured = json.loads(out.stdout)
+    assert measured["rows"] == 5000 * 64
+    if route == "iter_batches":
+        # Bounded by the batch, not the file: a batch of 65536 rows of 32
+        # bytes is some 4 MB of columns; two are alive as the next is read.
+        assert measured["peak"] * capture.stat().st_size <= 16 * 2**20, measured
+    else:
+        assert measured["peak"] <= MOST, measured
