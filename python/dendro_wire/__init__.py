@@ -78,6 +78,9 @@ class _Pieces:
         self._at += len(piece)
         return piece
 
+    def left(self) -> int:
+        return len(self._view) - self._at
+
 
 def _native_source(source: object, whole: bool) -> Tuple[object, Optional[str]]:
     """What ``_native`` reads, and the method it reads it through (None for
@@ -102,6 +105,21 @@ def _native_source(source: object, whole: bool) -> Tuple[object, Optional[str]]:
         "a stream is read from a path (str or os.PathLike), its bytes (bytes, bytearray, "
         f"memoryview), a binary file object or a socket; not from {type(source).__name__}"
     )
+
+
+def _left(file: object) -> int:
+    """The bytes a file object has left to read, if it is a file; 0 if
+    unknown (columns are then grown as rows come)."""
+    if isinstance(file, _Pieces):
+        return file.left()
+    fileno, tell = getattr(file, "fileno", None), getattr(file, "tell", None)
+    if not (callable(fileno) and callable(tell)):
+        return 0
+    try:
+        left = os.fstat(fileno()).st_size - tell()
+    except (OSError, ValueError, TypeError):
+        return 0
+    return max(int(left), 0)
 
 
 def _bytes_named_a_path(source: object, error: DendroWireError) -> None:
@@ -186,7 +204,7 @@ def read(source: StreamSource, *, cut_ok: bool = False) -> Stream:
         raise TypeError(f"cut_ok is a bool, not {type(cut_ok).__name__}")
     native, method = _native_source(source, whole=True)
     try:
-        return Stream(_native.read(native, cut_ok, method))
+        return Stream(_native.read(native, cut_ok, method, _left(native)))
     except DendroWireError as e:
         _bytes_named_a_path(source, e)
         raise

@@ -11,9 +11,11 @@ import numpy as np
 import numpy.typing as npt
 
 if TYPE_CHECKING:
-    import pandas
+    # pandas and pyarrow ship no types (pandas-stubs has pandas'): a
+    # caller's mypy sees Any where they are not installed.
+    import pandas  # type: ignore[import-untyped, unused-ignore]
     import polars
-    import pyarrow
+    import pyarrow  # type: ignore[import-untyped, unused-ignore]
 
 __all__ = ["Rows"]
 
@@ -66,7 +68,7 @@ class Rows:
             return None
         return int(sizes[0])
 
-    def fixed(self, stream: Optional[str] = None, dtype: "npt.DTypeLike" = None) -> np.ndarray:
+    def fixed(self, stream: Optional[str] = None, dtype: "Optional[npt.DTypeLike]" = None) -> np.ndarray:
         """Rows of one size as an array: ``(rows, size)`` of uint8, or, with
         ``dtype`` (of that size: a number, or a structured dtype for a
         row's fields), one element a row, as ``np.frombuffer`` would read
@@ -136,15 +138,16 @@ class Rows:
         columns = {"ts": self.ts, "wall_offset": self.wall_offset, "stream": stream, "row": row}
         # copy=False: each array a column of its own, not copied into one
         # block.
-        return pd.DataFrame(columns, copy=False)
+        frame: "pandas.DataFrame" = pd.DataFrame(columns, copy=False)
+        return frame
 
     def to_polars(self) -> "polars.DataFrame":
         """A polars frame, from :meth:`to_arrow`'s table: ``stream`` as a
         categorical, ``row`` as binary."""
         pl = _needs("polars", "polars", "Rows.to_polars")
         _needs("pyarrow", "polars", "Rows.to_polars")
-        frame = pl.from_arrow(self.to_arrow())
-        assert isinstance(frame, pl.DataFrame)
+        # A table makes a frame (a lone array would make a series).
+        frame: "polars.DataFrame" = pl.from_arrow(self.to_arrow())
         return frame
 
     # Each Arrow array is made from its buffers: pyarrow's own conversion

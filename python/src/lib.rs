@@ -136,16 +136,17 @@ fn json(frame: &OwnedFrame) -> PyResult<String> {
 }
 
 /// Read a whole stream (a path, bytes, or an object and the method that
-/// reads it) with every rule of the protocol checked, as `dendro-wire
-/// check` does (`check --cut-ok` with `cut_ok`); its rows as columns, by
-/// source.
+/// reads it, with the bytes it has left if known) with every rule of the
+/// protocol checked, as `dendro-wire check` does (`check --cut-ok` with
+/// `cut_ok`); its rows as columns, by source.
 #[pyfunction]
-#[pyo3(signature = (source, cut_ok = false, method = None))]
+#[pyo3(signature = (source, cut_ok = false, method = None, left = 0))]
 fn read(
     py: Python<'_>,
     source: &Bound<'_, PyAny>,
     cut_ok: bool,
     method: Option<String>,
+    left: u64,
 ) -> PyResult<Stream> {
     let mut reading = Reading::new(cut_ok);
     let (tally, columns) = match Input::from(source, method)? {
@@ -169,7 +170,8 @@ fn read(
         }
         Input::Object(read) => {
             let mut frames = py.detach(|| FrameReader::new(read)).map_err(Broken::from)?;
-            let columns = reading.read(py, &mut frames, Budget::Whole { stream_bytes: 0 })?;
+            let stream_bytes = left;
+            let columns = reading.read(py, &mut frames, Budget::Whole { stream_bytes })?;
             (reading.tally(&frames), columns)
         }
     };
