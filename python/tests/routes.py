@@ -1,10 +1,11 @@
 """One route from a capture to a source's rows, timed and measured in a
 process of its own: `python routes.py ROUTE PATH [WARM]` prints one JSON
 line of the rows, the seconds and the peak memory the route added, over
-the file's size. What the process held before the route began is not
-counted: the libraries, warmed by the route over the small capture WARM
-first (polars starts its threads, pyarrow its pools), and, for `bytes`,
-the caller's bytes of the file.
+the file's size (null where the kernel keeps no peak a process can
+reset). What the process held before the route began is not counted: the
+libraries, warmed by the route over the small capture WARM first (polars
+starts its threads, pyarrow its pools), and, for `bytes`, the caller's
+bytes of the file.
 
 The memory tests and `cargo xtask bench-report` both run it.
 """
@@ -37,9 +38,14 @@ def resident():
 
 def reset_peak():
     """The peak from here on: a process's peak starts at its parent's
-    (kept across exec), and imports raise it and give memory back."""
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
+    (kept across exec), and imports raise it and give memory back. False
+    where the kernel does not let it be reset."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return False
+    return True
 
 
 def peak():
@@ -60,11 +66,12 @@ def measure(route, path, warm=None):
         ROUTES[route](source(route, warm))
     read = source(route, path)
     before = resident()
-    reset_peak()
+    measured = reset_peak()
     start = time.perf_counter()
     rows = ROUTES[route](read)
     seconds = time.perf_counter() - start
-    return {"route": route, "rows": rows, "seconds": seconds, "peak": (peak() - before) / os.path.getsize(path)}
+    added = (peak() - before) / os.path.getsize(path) if measured else None
+    return {"route": route, "rows": rows, "seconds": seconds, "peak": added}
 
 
 if __name__ == "__main__":

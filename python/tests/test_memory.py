@@ -47,6 +47,8 @@ def test_each_routes_peak_is_within_a_and_a_half_times_the_file(capture, route):
     assert out.returncode == 0, out.stderr
     measured = json.loads(out.stdout)
     assert measured["rows"] == 5000 * 64
+    if measured["peak"] is None:
+        pytest.skip("this kernel keeps no peak memory a process can reset (/proc/self/clear_refs)")
     assert measured["peak"] <= min(readme_peaks()[route] * 1.1, MOST), measured
     if route == "iter_batches":
         # Bounded by the batch, not the file: a batch of 65536 rows of 32

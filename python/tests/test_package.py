@@ -71,18 +71,24 @@ def test_the_readmes_examples_run(tmp_path, monkeypatch):
         exec(compile(block, str(README), "exec"), scope)
 
 
-def mypy(tmp_path, code):
+@pytest.fixture(scope="module")
+def mypy_cache(tmp_path_factory):
+    """One cache for every run here: numpy's stubs are read once."""
+    return tmp_path_factory.mktemp("mypy-cache")
+
+
+def mypy(tmp_path, cache, code):
     pytest.importorskip("mypy")
     path = tmp_path / "example.py"
     path.write_text(code)
     return subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull, str(path)],
+        [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(cache), str(path)],
         capture_output=True, text=True, cwd=tmp_path,
     )
 
 
-def test_mypy_strict_accepts_the_readmes_examples(tmp_path):
-    out = mypy(tmp_path, "".join(readme_examples()))
+def test_mypy_strict_accepts_the_readmes_examples(tmp_path, mypy_cache):
+    out = mypy(tmp_path, mypy_cache, "".join(readme_examples()))
     assert out.returncode == 0, out.stdout + out.stderr
 
 
@@ -94,6 +100,6 @@ def test_mypy_strict_accepts_the_readmes_examples(tmp_path):
     ('dendro_wire.iter_batches("capture.dwr", rows="many")', 'Argument "rows" to "iter_batches"'),
     ('n: str = len(dendro_wire.read("capture.dwr").rows(0))', "Incompatible types in assignment"),
 ])
-def test_mypy_strict_catches_a_wrong_type(tmp_path, wrong, said):
-    out = mypy(tmp_path, f"import dendro_wire\n\n{wrong}\n")
+def test_mypy_strict_catches_a_wrong_type(tmp_path, mypy_cache, wrong, said):
+    out = mypy(tmp_path, mypy_cache, f"import dendro_wire\n\n{wrong}\n")
     assert out.returncode == 1 and said in out.stdout, out.stdout + out.stderr
