@@ -22,7 +22,7 @@ import io
 import json
 import os
 import socket
-from typing import IO, Any, Dict, Iterator, List, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import IO, Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Tuple, TypeVar, Union
 
 from . import _native
 from ._errors import BrokenRuleError, CutStreamError, DendroWireError
@@ -48,7 +48,9 @@ __version__: str = _native.version()
 #: What a stream is read from: a path, its bytes (``bytes``, ``bytearray``,
 #: ``memoryview``), a binary file object (anything with ``read(n)``) or a
 #: socket.
-StreamSource = Union[str, "os.PathLike[str]", "os.PathLike[bytes]", bytes, bytearray, memoryview, IO[bytes], socket.socket]
+StreamSource = Union[
+    str, "os.PathLike[str]", "os.PathLike[bytes]", bytes, bytearray, memoryview, IO[bytes], socket.socket
+]
 
 #: A source of a stream: its number, the value of its ``source`` label
 #: (``"cpu"``), or labels it has (``{"host": "db1", "source": "cpu"}``).
@@ -122,15 +124,25 @@ def _left(file: object) -> int:
     return max(int(left), 0)
 
 
-def _bytes_named_a_path(source: object, error: DendroWireError) -> None:
-    """A TypeError if bytes that are no stream name a file: a path given as
-    bytes would otherwise be read as a stream's bytes."""
-    if isinstance(source, bytes) and error.frame == 0 and b"\0" not in source and len(source) < 4096:
-        if os.path.exists(source):
-            raise TypeError(
-                f"bytes are read as a stream's bytes, and {source!r} is none but names a file: "
-                "give a path as str or os.PathLike (os.fsdecode(path))"
-            ) from None
+_Opened = TypeVar("_Opened")
+
+
+def _opened(source: object, whole: bool, call: Callable[[object, Optional[str]], _Opened]) -> _Opened:
+    """``call`` called with what ``_native`` reads ``source`` as, and the
+    method it reads it through. Bytes that are no stream but name a file
+    are a TypeError: a path given as bytes, which would otherwise be read
+    as a stream's bytes."""
+    native, method = _native_source(source, whole)
+    try:
+        return call(native, method)
+    except DendroWireError as e:
+        if isinstance(source, bytes) and e.frame == 0 and b"\0" not in source and len(source) < 4096:
+            if os.path.exists(source):
+                raise TypeError(
+                    f"bytes are read as a stream's bytes, and {source!r} is none but names a file: "
+                    "give a path as str or os.PathLike (os.fsdecode(path))"
+                ) from None
+        raise
 
 
 class Stream:
@@ -202,12 +214,7 @@ def read(source: StreamSource, *, cut_ok: bool = False) -> Stream:
     --cut-ok`` reads it, and ``Stream.cut`` says where."""
     if not isinstance(cut_ok, bool):
         raise TypeError(f"cut_ok is a bool, not {type(cut_ok).__name__}")
-    native, method = _native_source(source, whole=True)
-    try:
-        return Stream(_native.read(native, cut_ok, method, _left(native)))
-    except DendroWireError as e:
-        _bytes_named_a_path(source, e)
-        raise
+    return Stream(_opened(source, True, lambda native, method: _native.read(native, cut_ok, method, _left(native))))
 
 
 class Batches(Iterator[Stream]):
@@ -243,8 +250,7 @@ def iter_batches(source: StreamSource, rows: int = 65536, *, cut_ok: bool = Fals
         raise ValueError(f"a batch holds at least one row, not {rows}")
     if not isinstance(cut_ok, bool):
         raise TypeError(f"cut_ok is a bool, not {type(cut_ok).__name__}")
-    native, method = _native_source(source, whole=False)
-    return Batches(_native.batches(native, rows, cut_ok, method))
+    return Batches(_opened(source, False, lambda native, method: _native.batches(native, rows, cut_ok, method)))
 
 
 def frames(source: StreamSource) -> Iterator[Dict[str, Any]]:
@@ -252,6 +258,5 @@ def frames(source: StreamSource) -> Iterator[Dict[str, Any]]:
     (``dendro-wire dump --json``: bytes as lowercase hex), after the
     subscriber's rules let it through; :func:`read`'s errors where the
     stream breaks one."""
-    native, method = _native_source(source, whole=False)
-    lines = _native.frames(native, method)
+    lines = _opened(source, False, _native.frames)
     return (json.loads(line) for line in lines)

@@ -76,6 +76,8 @@ class Rows:
         of one ``stream``: gathered into an array of their own. A
         ValueError if their sizes differ."""
         starts, sizes = self._of(stream)
+        if len(sizes) == 0:
+            return np.empty((0, 0), np.uint8) if dtype is None else np.empty(0, dtype)
         size = self.row_size(stream)
         if size is None:
             which = f"stream {stream!r}" if stream is not None else "this source"

@@ -56,7 +56,10 @@ def peak():
 
 def source(route, path):
     """What the route reads `path` as."""
-    return {"bytes": lambda: open(path, "rb").read(), "file object": lambda: open(path, "rb")}.get(route, lambda: path)()
+    if route == "bytes":
+        with open(path, "rb") as f:
+            return f.read()
+    return open(path, "rb") if route == "file object" else path
 
 
 def measure(route, path, warm=None):

@@ -91,8 +91,9 @@ def test_what_is_no_stream_is_a_typeerror(source):
 
 
 def test_a_path_as_bytes_is_not_read_as_a_stream():
-    with pytest.raises(TypeError, match="give a path as str or os.PathLike"):
-        dendro_wire.read(os.fsencode(SAMPLE))
+    for route in (dendro_wire.read, dendro_wire.iter_batches, dendro_wire.frames):
+        with pytest.raises(TypeError, match="give a path as str or os.PathLike"):
+            route(os.fsencode(SAMPLE))
     # The path as str, or os.PathLike, is read.
     assert dendro_wire.read(os.fsdecode(os.fsencode(SAMPLE))).tally == check(SAMPLE)
 

@@ -43,7 +43,8 @@ def test_each_routes_peak_is_within_a_and_a_half_times_the_file(capture, route):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{module} is not installed")
     script = Path(__file__).with_name("routes.py")
-    out = subprocess.run([sys.executable, str(script), route, str(capture), str(SAMPLE)], capture_output=True, text=True)
+    command = [sys.executable, str(script), route, str(capture), str(SAMPLE)]
+    out = subprocess.run(command, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     measured = json.loads(out.stdout)
     assert measured["rows"] == 5000 * 64

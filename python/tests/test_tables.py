@@ -65,6 +65,7 @@ def test_an_empty_source_makes_empty_tables(tmp_path):
     assert empty.to_arrow().num_rows == 0
     assert len(empty.to_pandas()) == 0
     assert empty.row_size() is None
+    assert empty.fixed().shape == (0, 0) and empty.fixed(dtype="<u8").shape == (0,)
 
 
 def test_rows_of_one_size_are_a_fixed_size_view(mixed):
