@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::io;
 
 use dendro_wire_std::{
-    Frame, FrameReader, Handshake, OwnedFrame, Position, ReadError, ReadErrorKind, Rows, Sink,
-    SinkError, SinkSubscriber, SliceReader, Tally,
+    Frame, FrameReader, Handshake, OwnedFrame, Position, ReadError, Rows, Sink, SinkError,
+    SinkSubscriber, SliceReader, Tally,
 };
 use pyo3::prelude::*;
 
@@ -227,15 +227,12 @@ impl Reading {
             let (frame, at) = match frames.next_frame_at() {
                 Ok(Some(next)) => next,
                 Ok(None) => return Ok(Stop::End),
-                Err(e) => match (e.kind(), e.position()) {
-                    // Frame 0 is the preamble: a stream cut there is none.
-                    (ReadErrorKind::Truncated { have, .. }, Some(at))
-                        if self.cut_ok && at.frame > 0 =>
-                    {
+                Err(e) => match e.cut_frame_bytes() {
+                    Some(have) if self.cut_ok => {
                         self.cut = Some(Cut {
-                            frame: at.frame,
-                            offset: at.offset,
-                            bytes: *have as u64,
+                            frame: e.frame(),
+                            offset: e.offset(),
+                            bytes: have as u64,
                         });
                         return Ok(Stop::End);
                     }
