@@ -12,9 +12,11 @@
 
 mod decode;
 mod encode;
+mod python;
 
 pub use decode::*;
 pub use encode::*;
+pub use python::print_python_routes;
 
 use std::collections::BTreeMap;
 

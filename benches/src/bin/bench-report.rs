@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use dendro_wire_benches::{
     decode_all, dendro_read_all, encode_dendro, encode_machine, encode_ours, encode_unchecked,
-    memcpy, reader_all, realistic, stream_heads, subscribe, EncodeInput, MachineEncoder, Stream,
+    memcpy, print_python_routes, reader_all, realistic, stream_heads, subscribe, EncodeInput,
+    MachineEncoder, Stream,
 };
 
 /// Seconds per second of one side, as best-of-`rounds`.
@@ -368,7 +369,6 @@ fn python_columns(
         rows = n as u64;
         column_bytes = columns;
     }
-    let _ = std::fs::remove_file(&path);
     assert_eq!(rows, stream.rows, "every row of the capture into columns");
     let mrows = |t: f64| rows as f64 / t / 1e6;
     println!();
@@ -409,6 +409,8 @@ fn python_columns(
             mrows(from_bytes) / both,
         );
     }
+    print_python_routes(python, &path, rows, if quick { 1 } else { 3 });
+    let _ = std::fs::remove_file(&path);
 }
 
 fn arg_after(flag: &str) -> Option<String> {
