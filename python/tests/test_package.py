@@ -15,11 +15,19 @@ import dendro_wire
 from streams import ROOT, SAMPLE
 
 README = ROOT / "python" / "README.md"
+# The pages a user copies Python from: the package's README, and the
+# repository README's `## From Python`.
+PAGES = [README, ROOT / "README.md"]
 
 
-def readme_examples():
-    """Every ```python block of the package's README, in order."""
-    blocks = README.read_text().split("```python\n")[1:]
+def readme_examples(page=README):
+    """Every ```python block of a page, in order (of the repository README,
+    those of its `## From Python`)."""
+    text = page.read_text()
+    if page != README:
+        text = text.split("\n## From Python\n", 1)[1].split("\n## ", 1)[0]
+    blocks = text.split("```python\n")[1:]
+    assert blocks, f"{page} shows no Python"
     return [b.split("\n```", 1)[0] + "\n" for b in blocks]
 
 
@@ -62,13 +70,14 @@ def test_the_package_is_typed():
     assert (package / "py.typed").exists() and (package / "_native.pyi").exists()
 
 
-def test_the_readmes_examples_run(tmp_path, monkeypatch):
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_readmes_examples_run(tmp_path, monkeypatch, page):
     pytest.importorskip("pandas")
     shutil.copy(SAMPLE, tmp_path / "capture.dwr")
     monkeypatch.chdir(tmp_path)
     scope = {}
-    for block in readme_examples():
-        exec(compile(block, str(README), "exec"), scope)
+    for block in readme_examples(page):
+        exec(compile(block, str(page), "exec"), scope)
 
 
 @pytest.fixture(scope="module")
@@ -87,8 +96,9 @@ def mypy(tmp_path, cache, code):
     )
 
 
-def test_mypy_strict_accepts_the_readmes_examples(tmp_path, mypy_cache):
-    out = mypy(tmp_path, mypy_cache, "".join(readme_examples()))
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_mypy_strict_accepts_the_readmes_examples(tmp_path, mypy_cache, page):
+    out = mypy(tmp_path, mypy_cache, "".join(readme_examples(page)))
     assert out.returncode == 0, out.stdout + out.stderr
 
 
