@@ -6,6 +6,9 @@
 //! each round rather than one after the other: noise that lands on a round
 //! lands on all three.
 
+mod page;
+
+use page::{machine_guard, write_page};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -495,25 +498,6 @@ fn check_process(binary: &str, quick: bool) {
     );
 }
 
-/// The book's page of figures (`book/src/performance.md` includes it),
-/// written by the full run that measured them, so the figures a reader
-/// sees are a run's and not a hand's.
-const PAGE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../book/src/performance-table.md"
-);
-
-fn write_page(table: &str, reference: &str) {
-    let page = format!(
-        "<!-- Written by `cargo xtask bench-report` (a full run) from what it measured; do \
-         not edit. -->\n\n{table}\n{reference}\n"
-    );
-    match std::fs::write(PAGE, page) {
-        Ok(()) => eprintln!("bench-report: wrote the table into {PAGE}"),
-        Err(e) => eprintln!("bench-report: could not write {PAGE}: {e}"),
-    }
-}
-
 /// Print the table, and give it back as Markdown for the book's page.
 fn print_table(stream: &Stream, lines: &[Line], quick: bool) -> String {
     use std::fmt::Write as _;
@@ -587,25 +571,4 @@ fn demo_over_tls(binary: &str, quick: bool) {
          TLS runs at {:.2}x plaintext",
         tls / plain
     );
-}
-
-/// The publisher machine's share of the reference writer, held to the
-/// book's figure (the page the last full run wrote): a drop by more than a
-/// third of it is an error. Its sentence "Against the reference writer,
-/// ... the publisher machine X" gives X.
-fn machine_guard(share: f64) -> Result<(), String> {
-    let readme = std::fs::read_to_string(PAGE).map_err(|e| format!("{PAGE}: {e}"))?;
-    let said = readme
-        .split_once("Against the reference writer, in the same rounds: the publisher machine")
-        .and_then(|(_, rest)| rest.split_whitespace().next())
-        .and_then(|x| x.trim_end_matches(',').parse::<f64>().ok())
-        .ok_or("book/src/performance-table.md names no share of the reference writer for the publisher machine")?;
-    match share >= said * 2.0 / 3.0 {
-        true => Ok(()),
-        false => Err(format!(
-            "the publisher machine ran at {share:.2} of the reference writer, more than a third \
-             below the book's {said:.2} (the last full run): find the change that cost it, or \
-             say why in book/src/performance.md"
-        )),
-    }
 }
