@@ -12,9 +12,11 @@
 
 mod decode;
 mod encode;
+mod python;
 
 pub use decode::*;
 pub use encode::*;
+pub use python::print_python_routes;
 
 use std::collections::BTreeMap;
 
@@ -309,3 +311,18 @@ mod tests {
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 struct RepositoryReadme;
+
+/// The book's Rust examples, compiled and run as doctests the same way:
+/// every chapter with a `rust` block is here (`cargo xtask book` fails on
+/// a chapter with one that is not).
+#[cfg(doctest)]
+mod book {
+    #[doc = include_str!("../../book/src/decoding.md")]
+    struct Decoding;
+    #[doc = include_str!("../../book/src/publishing.md")]
+    struct Publishing;
+    #[doc = include_str!("../../book/src/firmware.md")]
+    struct Firmware;
+    #[doc = include_str!("../../book/src/collecting.md")]
+    struct Collecting;
+}

@@ -110,6 +110,23 @@ impl ReadError {
         &self.kind
     }
 
+    /// What went wrong, taken: a transport's `io::Error` as it was raised,
+    /// for a caller that hands it on.
+    pub fn into_kind(self) -> ReadErrorKind {
+        self.kind
+    }
+
+    /// The bytes of the frame the stream ended inside, if it ended inside
+    /// one after its preamble: what a reader of a capture cut off (`check
+    /// --cut-ok`) reads up to rather than refuses. A stream cut inside its
+    /// preamble is no stream, and `None`.
+    pub fn cut_frame_bytes(&self) -> Option<usize> {
+        match (&self.kind, self.at) {
+            (ReadErrorKind::Truncated { have, .. }, Some(at)) if at.frame > 0 => Some(*have),
+            _ => None,
+        }
+    }
+
     /// The number of the frame being read, from 1; 0 for the preamble (or
     /// a failure of the transport at no known place).
     pub fn frame(&self) -> u64 {
@@ -195,5 +212,29 @@ impl std::error::Error for ReadError {
             | ReadErrorKind::NotOneFrame { .. }
             | ReadErrorKind::MemoryBudget { .. } => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn truncated(frame: u64, offset: u64) -> ReadError {
+        let kind = ReadErrorKind::Truncated {
+            needed: 40,
+            have: 7,
+        };
+        ReadError::new(kind, frame, offset)
+    }
+
+    #[test]
+    fn a_stream_cut_inside_a_frame_is_read_up_to_it_and_one_cut_in_its_preamble_is_not() {
+        assert_eq!(truncated(3, 141).cut_frame_bytes(), Some(7));
+        assert_eq!(truncated(0, 0).cut_frame_bytes(), None);
+        // A place inside the preamble's bytes is the preamble's.
+        assert_eq!(truncated(1, 3).cut_frame_bytes(), None);
+        let failed = ReadError::new(ReadErrorKind::Io(io::ErrorKind::Other.into()), 3, 141);
+        assert_eq!(failed.cut_frame_bytes(), None);
+        assert!(matches!(failed.into_kind(), ReadErrorKind::Io(_)));
     }
 }

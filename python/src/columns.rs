@@ -27,7 +27,7 @@ pub(crate) const ROW_FIXED: usize = Row {
 .wire_len();
 
 /// Room in a source's columns: rows, and row bytes in all.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Room {
     pub(crate) rows: usize,
     pub(crate) bytes: usize,

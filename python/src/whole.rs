@@ -1,7 +1,9 @@
-//! A whole stream read as `check` reads it, its rows into each source's
-//! columns: runs of frames with the GIL released, and between them, with
-//! it held, columns made or grown for the frame that found no room.
+//! A stream read as `check` reads it, its rows into each source's columns,
+//! whole or a batch at a time: runs of frames with the GIL released, and
+//! between them, with it held, columns made or grown for the frame that
+//! found no room.
 
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::io;
 
@@ -77,151 +79,231 @@ impl Sink for Applied {
     }
 }
 
-/// A stream read whole: its counts, each handshake in the order the
-/// sources opened, and each source's columns.
-pub(crate) struct Whole {
-    pub(crate) tally: Tally,
+/// Where a stream ended inside a frame, read with `cut_ok`: the frame's
+/// number (from 1), the stream offset it starts at, and the bytes of it
+/// that arrived (`check --cut-ok`'s `cut_bytes`).
+#[derive(Clone, Copy)]
+pub(crate) struct Cut {
+    pub(crate) frame: u64,
+    pub(crate) offset: u64,
+    pub(crate) bytes: u64,
+}
+
+/// How much of a stream one call of [`Reading::read`] takes.
+#[derive(Clone, Copy)]
+pub(crate) enum Budget {
+    /// All of it; about this many bytes are left to read.
+    Whole { stream_bytes: u64 },
+    /// Frames until at least this many rows are applied (a frame's rows
+    /// are never split), or the stream ends.
+    Rows(usize),
+}
+
+/// A stream being read: the subscriber's rules and what they let through
+/// so far, kept between calls that each take some of its rows.
+pub(crate) struct Reading {
+    subscriber: SinkSubscriber<Applied>,
+    /// Each handshake, in the order the sources opened.
     pub(crate) handshakes: Vec<(u32, OwnedFrame)>,
-    pub(crate) columns: BTreeMap<u32, Taken>,
+    cut_ok: bool,
+    /// Where the stream ended inside a frame, if it did under `cut_ok`.
+    pub(crate) cut: Option<Cut>,
+    ended: bool,
 }
 
 /// Why a run of frames stopped.
 enum Stop {
-    /// The stream ended cleanly.
+    /// The stream ended, cleanly or (under `cut_ok`) inside a frame.
     End,
+    /// The budget's rows were applied.
+    Full,
     /// `source`'s columns, or its lack of any, had no room for the rows of
     /// `frame`, which the rules let through: they wait for room.
     Room {
         source: u32,
         frame: OwnedFrame,
-        /// Stream bytes after the frame, if the stream's length is known.
-        left: u64,
-        open: usize,
+        /// The rows the source is likely to be given yet.
+        more: usize,
     },
 }
 
-/// Every frame of a stream of about `stream_bytes`, under the subscriber's
-/// rules, its rows into columns.
-pub(crate) fn read_whole(
-    py: Python<'_>,
-    mut frames: impl Frames,
-    stream_bytes: u64,
-) -> PyResult<Whole> {
-    let mut subscriber = SinkSubscriber::new(Applied::default());
-    let mut handshakes = Vec::new();
-    let mut columns: BTreeMap<u32, Columns<'_>> = BTreeMap::new();
-    loop {
-        let mut fills: BTreeMap<u32, Fill<'_>> =
-            columns.iter_mut().map(|(&s, c)| (s, c.fill())).collect();
-        let stop = py.detach(|| {
-            run(
-                &mut frames,
-                &mut subscriber,
-                &mut handshakes,
-                &mut fills,
-                stream_bytes,
-            )
-        })?;
-        drop(fills);
-        let Stop::Room {
-            source,
-            frame,
-            left,
-            open,
-        } = stop
-        else {
-            break;
-        };
-        frame.with_view(|frame| {
-            let Frame::Rows(rows) = frame else {
-                unreachable!("only a Rows frame waits for room")
-            };
-            let columns = match columns.entry(source) {
-                std::collections::btree_map::Entry::Occupied(e) => {
-                    let c = e.into_mut();
-                    c.resize(room(c.written(), rows, left, open))?;
-                    c
-                }
-                std::collections::btree_map::Entry::Vacant(e) => e.insert(Columns::new(
-                    py,
-                    room(Room { rows: 0, bytes: 0 }, rows, left, open),
-                )),
-            };
-            columns.fill().write(&rows.rows);
-            PyResult::Ok(())
-        })?;
+impl Reading {
+    /// A stream about to be read; with `cut_ok`, one that ends inside a
+    /// frame (not its preamble) ends there, as under `check --cut-ok`.
+    pub(crate) fn new(cut_ok: bool) -> Reading {
+        Reading {
+            subscriber: SinkSubscriber::new(Applied::default()),
+            handshakes: Vec::new(),
+            cut_ok,
+            cut: None,
+            ended: false,
+        }
     }
-    let mut tally = subscriber.tally();
-    // As `check` counts: the reader skips unknown kinds before the
-    // subscriber sees them, and counts every frame.
-    tally.frames = frames.frames();
-    tally.unknown_skipped = frames.unknown();
-    Ok(Whole {
-        tally,
-        handshakes,
-        columns: columns
+
+    /// Whether the stream has ended.
+    pub(crate) fn ended(&self) -> bool {
+        self.ended
+    }
+
+    /// The counts so far, as `check` counts them: the reader skips unknown
+    /// kinds before the subscriber sees them, and counts every frame.
+    pub(crate) fn tally(&self, frames: &impl Frames) -> Tally {
+        let mut tally = self.subscriber.tally();
+        tally.frames = frames.frames();
+        tally.unknown_skipped = frames.unknown();
+        tally
+    }
+
+    /// Frames of `frames` under the subscriber's rules, as many as `budget`
+    /// takes; the rows they let through, as each source's columns.
+    pub(crate) fn read(
+        &mut self,
+        py: Python<'_>,
+        frames: &mut impl Frames,
+        budget: Budget,
+    ) -> PyResult<BTreeMap<u32, Taken>> {
+        let mut columns: BTreeMap<u32, Columns<'_>> = BTreeMap::new();
+        let mut applied = 0;
+        loop {
+            let mut fills: BTreeMap<u32, Fill<'_>> =
+                columns.iter_mut().map(|(&s, c)| (s, c.fill())).collect();
+            let stop = py.detach(|| self.run(frames, &mut fills, budget, &mut applied));
+            drop(fills);
+            let stop = match stop {
+                Ok(stop) => stop,
+                Err(e) => {
+                    self.ended = true;
+                    return Err(e.into());
+                }
+            };
+            let Stop::Room {
+                source,
+                frame,
+                more,
+            } = stop
+            else {
+                self.ended |= matches!(stop, Stop::End);
+                break;
+            };
+            frame.with_view(|frame| {
+                let Frame::Rows(rows) = frame else {
+                    unreachable!("only a Rows frame waits for room")
+                };
+                let columns = match columns.entry(source) {
+                    Entry::Occupied(e) => {
+                        let c = e.into_mut();
+                        c.resize(room(c.written(), rows, more))?;
+                        c
+                    }
+                    Entry::Vacant(e) => {
+                        e.insert(Columns::new(py, room(Room::default(), rows, more)))
+                    }
+                };
+                columns.fill().write(&rows.rows);
+                applied += rows.rows.len();
+                PyResult::Ok(())
+            })?;
+        }
+        columns
             .into_iter()
             .map(|(s, c)| Ok((s, c.into_python()?)))
-            .collect::<PyResult<_>>()?,
-    })
-}
+            .collect()
+    }
 
-/// Frames applied and their rows written until the stream ends or a
-/// source's columns have no room for a frame's rows.
-fn run(
-    frames: &mut impl Frames,
-    subscriber: &mut SinkSubscriber<Applied>,
-    handshakes: &mut Vec<(u32, OwnedFrame)>,
-    fills: &mut BTreeMap<u32, Fill<'_>>,
-    stream_bytes: u64,
-) -> Result<Stop, Broken> {
-    loop {
-        let Some((frame, at)) = frames.next_frame_at()? else {
-            return Ok(Stop::End);
-        };
-        subscriber.apply(&frame).map_err(|e| Broken {
-            message: format!("{at}: {e}"),
-            at: Some(at),
-        })?;
-        match &frame {
-            Frame::Handshake(h) => handshakes.push((h.source, OwnedFrame::from(&frame))),
-            Frame::Rows(rows) => {
-                let Some(source) = subscriber.sink_mut().rows_of.take() else {
-                    continue;
-                };
-                match fills.get_mut(&source) {
-                    Some(fill) if fill.fits(Room::at_most(rows)) => fill.write(&rows.rows),
-                    _ => {
-                        return Ok(Stop::Room {
-                            source,
-                            frame: OwnedFrame::from(&frame),
-                            left: stream_bytes.saturating_sub(frames.offset()),
-                            open: subscriber.sink().open,
-                        })
+    /// Frames applied and their rows written until the stream ends, the
+    /// budget is spent, or a source's columns have no room for a frame's
+    /// rows; `applied` counts the rows written.
+    fn run(
+        &mut self,
+        frames: &mut impl Frames,
+        fills: &mut BTreeMap<u32, Fill<'_>>,
+        budget: Budget,
+        applied: &mut usize,
+    ) -> Result<Stop, Broken> {
+        loop {
+            if matches!(budget, Budget::Rows(rows) if *applied >= rows) {
+                return Ok(Stop::Full);
+            }
+            let (frame, at) = match frames.next_frame_at() {
+                Ok(Some(next)) => next,
+                Ok(None) => return Ok(Stop::End),
+                Err(e) => match e.cut_frame_bytes() {
+                    Some(have) if self.cut_ok => {
+                        self.cut = Some(Cut {
+                            frame: e.frame(),
+                            offset: e.offset(),
+                            bytes: have as u64,
+                        });
+                        return Ok(Stop::End);
                     }
+                    _ => return Err(e.into()),
+                },
+            };
+            self.subscriber
+                .apply(&frame)
+                .map_err(|e| Broken::rule(at, e))?;
+            let rows = match &frame {
+                Frame::Handshake(h) => {
+                    self.handshakes.push((h.source, OwnedFrame::from(&frame)));
+                    continue;
+                }
+                Frame::Rows(rows) => rows,
+                _ => continue,
+            };
+            let Some(source) = self.subscriber.sink_mut().rows_of.take() else {
+                continue;
+            };
+            match fills.get_mut(&source) {
+                Some(fill) if fill.fits(Room::at_most(rows)) => {
+                    fill.write(&rows.rows);
+                    *applied += rows.rows.len();
+                }
+                _ => {
+                    let row_bytes = Room::at_most(rows).bytes.div_ceil(rows.rows.len().max(1));
+                    let frame = OwnedFrame::from(&frame);
+                    let open = self.subscriber.sink().open.max(1);
+                    let more = match budget {
+                        // The source's share of the stream left (its bytes
+                        // over the sources open), at these rows' bytes a row,
+                        // and an eighth more: room never written is memory
+                        // never touched, and room grown later is (numpy
+                        // zeroes it).
+                        Budget::Whole { stream_bytes } => {
+                            let left = stream_bytes.saturating_sub(frames.offset());
+                            let share = usize::try_from(left).unwrap_or(usize::MAX)
+                                / (row_bytes + ROW_FIXED)
+                                / open;
+                            share.saturating_add(share / 8)
+                        }
+                        Budget::Rows(rows) => rows.saturating_sub(*applied) / open,
+                    };
+                    return Ok(Stop::Room {
+                        source,
+                        frame,
+                        more,
+                    });
                 }
             }
-            _ => {}
         }
     }
 }
 
 /// The room a source's columns are given when `rows` find too little: what
-/// they hold, these rows, and the source's share of the stream left (its
-/// bytes over the sources open) at these rows' bytes a row, or, if that is
-/// less, twice what they hold. The guess errs large: room in columns just
-/// made is memory not touched until written, and what is left is cut off at
-/// the end.
-fn room(written: Room, rows: &Rows<'_>, left: u64, open: usize) -> Room {
+/// they hold, these rows, and `more` rows at these rows' bytes a row, or, if
+/// that is less, a quarter of what they hold (a stream of unknown length
+/// grows its columns by a quarter at a time: numpy zeroes what a resize
+/// adds, so room grown is memory touched, and a quarter is the most a
+/// source's columns then hold unused).
+fn room(written: Room, rows: &Rows<'_>, more: usize) -> Room {
     let exactly = Room::exactly(rows);
     let n = exactly.rows.max(1);
     let row_bytes = Room::at_most(rows).bytes.div_ceil(n);
-    // The stream's bytes a row such as these takes.
-    let wire = row_bytes + ROW_FIXED;
-    let share = usize::try_from(left).unwrap_or(usize::MAX) / wire / open.max(1);
-    let more = share.max(written.rows);
+    let more = more.max(written.rows / 4).max(FIRST_ROWS);
     Room {
         rows: written.rows + exactly.rows + more,
         bytes: (written.bytes + exactly.bytes).saturating_add(more.saturating_mul(row_bytes)),
     }
 }
+
+/// The fewest rows columns are made or grown by: a few pages of each array.
+const FIRST_ROWS: usize = 1024;

@@ -24,9 +24,11 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
-use crate::c_build::{build_bench, build_example, host_libraries, Libraries, FFI};
+use crate::c_build::{
+    build_bench, build_example, generate_streams, host_libraries, Libraries, FFI,
+};
 use crate::json::{json_number, json_string};
-use crate::steps::{self, cargo, root, target_dir};
+use crate::steps::{self, root, target_dir};
 use crate::{c_install, setup};
 
 const HEADER: &str = "dendro-wire-core/ffi/include/dendro_wire.h";
@@ -210,20 +212,7 @@ struct Compared {
 fn compare_dumps(tool: &Path, dump: &Path, checker: &Path) -> Result<Compared, String> {
     let generated = target_dir().join("c/streams");
     let _ = std::fs::remove_dir_all(&generated);
-    steps::run(
-        "generate streams, whole and damaged (dendro-wire-ffi's streams example)",
-        cargo()
-            .args([
-                "run",
-                "--quiet",
-                "-p",
-                "dendro-wire-ffi",
-                "--example",
-                "streams",
-                "--",
-            ])
-            .arg(&generated),
-    )?;
+    generate_streams(&generated)?;
     let mut streams = Vec::new();
     for dir in [root().join("testdata"), generated] {
         let entries = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;

@@ -99,24 +99,56 @@ fn no_panic_path(binary: &Path, nm: &str) -> Result<(), String> {
 
 /// `examples/NAME.c`, with every warning an error and both sanitizers.
 pub(crate) fn build_example(name: &str, libs: &Libraries) -> Result<PathBuf, String> {
+    let source = root().join(FFI).join(format!("examples/{name}.c"));
+    build_program(&source, name, libs, &[])
+}
+
+/// The C program `source` as `target/c/NAME`, over the staticlib, with
+/// every warning an error and both sanitizers; `includes` searched for
+/// headers after the library's.
+pub(crate) fn build_program(
+    source: &Path,
+    name: &str,
+    libs: &Libraries,
+    includes: &[&Path],
+) -> Result<PathBuf, String> {
     let out = target_dir().join("c");
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let dump = out.join(name);
-    let ffi = root().join(FFI);
+    let program = out.join(name);
+    let file = source.file_name().unwrap_or_default().to_string_lossy();
+    let mut cmd = Command::new("gcc");
+    cmd.args(WARNINGS)
+        .args(["-O1", "-g", "-fno-omit-frame-pointer"])
+        .args(["-fsanitize=address,undefined", "-fno-sanitize-recover=all"])
+        .arg("-I")
+        .arg(root().join(FFI).join("include"));
+    for dir in includes {
+        cmd.arg("-I").arg(dir);
+    }
     steps::run(
-        &format!("build {name}.c (-Wall -Wextra -Werror -fsanitize=address,undefined)"),
-        Command::new("gcc")
-            .args(WARNINGS)
-            .args(["-O1", "-g", "-fno-omit-frame-pointer"])
-            .args(["-fsanitize=address,undefined", "-fno-sanitize-recover=all"])
-            .arg("-I")
-            .arg(ffi.join("include"))
-            .arg(ffi.join(format!("examples/{name}.c")))
-            .arg(&libs.staticlib)
-            .arg("-o")
-            .arg(&dump),
+        &format!("build {file} (-Wall -Wextra -Werror -fsanitize=address,undefined)"),
+        cmd.arg(source).arg(&libs.staticlib).arg("-o").arg(&program),
     )?;
-    Ok(dump)
+    Ok(program)
+}
+
+/// The streams of dendro-wire-ffi's `streams` example in `dir`: generated
+/// whole and then damaged, the same bytes for the same seeds.
+pub(crate) fn generate_streams(dir: &Path) -> Result<(), String> {
+    steps::run(
+        "generate streams, whole and damaged (dendro-wire-ffi's streams example)",
+        cargo()
+            .args([
+                "run",
+                "--quiet",
+                "-p",
+                "dendro-wire-ffi",
+                "--example",
+                "streams",
+                "--",
+            ])
+            .arg(dir),
+    )
 }
 
 /// `examples/bench.c`, optimized as a C caller would build it, every

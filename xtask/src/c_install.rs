@@ -13,8 +13,8 @@
 //!   header twice, built through `pkg-config --cflags --libs dendro-wire`
 //!   as C99 and as C++11 with `-pedantic -Werror` and run, and linked
 //!   statically too, and built as a CMake project through
-//!   `find_package(dendro-wire)`; the README's C example, built from
-//!   README.md through pkg-config, run on the sample and on cuts of it; and
+//!   `find_package(dendro-wire)`; the C example README and the book show, built from
+//!   each page through pkg-config, run on the sample and on cuts of it; and
 //!   the cffi header read by cffi, the library through it.
 
 use std::path::{Path, PathBuf};
@@ -330,41 +330,55 @@ pub(crate) fn prove(prefix: &Path, tool: &Path) -> Result<(), String> {
         "==> CMake: find_package(dendro-wire {major}.{minor}) links dendro-wire::shared and \
          dendro-wire::static; {newer} is refused"
     );
-    readme_install(prefix)?;
-    readme_example(prefix, tool, &cflags, &libs)
+    // README and the book's C chapter each show the install block and the
+    // example; each is run as that page holds it.
+    for doc in DOCS_WITH_C {
+        readme_install(prefix, doc)?;
+        readme_example(prefix, tool, &cflags, &libs, doc)?;
+    }
+    Ok(())
+}
+
+/// The pages that show C a user copies: each one's `### Install` block and
+/// its ```c block after `## From C` (or the chapter's `# From C`) are run.
+const DOCS_WITH_C: [&str; 2] = ["README.md", "book/src/c.md"];
+
+/// A page's text, by its path from the repository's root.
+fn page(doc: &str) -> Result<String, String> {
+    std::fs::read_to_string(root().join(doc)).map_err(|e| format!("{doc}: {e}"))
 }
 
 /// README's install block, run as written from a fresh shell: `sh -e`
 /// with a `HOME` of its own whose `.local` is the prefix installed (so its
 /// first line, the install, is run by the step that installed it, and
 /// skipped here), no `PKG_CONFIG_PATH` or `LD_LIBRARY_PATH`, in a folder
-/// holding what it names at the root: `app.c` (the installed example) and
-/// the sample.
-fn readme_install(prefix: &Path) -> Result<(), String> {
-    let readme =
-        std::fs::read_to_string(root().join("README.md")).map_err(|e| format!("README.md: {e}"))?;
-    let block = readme
+/// holding what it names at the root: the installed example
+/// (`dendro-wire-core/ffi/examples/installed.c`) and the sample.
+fn readme_install(prefix: &Path, doc: &str) -> Result<(), String> {
+    let text = page(doc)?;
+    let block = text
         .split_once("\n### Install\n")
         .and_then(|(_, rest)| rest.split_once("```sh\n"))
         .and_then(|(_, rest)| rest.split_once("\n```"))
         .map(|(block, _)| block)
-        .ok_or("README.md's `### Install` has no ```sh block")?;
+        .ok_or(format!("{doc}'s `### Install` has no ```sh block"))?;
     let (install, rest) = block
         .split_once('\n')
         .filter(|(first, _)| first.starts_with("cargo xtask c --install \"$HOME/.local\""))
-        .ok_or("README.md's install block does not start by installing under $HOME/.local")?;
+        .ok_or(format!(
+            "{doc}'s install block does not start by installing under $HOME/.local"
+        ))?;
     let home = target_dir().join("c/readme-home");
     let _ = std::fs::remove_dir_all(&home);
     std::fs::create_dir_all(&home).map_err(|e| format!("{}: {e}", home.display()))?;
     std::os::unix::fs::symlink(prefix, home.join(".local"))
         .map_err(|e| format!("{}: {e}", home.display()))?;
-    // What the rest of the block names at the root, `app.c` and the
-    // sample, in a folder of its own: nothing of the user's is written.
+    // What the rest of the block names at the root, the installed example
+    // and the sample, in a folder of its own: nothing of the user's is
+    // written.
     let at = home.join("root");
-    copy(
-        &root().join("dendro-wire-core/ffi/examples/installed.c"),
-        &at.join("app.c"),
-    )?;
+    let example = "dendro-wire-core/ffi/examples/installed.c";
+    copy(&root().join(example), &at.join(example))?;
     copy(
         &root().join("testdata/sample.dwr"),
         &at.join("testdata/sample.dwr"),
@@ -380,33 +394,33 @@ fn readme_install(prefix: &Path) -> Result<(), String> {
     let said = String::from_utf8_lossy(&ran.stdout);
     if !ran.status.success() || !said.contains("dendro-wire ") {
         return Err(format!(
-            "README's install block, after `{install}`: exit {:?}: {}{}",
+            "{doc}'s install block, after `{install}`: exit {:?}: {}{}",
             ran.status.code(),
             said,
             String::from_utf8_lossy(&ran.stderr)
         ));
     }
     eprintln!(
-        "==> README.md's install block, run as written from a fresh shell: pkg-config through \
+        "==> {doc}'s install block, run as written from a fresh shell: pkg-config through \
          PKG_CONFIG_PATH, the library found by its rpath"
     );
     Ok(())
 }
 
-/// The README's C example, taken from README.md as it stands: the block
-/// after "## From C".
-fn readme_block() -> Result<String, String> {
-    let readme =
-        std::fs::read_to_string(root().join("README.md")).map_err(|e| format!("README.md: {e}"))?;
-    let from_c = readme
-        .split_once("\n## From C\n")
+/// A page's C example, taken from it as it stands: the first ```c block
+/// after its "From C" heading.
+fn readme_block(doc: &str) -> Result<String, String> {
+    let text = page(doc)?;
+    let from_c = text
+        .split_once("## From C\n")
+        .or_else(|| text.split_once("# From C\n"))
         .map(|(_, rest)| rest)
-        .ok_or("README.md has no section `## From C`")?;
+        .ok_or(format!("{doc} has no section `From C`"))?;
     let block = from_c
         .split_once("```c\n")
         .and_then(|(_, rest)| rest.split_once("\n```"))
         .map(|(block, _)| block.to_string())
-        .ok_or("README.md's `## From C` has no ```c block")?;
+        .ok_or(format!("{doc}'s `From C` has no ```c block"))?;
     Ok(block)
 }
 
@@ -418,13 +432,14 @@ fn readme_example(
     tool: &Path,
     cflags: &[String],
     libs: &[String],
+    doc: &str,
 ) -> Result<(), String> {
     let dir = target_dir().join("c");
     let example = dir.join("readme_example.c");
-    write(&example, &readme_block()?)?;
+    write(&example, &readme_block(doc)?)?;
     let exe = dir.join("readme");
     steps::run(
-        "build README.md's C example through pkg-config (ASan, UBSan, -Werror)",
+        &format!("build {doc}'s C example through pkg-config (ASan, UBSan, -Werror)"),
         Command::new("gcc")
             .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-g"])
             .args(["-fsanitize=address,undefined", "-fno-sanitize-recover=all"])
@@ -459,7 +474,7 @@ fn readme_example(
         let stderr = String::from_utf8_lossy(&ran.stderr);
         let stdout = String::from_utf8_lossy(&ran.stdout);
         if stderr.contains("Sanitizer") || stderr.contains("runtime error") {
-            return Err(format!("README's example, {what}: {stderr}"));
+            return Err(format!("{doc}'s example, {what}: {stderr}"));
         }
         // The whole sample's rows (and, cut in its last frame, those of the
         // frames before it), one line each.
@@ -477,14 +492,14 @@ fn readme_example(
         };
         if !ok {
             return Err(format!(
-                "README's C example, on the sample {what}: exit {:?}, {printed} row line(s) \
+                "{doc}'s C example, on the sample {what}: exit {:?}, {printed} row line(s) \
                  (the sample has {rows}), said {said:?}; check --json says {json}",
                 ran.status.code()
             ));
         }
     }
     eprintln!(
-        "==> README.md's C example: the sample's {rows} rows, and cuts inside a frame and the \
+        "==> {doc}'s C example: the sample's {rows} rows, and cuts inside a frame and the \
          preamble in the tool's words"
     );
     Ok(())

@@ -12,7 +12,9 @@ use crate::steps::{
     cargo, cargo_tree, output, release_tool, root, run, rustup_cargo, target_dir,
     CLI_ARCHIVE_TESTS, WALK_NEWEST_TESTS,
 };
-use crate::{c, c_firmware, dissector, firmware, metrics, python, setup, toolchains};
+use crate::{
+    book, c, c_firmware, conformance, dissector, firmware, metrics, python, setup, toolchains,
+};
 
 /// The optional features checked and tested in every CI run with the rest
 /// (the archive feature, a heavy build, has steps of its own).
@@ -139,6 +141,8 @@ pub(crate) fn ci() -> Result<(), String> {
     c_firmware::run()?;
     c::run(&[])?;
     python::run()?;
+    // After c and python, which built the C library and installed the wheel.
+    conformance::check(conformance::Wheel::Installed)?;
     // Every pointer the C surface is handed in its tests, checked for
     // undefined behaviour (it found two aliasing bugs the sanitizers did
     // not).
@@ -151,6 +155,7 @@ pub(crate) fn ci() -> Result<(), String> {
     )?;
     metrics::run_metrics(&release_tool()?)?;
     dissector::run(&release_tool()?)?;
+    book::run()?;
     // Every feature documented, as docs.rs builds it (the archive feature's
     // dependencies were built by its clippy step).
     run(

@@ -56,7 +56,7 @@ const GAPS: u64 = 4;
 
 /// The instructions `observe` may take per observed row on the Cortex-M3,
 /// at opt-level z, over every interval (the first included): issue 29's
-/// targets. `plain` (the README's agent: four streams of three-byte
+/// targets. `plain` (the book's sizing example: four streams of three-byte
 /// names, rows of 2 bytes, then of 16) at most 120 for either length;
 /// `device` (seven rows an interval on names of 6 to 20 bytes) at most
 /// 150. Each figure is a SysTick count over the intervals, a tick being
@@ -156,13 +156,14 @@ pub(crate) fn run() -> Result<(), String> {
     )?;
     footprint::no_panic_path_of_the_core(&dir.join("embassy_agent.elf"))?;
     let mut f = footprint::sections(m0, "embassy_agent", &dir.join("embassy_agent.elf"))?;
-    f.note = "embassy-net's TcpSocket, drained by io::asynch::send_due raced against the tick; \
-              built, not run (no stack figure)"
+    f.note = "the device's two sources on embassy-net's TcpSocket, drained by \
+              io::asynch::send_due raced against the tick; built, not run (no stack figure)"
         .into();
     table.push(f);
 
     footprint::print(&table);
     footprint::within_ceilings(&table)?;
+    footprint::page::check_and_write(&table)?;
     eprintln!(
         "==> firmware: every program ran and checked on {} targets, in {:.1} s",
         BOARDS.len(),

@@ -14,15 +14,22 @@
 //!   `firmware.rs`, `qemu.rs`, `net.rs`, `footprint.rs`); then the C agent
 //!   (`c_firmware.rs`).
 //! - `cargo xtask c`: the C API proved from C (see `c.rs`).
+//! - `cargo xtask conformance`: the conformance suite over the tool, the C
+//!   API, the Python package and dendro 0.6.1 (see `conformance.rs`).
 //! - `cargo xtask wireshark`: the Wireshark dissector held to `dendro-wire
 //!   dump --json` and `check --json` under tshark (see `dissector.rs`).
 
 mod bench_report;
+mod book;
 mod c;
 mod c_build;
 mod c_firmware;
 mod c_install;
 mod ci;
+mod conformance;
+mod conformance_cases;
+mod conformance_damaged;
+mod conformance_write;
 mod dissector;
 mod dissector_live;
 mod firmware;
@@ -51,6 +58,8 @@ fn main() -> ExitCode {
         Some("firmware") => firmware::run().and_then(|()| c_firmware::run()),
         Some("c") => c::run(&args[1..]),
         Some("python") => python::run(),
+        Some("book") => book::run(),
+        Some("conformance") => conformance::run(&args[1..]),
         Some("bench-report") => bench_report::run(&args[1..]),
         Some("soak") => soak::run(&args[1..]),
         Some("fleet") => fleet::run_fleet(&args[1..]),
@@ -83,8 +92,8 @@ usage: cargo xtask <command>
 
 commands:
   ci       formatting, unsafe only in the C boundary, clippy (-D warnings), all tests
-           (the archive feature's too), no-std, firmware, c, python, metrics, wireshark,
-           rustdoc (-D warnings)
+           (the archive feature's too), no-std, firmware, c, python, conformance, metrics,
+           wireshark, book, rustdoc (-D warnings)
   no-std   build a no_std, no_main program over dendro-wire-core with no allocator
   firmware build the agent, decoder and plain (xtask/firmware) for thumbv7m, thumbv6m and
            riscv32imc and run them under QEMU (lm3s6965evb, microbit, sifive_e),
@@ -102,20 +111,29 @@ commands:
            compared with the committed ones (or written); the library installed under
            target/c/prefix (or PREFIX, and nothing else) with pkg-config and CMake
            files, its SONAME and exports checked, a program built through pkg-config
-           (C99 and C++11 -pedantic) and README's C example run; dump.c and check.c
+           (C99 and C++11 -pedantic) and README's and the book's C example run; dump.c and check.c
            built with ASan and UBSan and compared with dendro-wire dump --json and
            check --json over testdata/ and generated and damaged streams; decode.py
            (ctypes) over the sample
   python   the Python package (python/, PyO3 over dendro-wire-std): its wheel built with
            maturin into target/python (a virtual environment filled from PyPI once),
            installed, and its pytest tests run against dendro-wire
+  book     the guide (book/) built with mdBook (installed from crates.io into
+           target/tools once) into target/book; every link in it resolved, every
+           table within 8 columns, every chapter with Rust examples a doctest (part of ci)
+  conformance [--write]
+           the conformance suite (conformance/): its cases written again and compared with
+           the committed ones (or written), the runner's own tests, then every case through
+           the Rust tool, the C API, the Python package and dendro 0.6.1's codec; the matrix
+           written to conformance/MATRIX.md (part of ci)
   fuzz --target NAME [--seconds N]
            run one fuzz target coverage-guided (bolero's libFuzzer engine, nightly)
            for N seconds (default 60); targets: decode_arbitrary, reader_chunks,
            encode_decode, json_identity, differential_dendro, subscriber_model,
-           c_entry_points
+           proxy_header, proxy_header_chunks, c_entry_points
   bench-report [--quick]
            measure ours, dendro 0.6.1 and memcpy on the same bytes; print one table
+           (a full run writes it into book/src/performance-table.md)
   wireshark
            the Wireshark dissector (tools/wireshark/dendro.lua) under tshark: streams cut
            into TCP segments at random in a pcap written here, and a live loopback capture

@@ -19,13 +19,8 @@
 #include <string.h>
 
 #include "dendro_wire.h"
+#include "tally.h"
 #include "whole_file.h"
-
-/* What `check --json` counts, in its order. */
-struct tally {
-  uint64_t frames, sources, index_entries, rows_applied, rows_skipped, segments, clock_offsets,
-      source_updates, unknown_skipped, gaps, frames_lost, seq_regressions;
-};
 
 static void put_json_str(const char *s, size_t len) {
   static const char hex[] = "0123456789abcdef";
@@ -63,29 +58,6 @@ static int broke(uint64_t frame, uint64_t offset, const dw_error *err) {
   return 1;
 }
 
-static void count(struct tally *t, const dw_frame *f, const dw_admitted *v) {
-  t->frames++;
-  switch (v->kind) {
-    case DW_ADMITTED_OPENED: t->sources++; break;
-    case DW_ADMITTED_INDEX: t->index_entries++; break;
-    case DW_ADMITTED_ROWS:
-      if (v->skip == DW_SKIP_NONE) t->rows_applied += f->body.rows.count;
-      else t->rows_skipped += f->body.rows.count;
-      if (v->lost > 0) {
-        t->gaps++;
-        t->frames_lost += v->lost;
-      }
-      t->seq_regressions += v->regression;
-      break;
-    case DW_ADMITTED_APPLY:
-      if (f->kind == DW_FRAME_SEGMENT) t->segments++;
-      if (f->kind == DW_FRAME_CLOCK_OFFSET) t->clock_offsets++;
-      if (f->kind == DW_FRAME_SOURCE_UPDATE) t->source_updates++;
-      break;
-    case DW_ADMITTED_UNKNOWN: t->unknown_skipped++; break;
-  }
-}
-
 static int check(const uint8_t *buf, size_t len, void *storage, size_t storage_len) {
   dw_subscriber *sub;
   dw_error err;
@@ -94,31 +66,12 @@ static int check(const uint8_t *buf, size_t len, void *storage, size_t storage_l
     return broke(0, 0, &err);
   }
   struct tally t = {0};
-  size_t used, needed, at = 0;
-  uint64_t number = 0;
-  dw_result r = dw_check_preamble(buf, len, &used, &needed, &err);
-  if (r == DW_RESULT_OK) at = used;
-  while (r == DW_RESULT_OK && at < len) {
-    dw_frame f;
-    dw_admitted v;
-    number++;
-    r = dw_decode(buf + at, len - at, &f, &used, &needed, &err);
-    if (r == DW_RESULT_OK) r = dw_subscriber_admit(sub, &f, &v, &err);
-    if (r == DW_RESULT_OK) {
-      count(&t, &f, &v);
-      at += used;
-    }
+  struct stopped at;
+  if (check_stream(buf, len, sub, &t, NULL, &at, &err) != DW_RESULT_OK) {
+    return broke(at.frame, at.offset, &err);
   }
-  if (r == DW_RESULT_INCOMPLETE) r = dw_stream_end(buf + at, len - at, at > 0, &err);
-  if (r != DW_RESULT_OK) return broke(at > 0 ? number : 0, at, &err);
-  printf("{\"frames\":%" PRIu64 ",\"sources\":%" PRIu64 ",\"index_entries\":%" PRIu64
-         ",\"rows_applied\":%" PRIu64 ",\"rows_skipped\":%" PRIu64 ",\"segments\":%" PRIu64
-         ",\"clock_offsets\":%" PRIu64 ",\"source_updates\":%" PRIu64
-         ",\"unknown_skipped\":%" PRIu64 ",\"gaps\":%" PRIu64 ",\"frames_lost\":%" PRIu64
-         ",\"seq_regressions\":%" PRIu64 "}\n",
-         t.frames, t.sources, t.index_entries, t.rows_applied, t.rows_skipped, t.segments,
-         t.clock_offsets, t.source_updates, t.unknown_skipped, t.gaps, t.frames_lost,
-         t.seq_regressions);
+  put_tally(&t);
+  putchar('\n');
   return dw_subscriber_release(sub, &err) == DW_RESULT_OK ? 0 : broke(0, 0, &err);
 }
 

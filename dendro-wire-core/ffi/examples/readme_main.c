@@ -1,6 +1,6 @@
 /*
- * readme FILE: the README's C example (its `read_stream`, which
- * `cargo xtask c` takes from README.md as it stands) over a file read
+ * readme FILE: the C example README and the book show (its `read_stream`, which
+ * `cargo xtask c` takes from each page as it stands) over a file read
  * whole; its exit status is the example's.
  */
 #include <stdio.h>

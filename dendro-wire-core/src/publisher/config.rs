@@ -45,8 +45,10 @@ pub enum DropPolicy {
     /// `frames_unsent` together: an index entry or a frame lost unseen
     /// counts as much as a gap) is polled last, and so is the next to lose
     /// one; ties go round, the first polled moving on by one every
-    /// interval. A slow link's losses go round the sources,
-    /// each losing about the same share of its frames.
+    /// interval. The sources' counts of lost frames stay within a few of
+    /// each other; their shares of rows delivered differ by their frames'
+    /// sizes (within 10 points of each other over every link capacity
+    /// from 5% to 100% in `tests/fairness.rs`), and no source starves.
     #[default]
     RoundRobin,
     /// The sources in the order they were declared, every interval: a slow

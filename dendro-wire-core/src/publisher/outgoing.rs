@@ -35,8 +35,8 @@ pub(super) fn next_due<S: Storage>(
         });
     }
     // Under round robin the source that has lost the fewest frames goes
-    // last, next in line to lose one, ties taken in turn: a slow link's
-    // losses go round the sources. Every frame a source lost counts, seen
+    // last, next in line to lose one, ties taken in turn: the sources'
+    // counts of lost frames stay close. Every frame a source lost counts, seen
     // as a gap or not (an index entry, a frame due when a connection
     // changed): ranked by gaps alone, a source whose losses were entries
     // would look the one that lost least, and go on losing.

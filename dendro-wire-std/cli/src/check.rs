@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use dendro_wire_std::scan::{Found, Scanner};
-use dendro_wire_std::{CountingSink, FrameReader, Position, ReadErrorKind, SinkSubscriber, Tally};
+use dendro_wire_std::{CountingSink, FrameReader, Position, SinkSubscriber, Tally};
 use serde::Serialize;
 
 use crate::failure::Failure;
@@ -170,10 +170,9 @@ fn check(input: impl Read, cut_ok: bool) -> Result<(Tally, u64), (String, Option
         let (frame, at) = match reader.next_frame_at() {
             Ok(Some(next)) => next,
             Ok(None) => break,
-            Err(e) => match (e.kind(), e.position()) {
-                // Frame 0 is the preamble: a stream cut there is no stream.
-                (ReadErrorKind::Truncated { have, .. }, Some(at)) if cut_ok && at.frame > 0 => {
-                    cut_bytes = *have as u64;
+            Err(e) => match e.cut_frame_bytes() {
+                Some(have) if cut_ok => {
+                    cut_bytes = have as u64;
                     break;
                 }
                 _ => return Err(read(e)),

@@ -351,7 +351,7 @@ impl Metrics {
 /// the oldest), each has [`HEAD_TIMEOUT`] to send a request and lives
 /// at most [`CONNECTION_LIFETIME`]: idle or slow sockets cannot hold the
 /// port, though a peer opening connections faster than a scraper sends its
-/// request can evict it (README: serve it where only the scraper reaches).
+/// request can evict it (the book's "Collecting": serve it where only the scraper reaches).
 pub(crate) fn serve(
     addr: &str,
     metrics: Arc<Metrics>,

@@ -293,7 +293,7 @@ fn what_a_connection_costs_is_within_its_charge() {
     // Mid-frame, each is charged its 16 KiB buffer (and TLS its 4 KiB of
     // records): 20 and 29 KiB. The listener was measured holding more (24
     // and 42 to 45 KiB), the buffers freed on the way kept resident by the
-    // allocator (README's "Sizing"); this holds it within twice its charge.
+    // allocator (the book's "Sizing", in "Running a fleet"); this holds it within twice its charge.
     assert!(
         plain.1 <= 40 << 10 && tls.1 <= 58 << 10,
         "{plain:?} {tls:?}"

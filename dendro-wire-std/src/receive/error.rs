@@ -77,6 +77,12 @@ impl ServeError {
     pub fn reason(&self) -> &'static str {
         match self {
             ServeError::Read(e) => match e.kind() {
+                // A TLS connection's records are charged below the reader,
+                // in its transport (`tls_charge.rs`): the budget refusing
+                // them arrives as the transport's error, and is the budget.
+                ReadErrorKind::Io(e) if e.kind() == std::io::ErrorKind::OutOfMemory => {
+                    "over the memory budget"
+                }
                 ReadErrorKind::Io(_) => "failed in transport",
                 ReadErrorKind::Preamble(_) => "not a dendro replication stream",
                 ReadErrorKind::MemoryBudget { .. } => "over the memory budget",
@@ -169,5 +175,27 @@ impl std::error::Error for ServeError {
             ServeError::Tls(e) => Some(e),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A TLS connection the budget refuses ends "over the memory budget",
+    /// as a plaintext one does, not as a transport that failed.
+    #[test]
+    fn the_budget_refusing_tls_records_is_the_budget() {
+        let refused = std::io::Error::new(
+            std::io::ErrorKind::OutOfMemory,
+            "the memory budget is full: no room for the TLS records it sent",
+        );
+        let ended = ServeError::Read(ReadError::from(refused));
+        assert_eq!(ended.reason(), "over the memory budget");
+        let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+        assert_eq!(
+            ServeError::Read(ReadError::from(reset)).reason(),
+            "failed in transport"
+        );
     }
 }

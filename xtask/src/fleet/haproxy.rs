@@ -2,7 +2,7 @@
 //! agent kept on one collector by its address (`balance source`), the
 //! agent's address passed on in a PROXY v2 header, and collectors taken out
 //! of rotation by their `/ready`. The configuration written here is the one
-//! README's "Running a fleet" shows.
+//! the book's "Running a fleet" shows.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -247,7 +247,7 @@ setters! {
 
 /// What a connection is taken to hold beside its receive buffer: its task,
 /// its socket's state and its subscriber's (sources that open charge their
-/// buffers as they grow). README's "A collector under attack" gives what
+/// buffers as they grow). the book's "A collector under attack" gives what
 /// a release listener was measured to hold per connection beside it.
 pub(super) const CONNECTION_STATE: usize = 4 << 10;
 
@@ -255,7 +255,7 @@ pub(super) const CONNECTION_STATE: usize = 4 << 10;
 /// (5 KiB: measured a little over 4) and the room of its records buffer for a first read (4 KiB).
 /// The records it then holds (a record not yet whole, plaintext not yet
 /// read, a handshake being joined) and the client's certificate chain are
-/// charged as it holds them (`tls_charge.rs`). README's "Sizing" gives
+/// charged as it holds them (`tls_charge.rs`). the book's "Running a fleet", its "Sizing", gives
 /// what a release listener was measured to hold.
 #[cfg(feature = "tls")]
 pub(super) const TLS_STATE: usize = (5 << 10) + super::tls_charge::READ_SIZE;

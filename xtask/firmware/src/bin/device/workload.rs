@@ -17,18 +17,18 @@ const INTERVALS: u32 = 300;
 const INTERVAL_NS: i64 = 10_000_000;
 const START_NS: i64 = 1_764_672_000_000_000_000;
 /// A rail is switched every this many intervals, between two readings.
-const SWITCH_EVERY: u32 = 50;
+pub const SWITCH_EVERY: u32 = 50;
 
-const ENV_STREAMS: [&str; 3] = ["env/rh", "env/temp_mc", "env/pressure_pa"];
-const POWER_STREAMS: [&str; 4] = [
+pub const ENV_STREAMS: [&str; 3] = ["env/rh", "env/temp_mc", "env/pressure_pa"];
+pub const POWER_STREAMS: [&str; 4] = [
     "power/rail0/ma",
     "power/rail1/ma",
     "power/rail2/current",
     "power/rail3/milliamp",
 ];
-const RAILS: [&[u8]; 4] = [b"rail0", b"rail1", b"rail2", b"rail3"];
+pub const RAILS: [&[u8]; 4] = [b"rail0", b"rail1", b"rail2", b"rail3"];
 
-const ENV: SourceDecl<'static> = SourceDecl {
+pub const ENV: SourceDecl<'static> = SourceDecl {
     uuid: Some("6f1c2e3d-4b5a-4697-8877-665544332212"),
     labels: Map::from_pairs(&[("device", "sensor-8"), ("source", "env")]),
     metadata: Map::from_pairs(&[("encoder", "sensor-8-env-v1")]),
@@ -37,7 +37,7 @@ const ENV: SourceDecl<'static> = SourceDecl {
     streams: &ENV_STREAMS,
     index_stream: None,
 };
-const POWER: SourceDecl<'static> = SourceDecl {
+pub const POWER: SourceDecl<'static> = SourceDecl {
     uuid: Some("6f1c2e3d-4b5a-4697-8877-665544332213"),
     labels: Map::from_pairs(&[("device", "sensor-8"), ("source", "power")]),
     metadata: Map::from_pairs(&[("encoder", "sensor-8-power-v1")]),
@@ -49,11 +49,11 @@ const POWER: SourceDecl<'static> = SourceDecl {
 
 /// The most each source is given in an interval: a reading per stream,
 /// and for the power source its rails, one switched at a time.
-const ENV_BUDGET: Budget = Budget::rows(8, 3);
-const POWER_BUDGET: Budget = Budget::rows(12, 4).with_slots(4, 8, 1);
-const ENV_SIZE: Sizing = ENV.sizing(&ENV_BUDGET);
-const POWER_SIZE: Sizing = POWER.sizing(&POWER_BUDGET);
-const FRAME_BUFFER: usize = if ENV_SIZE.frame_buffer > POWER_SIZE.frame_buffer {
+pub const ENV_BUDGET: Budget = Budget::rows(8, 3);
+pub const POWER_BUDGET: Budget = Budget::rows(12, 4).with_slots(4, 8, 1);
+pub const ENV_SIZE: Sizing = ENV.sizing(&ENV_BUDGET);
+pub const POWER_SIZE: Sizing = POWER.sizing(&POWER_BUDGET);
+pub const FRAME_BUFFER: usize = if ENV_SIZE.frame_buffer > POWER_SIZE.frame_buffer {
     ENV_SIZE.frame_buffer
 } else {
     POWER_SIZE.frame_buffer
@@ -139,7 +139,7 @@ pub fn run(
 // Out of line: the publisher is made on the stack before it is written
 // into place, and inlined, that stayed in the caller's frame for the run.
 #[inline(never)]
-unsafe fn lend() -> (
+pub unsafe fn lend() -> (
     &'static mut Publishing,
     &'static mut [u8],
     &'static mut [u8],

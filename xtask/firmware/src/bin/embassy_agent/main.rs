@@ -1,5 +1,8 @@
 //! The publisher on embassy-net: how a device running embassy keeps
-//! sampling while its frames wait for a slow TCP link. Built for the
+//! sampling while its frames wait for a slow TCP link. Its workload is
+//! `device`'s (`../device/workload.rs`): two sources, "env" (3 streams)
+//! and "power" (4 streams, its 4 rails as index slots, one switched
+//! between two readings every 50 intervals), sized at build time. Built for the
 //! Cortex-M0 (`thumbv6m-none-eabi`, feature `embassy`) by `cargo xtask
 //! firmware` against embassy-net's own `TcpSocket`; it is not run, since
 //! no board QEMU models for the M0 has a network controller, so the
@@ -22,6 +25,12 @@
 #![no_std]
 #![no_main]
 
+// The device's declarations, budgets and statics; its blocking run is not
+// used here.
+#[allow(dead_code)]
+#[path = "../device/workload.rs"]
+mod workload;
+
 use core::future::Future;
 use core::mem::MaybeUninit;
 use core::pin::pin;
@@ -29,9 +38,7 @@ use core::ptr::addr_of_mut;
 use core::task::{Context, Poll, Waker};
 
 use dendro_wire_core::io::asynch;
-use dendro_wire_core::{
-    Budget, Map, Outbox, Publisher, PublisherConfig, Sizing, SourceDecl, SourceId,
-};
+use dendro_wire_core::{Outbox, SourceId};
 use dendro_wire_firmware::{entry, exit, Console};
 use embassy_futures::select::{select, Either};
 use embassy_net::tcp::TcpSocket;
@@ -43,24 +50,8 @@ const COLLECTOR: (Ipv4Address, u16) = (Ipv4Address::new(10, 0, 23, 1), 7447);
 const DEVICE: Ipv4Address = Ipv4Address::new(10, 0, 23, 2);
 const INTERVAL: Duration = Duration::from_millis(10);
 
-const STREAMS: [&str; 3] = ["env/rh", "env/temp_mc", "env/pressure_pa"];
-const ENV: SourceDecl<'static> = SourceDecl {
-    uuid: None,
-    labels: Map::from_pairs(&[("device", "sensor-9"), ("source", "env")]),
-    metadata: Map::EMPTY,
-    clock_anchor_wall_ns: 0,
-    complete: false,
-    streams: &STREAMS,
-    index_stream: None,
-};
-const BUDGET: Budget = Budget::rows(8, 3);
-const SIZE: Sizing = ENV.sizing(&BUDGET);
+use workload::{Publishing, ENV, ENV_BUDGET, POWER, POWER_BUDGET, RAILS, SWITCH_EVERY};
 
-type Publishing = Publisher<&'static mut [u8], 1>;
-
-static mut STORAGE: [u8; SIZE.storage] = [0; SIZE.storage];
-static mut FRAME: [u8; SIZE.frame_buffer] = [0; SIZE.frame_buffer];
-static mut PUBLISHER: MaybeUninit<Publishing> = MaybeUninit::uninit();
 static mut RESOURCES: MaybeUninit<StackResources<2>> = MaybeUninit::uninit();
 static mut RX: [u8; 256] = [0; 256];
 static mut TX: [u8; 1024] = [0; 1024];
@@ -70,14 +61,14 @@ static mut TX: [u8; 1024] = [0; 1024];
 async fn publish(
     stack: Stack<'static>,
     p: &mut Publishing,
-    env: SourceId,
+    (env, power): (SourceId, SourceId),
     outbox: &mut Outbox<'_>,
 ) -> ! {
     // SAFETY: `publish` runs once, so the socket buffers are lent once.
     let (rx, tx) = unsafe { (&mut *addr_of_mut!(RX), &mut *addr_of_mut!(TX)) };
     let mut socket = TcpSocket::new(stack, rx, tx);
     let mut ticker = Ticker::every(INTERVAL);
-    let mut ts = 0i64;
+    let (mut ts, mut until_switch, mut rail) = (0i64, SWITCH_EVERY, 0usize);
     loop {
         stack.wait_link_up().await;
         if socket.connect(COLLECTOR).await.is_err()
@@ -97,9 +88,23 @@ async fn publish(
                 Either::Second(()) => {}
             }
             ts += INTERVAL.as_micros() as i64 * 1000;
+            // Refused readings and slot changes are counted in the
+            // publisher's stats.
             for (stream, value) in (0..).zip([412u64, 21_500, 101_325]) {
-                // Refused readings are counted in the publisher's stats.
                 let _ = p.observe(env.stream(stream), ts, 0, &value.to_le_bytes());
+            }
+            until_switch -= 1;
+            for (stream, ma) in (0..).zip([120u32, 340, 56, 910]) {
+                // A rail switched between two readings of the interval.
+                if stream == 2 && until_switch == 0 {
+                    until_switch = SWITCH_EVERY;
+                    rail = (rail + 1) % RAILS.len();
+                    let state: &[u8] = if ts & 1 == 0 { b"off" } else { b"on" };
+                    let _ = p.set_slot(power, RAILS[rail], state);
+                }
+                let mut row = [0u8; 12];
+                row[..4].copy_from_slice(&ma.to_le_bytes());
+                let _ = p.observe(power.stream(stream), ts, 0, &row);
             }
             p.end_interval();
         }
@@ -112,30 +117,37 @@ async fn publish(
 
 #[entry]
 fn main() -> ! {
-    // SAFETY: `main` runs once, so each static is lent once.
-    let (p, storage, frame, resources) = unsafe {
+    // SAFETY: `main` runs once, so each static is lent once; the
+    // publisher is made in its static by `lend` (out of line, so no copy
+    // of it stays in `main`'s frame).
+    let ((p, env_storage, power_storage, frame), resources) = unsafe {
         (
-            (*addr_of_mut!(PUBLISHER)).write(Publisher::new(PublisherConfig {
-                full_every: 60,
-                frame_buffer: SIZE.frame_buffer,
-            })),
-            &mut *addr_of_mut!(STORAGE),
-            &mut *addr_of_mut!(FRAME),
+            workload::lend(),
             (*addr_of_mut!(RESOURCES)).write(StackResources::new()),
         )
     };
-    let Ok(env) = p.add_source_for(&ENV, &BUDGET, &mut storage[..]) else {
-        Console::open().str("embassy_agent: the source does not fit\n");
+    let declared = (
+        p.add_source_for(&ENV, &ENV_BUDGET, env_storage),
+        p.add_source_for(&POWER, &POWER_BUDGET, power_storage),
+    );
+    let (Ok(env), Ok(power)) = declared else {
+        Console::open().str("embassy_agent: the sources do not fit\n");
         exit(false)
     };
+    for rail in RAILS {
+        let _ = p.set_slot(power, rail, b"on");
+    }
     let config = Config::ipv4_static(StaticConfigV4 {
         address: Ipv4Cidr::new(DEVICE, 24),
         gateway: None,
         dns_servers: Default::default(),
     });
     let (stack, mut runner) = embassy_net::new(Nowhere, config, resources, 0x5eed);
-    let mut outbox = Outbox::new(&mut frame[..]);
-    block_on(select(runner.run(), publish(stack, p, env, &mut outbox)));
+    let mut outbox = Outbox::new(frame);
+    block_on(select(
+        runner.run(),
+        publish(stack, p, (env, power), &mut outbox),
+    ));
     exit(false)
 }
 
