@@ -17,6 +17,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::footprint::page::{self, Cell};
 use crate::qemu::{self, check, compare, finish, Board, BOARDS};
 use crate::steps::{self, fresh_dir, root, target_dir};
 use crate::{c_build, setup};
@@ -47,16 +48,31 @@ pub(crate) fn run() -> Result<(), String> {
     setup::ensure("firmware (the C agent)", &[setup::C_FIRMWARE])?;
     let tool = steps::release_tool()?;
     sizes_on_every_board()?;
-    let mut connections = 0;
+    let (mut connections, mut rows) = (0, Vec::new());
     for (board, ram) in ARM {
         c_build::build_device_library(board.target)?;
         let out = target_dir().join("firmware/c").join(board.target);
         fresh_dir(&out)?;
         let elf = build(board, ram, &out)?;
         let (made, stack) = streams(board, &elf, &out, &tool)?;
-        footprint(board, &elf, stack)?;
+        rows.push(footprint(board, &elf, stack)?);
         connections += made;
     }
+    // The book's table, from this run: fails if the committed one is stale.
+    page::check_and_write(
+        "c-footprint-table.md",
+        &[
+            "core",
+            "C flash",
+            "Rust flash",
+            "C / Rust",
+            "C static RAM",
+            "Rust static RAM",
+            "C peak stack, declaring",
+            "C peak stack, loop",
+        ],
+        &rows,
+    )?;
     eprintln!(
         "==> firmware (C): {connections} connections on the Cortex-M3 and the Cortex-M0 checked, \
          each the Rust agent's bytes"
@@ -242,7 +258,7 @@ fn sizes(elf: &Path) -> Result<(u64, u64), String> {
     }
 }
 
-fn footprint(board: &Board, elf: &Path, stack: Stack) -> Result<(), String> {
+fn footprint(board: &Board, elf: &Path, stack: Stack) -> Result<page::Row, String> {
     let (flash, ram) = sizes(elf)?;
     let rust = target_dir()
         .join("firmware")
@@ -273,5 +289,16 @@ fn footprint(board: &Board, elf: &Path, stack: Stack) -> Result<(), String> {
             stack.declaring, DECLARING_STACK_LIMIT
         ));
     }
-    Ok(())
+    Ok(page::Row {
+        key: vec![board.core.to_string()],
+        cells: vec![
+            Cell::Bytes(Some(flash), 0.02),
+            Cell::Bytes(Some(rust_flash), 0.02),
+            Cell::Text(format!("{:.2}x", flash as f64 / rust_flash as f64)),
+            Cell::Bytes(Some(ram), 0.02),
+            Cell::Bytes(Some(rust_ram), 0.02),
+            Cell::Bytes(Some(stack.declaring), 0.10),
+            Cell::Bytes(Some(stack.looping), 0.10),
+        ],
+    })
 }

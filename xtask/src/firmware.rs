@@ -163,7 +163,7 @@ pub(crate) fn run() -> Result<(), String> {
 
     footprint::print(&table);
     footprint::within_ceilings(&table)?;
-    footprint::page::check_and_write(&table)?;
+    footprint::page::rust_programs(&table)?;
     eprintln!(
         "==> firmware: every program ran and checked on {} targets, in {:.1} s",
         BOARDS.len(),
