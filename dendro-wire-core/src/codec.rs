@@ -386,14 +386,12 @@ pub(crate) fn copy_short(dst: &mut [u8], src: &[u8]) -> Option<()> {
     /// `W <= len <= 2 * W` that covers every byte.
     #[inline(always)]
     fn ends<const W: usize>(dst: &mut [u8], src: &[u8]) -> Option<()> {
-        // `copy_from_slice`, a copy known to be disjoint: on x86-64 the
-        // same moves as an array assignment, while on a Cortex-M built for
-        // size an assignment of 16 or 32 bytes became a call to `memmove`
-        // and its code (`cargo xtask firmware` prints the footprint).
-        dst.first_chunk_mut::<W>()?
-            .copy_from_slice(src.first_chunk::<W>()?);
-        dst.last_chunk_mut::<W>()?
-            .copy_from_slice(src.last_chunk::<W>()?);
+        // Array assignments: the copies' lengths are in their types, so no
+        // check is left for a caller the compiler does not inline into
+        // (`copy_from_slice` kept one, and a panic path, in a C device's
+        // library built for size).
+        *dst.first_chunk_mut::<W>()? = *src.first_chunk::<W>()?;
+        *dst.last_chunk_mut::<W>()? = *src.last_chunk::<W>()?;
         Some(())
     }
     if src.len() != dst.len() {

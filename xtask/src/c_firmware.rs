@@ -35,8 +35,8 @@ const DECLARING_STACK_LIMIT: u64 = 1536;
 /// does for the Rust programs.
 fn flash_limit(core: &str) -> u64 {
     match core {
-        "Cortex-M3" => 27_530,
-        "Cortex-M0" => 28_840,
+        "Cortex-M3" => 24_680,
+        "Cortex-M0" => 25_220,
         _ => u64::MAX,
     }
 }

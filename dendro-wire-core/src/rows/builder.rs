@@ -98,14 +98,12 @@ pub(crate) fn write_row_tail(
     wall_offset: i64,
     row_len: usize,
 ) {
-    tail.copy_from_slice(
-        RowTail {
-            ts: I64::new(ts),
-            wall_offset: I64::new(wall_offset),
-            row_len: U32::new(row_len as u32),
-        }
-        .as_bytes(),
-    );
+    // A value of the array's own size: no length to check.
+    *tail = zerocopy::transmute!(RowTail {
+        ts: I64::new(ts),
+        wall_offset: I64::new(wall_offset),
+        row_len: U32::new(row_len as u32),
+    });
 }
 
 /// The bytes of a `Rows` frame before its first row: the length prefix, the
