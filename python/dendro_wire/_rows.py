@@ -26,7 +26,10 @@ def _needs(module: str, extra: str, method: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as e:
-        raise ImportError(f"{method} needs {module}: pip install 'dendro-wire[{extra}]'") from e
+        raise ImportError(
+            f"{method} needs {module}: pip install {module}, or install the package's wheel "
+            f"with its extra dendro-wire[{extra}]"
+        ) from e
 
 
 @dataclass(frozen=True)
