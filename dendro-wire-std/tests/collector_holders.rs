@@ -10,125 +10,18 @@
 
 #[path = "support/collector.rs"]
 mod support;
-use support::{connect_from, start, wait_until, PREAMBLE};
+use support::{connect_from, start, wait_until};
 
-use std::io::{ErrorKind, Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::io::{Read, Write};
+use std::net::SocketAddr;
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use dendro_wire_std::receive::{Backlog, Ended, Peer, ServeError, Server, ServerConfig};
-use dendro_wire_std::{FrameWriter, Rows, Sink, SinkError};
-use dendro_wire_test_support::streams::{honest_stream, write_rows_frame, ROWS_PER_FRAME};
-
-/// Source 0's Rows frame `seq` with `rows` rows, without the preamble.
-fn rows_frame(seq: u64, rows: u64) -> Vec<u8> {
-    let mut w = FrameWriter::new(Vec::new()).unwrap();
-    write_rows_frame(&mut w, seq, rows, &[7u8; 32]);
-    w.into_inner()[PREAMBLE.len()..].to_vec()
-}
-
-/// Attackers that stop when told.
-struct Attack {
-    stop: Arc<AtomicBool>,
-    threads: Vec<JoinHandle<()>>,
-}
-
-impl Attack {
-    fn new() -> Attack {
-        Attack {
-            stop: Arc::new(AtomicBool::new(false)),
-            threads: Vec::new(),
-        }
-    }
-
-    /// `n` connections from `from`, each opening its source with a whole
-    /// Handshake and then sending an empty Rows frame every `keepalive`
-    /// (or nothing, if none); each one closed is opened again at once, as
-    /// an attacker holding the table does.
-    fn hold(&mut self, to: SocketAddr, from: [u8; 4], n: usize, keepalive: Option<Duration>) {
-        let stop = self.stop.clone();
-        self.threads.push(std::thread::spawn(move || {
-            let open = || {
-                let mut s = connect_from(from, to);
-                let _ = s.write_all(&honest_stream(0));
-                s.set_nonblocking(true).unwrap();
-                (s, 0u64)
-            };
-            let mut held: Vec<(TcpStream, u64)> = (0..n).map(|_| open()).collect();
-            let mut last = Instant::now();
-            while !stop.load(Ordering::Relaxed) {
-                let beat = keepalive.is_some_and(|every| last.elapsed() >= every);
-                if beat {
-                    last = Instant::now();
-                }
-                for (s, seq) in &mut held {
-                    let closed = match s.read(&mut [0; 64]) {
-                        Ok(_) => true,
-                        Err(e) => e.kind() != ErrorKind::WouldBlock,
-                    };
-                    if closed {
-                        *s = open().0;
-                        *seq = 0;
-                    } else if beat {
-                        let _ = s.write_all(&rows_frame(*seq, 0));
-                        *seq += 1;
-                    }
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        }));
-    }
-
-    /// From each of `from`, in turn, connections that each send the
-    /// preamble and half a Handshake, `per_second` of them, each closed
-    /// `after` it was opened.
-    fn half_handshakes(
-        &mut self,
-        to: SocketAddr,
-        from: Vec<[u8; 4]>,
-        per_second: u64,
-        after: Duration,
-    ) {
-        let stop = self.stop.clone();
-        self.threads.push(std::thread::spawn(move || {
-            let opening = honest_stream(0);
-            let half = &opening[..PREAMBLE.len() + (opening.len() - PREAMBLE.len()) / 2];
-            let started = Instant::now();
-            let mut open = std::collections::VecDeque::new();
-            let mut made = 0u64;
-            while !stop.load(Ordering::Relaxed) {
-                while open
-                    .front()
-                    .is_some_and(|(at, _): &(Instant, TcpStream)| at.elapsed() >= after)
-                {
-                    open.pop_front();
-                }
-                let due = started.elapsed().as_millis() as u64 * per_second / 1000;
-                if made >= due {
-                    std::thread::sleep(Duration::from_millis(1));
-                    continue;
-                }
-                let mut s = connect_from(from[made as usize % from.len()], to);
-                let _ = s.write_all(half);
-                open.push_back((Instant::now(), s));
-                made += 1;
-            }
-        }));
-    }
-}
-
-impl Drop for Attack {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        for thread in self.threads.drain(..) {
-            let _ = thread.join();
-        }
-    }
-}
+use dendro_wire_std::{Rows, Sink, SinkError};
+use dendro_wire_test_support::peers::Attack;
+use dendro_wire_test_support::streams::{honest_stream, rows_frame, ROWS_PER_FRAME};
 
 /// An honest agent from `from`: its Handshake, then a Rows frame every
 /// 100 ms for `frames` intervals, on one connection it then closes. The

@@ -6,7 +6,8 @@
 //!
 //! Each test crate turns on what it needs, so the core's tests build
 //! neither the std crate nor rcgen: `dendro` (`dendro_map`, `gen`),
-//! `streams` (`streams`), `certs` (`certs`). The rest is always there.
+//! `streams` (`streams`), `certs` (`certs`), `peers` (`peers`). The rest is
+//! always there.
 //!
 //! Only integration tests may use it: a `src/` unit test is built with a
 //! second copy of its crate, whose types are not this crate's.
@@ -29,5 +30,7 @@ pub mod certs;
 pub mod dendro_map;
 #[cfg(feature = "dendro")]
 pub mod gen;
+#[cfg(feature = "peers")]
+pub mod peers;
 #[cfg(feature = "streams")]
 pub mod streams;

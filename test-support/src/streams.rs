@@ -24,6 +24,14 @@ pub fn honest_stream(frames: u64) -> Vec<u8> {
     w.into_inner()
 }
 
+/// Source 0's Rows frame `seq` of `rows` rows of 32 bytes, without the
+/// preamble: what a connection sends after its opening.
+pub fn rows_frame(seq: u64, rows: u64) -> Vec<u8> {
+    let mut w = FrameWriter::new(Vec::new()).unwrap();
+    write_rows_frame(&mut w, seq, rows, &[7u8; 32]);
+    w.into_inner()[dendro_wire_core::PREAMBLE.len()..].to_vec()
+}
+
 /// Write source 0's Rows frame `seq` (no index) to `w`: `count` rows on
 /// `cpu/usage`, each `row`, their timestamps going on from `seq * count`
 /// as a steady publisher's do.

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use dendro_wire_std::dendro_wire_core::{Frame, Handshake, Map};
 use dendro_wire_std::FrameWriter;
+use dendro_wire_test_support::peers::connect_from;
 use dendro_wire_test_support::process::wait;
 use dendro_wire_test_support::scratch;
 use dendro_wire_test_support::streams::{write_rows_frame, ROWS_PER_FRAME};
@@ -26,18 +27,10 @@ fn uuid(n: u64) -> String {
     format!("{n:08x}-0000-4000-8000-{n:012x}")
 }
 
-/// A connection from `from` (a 127/8 address) to `addr`.
-fn connect_from(from: [u8; 4], addr: SocketAddr) -> TcpStream {
-    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-    s.bind(&SocketAddr::from((from, 0)).into()).unwrap();
-    s.connect(&addr.into()).unwrap();
-    s.into()
-}
-
 /// Send `stream` from `from`, end it, and wait until the collector closes
 /// its side (a refused connection is closed before it has read it all).
 fn send(from: [u8; 4], addr: SocketAddr, stream: &[u8]) {
-    let mut peer = connect_from(from, addr);
+    let mut peer = connect_from(from, addr).unwrap();
     let _ = peer.write_all(stream);
     let _ = peer.shutdown(std::net::Shutdown::Write);
     peer.set_read_timeout(Some(Duration::from_secs(30)))

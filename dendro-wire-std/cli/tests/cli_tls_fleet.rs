@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use dendro_wire_std::tls;
 use dendro_wire_test_support::certs::Ca;
+use dendro_wire_test_support::peers::connect_from;
 use dendro_wire_test_support::process::{number_after, Tool};
 use dendro_wire_test_support::streams::{honest_stream, ROWS_PER_FRAME};
 
@@ -23,14 +24,6 @@ const TOOL: Tool = Tool::new(env!("CARGO_BIN_EXE_dendro-wire"));
 
 /// Agents from one address: under the per-address cap (256), as hosts are.
 const PER_ADDRESS: usize = 200;
-
-/// A connection from `from` (a 127/8 address) to `addr`.
-fn connect_from(from: [u8; 4], addr: SocketAddr) -> std::net::TcpStream {
-    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-    s.bind(&SocketAddr::from((from, 0)).into()).unwrap();
-    s.connect(&addr.into()).unwrap();
-    s.into()
-}
 
 #[test]
 fn a_tls_fleet_reconnecting_at_once_is_admitted_at_the_defaults() {
@@ -76,7 +69,7 @@ fn a_tls_fleet_reconnecting_at_once_is_admitted_at_the_defaults() {
                 let from = [127, 0, 3 + (i / 250) as u8, 1 + (i % 250) as u8];
                 (0..mine)
                     .map(|_| {
-                        let tcp = connect_from(from, addr);
+                        let tcp = connect_from(from, addr).unwrap();
                         let name = "localhost".try_into().unwrap();
                         let tls = tls::rustls::ClientConnection::new(config.clone(), name).unwrap();
                         let mut s = tls::rustls::StreamOwned::new(tls, tcp);

@@ -36,10 +36,7 @@ pub fn start(config: ServerConfig) -> (Server, SocketAddr, mpsc::Receiver<Ended>
 
 /// A connection from `from` (a 127/8 address) to `addr`.
 pub fn connect_from(from: [u8; 4], addr: SocketAddr) -> TcpStream {
-    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-    s.bind(&SocketAddr::from((from, 0)).into()).unwrap();
-    s.connect(&addr.into()).unwrap();
-    s.into()
+    dendro_wire_test_support::peers::connect_from(from, addr).unwrap()
 }
 
 pub fn wait_until(what: &str, within: Duration, mut done: impl FnMut() -> bool) {

@@ -7,15 +7,14 @@
 //! and under the attack in turn (alone, attack, alone, attack...), each
 //! against a fresh listener.
 
-use std::collections::VecDeque;
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use dendro_wire_core::PREAMBLE;
+use dendro_wire_test_support::peers;
 use dendro_wire_test_support::streams::honest_stream;
 
 use super::listener::{Listener, Stopped};
@@ -32,11 +31,10 @@ pub(crate) struct Scale {
     pub(crate) half_rate: u64,
 }
 
-/// The peers of an attack, what they made, and a word on how it went.
+/// The peers of an attack (the collector's tests' attackers, at the
+/// soak's scale), and a word on how it went.
 struct Attack {
-    stop: Arc<AtomicBool>,
-    threads: Vec<std::thread::JoinHandle<()>>,
-    made: Arc<AtomicU64>,
+    peers: peers::Attack,
     note: Arc<Mutex<String>>,
     began: Instant,
 }
@@ -44,9 +42,7 @@ struct Attack {
 impl Attack {
     fn new() -> Attack {
         Attack {
-            stop: Arc::new(AtomicBool::new(false)),
-            threads: Vec::new(),
-            made: Arc::default(),
+            peers: peers::Attack::new(),
             note: Arc::default(),
             began: Instant::now(),
         }
@@ -56,81 +52,11 @@ impl Attack {
         *self.note.lock().unwrap() = note;
     }
 
-    /// `n` connections from `from`, each a whole Handshake, then an empty
-    /// Rows frame every `keepalive` (or nothing); each one closed opened
-    /// again at once.
-    fn hold(&mut self, to: SocketAddr, from: [u8; 4], n: usize, keepalive: Option<Duration>) {
-        let (stop, made) = (self.stop.clone(), self.made.clone());
-        self.threads.push(std::thread::spawn(move || {
-            let open = || {
-                let mut s = connect_from(from, to).ok()?;
-                s.write_all(&honest_stream(0)).ok()?;
-                made.fetch_add(1, Ordering::Relaxed);
-                Some((s, 0u64))
-            };
-            let mut held: Vec<Option<(TcpStream, u64)>> = (0..n).map(|_| open()).collect();
-            let mut last = Instant::now();
-            while !stop.load(Ordering::Relaxed) {
-                let beat = keepalive.is_some_and(|every| last.elapsed() >= every);
-                if beat {
-                    last = Instant::now();
-                }
-                for one in &mut held {
-                    match one {
-                        Some((s, _)) if closed(s) => *one = open(),
-                        Some((s, seq)) if beat => {
-                            let _ = s.write_all(&rows_frame(*seq, 0));
-                            *seq += 1;
-                        }
-                        Some(_) => {}
-                        None => *one = open(),
-                    }
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        }));
-    }
-
-    /// Connections from each of `from` in turn, `per_second` of them, each
-    /// sending the preamble and half a Handshake and closed `after`.
-    fn half_handshakes(
-        &mut self,
-        to: SocketAddr,
-        from: Vec<[u8; 4]>,
-        per_second: u64,
-        after: Duration,
-    ) {
-        let (stop, made) = (self.stop.clone(), self.made.clone());
-        self.threads.push(std::thread::spawn(move || {
-            let opening = honest_stream(0);
-            let half = &opening[..PREAMBLE.len() + (opening.len() - PREAMBLE.len()) / 2];
-            let started = Instant::now();
-            let mut open: VecDeque<(Instant, TcpStream)> = VecDeque::new();
-            let mut n = 0u64;
-            while !stop.load(Ordering::Relaxed) {
-                while open.front().is_some_and(|(at, _)| at.elapsed() >= after) {
-                    open.pop_front();
-                }
-                let due = started.elapsed().as_millis() as u64 * per_second / 1000;
-                if n >= due {
-                    std::thread::sleep(Duration::from_millis(1));
-                    continue;
-                }
-                if let Ok(mut s) = connect_from(from[n as usize % from.len()], to) {
-                    let _ = s.write_all(half);
-                    open.push_back((Instant::now(), s));
-                    made.fetch_add(1, Ordering::Relaxed);
-                }
-                n += 1;
-            }
-        }));
-    }
-
     /// `n` connections, each a whole Handshake and then a Rows frame one
     /// byte every 1.5 s, until the listener has ended each (or 30 s).
     fn trickle(&mut self, to: SocketAddr, n: usize) {
-        let (made, note) = (self.made.clone(), self.note.clone());
-        self.threads.push(std::thread::spawn(move || {
+        let note = self.note.clone();
+        self.peers.spawn(move |_, made| {
             let frame = rows_frame(0, 1);
             let started = Instant::now();
             let mut open: Vec<Option<TcpStream>> = (0..n)
@@ -167,21 +93,14 @@ impl Attack {
                 ),
                 None => "none opened".into(),
             };
-        }));
+        });
     }
 
     /// Stop the peers (those that end themselves, once they have).
-    fn finish(mut self) -> (u64, Duration, String) {
-        self.stop.store(true, Ordering::Relaxed);
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
+    fn finish(self) -> (u64, Duration, String) {
+        let made = self.peers.finish();
         let note = self.note.lock().unwrap().clone();
-        (
-            self.made.load(Ordering::Relaxed),
-            self.began.elapsed(),
-            note,
-        )
+        (made, self.began.elapsed(), note)
     }
 }
 
@@ -274,7 +193,7 @@ pub(crate) fn keepalive_holders(bin: &Path, scale: &Scale, secs: Duration) -> Ro
         for i in 0..table.div_ceil(250) {
             let n = 250.min(table - i * 250);
             let from = [127, 20, (i / 200) as u8, 1 + (i % 200) as u8];
-            a.hold(l.addr, from, n, Some(Duration::from_secs(3)));
+            a.peers.hold(l.addr, from, n, Some(Duration::from_secs(3)));
         }
         let started = Instant::now();
         let (full, most) = wait_metric(l, "connections_live", table as u64, secs * 10);
@@ -305,7 +224,8 @@ pub(crate) fn half_handshakes(bin: &Path, scale: &Scale, secs: Duration) -> Row 
         let mut a = Attack::new();
         let from: Vec<[u8; 4]> = (0..64).map(|i| [127, 30, 0, i + 1]).collect();
         for part in from.chunks(16) {
-            a.half_handshakes(l.addr, part.to_vec(), rate / 4, Duration::from_millis(1900));
+            a.peers
+                .half_handshakes(l.addr, part.to_vec(), rate / 4, Duration::from_millis(1900));
         }
         let (full, most) = wait_metric(l, "connections_live", table, Duration::from_secs(5));
         a.note(if full {
@@ -324,7 +244,7 @@ pub(crate) fn silent_neighbours(bin: &Path, scale: &Scale, secs: Duration) -> Ro
     let site = [127, 40, 0, 1];
     let start = |l: &Listener| {
         let mut a = Attack::new();
-        a.hold(l.addr, site, 256, None);
+        a.peers.hold(l.addr, site, 256, None);
         let (full, most) = wait_metric(l, "connections_live", 256, secs * 10);
         a.note(if full {
             "the address's share full".into()

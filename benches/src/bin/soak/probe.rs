@@ -5,47 +5,18 @@
 //! `--metrics`. The attackers beside it apply no rows, so every row the
 //! listener counts is the agent's.
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use dendro_wire_core::PREAMBLE;
-use dendro_wire_std::FrameWriter;
-use dendro_wire_test_support::streams::{honest_stream, write_rows_frame, ROWS_PER_FRAME};
+use dendro_wire_test_support::streams::{honest_stream, ROWS_PER_FRAME};
 
 use super::listener::Listener;
 
-/// A TCP connection to `to` from the address `from` (any port).
-pub(crate) fn connect_from(from: [u8; 4], to: SocketAddr) -> std::io::Result<TcpStream> {
-    use socket2::{Domain, Socket, Type};
-    let s = Socket::new(Domain::IPV4, Type::STREAM, None)?;
-    s.bind(&SocketAddr::from((from, 0)).into())?;
-    s.connect(&to.into())?;
-    Ok(s.into())
-}
-
-/// Whether the listener has closed `s` (or reset it): a read that finds
-/// its end, or an error other than that nothing has come.
-pub(crate) fn closed(s: &TcpStream) -> bool {
-    if s.set_nonblocking(true).is_err() {
-        return true;
-    }
-    let mut reading = s;
-    let ended = match reading.read(&mut [0; 64]) {
-        Ok(_) => true,
-        Err(e) => e.kind() != ErrorKind::WouldBlock,
-    };
-    ended || s.set_nonblocking(false).is_err()
-}
-
-/// Source 0's Rows frame `seq` with `rows` rows, without the preamble.
-pub(crate) fn rows_frame(seq: u64, rows: u64) -> Vec<u8> {
-    let mut w = FrameWriter::new(Vec::new()).unwrap();
-    write_rows_frame(&mut w, seq, rows, &[7u8; 32]);
-    w.into_inner()[PREAMBLE.len()..].to_vec()
-}
+pub(crate) use dendro_wire_test_support::peers::{closed, connect_from};
+pub(crate) use dendro_wire_test_support::streams::rows_frame;
 
 /// The value of `dendro_wire_NAME` the listener's metrics say now.
 pub(crate) fn scrape(at: SocketAddr, name: &str) -> Option<u64> {
