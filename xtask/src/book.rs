@@ -70,15 +70,20 @@ fn install() -> Result<PathBuf, String> {
     Ok(bin)
 }
 
+/// The files of `dir` whose names end in `.EXT`, sorted.
+fn files(dir: &Path, ext: &str) -> Result<Vec<PathBuf>, String> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .collect();
+    found.sort();
+    Ok(found)
+}
+
 /// The book's Markdown files.
 fn pages(src: &Path) -> Result<Vec<PathBuf>, String> {
-    let mut pages: Vec<PathBuf> = std::fs::read_dir(src)
-        .map_err(|e| format!("{}: {e}", src.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .collect();
-    pages.sort();
-    Ok(pages)
+    files(src, "md")
 }
 
 fn read(path: &Path) -> Result<String, String> {
@@ -151,24 +156,18 @@ fn attributes<'a>(html: &'a str, name: &str) -> Vec<&'a str> {
 /// Check every relative link of the built book: the page or file it names
 /// exists, and so does the anchor on it. Returns how many were checked.
 fn links_resolve(out: &Path) -> Result<usize, String> {
-    let mut ids: BTreeMap<PathBuf, BTreeSet<String>> = BTreeMap::new();
-    let html: Vec<PathBuf> = std::fs::read_dir(out)
-        .map_err(|e| format!("{}: {e}", out.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "html"))
+    // Each page read once: its ids, then its links against every page's.
+    let html = files(out, "html")?
+        .into_iter()
+        .map(|page| read(&page).map(|text| (page, text)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let ids: BTreeMap<&PathBuf, BTreeSet<&str>> = html
+        .iter()
+        .map(|(page, text)| (page, attributes(text, "id").into_iter().collect()))
         .collect();
-    for page in &html {
-        let text = read(page)?;
-        let found = attributes(&text, "id")
-            .into_iter()
-            .map(str::to_string)
-            .collect();
-        ids.insert(page.clone(), found);
-    }
     let (mut checked, mut broken) = (0, Vec::new());
-    for page in &html {
-        let text = read(page)?;
-        for href in attributes(&text, "href") {
+    for (page, text) in &html {
+        for href in attributes(text, "href") {
             let external = ["http://", "https://", "mailto:", "javascript:"]
                 .iter()
                 .any(|s| href.starts_with(s));
