@@ -107,10 +107,12 @@ impl<S: Storage> Source<S> {
         let opening = !self.link.opening_due;
         // The latest rows a connection's first frame carries beside its
         // own: of streams not in it, observed against the slots as they
-        // are (rule 3 yields to rule 9).
+        // are (rule 3 yields to rule 9). Only on a connection's first frame:
+        // reading every record at every other cost the machine 3% of its
+        // instructions on the host.
         let (mut extra_len, mut extra_rows, mut earliest) = (0, 0u32, i64::MAX);
-        for i in 0..self.streams {
-            let Some((slot, ts)) = self.repeatable(i, seq).filter(|_| opening) else {
+        for i in (0..self.streams).filter(|_| opening) {
+            let Some((slot, ts)) = self.repeatable(i, seq) else {
                 continue;
             };
             earliest = earliest.min(ts);
@@ -258,9 +260,12 @@ impl<S: Storage> Source<S> {
             let Some((len, _)) = frame.get(from..).and_then(row_at) else {
                 continue;
             };
-            let src = frame.get(from..from + len);
-            let dst = slots.get_mut(slot..slot + len);
-            if let Some(()) = src.zip(dst).and_then(|(src, dst)| copy(dst, src)) {
+            let (Some(src), Some(dst)) =
+                (frame.get(from..from + len), slots.get_mut(slot..slot + len))
+            else {
+                continue;
+            };
+            if let Some(()) = copy(dst, src) {
                 rec.set_latest(len, seq);
             }
         }

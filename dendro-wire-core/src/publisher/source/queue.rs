@@ -206,6 +206,10 @@ impl<S: Storage> Source<S> {
     /// Drop the frames queued in `range` (whole frames of the unpolled
     /// queue, after its kept opening if any), counting them as `why` says.
     fn drop_queued(&mut self, range: Range<usize>, why: Dropped) {
+        // Most intervals find all polled: nothing to walk or count.
+        if range.is_empty() {
+            return;
+        }
         // `Rows` frames, their rows, and index entries.
         let mut dropped = (0u64, 0u64, 0u64);
         // After a kept opening, none of them is the connection's first.
