@@ -63,7 +63,7 @@ pub(crate) unsafe fn finish(
             // SAFETY: the caller's contract, passed on; a null or misaligned
             // `error` is not written.
             if let Ok(slot) = unsafe { out(error, dw_param::DW_PARAM_ERROR) } {
-                slot.write(failure.to_c());
+                failure.write_c(slot);
             }
             failure.result()
         }
