@@ -103,7 +103,6 @@ impl CallError {
 }
 
 /// A `dw_error` that says `result` and nothing more, in `slot`.
-#[inline(never)]
 fn blank(slot: &mut MaybeUninit<dw_error>, result: dw_result) -> &mut dw_error {
     slot.write(dw_error {
         result: result as u32,
