@@ -368,6 +368,7 @@ impl CallError {
         )
     }
 
+    #[inline(never)]
     pub(crate) fn result(&self) -> dw_result {
         match self {
             CallError::Null(_) => dw_result::DW_RESULT_NULL_PARAMETER,

@@ -24,6 +24,7 @@
 //! | `cursor.rs` | the row and map cursors over a decoded frame |
 //! | `subscriber.rs` | the subscriber's rules in caller storage |
 //! | `publisher.rs` | the publisher machine in caller storage, each source in a C buffer (`publisher/handle.rs`: the object in C's storage and its checks; `publisher/declared.rs`: a declaration gathered, and sized; `publisher/link.rs`: the link's events, the frames it sends, the publisher's state) |
+//! | `utf8.rs` | whether a string C passed is UTF-8, in little flash |
 //! | `version.rs` | the library's version and its ABI's |
 //!
 //! The crate is `no_std` with no allocator whenever panics abort, which
@@ -45,6 +46,7 @@ mod error_message;
 mod frame;
 mod publisher;
 mod subscriber;
+mod utf8;
 mod version;
 
 pub use cursor::{dw_map_next, dw_rows_next, dw_rows_next_batch};

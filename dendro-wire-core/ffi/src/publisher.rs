@@ -9,7 +9,7 @@
 
 use core::ffi::c_void;
 
-use crate::boundary::{self, finish};
+use crate::boundary;
 use crate::error::{dw_error, dw_param, dw_result};
 
 mod declared;
@@ -22,7 +22,7 @@ pub use declared::{
     DW_MAX_STREAMS, DW_SIZING_FAST_NAME_BYTES, DW_SIZING_FAST_ROW_BYTES,
     DW_SIZING_FAST_WINDOW_BYTES,
 };
-use handle::machine;
+use handle::with_machine;
 pub use handle::{
     dw_publisher, dw_publisher_config, dw_publisher_init, dw_publisher_size, DW_PUBLISHER_ALIGN_32,
     DW_PUBLISHER_ALIGN_64, DW_PUBLISHER_HEAD_BYTES_32, DW_PUBLISHER_HEAD_BYTES_64,
@@ -66,18 +66,17 @@ pub unsafe extern "C" fn dw_publisher_add_source(
 ) -> dw_result {
     // SAFETY: the pointers are the caller's, as documented; each is
     // checked before use.
-    let run = || unsafe {
-        let m = machine(publisher)?;
-        let out = boundary::out(source, dw_param::DW_PARAM_SOURCE)?;
-        with_declaration(decl, &mut |decl, streams| {
-            let id = m.add_source(decl, streams, storage.cast::<u8>(), storage_len)?;
-            out.write(id.ordinal());
-            Ok(())
-        })?;
-        Ok(dw_result::DW_RESULT_OK)
-    };
-    // SAFETY: `error` is the caller's, as documented.
-    unsafe { finish(run(), error) }
+    unsafe {
+        with_machine(publisher, error, |m| {
+            let out = boundary::out(source, dw_param::DW_PARAM_SOURCE)?;
+            with_declaration(decl, |decl, streams| {
+                let id = m.add_source(decl, streams, storage.cast::<u8>(), storage_len)?;
+                out.write(id.ordinal());
+                Ok(())
+            })?;
+            Ok(dw_result::DW_RESULT_OK)
+        })
+    }
 }
 
 /// Observe one row on stream `stream` (its place in the declaration) of
@@ -106,16 +105,15 @@ pub unsafe extern "C" fn dw_publisher_observe(
 ) -> dw_result {
     // SAFETY: the pointers are the caller's, as documented; each is
     // checked before use.
-    let run = || unsafe {
-        let m = machine(publisher)?;
-        let row = boundary::bytes(row, row_len, dw_param::DW_PARAM_ROW)?;
-        let id = m.id(source)?;
-        m.publisher
-            .observe(id.stream(stream), ts, wall_offset, row)?;
-        Ok(dw_result::DW_RESULT_OK)
-    };
-    // SAFETY: `error` is the caller's, as documented.
-    unsafe { finish(run(), error) }
+    unsafe {
+        with_machine(publisher, error, |m| {
+            let row = boundary::bytes(row, row_len, dw_param::DW_PARAM_ROW)?;
+            let id = m.id(source)?;
+            m.publisher
+                .observe(id.stream(stream), ts, wall_offset, row)?;
+            Ok(dw_result::DW_RESULT_OK)
+        })
+    }
 }
 
 /// Set an index slot of `source`, adding it or changing its value: sent in
@@ -142,16 +140,15 @@ pub unsafe extern "C" fn dw_publisher_set_slot(
 ) -> dw_result {
     // SAFETY: the pointers are the caller's, as documented; each is
     // checked before use.
-    let run = || unsafe {
-        let m = machine(publisher)?;
-        let key = boundary::bytes(key, key_len, dw_param::DW_PARAM_KEY)?;
-        let value = boundary::bytes(value, value_len, dw_param::DW_PARAM_VALUE)?;
-        let id = m.id(source)?;
-        m.publisher.set_slot(id, key, value)?;
-        Ok(dw_result::DW_RESULT_OK)
-    };
-    // SAFETY: `error` is the caller's, as documented.
-    unsafe { finish(run(), error) }
+    unsafe {
+        with_machine(publisher, error, |m| {
+            let key = boundary::bytes(key, key_len, dw_param::DW_PARAM_KEY)?;
+            let value = boundary::bytes(value, value_len, dw_param::DW_PARAM_VALUE)?;
+            let id = m.id(source)?;
+            m.publisher.set_slot(id, key, value)?;
+            Ok(dw_result::DW_RESULT_OK)
+        })
+    }
 }
 
 /// Remove an index slot of `source`; a slot that is not there is no
@@ -170,13 +167,12 @@ pub unsafe extern "C" fn dw_publisher_remove_slot(
 ) -> dw_result {
     // SAFETY: the pointers are the caller's, as documented; each is
     // checked before use.
-    let run = || unsafe {
-        let m = machine(publisher)?;
-        let key = boundary::bytes(key, key_len, dw_param::DW_PARAM_KEY)?;
-        let id = m.id(source)?;
-        m.publisher.remove_slot(id, key)?;
-        Ok(dw_result::DW_RESULT_OK)
-    };
-    // SAFETY: `error` is the caller's, as documented.
-    unsafe { finish(run(), error) }
+    unsafe {
+        with_machine(publisher, error, |m| {
+            let key = boundary::bytes(key, key_len, dw_param::DW_PARAM_KEY)?;
+            let id = m.id(source)?;
+            m.publisher.remove_slot(id, key)?;
+            Ok(dw_result::DW_RESULT_OK)
+        })
+    }
 }

@@ -3,6 +3,8 @@
 //! again from them, so the sentence C asks for later is the core's own
 //! `Display` of the very same value.
 
+use core::mem::MaybeUninit;
+
 use dendro_wire_core::{Error, ProtocolError, PublishError, Rule, Truncated};
 
 use super::{
@@ -11,19 +13,11 @@ use super::{
 };
 
 impl CallError {
-    /// The C form.
-    pub(crate) fn to_c(self) -> dw_error {
-        let mut e = dw_error {
-            result: self.result() as u32,
-            reason: 0,
-            rule: dw_rule::DW_RULE_NONE as u32,
-            field: dw_field::DW_FIELD_NONE as u32,
-            offset: 0,
-            item: -1,
-            frame_kind: -1,
-            encoding: 0,
-            values: [0; 4],
-        };
+    /// The C form, written into `slot`: out of line, the fields every
+    /// failure has written once, then its family's own.
+    #[inline(never)]
+    pub(crate) fn write_c(self, slot: &mut MaybeUninit<dw_error>) {
+        let e = blank(slot, self.result());
         match self {
             CallError::Null(param) => e.reason = param as u32,
             CallError::MessageTooLong => {}
@@ -36,21 +30,20 @@ impl CallError {
                 };
                 e.values = [cut.have as u64, cut.needed as u64, 0, 0];
             }
-            CallError::Wire(wire) => wire_parts(wire, &mut e),
+            CallError::Wire(wire) => wire_parts(wire, e),
             CallError::Protocol(p) => {
                 let (reason, values) = protocol_parts(p);
-                (e.reason, e.values) = (reason as u32, values);
+                (e.reason, e.values) = (reason as u32, widen(values));
             }
             CallError::Publish(PublishError::Encode(wire)) => {
                 e.reason = dw_publish_error::DW_PUBLISH_ENCODE as u32;
-                wire_parts(wire, &mut e);
+                wire_parts(wire, e);
             }
             CallError::Publish(p) => {
                 let (reason, values) = publish_parts(p);
-                (e.reason, e.values) = (reason as u32, values);
+                (e.reason, e.values) = (reason as u32, widen(values));
             }
         }
-        e
     }
 
     /// The failure a `dw_error` describes, if the library could have
@@ -109,10 +102,25 @@ impl CallError {
     }
 }
 
+/// A `dw_error` that says `result` and nothing more, in `slot`.
+fn blank(slot: &mut MaybeUninit<dw_error>, result: dw_result) -> &mut dw_error {
+    slot.write(dw_error {
+        result: result as u32,
+        reason: 0,
+        rule: dw_rule::DW_RULE_NONE as u32,
+        field: dw_field::DW_FIELD_NONE as u32,
+        offset: 0,
+        item: -1,
+        frame_kind: -1,
+        encoding: 0,
+        values: [0; 4],
+    })
+}
+
 fn wire_parts(wire: Error, e: &mut dw_error) {
     let (rule, values) = rule_parts(wire.rule());
     e.rule = rule as u32;
-    e.values = values;
+    e.values = widen(values);
     e.field = FIELDS
         .iter()
         .position(|f| *f == wire.field())
@@ -148,9 +156,18 @@ fn wire_from(e: &dw_error) -> Option<Error> {
     ))
 }
 
-/// A count the core keeps as a `usize`, as a `dw_error` value.
-fn n(v: usize) -> u64 {
-    v as u64
+/// A number the core keeps as a `u32`, among the `usize`s of an error's
+/// numbers: no wider than a `usize` on any target the crate builds for.
+fn w(v: u32) -> usize {
+    v as usize
+}
+
+const _: () = assert!(usize::BITS >= u32::BITS);
+
+/// An error's numbers, each a `usize` at most, as `dw_error` holds them:
+/// widened once, here, rather than in each error's arm.
+fn widen(values: [usize; 4]) -> [u64; 4] {
+    values.map(|v| v as u64)
 }
 
 /// A `dw_error`'s values, each read back as the type its field has in the
@@ -171,7 +188,7 @@ impl Values {
     }
 }
 
-fn rule_parts(rule: Rule) -> (dw_rule, [u64; 4]) {
+fn rule_parts(rule: Rule) -> (dw_rule, [usize; 4]) {
     use dw_rule::*;
     match rule {
         Rule::NotADendroStream => (DW_RULE_NOT_A_DENDRO_STREAM, [0; 4]),
@@ -179,24 +196,18 @@ fn rule_parts(rule: Rule) -> (dw_rule, [u64; 4]) {
             (DW_RULE_UNSUPPORTED_VERSION, [version.into(), 0, 0, 0])
         }
         Rule::ZeroLength => (DW_RULE_ZERO_LENGTH, [0; 4]),
-        Rule::FrameTooLarge { len, limit } => {
-            (DW_RULE_FRAME_TOO_LARGE, [n(len), limit.into(), 0, 0])
-        }
-        Rule::EndsEarly { needed, left } => (DW_RULE_ENDS_EARLY, [n(needed), n(left), 0, 0]),
+        Rule::FrameTooLarge { len, limit } => (DW_RULE_FRAME_TOO_LARGE, [len, w(limit), 0, 0]),
+        Rule::EndsEarly { needed, left } => (DW_RULE_ENDS_EARLY, [needed, left, 0, 0]),
         Rule::NotABool { value } => (DW_RULE_NOT_A_BOOL, [value.into(), 0, 0, 0]),
         Rule::NotAPresenceByte { value } => (DW_RULE_NOT_A_PRESENCE_BYTE, [value.into(), 0, 0, 0]),
         Rule::NotAnIndexKind { value } => (DW_RULE_NOT_AN_INDEX_KIND, [value.into(), 0, 0, 0]),
         Rule::NotUtf8 => (DW_RULE_NOT_UTF8, [0; 4]),
         Rule::NotACanonicalUuid => (DW_RULE_NOT_A_CANONICAL_UUID, [0; 4]),
         Rule::KeysNotAscending => (DW_RULE_KEYS_NOT_ASCENDING, [0; 4]),
-        Rule::CountTooLarge { count, left } => {
-            (DW_RULE_COUNT_TOO_LARGE, [count.into(), n(left), 0, 0])
-        }
-        Rule::TrailingBytes { count } => (DW_RULE_TRAILING_BYTES, [n(count), 0, 0, 0]),
+        Rule::CountTooLarge { count, left } => (DW_RULE_COUNT_TOO_LARGE, [w(count), left, 0, 0]),
+        Rule::TrailingBytes { count } => (DW_RULE_TRAILING_BYTES, [count, 0, 0, 0]),
         Rule::KnownKindAsUnknown => (DW_RULE_KNOWN_KIND_AS_UNKNOWN, [0; 4]),
-        Rule::BufferTooSmall { needed, have } => {
-            (DW_RULE_BUFFER_TOO_SMALL, [n(needed), n(have), 0, 0])
-        }
+        Rule::BufferTooSmall { needed, have } => (DW_RULE_BUFFER_TOO_SMALL, [needed, have, 0, 0]),
         _ => (DW_RULE_OTHER, [0; 4]),
     }
 }
@@ -239,19 +250,16 @@ fn rule_from(rule: u32, v: Values) -> Option<Rule> {
     })
 }
 
-fn protocol_parts(p: ProtocolError) -> (dw_protocol_error, [u64; 4]) {
+fn protocol_parts(p: ProtocolError) -> (dw_protocol_error, [usize; 4]) {
     use dw_protocol_error::*;
     match p {
-        ProtocolError::UnknownSource { source, kind } => (
-            DW_PROTOCOL_UNKNOWN_SOURCE,
-            [source.into(), kind.into(), 0, 0],
-        ),
+        ProtocolError::UnknownSource { source, kind } => {
+            (DW_PROTOCOL_UNKNOWN_SOURCE, [w(source), kind.into(), 0, 0])
+        }
         ProtocolError::DuplicateHandshake { source } => {
-            (DW_PROTOCOL_DUPLICATE_HANDSHAKE, [source.into(), 0, 0, 0])
+            (DW_PROTOCOL_DUPLICATE_HANDSHAKE, [w(source), 0, 0, 0])
         }
-        ProtocolError::TooManySources { limit } => {
-            (DW_PROTOCOL_TOO_MANY_SOURCES, [limit as u64, 0, 0, 0])
-        }
+        ProtocolError::TooManySources { limit } => (DW_PROTOCOL_TOO_MANY_SOURCES, [limit, 0, 0, 0]),
         _ => (DW_PROTOCOL_OTHER, [0; 4]),
     }
 }
@@ -273,35 +281,25 @@ fn protocol_from(reason: u32, v: Values) -> Option<ProtocolError> {
     })
 }
 
-fn publish_parts(p: PublishError) -> (dw_publish_error, [u64; 4]) {
+fn publish_parts(p: PublishError) -> (dw_publish_error, [usize; 4]) {
     use dw_publish_error::*;
     match p {
-        PublishError::TooManySources { limit } => {
-            (DW_PUBLISH_TOO_MANY_SOURCES, [n(limit), 0, 0, 0])
+        PublishError::TooManySources { limit } => (DW_PUBLISH_TOO_MANY_SOURCES, [limit, 0, 0, 0]),
+        PublishError::UnknownSource { source } => (DW_PUBLISH_UNKNOWN_SOURCE, [w(source), 0, 0, 0]),
+        PublishError::UnknownStream { source, stream } => {
+            (DW_PUBLISH_UNKNOWN_STREAM, [w(source), w(stream), 0, 0])
         }
-        PublishError::UnknownSource { source } => {
-            (DW_PUBLISH_UNKNOWN_SOURCE, [source.into(), 0, 0, 0])
+        PublishError::DuplicateStream { source, stream } => {
+            (DW_PUBLISH_DUPLICATE_STREAM, [w(source), w(stream), 0, 0])
         }
-        PublishError::UnknownStream { source, stream } => (
-            DW_PUBLISH_UNKNOWN_STREAM,
-            [source.into(), stream.into(), 0, 0],
-        ),
-        PublishError::DuplicateStream { source, stream } => (
-            DW_PUBLISH_DUPLICATE_STREAM,
-            [source.into(), stream.into(), 0, 0],
-        ),
         PublishError::OtherSource {
             source,
             stream_source,
-        } => (
-            DW_PUBLISH_OTHER_SOURCE,
-            [source.into(), stream_source.into(), 0, 0],
-        ),
-        PublishError::NoIndex { source } => (DW_PUBLISH_NO_INDEX, [source.into(), 0, 0, 0]),
-        PublishError::NotHandshaken { source, kind } => (
-            DW_PUBLISH_NOT_HANDSHAKEN,
-            [source.into(), kind.into(), 0, 0],
-        ),
+        } => (DW_PUBLISH_OTHER_SOURCE, [w(source), w(stream_source), 0, 0]),
+        PublishError::NoIndex { source } => (DW_PUBLISH_NO_INDEX, [w(source), 0, 0, 0]),
+        PublishError::NotHandshaken { source, kind } => {
+            (DW_PUBLISH_NOT_HANDSHAKEN, [w(source), kind.into(), 0, 0])
+        }
         PublishError::NotPassthrough { kind } => {
             (DW_PUBLISH_NOT_PASSTHROUGH, [kind.into(), 0, 0, 0])
         }
@@ -312,25 +310,20 @@ fn publish_parts(p: PublishError) -> (dw_publish_error, [u64; 4]) {
             limit,
         } => (
             DW_PUBLISH_FRAME_TOO_LARGE,
-            [source.into(), kind.into(), n(needed), n(limit)],
+            [w(source), kind.into(), needed, limit],
         ),
         PublishError::StorageFull {
             source,
             needed,
             have,
-        } => (
-            DW_PUBLISH_STORAGE_FULL,
-            [source.into(), n(needed), n(have), 0],
-        ),
-        PublishError::StorageShrank { source } => {
-            (DW_PUBLISH_STORAGE_SHRANK, [source.into(), 0, 0, 0])
-        }
+        } => (DW_PUBLISH_STORAGE_FULL, [w(source), needed, have, 0]),
+        PublishError::StorageShrank { source } => (DW_PUBLISH_STORAGE_SHRANK, [w(source), 0, 0, 0]),
         PublishError::BufferTooSmall { needed, have } => {
-            (DW_PUBLISH_BUFFER_TOO_SMALL, [n(needed), n(have), 0, 0])
+            (DW_PUBLISH_BUFFER_TOO_SMALL, [needed, have, 0, 0])
         }
         PublishError::Encode(_) => (DW_PUBLISH_ENCODE, [0; 4]),
         PublishError::NotAfterSlotChange { source } => {
-            (DW_PUBLISH_NOT_AFTER_SLOT_CHANGE, [source.into(), 0, 0, 0])
+            (DW_PUBLISH_NOT_AFTER_SLOT_CHANGE, [w(source), 0, 0, 0])
         }
         _ => (DW_PUBLISH_OTHER, [0; 4]),
     }

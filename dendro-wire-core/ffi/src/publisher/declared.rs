@@ -91,8 +91,18 @@ const FEW: usize = 4;
 /// A caller of [`with_declaration`]: given the declaration as the core
 /// takes it, its streams apart (for `add_source_named` and
 /// `sizing_named`). Called through `dyn`, so that each frame size below
-/// shares one copy of the code.
-pub(super) type Declared<'f> = dyn FnMut(&SourceDecl<'_>, &Streams<'_>) -> Checked<()> + 'f;
+/// shares one copy of the code; a trait of one method rather than
+/// `dyn FnMut`, whose table would keep a second copy of each caller's
+/// closure (its `call_once`) that nothing calls.
+pub(super) trait Declared {
+    fn declared(&mut self, decl: &SourceDecl<'_>, streams: &Streams<'_>) -> Checked<()>;
+}
+
+impl<F: FnMut(&SourceDecl<'_>, &Streams<'_>) -> Checked<()>> Declared for F {
+    fn declared(&mut self, decl: &SourceDecl<'_>, streams: &Streams<'_>) -> Checked<()> {
+        self(decl, streams)
+    }
+}
 
 /// Call `f` with the declaration at `decl`, its maps' pairs gathered on
 /// the stack in a frame no larger than they need.
@@ -103,8 +113,18 @@ pub(super) type Declared<'f> = dyn FnMut(&SourceDecl<'_>, &Streams<'_>) -> Check
 /// strings are readable for the call.
 pub(super) unsafe fn with_declaration(
     decl: *const dw_source_decl,
-    f: &mut Declared<'_>,
+    mut f: impl FnMut(&SourceDecl<'_>, &Streams<'_>) -> Checked<()>,
 ) -> Checked<()> {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { declaration(decl, &mut f) }
+}
+
+/// [`with_declaration`], one copy for every caller.
+///
+/// # Safety
+///
+/// As for [`with_declaration`].
+unsafe fn declaration(decl: *const dw_source_decl, f: &mut dyn Declared) -> Checked<()> {
     // SAFETY: the caller's contract, passed on.
     let d = unsafe { boundary::read(decl, dw_param::DW_PARAM_DECL) }?;
     match d.labels_len <= FEW && d.metadata_len <= FEW {
@@ -122,7 +142,7 @@ pub(super) unsafe fn with_declaration(
 ///
 /// As for [`with_declaration`].
 #[inline(never)]
-unsafe fn gather<const N: usize>(d: &dw_source_decl, f: &mut Declared<'_>) -> Checked<()> {
+unsafe fn gather<const N: usize>(d: &dw_source_decl, f: &mut dyn Declared) -> Checked<()> {
     let mut labels = [("", ""); N];
     let mut metadata = [("", ""); N];
     // SAFETY: the caller's contract, passed on.
@@ -140,7 +160,7 @@ unsafe fn declare_in<'a>(
     d: &dw_source_decl,
     labels: &'a mut [(&'a str, &'a str)],
     metadata: &'a mut [(&'a str, &'a str)],
-    f: &mut Declared<'_>,
+    f: &mut dyn Declared,
 ) -> Checked<()> {
     let complete = match d.complete {
         0 => false,
@@ -169,7 +189,7 @@ unsafe fn declare_in<'a>(
             streams: &[],
             index_stream: optional(d.index_stream, dw_param::DW_PARAM_DECL_INDEX_STREAM)?,
         };
-        f(&declared, &strs(d.streams, d.streams_len)?)
+        f.declared(&declared, &strs(d.streams, d.streams_len)?)
     }
 }
 
@@ -274,7 +294,7 @@ pub unsafe extern "C" fn dw_source_sizing(
             b.largest_slot,
             b.slot_changes_per_interval,
         );
-        with_declaration(decl, &mut |decl, streams| {
+        with_declaration(decl, |decl, streams| {
             let s = decl.sizing_named(streams, &budget);
             out.write(dw_sizing {
                 storage: s.storage,

@@ -234,14 +234,42 @@ pub extern "C" fn dw_publisher_size(source_limit: u32) -> usize {
     storage_for(source_limit).unwrap_or(0)
 }
 
-/// The publisher behind a handle, for one call.
+/// The publisher behind a handle, for one call, or the result the call
+/// returns when the handle is refused (the refusal written into `error`
+/// when given). Out of line: the check every entry point makes first, in
+/// one copy.
 ///
 /// # Safety
 ///
-/// As for `boundary::placed`.
-pub(super) unsafe fn machine<'a>(p: *mut dw_publisher) -> Checked<&'a mut Machine> {
+/// As for `boundary::placed`; `error` is null or points at a `dw_error`.
+#[inline(never)]
+unsafe fn machine<'a>(
+    p: *mut dw_publisher,
+    error: *mut dw_error,
+) -> Result<&'a mut Machine, dw_result> {
     // SAFETY: the caller's contract, passed on.
-    unsafe { boundary::placed::<Machine, _>(p, dw_param::DW_PARAM_PUBLISHER) }
+    let m = unsafe { boundary::placed::<Machine, _>(p, dw_param::DW_PARAM_PUBLISHER) };
+    // SAFETY: as above.
+    m.map_err(|refused| unsafe { finish(Err(refused), error) })
+}
+
+/// Run `f` on the publisher behind `p` and return what it came to, or why
+/// the handle or `f` refused the call (into `error` when given).
+///
+/// # Safety
+///
+/// As for `boundary::placed`; `error` is null or points at a `dw_error`.
+pub(super) unsafe fn with_machine(
+    p: *mut dw_publisher,
+    error: *mut dw_error,
+    f: impl FnOnce(&mut Machine) -> Checked<dw_result>,
+) -> dw_result {
+    // SAFETY: the caller's contract, passed on.
+    match unsafe { machine(p, error) } {
+        // SAFETY: as above.
+        Ok(m) => unsafe { finish(f(m), error) },
+        Err(refused) => refused,
+    }
 }
 
 /// Run `f` on the publisher behind `p`, returning `DW_RESULT_OK`, or why
@@ -256,10 +284,12 @@ pub(super) unsafe fn with(
     f: impl FnOnce(&mut Machine),
 ) -> dw_result {
     // SAFETY: the caller's contract, passed on.
-    let m = unsafe { machine(p) };
-    let run = m.map(f).map(|()| dw_result::DW_RESULT_OK);
-    // SAFETY: as above.
-    unsafe { finish(run, error) }
+    unsafe {
+        with_machine(p, error, |m| {
+            f(m);
+            Ok(dw_result::DW_RESULT_OK)
+        })
+    }
 }
 
 /// Make a publisher of up to `source_limit` sources, with none yet and no

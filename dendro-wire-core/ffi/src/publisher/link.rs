@@ -4,7 +4,7 @@
 //! is, so a frame not polled before the next interval ends is dropped and
 //! counted through C exactly as in Rust.
 
-use super::handle::{dw_publisher, machine, with, Machine};
+use super::handle::{dw_publisher, with, with_machine, Machine};
 use crate::boundary::{self, finish};
 use crate::error::{dw_error, dw_invalid, dw_param, dw_result, CallError};
 
@@ -151,17 +151,17 @@ pub unsafe extern "C" fn dw_publisher_waiting(
     error: *mut dw_error,
 ) -> dw_result {
     // SAFETY: the pointers are the caller's, as documented, and checked.
-    let run = || unsafe {
-        let w = machine(publisher)?.publisher.waiting();
-        boundary::out(waiting, dw_param::DW_PARAM_WAITING)?.write(dw_waiting {
-            frames: w.frames,
-            bytes: w.bytes,
-            rows: w.rows,
-        });
-        Ok(dw_result::DW_RESULT_OK)
-    };
-    // SAFETY: `error` is the caller's, as documented.
-    unsafe { finish(run(), error) }
+    unsafe {
+        with_machine(publisher, error, |m| {
+            let w = m.publisher.waiting();
+            boundary::out(waiting, dw_param::DW_PARAM_WAITING)?.write(dw_waiting {
+                frames: w.frames,
+                bytes: w.bytes,
+                rows: w.rows,
+            });
+            Ok(dw_result::DW_RESULT_OK)
+        })
+    }
 }
 
 /// What the publisher has done so far, into `*stats`.
@@ -177,26 +177,26 @@ pub unsafe extern "C" fn dw_publisher_stats(
     error: *mut dw_error,
 ) -> dw_result {
     // SAFETY: the pointers are the caller's, as documented, and checked.
-    let run = || unsafe {
-        let s = machine(publisher)?.publisher.stats();
-        boundary::out(stats, dw_param::DW_PARAM_STATS)?.write(dw_stats {
-            intervals: s.intervals,
-            connections: s.connections,
-            frames_sent: s.frames_sent,
-            rows_observed: s.rows_observed,
-            rows_sent: s.rows_sent,
-            rows_repeated: s.rows_repeated,
-            frames_dropped: s.frames_dropped,
-            rows_dropped: s.rows_dropped,
-            frames_unsent: s.frames_unsent,
-            rows_unsent: s.rows_unsent,
-            rows_refused: s.rows_refused,
-            slot_changes_refused: s.slot_changes_refused,
-        });
-        Ok(dw_result::DW_RESULT_OK)
-    };
-    // SAFETY: `error` is the caller's, as documented.
-    unsafe { finish(run(), error) }
+    unsafe {
+        with_machine(publisher, error, |m| {
+            let s = m.publisher.stats();
+            boundary::out(stats, dw_param::DW_PARAM_STATS)?.write(dw_stats {
+                intervals: s.intervals,
+                connections: s.connections,
+                frames_sent: s.frames_sent,
+                rows_observed: s.rows_observed,
+                rows_sent: s.rows_sent,
+                rows_repeated: s.rows_repeated,
+                frames_dropped: s.frames_dropped,
+                rows_dropped: s.rows_dropped,
+                frames_unsent: s.frames_unsent,
+                rows_unsent: s.rows_unsent,
+                rows_refused: s.rows_refused,
+                slot_changes_refused: s.slot_changes_refused,
+            });
+            Ok(dw_result::DW_RESULT_OK)
+        })
+    }
 }
 
 /// The index state of `source` now (the hash of its slots, or 0, 0 for a
@@ -215,15 +215,14 @@ pub unsafe extern "C" fn dw_publisher_index_state(
 ) -> dw_result {
     // SAFETY: the pointers are the caller's, as documented; each is
     // checked before use.
-    let run = || unsafe {
-        let m = machine(publisher)?;
-        let out = boundary::out(state, dw_param::DW_PARAM_STATE)?;
-        let (a, b) = m.publisher.index_state(m.id(source)?)?;
-        out.write([a, b]);
-        Ok(dw_result::DW_RESULT_OK)
-    };
-    // SAFETY: `error` is the caller's, as documented.
-    unsafe { finish(run(), error) }
+    unsafe {
+        with_machine(publisher, error, |m| {
+            let out = boundary::out(state, dw_param::DW_PARAM_STATE)?;
+            let (a, b) = m.publisher.index_state(m.id(source)?)?;
+            out.write([a, b]);
+            Ok(dw_result::DW_RESULT_OK)
+        })
+    }
 }
 
 /// The size of the frame the next poll writes into `*len`:
@@ -240,19 +239,18 @@ pub unsafe extern "C" fn dw_publisher_next_frame_len(
     error: *mut dw_error,
 ) -> dw_result {
     // SAFETY: the pointers are the caller's, as documented, and checked.
-    let run = || unsafe {
-        let m = machine(publisher)?;
-        let out = boundary::out(len, dw_param::DW_PARAM_LEN)?;
-        Ok(match m.publisher.next_frame_len() {
-            Some(n) => {
-                out.write(n);
-                dw_result::DW_RESULT_OK
-            }
-            None => dw_result::DW_RESULT_DONE,
+    unsafe {
+        with_machine(publisher, error, |m| {
+            let out = boundary::out(len, dw_param::DW_PARAM_LEN)?;
+            Ok(match m.publisher.next_frame_len() {
+                Some(n) => {
+                    out.write(n);
+                    dw_result::DW_RESULT_OK
+                }
+                None => dw_result::DW_RESULT_DONE,
+            })
         })
-    };
-    // SAFETY: `error` is the caller's, as documented.
-    unsafe { finish(run(), error) }
+    }
 }
 
 /// Write the next frame the rules require at the start of `buf` (`len`
@@ -281,28 +279,27 @@ pub unsafe extern "C" fn dw_publisher_poll(
 ) -> dw_result {
     // SAFETY: the pointers are the caller's, as documented; each is
     // checked before use.
-    let run = || unsafe {
-        let m = machine(publisher)?;
-        if m.overlaps((buf as usize, len)) {
-            return Err(CallError::Invalid(dw_invalid::DW_INVALID_OVERLAP));
-        }
-        let buf = boundary::bytes_mut(buf, len, dw_param::DW_PARAM_BUF)?;
-        let out = boundary::out(transmit, dw_param::DW_PARAM_TRANSMIT)?;
-        Ok(match m.publisher.poll_transmit(buf)? {
-            Some((_, t)) => {
-                out.write(dw_transmit {
-                    len: t.len,
-                    kind: t.kind,
-                    source: t.source,
-                    rows: t.rows,
-                });
-                dw_result::DW_RESULT_OK
+    unsafe {
+        with_machine(publisher, error, |m| {
+            if m.overlaps((buf as usize, len)) {
+                return Err(CallError::Invalid(dw_invalid::DW_INVALID_OVERLAP));
             }
-            None => dw_result::DW_RESULT_DONE,
+            let buf = boundary::bytes_mut(buf, len, dw_param::DW_PARAM_BUF)?;
+            let out = boundary::out(transmit, dw_param::DW_PARAM_TRANSMIT)?;
+            Ok(match m.publisher.poll_transmit(buf)? {
+                Some((_, t)) => {
+                    out.write(dw_transmit {
+                        len: t.len,
+                        kind: t.kind,
+                        source: t.source,
+                        rows: t.rows,
+                    });
+                    dw_result::DW_RESULT_OK
+                }
+                None => dw_result::DW_RESULT_DONE,
+            })
         })
-    };
-    // SAFETY: `error` is the caller's, as documented.
-    unsafe { finish(run(), error) }
+    }
 }
 
 /// Release the publisher: its handle is refused from now on, and its
