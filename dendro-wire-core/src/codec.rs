@@ -379,6 +379,21 @@ pub(crate) fn copy(dst: &mut [u8], src: &[u8]) -> Option<()> {
     src.write_to(dst).ok()
 }
 
+/// The last `N` bytes of `bytes`, if it has as many: `last_chunk`, whose
+/// out-of-line `split_at` keeps a panic path in a library built for size
+/// (a C device's), where this has none.
+#[inline(always)]
+pub(crate) fn last_of<const N: usize>(bytes: &[u8]) -> Option<&[u8; N]> {
+    bytes.get(bytes.len().checked_sub(N)?..)?.first_chunk()
+}
+
+/// [`last_of`], to change.
+#[inline(always)]
+pub(crate) fn last_of_mut<const N: usize>(bytes: &mut [u8]) -> Option<&mut [u8; N]> {
+    let from = bytes.len().checked_sub(N)?;
+    bytes.get_mut(from..)?.first_chunk_mut()
+}
+
 /// Copy `src` into `dst`, `None` (copying nothing) if their lengths differ.
 ///
 /// A stream name or a row of a few words is copied as two overlapping
@@ -396,7 +411,7 @@ pub(crate) fn copy_short(dst: &mut [u8], src: &[u8]) -> Option<()> {
         // (`copy_from_slice` kept one, and a panic path, in a C device's
         // library built for size).
         *dst.first_chunk_mut::<W>()? = *src.first_chunk::<W>()?;
-        *dst.last_chunk_mut::<W>()? = *src.last_chunk::<W>()?;
+        *last_of_mut::<W>(dst)? = *last_of::<W>(src)?;
         Some(())
     }
     if src.len() != dst.len() {

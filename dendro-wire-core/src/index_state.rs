@@ -4,6 +4,7 @@
 mod xxh3;
 
 use xxh3::xxh3_128;
+use zerocopy::{Immutable, IntoBytes};
 
 /// The publisher's 128-bit hash of its complete slot set, the only thing a
 /// subscriber compares (rule 9). Two `u64`s, as dendro has it.
@@ -89,10 +90,15 @@ impl SlotSetHash {
 
     /// The state to put in an `Index` entry and the `Rows` built against it.
     pub fn state(&self) -> IndexState {
-        let mut input = [0u8; 24];
-        input[..16].copy_from_slice(&self.sum.to_le_bytes());
-        input[16..].copy_from_slice(&self.count.to_le_bytes());
-        let h = xxh3_128(&input);
+        // The sum's 16 bytes, then the count's 8, little-endian: fields of
+        // a fixed layout rather than slices of an array, so that no bound
+        // check is left where the compiler does not inline (a C device's
+        // library built for size).
+        let input = HashInput {
+            sum: self.sum.to_le_bytes(),
+            count: self.count.to_le_bytes(),
+        };
+        let h = xxh3_128(input.as_bytes());
         let state = (h as u64, (h >> 64) as u64);
         // A one-in-2^128 chance, mapped away so the guarantee is absolute.
         if state == NO_INDEX_STATE {
@@ -101,4 +107,12 @@ impl SlotSetHash {
             state
         }
     }
+}
+
+/// What the index state hashes: a slot set's sum, then its count.
+#[derive(IntoBytes, Immutable)]
+#[repr(C)]
+struct HashInput {
+    sum: [u8; 16],
+    count: [u8; 8],
 }

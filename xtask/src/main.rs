@@ -56,6 +56,7 @@ fn main() -> ExitCode {
         Some("ci") => ci::ci(),
         Some("no-std") => ci::no_std(),
         Some("firmware") => firmware::run().and_then(|()| c_firmware::run()),
+        Some("c-firmware") => c_firmware::run(),
         Some("c") => c::run(&args[1..]),
         Some("python") => python::run(),
         Some("book") => book::run(),
@@ -106,6 +107,9 @@ commands:
            then the C agent (dendro-wire-core/ffi/examples/firmware, arm-none-eabi-gcc)
            for thumbv7m under QEMU, its streams (target/firmware/c/) the Rust agent's
            bytes exactly
+  c-firmware
+           the C agent alone, against the Rust agent's streams and footprint of the
+           last `firmware` run
   c [--update-header | --install PREFIX]
            the C API (dendro-wire-core/ffi): the headers regenerated with cbindgen and
            compared with the committed ones (or written); the library installed under

@@ -115,7 +115,7 @@ pub(super) use words::put_small;
 #[cfg(unaligned_words)]
 mod words {
     use super::RowCursor;
-    use crate::codec::{copy_short, LEN_BYTES};
+    use crate::codec::{copy_short, last_of, LEN_BYTES};
     use crate::publisher::stream_rec::{StreamRec, FAST_ROW_BYTES, FAST_WINDOW_BYTES};
     use crate::rows::{write_row_tail, TAIL_BYTES};
 
@@ -160,7 +160,7 @@ mod words {
         if head > 16 {
             put_word(window.get_mut(16..)?.first_chunk_mut()?, words.get(1)?);
             if head > 32 {
-                let last = rec.head().last_chunk::<4>()?;
+                let last = last_of::<4>(rec.head())?;
                 *window.get_mut(32..)?.first_chunk_mut::<4>()? = *last;
             }
         }
@@ -194,7 +194,7 @@ mod words {
     /// the instructions per row, `cargo xtask bench-report` the ratios).
     #[inline(always)]
     fn copy_small(dst: &mut [u8; FAST_ROW_BYTES], row: &[u8]) -> Option<()> {
-        let (Some(first), Some(last)) = (row.first_chunk::<16>(), row.last_chunk::<16>()) else {
+        let (Some(first), Some(last)) = (row.first_chunk::<16>(), last_of::<16>(row)) else {
             // Under 16 bytes (a sensor's reading, say): the codec's overlapping
             // moves for short runs, still no call to `memcpy`.
             return copy_short(dst.get_mut(..row.len())?, row);

@@ -122,7 +122,7 @@ impl StreamRec {
         // The name's head, then zeros: copied from a static, as zeroing an
         // array is a call to `memset` that is in no other path.
         let kept = name.len().min(HEAD);
-        let (head, zeros) = self.head.split_at_mut(kept);
+        let (head, zeros) = self.head.split_at_mut_checked(kept)?;
         copy(head, name.get(..kept)?)?;
         copy(zeros, ZEROS.get(kept..)?)?;
         self.set_cap(cap);

@@ -126,16 +126,17 @@ pub(crate) fn write_rows_head(
         return copy_rows_head(dst, words.as_bytes().get(3..)?);
     }
     let (head, rest) = dst.split_first_chunk_mut::<HEAD_BYTES>()?;
-    head.copy_from_slice(
-        FrameHead {
-            len: U32::new(len),
-            kind: kind::ROWS,
-        }
-        .as_bytes(),
-    );
-    rest.get_mut(..core::mem::size_of::<RowsHead>())?
-        .copy_from_slice(rows_head(source, seq, index_state, count).as_bytes());
-    Some(())
+    // zerocopy's writes, not `copy_from_slice`, whose length check a
+    // library built for size keeps out of line with its panic.
+    FrameHead {
+        len: U32::new(len),
+        kind: kind::ROWS,
+    }
+    .write_to(&mut head[..])
+    .ok()?;
+    rows_head(source, seq, index_state, count)
+        .write_to_prefix(rest)
+        .ok()
 }
 
 /// A `Rows` head (a frame's length after its prefix, then the rest) in
