@@ -35,8 +35,8 @@ const DECLARING_STACK_LIMIT: u64 = 1536;
 /// does for the Rust programs.
 fn flash_limit(core: &str) -> u64 {
     match core {
-        "Cortex-M3" => 23_390,
-        "Cortex-M0" => 23_810,
+        "Cortex-M3" => 22_870,
+        "Cortex-M0" => 23_550,
         _ => u64::MAX,
     }
 }
