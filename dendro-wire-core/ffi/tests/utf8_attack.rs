@@ -422,6 +422,10 @@ fn draw(rng: &mut XorShift) -> Vec<u8> {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "tens of thousands of declarations: hours under Miri; run natively"
+)]
 fn random_bytes_are_taken_exactly_when_rust_takes_them() {
     let n = if cfg!(miri) { 40 } else { 3000 };
     let mut rng = XorShift::new(0x5eed_c0de);
@@ -439,6 +443,10 @@ fn random_bytes_are_taken_exactly_when_rust_takes_them() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "tens of thousands of declarations: hours under Miri; run natively"
+)]
 fn every_two_byte_string_is_judged_as_rust_judges_it() {
     if cfg!(miri) {
         return;
