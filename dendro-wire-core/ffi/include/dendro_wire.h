@@ -12,7 +12,9 @@
  * - Every function that can fail returns a dw_result. Out-parameters are
  *   written on DW_RESULT_OK (and, for the decoder, on
  *   DW_RESULT_INCOMPLETE); a dw_error, where a call takes one, may be NULL
- *   and is written only when the call fails.
+ *   and is written only when the call fails. A misaligned dw_error refuses
+ *   the call before it does anything: DW_RESULT_INVALID_ARGUMENT, with
+ *   nothing written.
  * - A NULL pointer is DW_RESULT_NULL_PARAMETER, never a crash, the
  *   parameter named in dw_error.reason (a dw_param) and its sentence; a
  *   misaligned one, or a length past its bound, is
@@ -545,7 +547,9 @@ enum dw_invalid
   DW_INVALID_NOT_A_HANDLE = 5,
   /**
    * Storage given to a publisher overlaps the publisher's own or another
-   * source's.
+   * source's, or (to `dw_publisher_add_source`) the declaration's own
+   * strings or its array of streams; or a buffer given to
+   * `dw_publisher_poll` overlaps the publisher's storage.
    */
   DW_INVALID_OVERLAP = 6,
   /**

@@ -47,13 +47,43 @@ pub(crate) unsafe trait Plain: Copy {}
 // SAFETY: integers only.
 unsafe impl Plain for dw_error {}
 
+/// Every entry point's frame: `error` checked first (null, or aligned for
+/// a `dw_error`: a misaligned one refuses the call before it does
+/// anything, `DW_RESULT_INVALID_ARGUMENT`, with nothing written), then
+/// `run`, its failure written into `error` when it is given.
+///
+/// # Safety
+///
+/// `error` is null or points at a `dw_error` the caller lent for the call.
+#[inline(always)]
+pub(crate) unsafe fn finish(
+    error: *mut dw_error,
+    run: impl FnOnce() -> Result<dw_result, CallError>,
+) -> dw_result {
+    match error_sink(error) {
+        // SAFETY: the caller's contract, passed on.
+        Ok(()) => unsafe { written(run(), error) },
+        Err(refused) => refused,
+    }
+}
+
+/// Whether `error` may be written: null (never written) or aligned; a
+/// misaligned one is the call's refusal.
+#[inline(always)]
+pub(crate) fn error_sink(error: *mut dw_error) -> Result<(), dw_result> {
+    match error.is_null() || error.is_aligned() {
+        true => Ok(()),
+        false => Err(dw_result::DW_RESULT_INVALID_ARGUMENT),
+    }
+}
+
 /// The end of every entry point: the result, with the failure's details
 /// written into `error` when it is given.
 ///
 /// # Safety
 ///
 /// `error` is null or points at a `dw_error` the caller lent for the call.
-pub(crate) unsafe fn finish(
+pub(crate) unsafe fn written(
     result: Result<dw_result, CallError>,
     error: *mut dw_error,
 ) -> dw_result {
@@ -67,6 +97,16 @@ pub(crate) unsafe fn finish(
             }
             failure.result()
         }
+    }
+}
+
+/// A length some buffer could have: no slice holds more than `isize::MAX`
+/// bytes, so a larger one is refused as too long wherever it is given,
+/// before anything is compared with it.
+pub(crate) fn length(len: usize) -> Checked<usize> {
+    match len > MAX_LEN {
+        true => Err(CallError::Invalid(dw_invalid::DW_INVALID_TOO_LONG)),
+        false => Ok(len),
     }
 }
 
@@ -91,9 +131,7 @@ pub(crate) fn check<T>(ptr: *const T, param: dw_param) -> Checked<()> {
 /// nothing writes meanwhile.
 pub(crate) unsafe fn bytes<'a>(ptr: *const u8, len: usize, param: dw_param) -> Checked<&'a [u8]> {
     check(ptr, param)?;
-    if len > MAX_LEN {
-        return Err(CallError::Invalid(dw_invalid::DW_INVALID_TOO_LONG));
-    }
+    length(len)?;
     // SAFETY: not null, a byte needs no alignment, the length is one a
     // slice can have, and the bytes are readable and unwritten for 'a by
     // the caller's contract.
@@ -112,9 +150,7 @@ pub(crate) unsafe fn bytes_mut<'a>(
     param: dw_param,
 ) -> Checked<&'a mut [u8]> {
     check(ptr, param)?;
-    if len > MAX_LEN {
-        return Err(CallError::Invalid(dw_invalid::DW_INVALID_TOO_LONG));
-    }
+    length(len)?;
     // SAFETY: as in `bytes`, and by the contract nothing else holds these
     // bytes while the call runs, so the borrow is unique.
     Ok(unsafe { core::slice::from_raw_parts_mut(ptr, len) })
@@ -293,7 +329,9 @@ pub(crate) unsafe fn release<T: Object, H>(handle: *mut H, param: dw_param) -> C
     Ok(())
 }
 
-/// Whether two byte ranges share a byte.
+/// Whether two byte ranges share a byte. Out of line: one copy for the
+/// publisher's storages and every string of a declaration.
+#[inline(never)]
 pub(crate) fn overlap(a: (usize, usize), b: (usize, usize)) -> bool {
     let (a_end, b_end) = (a.0.saturating_add(a.1), b.0.saturating_add(b.1));
     a.1 > 0 && b.1 > 0 && a.0 < b_end && b.0 < a_end

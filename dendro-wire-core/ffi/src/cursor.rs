@@ -123,7 +123,7 @@ pub unsafe extern "C" fn dw_rows_next_batch(
         Ok(dw_result::DW_RESULT_OK)
     };
     // SAFETY: `error` is the caller's, as documented.
-    unsafe { finish(run(), error) }
+    unsafe { finish(error, run) }
 }
 
 /// Step the cursor over one row: `DW_RESULT_OK` with `*row` filled and the
@@ -190,5 +190,5 @@ pub unsafe extern "C" fn dw_map_next(
         Ok(dw_result::DW_RESULT_OK)
     };
     // SAFETY: `error` is the caller's, as documented.
-    unsafe { finish(run(), error) }
+    unsafe { finish(error, run) }
 }

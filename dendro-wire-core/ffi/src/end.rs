@@ -73,5 +73,5 @@ pub unsafe extern "C" fn dw_stream_end(
         }
     };
     // SAFETY: `error` is the caller's, as documented.
-    unsafe { finish(run(), error) }
+    unsafe { finish(error, run) }
 }

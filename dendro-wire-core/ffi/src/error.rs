@@ -84,7 +84,9 @@ pub enum dw_invalid {
     /// released.
     DW_INVALID_NOT_A_HANDLE = 5,
     /// Storage given to a publisher overlaps the publisher's own or another
-    /// source's.
+    /// source's, or (to `dw_publisher_add_source`) the declaration's own
+    /// strings or its array of streams; or a buffer given to
+    /// `dw_publisher_poll` overlaps the publisher's storage.
     DW_INVALID_OVERLAP = 6,
     /// More streams or map entries than the C API takes at once
     /// (`DW_MAX_STREAMS`, `DW_MAX_MAP_ENTRIES`).

@@ -507,7 +507,7 @@ unsafe fn step_over<'a, T>(
         Ok(progress(step(buf, target)?, consumed, needed))
     };
     // SAFETY: `error` is the caller's, as documented.
-    unsafe { finish(run(), error) }
+    unsafe { finish(error, run) }
 }
 
 /// Check the preamble at the start of `buf` (`len` bytes).

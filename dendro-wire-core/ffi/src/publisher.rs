@@ -9,6 +9,8 @@
 
 use core::ffi::c_void;
 
+use dendro_wire_core::SourceId;
+
 use crate::boundary;
 use crate::error::{dw_error, dw_param, dw_result};
 
@@ -69,7 +71,9 @@ pub unsafe extern "C" fn dw_publisher_add_source(
     unsafe {
         with_machine(publisher, error, |m| {
             let out = boundary::out(source, dw_param::DW_PARAM_SOURCE)?;
-            with_declaration(decl, |decl, streams| {
+            // The storage's bytes, which the declaration's may not share.
+            let lent = (storage as usize, boundary::length(storage_len)?);
+            with_declaration(decl, lent, |decl, streams| {
                 let id = m.add_source(decl, streams, storage.cast::<u8>(), storage_len)?;
                 out.write(id.ordinal());
                 Ok(())
@@ -108,9 +112,10 @@ pub unsafe extern "C" fn dw_publisher_observe(
     unsafe {
         with_machine(publisher, error, |m| {
             let row = boundary::bytes(row, row_len, dw_param::DW_PARAM_ROW)?;
-            let id = m.id(source)?;
-            m.publisher
-                .observe(id.stream(stream), ts, wall_offset, row)?;
+            // Not checked here: the core refuses a source never declared,
+            // and counts the row refused.
+            let stream = SourceId::at(source).stream(stream);
+            m.publisher.observe(stream, ts, wall_offset, row)?;
             Ok(dw_result::DW_RESULT_OK)
         })
     }

@@ -191,6 +191,7 @@ pub unsafe extern "C" fn dw_subscriber_init(
     // SAFETY: the pointers are the caller's, as documented; each is
     // checked before use.
     let run = || unsafe {
+        boundary::length(len)?;
         let out = boundary::out(subscriber, dw_param::DW_PARAM_SUBSCRIBER)?;
         let needed = storage_for(source_limit)?;
         boundary::check(storage.cast::<Placed<Rules>>(), dw_param::DW_PARAM_STORAGE)?;
@@ -214,7 +215,7 @@ pub unsafe extern "C" fn dw_subscriber_init(
         Ok(dw_result::DW_RESULT_OK)
     };
     // SAFETY: `error` is the caller's, as documented.
-    unsafe { finish(run(), error) }
+    unsafe { finish(error, run) }
 }
 
 /// One integer field of the C frame at `$frame`, read on its own through
@@ -370,7 +371,7 @@ pub unsafe extern "C" fn dw_subscriber_admit(
         Ok(dw_result::DW_RESULT_OK)
     };
     // SAFETY: `error` is the caller's, as documented.
-    unsafe { finish(run(), error) }
+    unsafe { finish(error, run) }
 }
 
 /// Forget every source: the connection ended, and the next one starts
@@ -391,7 +392,7 @@ pub unsafe extern "C" fn dw_subscriber_reset(
         Ok(dw_result::DW_RESULT_OK)
     };
     // SAFETY: `error` is the caller's, as documented.
-    unsafe { finish(run(), error) }
+    unsafe { finish(error, run) }
 }
 
 /// The sources open on the connection, into `*count`.
@@ -413,7 +414,7 @@ pub unsafe extern "C" fn dw_subscriber_source_count(
         Ok(dw_result::DW_RESULT_OK)
     };
     // SAFETY: `error` is the caller's, as documented.
-    unsafe { finish(run(), error) }
+    unsafe { finish(error, run) }
 }
 
 /// The index state held for `source` into `state[0]`, `state[1]`:
@@ -443,7 +444,7 @@ pub unsafe extern "C" fn dw_subscriber_index_state(
         })
     };
     // SAFETY: `error` is the caller's, as documented.
-    unsafe { finish(run(), error) }
+    unsafe { finish(error, run) }
 }
 
 /// Release the subscriber: its handle is refused from now on, and the
@@ -464,5 +465,5 @@ pub unsafe extern "C" fn dw_subscriber_release(
         Ok(dw_result::DW_RESULT_OK)
     };
     // SAFETY: `error` is the caller's, as documented.
-    unsafe { finish(run(), error) }
+    unsafe { finish(error, run) }
 }

@@ -51,6 +51,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "millions of strings: hours under Miri, and the check is safe code"
+    )]
     fn every_sequence_of_one_to_three_bytes() {
         for a in 0..=255u8 {
             agrees(&[a]);
@@ -64,6 +68,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "millions of strings: hours under Miri, and the check is safe code"
+    )]
     fn every_four_byte_sequence_of_a_lead_byte() {
         // The four-byte forms and their neighbours, every continuation.
         for a in 0xEE..=0xFFu8 {
@@ -86,6 +94,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "millions of strings: hours under Miri, and the check is safe code"
+    )]
     fn random_longer_strings() {
         let mut state = 0x9E37_79B9_7F4A_7C15;
         let mut bytes = Vec::new();

@@ -126,6 +126,15 @@ impl StreamNames for [&str] {
 pub struct SourceId(pub(super) u32);
 
 impl SourceId {
+    /// The source at `ordinal` in a publisher's declaration order, whether
+    /// it has been declared or not: for a caller that names sources by
+    /// number, as the C API does. A publisher refuses a call on a source it
+    /// has not declared, as on one of another publisher's, and counts a
+    /// row so refused in `rows_refused`.
+    pub const fn at(ordinal: u32) -> SourceId {
+        SourceId(ordinal)
+    }
+
     /// The ordinal the source's frames carry.
     pub const fn ordinal(self) -> u32 {
         self.0

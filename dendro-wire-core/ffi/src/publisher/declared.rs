@@ -2,7 +2,7 @@
 //! needs: `dw_source_sizing`, the core's own `SourceDecl::sizing` called
 //! from C.
 
-use crate::boundary::{self, finish, Checked, Plain};
+use crate::boundary::{self, finish, overlap, Checked, Plain};
 use crate::error::{dw_error, dw_invalid, dw_param, dw_result, CallError};
 use crate::frame::dw_str;
 use dendro_wire_core::{
@@ -113,10 +113,11 @@ impl<F: FnMut(&SourceDecl<'_>, &Streams<'_>) -> Checked<()>> Declared for F {
 /// strings are readable for the call.
 pub(super) unsafe fn with_declaration(
     decl: *const dw_source_decl,
+    avoid: (usize, usize),
     mut f: impl FnMut(&SourceDecl<'_>, &Streams<'_>) -> Checked<()>,
 ) -> Checked<()> {
     // SAFETY: the caller's contract, passed on.
-    unsafe { declaration(decl, &mut f) }
+    unsafe { declaration(decl, avoid, &mut f) }
 }
 
 /// [`with_declaration`], one copy for every caller.
@@ -124,14 +125,18 @@ pub(super) unsafe fn with_declaration(
 /// # Safety
 ///
 /// As for [`with_declaration`].
-unsafe fn declaration(decl: *const dw_source_decl, f: &mut dyn Declared) -> Checked<()> {
+unsafe fn declaration(
+    decl: *const dw_source_decl,
+    avoid: (usize, usize),
+    f: &mut dyn Declared,
+) -> Checked<()> {
     // SAFETY: the caller's contract, passed on.
     let d = unsafe { boundary::read(decl, dw_param::DW_PARAM_DECL) }?;
     match d.labels_len <= FEW && d.metadata_len <= FEW {
         // SAFETY: as above.
-        true => unsafe { gather::<FEW>(&d, f) },
+        true => unsafe { gather::<FEW>(&d, avoid, f) },
         // SAFETY: as above.
-        false => unsafe { gather::<DW_MAX_MAP_ENTRIES>(&d, f) },
+        false => unsafe { gather::<DW_MAX_MAP_ENTRIES>(&d, avoid, f) },
     }
 }
 
@@ -142,15 +147,25 @@ unsafe fn declaration(decl: *const dw_source_decl, f: &mut dyn Declared) -> Chec
 ///
 /// As for [`with_declaration`].
 #[inline(never)]
-unsafe fn gather<const N: usize>(d: &dw_source_decl, f: &mut dyn Declared) -> Checked<()> {
+unsafe fn gather<const N: usize>(
+    d: &dw_source_decl,
+    avoid: (usize, usize),
+    f: &mut dyn Declared,
+) -> Checked<()> {
     let mut labels = [("", ""); N];
     let mut metadata = [("", ""); N];
     // SAFETY: the caller's contract, passed on.
-    unsafe { declare_in(d, &mut labels, &mut metadata, f) }
+    unsafe { declare_in(d, (&mut labels, &mut metadata), avoid, f) }
 }
 
+/// Room for a map's pairs, gathered from C's array.
+type Pairs<'a> = &'a mut [(&'a str, &'a str)];
+
 /// The declaration `d` as the core takes it, its maps' pairs gathered into
-/// `labels` and `metadata`, given to `f`.
+/// `labels` and `metadata`, given to `f`; refused as overlapping if any of
+/// its strings, or its array of streams, shares a byte with `avoid` (an
+/// address and a length: the storage the caller lends a source, which
+/// would be written while they are read).
 ///
 /// # Safety
 ///
@@ -158,8 +173,8 @@ unsafe fn gather<const N: usize>(d: &dw_source_decl, f: &mut dyn Declared) -> Ch
 #[inline(never)]
 unsafe fn declare_in<'a>(
     d: &dw_source_decl,
-    labels: &'a mut [(&'a str, &'a str)],
-    metadata: &'a mut [(&'a str, &'a str)],
+    (labels, metadata): (Pairs<'a>, Pairs<'a>),
+    avoid: (usize, usize),
     f: &mut dyn Declared,
 ) -> Checked<()> {
     let complete = match d.complete {
@@ -170,26 +185,33 @@ unsafe fn declare_in<'a>(
     // SAFETY: the caller's contract, passed on; each pointer is checked
     // before use.
     unsafe {
+        let labels = pairs(
+            d.labels,
+            d.labels_len,
+            labels,
+            dw_param::DW_PARAM_DECL_LABELS,
+        )?;
+        let metadata = pairs(
+            d.metadata,
+            d.metadata_len,
+            metadata,
+            dw_param::DW_PARAM_DECL_METADATA,
+        )?;
         let declared = SourceDecl {
             uuid: optional(d.uuid, dw_param::DW_PARAM_DECL_UUID)?,
-            labels: Map::from_pairs(pairs(
-                d.labels,
-                d.labels_len,
-                labels,
-                dw_param::DW_PARAM_DECL_LABELS,
-            )?),
-            metadata: Map::from_pairs(pairs(
-                d.metadata,
-                d.metadata_len,
-                metadata,
-                dw_param::DW_PARAM_DECL_METADATA,
-            )?),
+            labels: Map::from_pairs(labels),
+            metadata: Map::from_pairs(metadata),
             clock_anchor_wall_ns: d.clock_anchor_wall_ns,
             complete,
             streams: &[],
             index_stream: optional(d.index_stream, dw_param::DW_PARAM_DECL_INDEX_STREAM)?,
         };
-        f.declared(&declared, &strs(d.streams, d.streams_len)?)
+        let streams = strs(d.streams, d.streams_len)?;
+        let strings = [declared.uuid, declared.index_stream];
+        if !apart(avoid, strings, [labels, metadata], streams.0) {
+            return Err(CallError::Invalid(dw_invalid::DW_INVALID_OVERLAP));
+        }
+        f.declared(&declared, &streams)
     }
 }
 
@@ -294,7 +316,8 @@ pub unsafe extern "C" fn dw_source_sizing(
             b.largest_slot,
             b.slot_changes_per_interval,
         );
-        with_declaration(decl, |decl, streams| {
+        // Sizing lends no storage: nothing to avoid.
+        with_declaration(decl, (0, 0), |decl, streams| {
             let s = decl.sizing_named(streams, &budget);
             out.write(dw_sizing {
                 storage: s.storage,
@@ -306,7 +329,7 @@ pub unsafe extern "C" fn dw_source_sizing(
         Ok(dw_result::DW_RESULT_OK)
     };
     // SAFETY: `error` is the caller's, as documented.
-    unsafe { finish(run(), error) }
+    unsafe { finish(error, run) }
 }
 
 /// The `len` strings at `ptr`, each found UTF-8, not gathered.
@@ -348,6 +371,34 @@ unsafe fn pairs<'a>(
         };
     }
     Ok(out.get(..given.len()).unwrap_or(&[]))
+}
+
+/// Whether `avoid` (an address and a length: the storage a caller lends a
+/// source) shares no byte with any of a declaration's strings, or with
+/// C's array of its streams, which are read while the storage is written.
+/// Plain loops and one answer, out of line: a refusal at each string cost
+/// a C device 0.5 KB of flash.
+#[inline(never)]
+fn apart(
+    avoid: (usize, usize),
+    strings: [Option<&str>; 2],
+    maps: [&[(&str, &str)]; 2],
+    streams: &[dw_str],
+) -> bool {
+    let span = |s: &str| (s.as_ptr() as usize, s.len());
+    let mut shared = overlap((streams.as_ptr() as usize, size_of_val(streams)), avoid);
+    for s in strings.into_iter().flatten() {
+        shared |= overlap(span(s), avoid);
+    }
+    for map in maps {
+        for (k, v) in map {
+            shared |= overlap(span(k), avoid) | overlap(span(v), avoid);
+        }
+    }
+    for s in streams {
+        shared |= overlap((s.ptr as usize, s.len), avoid);
+    }
+    !shared
 }
 
 /// An optional string: a null `ptr` is absent.

@@ -11,7 +11,7 @@ use dendro_wire_core::{
     Storage, LENGTH_PREFIX_BYTES, MAX_FRAME_BYTES,
 };
 
-use crate::boundary::{self, finish, overlap, Checked, Object, Plain};
+use crate::boundary::{self, finish, overlap, written, Checked, Object, Plain};
 use crate::error::{dw_error, dw_invalid, dw_param, dw_result, CallError};
 use crate::frame::EMPTY_ROWS_FRAME;
 
@@ -188,8 +188,9 @@ impl Machine {
         len: usize,
     ) -> Checked<SourceId> {
         // Before any slice is made of it: a slice over the publisher's own
-        // bytes would alias the publisher in hand.
-        if self.overlaps((storage as usize, len)) {
+        // bytes would alias the publisher in hand (the declaration's
+        // strings `with_declaration` kept apart from it).
+        if self.overlaps((storage as usize, boundary::length(len)?)) {
             return Err(CallError::Invalid(dw_invalid::DW_INVALID_OVERLAP));
         }
         // SAFETY: the caller's contract, passed on.
@@ -247,10 +248,11 @@ unsafe fn machine<'a>(
     p: *mut dw_publisher,
     error: *mut dw_error,
 ) -> Result<&'a mut Machine, dw_result> {
+    boundary::error_sink(error)?;
     // SAFETY: the caller's contract, passed on.
     let m = unsafe { boundary::placed::<Machine, _>(p, dw_param::DW_PARAM_PUBLISHER) };
     // SAFETY: as above.
-    m.map_err(|refused| unsafe { finish(Err(refused), error) })
+    m.map_err(|refused| unsafe { written(Err(refused), error) })
 }
 
 /// Run `f` on the publisher behind `p` and return what it came to, or why
@@ -267,7 +269,7 @@ pub(super) unsafe fn with_machine(
     // SAFETY: the caller's contract, passed on.
     match unsafe { machine(p, error) } {
         // SAFETY: as above.
-        Ok(m) => unsafe { finish(f(m), error) },
+        Ok(m) => unsafe { written(f(m), error) },
         Err(refused) => refused,
     }
 }
@@ -322,6 +324,7 @@ pub unsafe extern "C" fn dw_publisher_init(
     // SAFETY: the pointers are the caller's, as documented; each is
     // checked before use.
     let run = || unsafe {
+        boundary::length(len)?;
         let config = checked_config(boundary::read(config, dw_param::DW_PARAM_CONFIG)?)?;
         let out = boundary::out(publisher, dw_param::DW_PARAM_PUBLISHER)?;
         let needed = storage_for(source_limit)?;
@@ -353,7 +356,7 @@ pub unsafe extern "C" fn dw_publisher_init(
         Ok(dw_result::DW_RESULT_OK)
     };
     // SAFETY: `error` is the caller's, as documented.
-    unsafe { finish(run(), error) }
+    unsafe { finish(error, run) }
 }
 
 /// A configuration that means something: a `Full` every `full_every`

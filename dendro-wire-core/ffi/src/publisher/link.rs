@@ -281,7 +281,7 @@ pub unsafe extern "C" fn dw_publisher_poll(
     // checked before use.
     unsafe {
         with_machine(publisher, error, |m| {
-            if m.overlaps((buf as usize, len)) {
+            if m.overlaps((buf as usize, boundary::length(len)?)) {
                 return Err(CallError::Invalid(dw_invalid::DW_INVALID_OVERLAP));
             }
             let buf = boundary::bytes_mut(buf, len, dw_param::DW_PARAM_BUF)?;
@@ -321,5 +321,5 @@ pub unsafe extern "C" fn dw_publisher_release(
         Ok(dw_result::DW_RESULT_OK)
     };
     // SAFETY: `error` is the caller's, as documented.
-    unsafe { finish(run(), error) }
+    unsafe { finish(error, run) }
 }
