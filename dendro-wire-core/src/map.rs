@@ -35,6 +35,15 @@ impl<'a> Map<'a> {
         Map(Items::Given(pairs))
     }
 
+    /// The pairs the map was made of ([`from_pairs`](Self::from_pairs)), as
+    /// given, where they lie; `None` for a map read from the wire.
+    pub const fn given(&self) -> Option<&'a [(&'a str, &'a str)]> {
+        match self.0 {
+            Items::Given(pairs) => Some(pairs),
+            Items::Wire { .. } => None,
+        }
+    }
+
     /// The number of entries.
     pub fn len(&self) -> usize {
         self.0.len()

@@ -35,8 +35,8 @@ const DECLARING_STACK_LIMIT: u64 = 1536;
 /// does for the Rust programs.
 fn flash_limit(core: &str) -> u64 {
     match core {
-        "Cortex-M3" => 22_870,
-        "Cortex-M0" => 23_550,
+        "Cortex-M3" => 23_340,
+        "Cortex-M0" => 24_030,
         _ => u64::MAX,
     }
 }

@@ -71,9 +71,7 @@ pub unsafe extern "C" fn dw_publisher_add_source(
     unsafe {
         with_machine(publisher, error, |m| {
             let out = boundary::out(source, dw_param::DW_PARAM_SOURCE)?;
-            // The storage's bytes, which the declaration's may not share.
-            let lent = (storage as usize, boundary::length(storage_len)?);
-            with_declaration(decl, lent, |decl, streams| {
+            with_declaration(decl, |decl, streams| {
                 let id = m.add_source(decl, streams, storage.cast::<u8>(), storage_len)?;
                 out.write(id.ordinal());
                 Ok(())

@@ -113,11 +113,10 @@ impl<F: FnMut(&SourceDecl<'_>, &Streams<'_>) -> Checked<()>> Declared for F {
 /// strings are readable for the call.
 pub(super) unsafe fn with_declaration(
     decl: *const dw_source_decl,
-    avoid: (usize, usize),
     mut f: impl FnMut(&SourceDecl<'_>, &Streams<'_>) -> Checked<()>,
 ) -> Checked<()> {
     // SAFETY: the caller's contract, passed on.
-    unsafe { declaration(decl, avoid, &mut f) }
+    unsafe { declaration(decl, &mut f) }
 }
 
 /// [`with_declaration`], one copy for every caller.
@@ -125,18 +124,14 @@ pub(super) unsafe fn with_declaration(
 /// # Safety
 ///
 /// As for [`with_declaration`].
-unsafe fn declaration(
-    decl: *const dw_source_decl,
-    avoid: (usize, usize),
-    f: &mut dyn Declared,
-) -> Checked<()> {
+unsafe fn declaration(decl: *const dw_source_decl, f: &mut dyn Declared) -> Checked<()> {
     // SAFETY: the caller's contract, passed on.
     let d = unsafe { boundary::read(decl, dw_param::DW_PARAM_DECL) }?;
     match d.labels_len <= FEW && d.metadata_len <= FEW {
         // SAFETY: as above.
-        true => unsafe { gather::<FEW>(&d, avoid, f) },
+        true => unsafe { gather::<FEW>(&d, f) },
         // SAFETY: as above.
-        false => unsafe { gather::<DW_MAX_MAP_ENTRIES>(&d, avoid, f) },
+        false => unsafe { gather::<DW_MAX_MAP_ENTRIES>(&d, f) },
     }
 }
 
@@ -147,25 +142,18 @@ unsafe fn declaration(
 ///
 /// As for [`with_declaration`].
 #[inline(never)]
-unsafe fn gather<const N: usize>(
-    d: &dw_source_decl,
-    avoid: (usize, usize),
-    f: &mut dyn Declared,
-) -> Checked<()> {
+unsafe fn gather<const N: usize>(d: &dw_source_decl, f: &mut dyn Declared) -> Checked<()> {
     let mut labels = [("", ""); N];
     let mut metadata = [("", ""); N];
     // SAFETY: the caller's contract, passed on.
-    unsafe { declare_in(d, (&mut labels, &mut metadata), avoid, f) }
+    unsafe { declare_in(d, (&mut labels, &mut metadata), f) }
 }
 
 /// Room for a map's pairs, gathered from C's array.
 type Pairs<'a> = &'a mut [(&'a str, &'a str)];
 
 /// The declaration `d` as the core takes it, its maps' pairs gathered into
-/// `labels` and `metadata`, given to `f`; refused as overlapping if any of
-/// its strings, or its array of streams, shares a byte with `avoid` (an
-/// address and a length: the storage the caller lends a source, which
-/// would be written while they are read).
+/// `labels` and `metadata`, given to `f`.
 ///
 /// # Safety
 ///
@@ -174,7 +162,6 @@ type Pairs<'a> = &'a mut [(&'a str, &'a str)];
 unsafe fn declare_in<'a>(
     d: &dw_source_decl,
     (labels, metadata): (Pairs<'a>, Pairs<'a>),
-    avoid: (usize, usize),
     f: &mut dyn Declared,
 ) -> Checked<()> {
     let complete = match d.complete {
@@ -207,10 +194,6 @@ unsafe fn declare_in<'a>(
             index_stream: optional(d.index_stream, dw_param::DW_PARAM_DECL_INDEX_STREAM)?,
         };
         let streams = strs(d.streams, d.streams_len)?;
-        let strings = [declared.uuid, declared.index_stream];
-        if !apart(avoid, strings, [labels, metadata], streams.0) {
-            return Err(CallError::Invalid(dw_invalid::DW_INVALID_OVERLAP));
-        }
         f.declared(&declared, &streams)
     }
 }
@@ -316,8 +299,7 @@ pub unsafe extern "C" fn dw_source_sizing(
             b.largest_slot,
             b.slot_changes_per_interval,
         );
-        // Sizing lends no storage: nothing to avoid.
-        with_declaration(decl, (0, 0), |decl, streams| {
+        with_declaration(decl, |decl, streams| {
             let s = decl.sizing_named(streams, &budget);
             out.write(dw_sizing {
                 storage: s.storage,
@@ -373,32 +355,32 @@ unsafe fn pairs<'a>(
     Ok(out.get(..given.len()).unwrap_or(&[]))
 }
 
-/// Whether `avoid` (an address and a length: the storage a caller lends a
-/// source) shares no byte with any of a declaration's strings, or with
-/// C's array of its streams, which are read while the storage is written.
-/// Plain loops and one answer, out of line: a refusal at each string cost
-/// a C device 0.5 KB of flash.
+/// Whether the storage `avoid` (an address and a length) a caller lends a
+/// source shares no byte with the declaration `decl` C gave: any of its
+/// strings, or the array its streams are read from, which are read while
+/// the storage is written. Plain loops and one answer, out of line: a
+/// refusal at each string cost a C device 0.5 KB of flash.
 #[inline(never)]
-fn apart(
-    avoid: (usize, usize),
-    strings: [Option<&str>; 2],
-    maps: [&[(&str, &str)]; 2],
-    streams: &[dw_str],
-) -> bool {
+pub(super) fn apart(decl: &SourceDecl<'_>, streams: &Streams<'_>, avoid: (usize, usize)) -> bool {
     let span = |s: &str| (s.as_ptr() as usize, s.len());
-    let mut shared = overlap((streams.as_ptr() as usize, size_of_val(streams)), avoid);
-    for s in strings.into_iter().flatten() {
+    let mut shared = overlap(held(streams.0), avoid);
+    for s in [decl.uuid, decl.index_stream].into_iter().flatten() {
         shared |= overlap(span(s), avoid);
     }
-    for map in maps {
-        for (k, v) in map {
+    for map in [decl.labels, decl.metadata] {
+        for (k, v) in map.given().unwrap_or(&[]) {
             shared |= overlap(span(k), avoid) | overlap(span(v), avoid);
         }
     }
-    for s in streams {
+    for s in streams.0 {
         shared |= overlap((s.ptr as usize, s.len), avoid);
     }
     !shared
+}
+
+/// The bytes `items` lie in: an address and a length.
+fn held<T>(items: &[T]) -> (usize, usize) {
+    (items.as_ptr() as usize, size_of_val(items))
 }
 
 /// An optional string: a null `ptr` is absent.

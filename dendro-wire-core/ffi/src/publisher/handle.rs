@@ -15,7 +15,7 @@ use crate::boundary::{self, finish, overlap, written, Checked, Object, Plain};
 use crate::error::{dw_error, dw_invalid, dw_param, dw_result, CallError};
 use crate::frame::EMPTY_ROWS_FRAME;
 
-use super::declared::Streams;
+use super::declared::{self, Streams};
 
 /// The most sources a publisher may be given as its limit: what a
 /// subscriber takes on one connection (`DW_SUBSCRIBER_MAX_SOURCES`).
@@ -188,9 +188,10 @@ impl Machine {
         len: usize,
     ) -> Checked<SourceId> {
         // Before any slice is made of it: a slice over the publisher's own
-        // bytes would alias the publisher in hand (the declaration's
-        // strings `with_declaration` kept apart from it).
-        if self.overlaps((storage as usize, boundary::length(len)?)) {
+        // bytes would alias the publisher in hand, one over the
+        // declaration's strings the strings being read.
+        let range = (storage as usize, boundary::length(len)?);
+        if self.overlaps(range) || !declared::apart(decl, streams, range) {
             return Err(CallError::Invalid(dw_invalid::DW_INVALID_OVERLAP));
         }
         // SAFETY: the caller's contract, passed on.
