@@ -146,11 +146,8 @@ unsafe fn gather<const N: usize>(d: &dw_source_decl, f: &mut dyn Declared) -> Ch
     let mut labels = [("", ""); N];
     let mut metadata = [("", ""); N];
     // SAFETY: the caller's contract, passed on.
-    unsafe { declare_in(d, (&mut labels, &mut metadata), f) }
+    unsafe { declare_in(d, &mut labels, &mut metadata, f) }
 }
-
-/// Room for a map's pairs, gathered from C's array.
-type Pairs<'a> = &'a mut [(&'a str, &'a str)];
 
 /// The declaration `d` as the core takes it, its maps' pairs gathered into
 /// `labels` and `metadata`, given to `f`.
@@ -161,7 +158,8 @@ type Pairs<'a> = &'a mut [(&'a str, &'a str)];
 #[inline(never)]
 unsafe fn declare_in<'a>(
     d: &dw_source_decl,
-    (labels, metadata): (Pairs<'a>, Pairs<'a>),
+    labels: &'a mut [(&'a str, &'a str)],
+    metadata: &'a mut [(&'a str, &'a str)],
     f: &mut dyn Declared,
 ) -> Checked<()> {
     let complete = match d.complete {
@@ -362,14 +360,13 @@ unsafe fn pairs<'a>(
 /// refusal at each string cost a C device 0.5 KB of flash.
 #[inline(never)]
 pub(super) fn apart(decl: &SourceDecl<'_>, streams: &Streams<'_>, avoid: (usize, usize)) -> bool {
-    let span = |s: &str| (s.as_ptr() as usize, s.len());
     let mut shared = overlap(held(streams.0), avoid);
     for s in [decl.uuid, decl.index_stream].into_iter().flatten() {
-        shared |= overlap(span(s), avoid);
+        shared |= overlap(held(s.as_bytes()), avoid);
     }
     for map in [decl.labels, decl.metadata] {
         for (k, v) in map.given().unwrap_or(&[]) {
-            shared |= overlap(span(k), avoid) | overlap(span(v), avoid);
+            shared |= overlap(held(k.as_bytes()), avoid) | overlap(held(v.as_bytes()), avoid);
         }
     }
     for s in streams.0 {
