@@ -524,15 +524,19 @@ enum dw_invalid
    */
   DW_INVALID_NONE = 0,
   /**
-   * A pointer is not aligned for the type it points at.
+   * A pointer is not aligned for the type it points at: `values[0]` the
+   * `dw_param` it was given for.
    */
   DW_INVALID_MISALIGNED = 1,
   /**
-   * A length is above what one buffer can hold.
+   * A length is above what one buffer can hold: `values[0]` the
+   * `dw_param` of the buffer it is the length of.
    */
   DW_INVALID_TOO_LONG = 2,
   /**
-   * A string is not valid UTF-8.
+   * A string is not valid UTF-8: `values[0]` the `dw_param` it was given
+   * for (`DW_PARAM_DECL_STREAM_NAME` and `item` 2 for
+   * `decl->streams[2]`).
    */
   DW_INVALID_NOT_UTF8 = 3,
   /**
@@ -554,7 +558,8 @@ enum dw_invalid
   DW_INVALID_OVERLAP = 6,
   /**
    * More streams or map entries than the C API takes at once
-   * (`DW_MAX_STREAMS`, `DW_MAX_MAP_ENTRIES`).
+   * (`DW_MAX_STREAMS`, `DW_MAX_MAP_ENTRIES`): `values[0]` the `dw_param`
+   * of the array.
    */
   DW_INVALID_TOO_MANY = 7,
   /**
@@ -760,13 +765,31 @@ enum dw_param
    */
   DW_PARAM_DECL_INDEX_STREAM = 34,
   /**
-   * A name in decl->streams.
+   * A name in decl->streams (`dw_error.item` its place).
    */
   DW_PARAM_DECL_STREAM_NAME = 35,
   /**
-   * A key or value in decl->labels or decl->metadata.
+   * A key or value in decl->labels or decl->metadata: no longer given
+   * (the four below name which), kept so that its value means nothing
+   * else.
    */
   DW_PARAM_DECL_PAIR = 36,
+  /**
+   * A key in decl->labels (`dw_error.item` its place).
+   */
+  DW_PARAM_DECL_LABEL_KEY = 37,
+  /**
+   * A value in decl->labels (`dw_error.item` its place).
+   */
+  DW_PARAM_DECL_LABEL_VALUE = 38,
+  /**
+   * A key in decl->metadata (`dw_error.item` its place).
+   */
+  DW_PARAM_DECL_METADATA_KEY = 39,
+  /**
+   * A value in decl->metadata (`dw_error.item` its place).
+   */
+  DW_PARAM_DECL_METADATA_VALUE = 40,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -1064,9 +1087,10 @@ typedef struct dw_error {
    */
   uint32_t result;
   /**
-   * A `dw_param` (the parameter a null pointer was given for),
-   * `dw_invalid`, `dw_protocol_error` or `dw_publish_error`, by `result`;
-   * 0 for the others.
+   * A `dw_param` (the parameter a null pointer was given for, `item` its
+   * place if it is an element of an array), `dw_invalid`,
+   * `dw_protocol_error` or `dw_publish_error`, by `result`; 0 for the
+   * others.
    */
   uint32_t reason;
   /**
@@ -1084,7 +1108,9 @@ typedef struct dw_error {
    */
   uint64_t offset;
   /**
-   * The row of a `Rows` frame or the entry of a map, from 0; -1 if none.
+   * The row of a `Rows` frame or the entry of a map, from 0; for an
+   * argument refused, the place in its array of the element refused (a
+   * stream's name, a label); -1 if none.
    */
   int64_t item;
   /**

@@ -27,7 +27,7 @@
 
 use core::mem::{align_of, size_of, MaybeUninit};
 
-use crate::error::{dw_error, dw_invalid, dw_param, dw_result, CallError};
+use crate::error::{dw_error, dw_invalid, dw_param, dw_result, At, CallError};
 
 /// A call refused at the boundary or by the core.
 pub(crate) type Checked<T> = Result<T, CallError>;
@@ -103,9 +103,9 @@ pub(crate) unsafe fn written(
 /// A length some buffer could have: no slice holds more than `isize::MAX`
 /// bytes, so a larger one is refused as too long wherever it is given,
 /// before anything is compared with it.
-pub(crate) fn length(len: usize) -> Checked<usize> {
+pub(crate) fn length(len: usize, param: At) -> Checked<usize> {
     match len > MAX_LEN {
-        true => Err(CallError::Invalid(dw_invalid::DW_INVALID_TOO_LONG)),
+        true => Err(CallError::Arg(dw_invalid::DW_INVALID_TOO_LONG, param)),
         false => Ok(len),
     }
 }
@@ -113,11 +113,14 @@ pub(crate) fn length(len: usize) -> Checked<usize> {
 /// `ptr`, given for `param`, null or not aligned for `T`: the refusal, if
 /// any. A pointer that passes may be read field by field (`subscriber.rs`
 /// reads a frame so).
-pub(crate) fn check<T>(ptr: *const T, param: dw_param) -> Checked<()> {
+pub(crate) fn check<T>(ptr: *const T, param: impl Into<At>) -> Checked<()> {
     if ptr.is_null() {
-        Err(CallError::Null(param))
+        Err(CallError::Null(param.into()))
     } else if !ptr.is_aligned() {
-        Err(CallError::Invalid(dw_invalid::DW_INVALID_MISALIGNED))
+        Err(CallError::Arg(
+            dw_invalid::DW_INVALID_MISALIGNED,
+            param.into(),
+        ))
     } else {
         Ok(())
     }
@@ -129,9 +132,13 @@ pub(crate) fn check<T>(ptr: *const T, param: dw_param) -> Checked<()> {
 ///
 /// If `ptr` is not null it points at `len` bytes readable for `'a` that
 /// nothing writes meanwhile.
-pub(crate) unsafe fn bytes<'a>(ptr: *const u8, len: usize, param: dw_param) -> Checked<&'a [u8]> {
+pub(crate) unsafe fn bytes<'a>(
+    ptr: *const u8,
+    len: usize,
+    param: impl Into<At> + Copy,
+) -> Checked<&'a [u8]> {
     check(ptr, param)?;
-    length(len)?;
+    length(len, param.into())?;
     // SAFETY: not null, a byte needs no alignment, the length is one a
     // slice can have, and the bytes are readable and unwritten for 'a by
     // the caller's contract.
@@ -150,7 +157,7 @@ pub(crate) unsafe fn bytes_mut<'a>(
     param: dw_param,
 ) -> Checked<&'a mut [u8]> {
     check(ptr, param)?;
-    length(len)?;
+    length(len, param.into())?;
     // SAFETY: as in `bytes`, and by the contract nothing else holds these
     // bytes while the call runs, so the borrow is unique.
     Ok(unsafe { core::slice::from_raw_parts_mut(ptr, len) })
@@ -184,7 +191,10 @@ pub(crate) unsafe fn out_items<'a, T>(
 ) -> Checked<&'a mut [MaybeUninit<T>]> {
     check(ptr, param)?;
     if len > MAX_LEN / size_of::<T>().max(1) {
-        return Err(CallError::Invalid(dw_invalid::DW_INVALID_TOO_LONG));
+        return Err(CallError::Arg(
+            dw_invalid::DW_INVALID_TOO_LONG,
+            param.into(),
+        ));
     }
     // SAFETY: not null, aligned for T, `len` of them a size a slice can
     // have, writable and unshared for 'a by the contract; `MaybeUninit`
@@ -222,7 +232,10 @@ pub(crate) unsafe fn items<'a, T: Plain>(
     }
     check(ptr, param)?;
     if len > most {
-        return Err(CallError::Invalid(dw_invalid::DW_INVALID_TOO_MANY));
+        return Err(CallError::Arg(
+            dw_invalid::DW_INVALID_TOO_MANY,
+            param.into(),
+        ));
     }
     // SAFETY: not null, aligned, `len` is at most `most` (a few dozen), so
     // the bytes fit a slice; readable and unwritten for 'a by the contract,
@@ -346,12 +359,12 @@ pub(crate) fn overlap(a: (usize, usize), b: (usize, usize)) -> bool {
 pub(crate) unsafe fn str<'a>(
     ptr: *const core::ffi::c_char,
     len: usize,
-    param: dw_param,
+    param: At,
 ) -> Checked<&'a str> {
     // SAFETY: the caller's contract, passed on.
     let bytes = unsafe { bytes(ptr.cast::<u8>(), len, param) }?;
     if !crate::utf8::is_utf8(bytes) {
-        return Err(CallError::Invalid(dw_invalid::DW_INVALID_NOT_UTF8));
+        return Err(CallError::Arg(dw_invalid::DW_INVALID_NOT_UTF8, param));
     }
     // SAFETY: `is_utf8` accepts exactly what `core::str::from_utf8` does
     // (its tests compare the two over every sequence of up to 3 bytes).

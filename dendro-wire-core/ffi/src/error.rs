@@ -71,11 +71,15 @@ pub enum dw_truncated {
 pub enum dw_invalid {
     /// No reason (another result).
     DW_INVALID_NONE = 0,
-    /// A pointer is not aligned for the type it points at.
+    /// A pointer is not aligned for the type it points at: `values[0]` the
+    /// `dw_param` it was given for.
     DW_INVALID_MISALIGNED = 1,
-    /// A length is above what one buffer can hold.
+    /// A length is above what one buffer can hold: `values[0]` the
+    /// `dw_param` of the buffer it is the length of.
     DW_INVALID_TOO_LONG = 2,
-    /// A string is not valid UTF-8.
+    /// A string is not valid UTF-8: `values[0]` the `dw_param` it was given
+    /// for (`DW_PARAM_DECL_STREAM_NAME` and `item` 2 for
+    /// `decl->streams[2]`).
     DW_INVALID_NOT_UTF8 = 3,
     /// Storage for an object is smaller than its `_SIZE`: `values[0]` the
     /// bytes it needs, `values[1]` those given.
@@ -89,7 +93,8 @@ pub enum dw_invalid {
     /// `dw_publisher_poll` overlaps the publisher's storage.
     DW_INVALID_OVERLAP = 6,
     /// More streams or map entries than the C API takes at once
-    /// (`DW_MAX_STREAMS`, `DW_MAX_MAP_ENTRIES`).
+    /// (`DW_MAX_STREAMS`, `DW_MAX_MAP_ENTRIES`): `values[0]` the `dw_param`
+    /// of the array.
     DW_INVALID_TOO_MANY = 7,
     /// A cursor that no longer points at what the decoder checked: its
     /// bytes changed, or `dw_decode` did not make it.
@@ -303,9 +308,10 @@ pub enum dw_publish_error {
 pub struct dw_error {
     /// The `dw_result` the call returned.
     pub result: u32,
-    /// A `dw_param` (the parameter a null pointer was given for),
-    /// `dw_invalid`, `dw_protocol_error` or `dw_publish_error`, by `result`;
-    /// 0 for the others.
+    /// A `dw_param` (the parameter a null pointer was given for, `item` its
+    /// place if it is an element of an array), `dw_invalid`,
+    /// `dw_protocol_error` or `dw_publish_error`, by `result`; 0 for the
+    /// others.
     pub reason: u32,
     /// A `dw_rule`: the protocol rule broken, for `DW_RESULT_MALFORMED`
     /// and `DW_PUBLISH_ENCODE`; `DW_RULE_NONE` otherwise.
@@ -315,7 +321,9 @@ pub struct dw_error {
     /// Where that field starts: bytes from the start of the frame (its
     /// length prefix is byte 0), or of the stream for the preamble.
     pub offset: u64,
-    /// The row of a `Rows` frame or the entry of a map, from 0; -1 if none.
+    /// The row of a `Rows` frame or the entry of a map, from 0; for an
+    /// argument refused, the place in its array of the element refused (a
+    /// stream's name, a label); -1 if none.
     pub item: i64,
     /// The frame's kind byte once known; -1 if not.
     pub frame_kind: i32,
@@ -331,8 +339,11 @@ pub struct dw_error {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum CallError {
     /// A null pointer, for the parameter named.
-    Null(dw_param),
+    Null(At),
     Invalid(dw_invalid),
+    /// An argument refused at the boundary (misaligned, too long, too
+    /// many, not UTF-8), naming the parameter.
+    Arg(dw_invalid, At),
     /// An argument refused, with the numbers its sentence says.
     Bound(dw_invalid, [u64; 4]),
     Truncated(Truncated),
@@ -341,6 +352,59 @@ pub(crate) enum CallError {
     Wire(Error),
     Protocol(ProtocolError),
     Publish(PublishError),
+}
+
+/// What a refusal of an argument names: a parameter of the call and, for
+/// an element of an array (a stream's name, a label's key), its place
+/// there. One word, the parameter in its low byte and the place plus one
+/// above (0 for none), so that a device names the place for no more than
+/// the parameter alone costs; places are below `DW_MAX_STREAMS`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct At(u32);
+
+impl At {
+    /// The parameter, as `dw_error.reason` or `values[0]` says it.
+    pub(crate) fn param_value(self) -> u32 {
+        self.0 & 0xff
+    }
+
+    pub(crate) fn param(self) -> dw_param {
+        dw_param::from_reason(self.param_value())
+    }
+
+    /// The place, as `dw_error.item` says it: -1 for none.
+    pub(crate) fn item_value(self) -> i64 {
+        i64::from(self.0 >> 8) - 1
+    }
+
+    pub(crate) fn item(self) -> Option<u32> {
+        (self.0 >> 8).checked_sub(1)
+    }
+
+    /// This parameter, for the element at `place` in its array.
+    pub(crate) fn place(self, place: usize) -> At {
+        At(self.0 & 0xff | (place as u32).wrapping_add(1) << 8)
+    }
+
+    /// The parameter and place a `dw_error` says: a parameter this
+    /// library does not name is unnamed, and a place it could not have
+    /// written is none (a `dw_error` of another version still reads).
+    pub(crate) fn from_c(param: u64, item: i64) -> At {
+        let param = match u32::try_from(param) {
+            Ok(p) if p <= 0xff => At(p),
+            _ => At(0),
+        };
+        match usize::try_from(item) {
+            Ok(at) if at < 1 << 23 => param.place(at),
+            _ => param,
+        }
+    }
+}
+
+impl From<dw_param> for At {
+    fn from(param: dw_param) -> At {
+        At(param as u32)
+    }
 }
 
 impl From<Error> for CallError {
@@ -373,8 +437,10 @@ impl CallError {
     #[inline(never)]
     pub(crate) fn result(&self) -> dw_result {
         match self {
-            CallError::Null(_) => dw_result::DW_RESULT_NULL_PARAMETER,
-            CallError::Invalid(_) | CallError::Bound(..) => dw_result::DW_RESULT_INVALID_ARGUMENT,
+            CallError::Null(..) => dw_result::DW_RESULT_NULL_PARAMETER,
+            CallError::Invalid(_) | CallError::Arg(..) | CallError::Bound(..) => {
+                dw_result::DW_RESULT_INVALID_ARGUMENT
+            }
             CallError::Truncated(_) => dw_result::DW_RESULT_TRUNCATED,
             CallError::MessageTooLong => dw_result::DW_RESULT_BUFFER_TOO_SMALL,
             CallError::Wire(_) => dw_result::DW_RESULT_MALFORMED,

@@ -191,7 +191,7 @@ pub unsafe extern "C" fn dw_subscriber_init(
     // SAFETY: the pointers are the caller's, as documented; each is
     // checked before use.
     let run = || unsafe {
-        boundary::length(len)?;
+        boundary::length(len, dw_param::DW_PARAM_STORAGE.into())?;
         let out = boundary::out(subscriber, dw_param::DW_PARAM_SUBSCRIBER)?;
         let needed = storage_for(source_limit)?;
         boundary::check(storage.cast::<Placed<Rules>>(), dw_param::DW_PARAM_STORAGE)?;
@@ -207,7 +207,7 @@ pub unsafe extern "C" fn dw_subscriber_init(
             places.add(i).write(SourceSlot::EMPTY);
         }
         let table = Table {
-            ptr: NonNull::new(places).ok_or(CallError::Null(dw_param::DW_PARAM_STORAGE))?,
+            ptr: NonNull::new(places).ok_or(CallError::Null(dw_param::DW_PARAM_STORAGE.into()))?,
             len: limit,
         };
         let rules = SubscriberIn::in_table(table, limit);

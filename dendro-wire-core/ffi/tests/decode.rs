@@ -209,9 +209,12 @@ fn a_misaligned_or_impossible_argument_is_refused() {
     };
     assert_eq!(r, dw_result::DW_RESULT_INVALID_ARGUMENT);
     assert_eq!(error.reason, dw_invalid::DW_INVALID_MISALIGNED as u32);
+    // The refusal names the parameter, in its values and its sentence.
+    assert_eq!(error.values[0], dw_param::DW_PARAM_CONSUMED as u64);
+    assert_eq!(error.item, -1);
     assert_eq!(
         message(&error),
-        "a pointer is not aligned for the type it points at"
+        "consumed is not aligned for the type it points at"
     );
     // SAFETY: the length is refused before the pointer is read.
     let r = unsafe {
@@ -226,6 +229,11 @@ fn a_misaligned_or_impossible_argument_is_refused() {
     };
     assert_eq!(r, dw_result::DW_RESULT_INVALID_ARGUMENT);
     assert_eq!(error.reason, dw_invalid::DW_INVALID_TOO_LONG as u32);
+    assert_eq!(error.values[0], dw_param::DW_PARAM_BUF as u64);
+    assert_eq!(
+        message(&error),
+        "buf's length is above what one buffer can hold"
+    );
 }
 
 #[test]

@@ -645,6 +645,12 @@ fn a_publisher_refuses_what_c_can_get_wrong() {
             dw_publisher_add_source(c.handle, &decl, at, SOURCE_BYTES, &mut ordinal, &mut error);
         assert_eq!(error.reason, dw_invalid::DW_INVALID_TOO_MANY as u32);
         assert_eq!(r, dw_result::DW_RESULT_INVALID_ARGUMENT);
+        assert_eq!(error.values[0], dw_param::DW_PARAM_DECL_STREAMS as u64);
+        assert!(
+            message(&error).starts_with("decl->streams has more entries than the C API takes"),
+            "{}",
+            message(&error)
+        );
         decl.streams_len = 0;
         decl.complete = 2;
         let r =

@@ -287,7 +287,8 @@ fn an_observe_refused_for_an_undeclared_source_is_counted() {
 #[test]
 fn a_length_past_any_buffer_is_refused_as_too_long_by_every_call() {
     let huge = isize::MAX as usize + 1;
-    let too_long = |what: &str, r: dw_result, e: &dw_error| {
+    // Refused as too long, naming the buffer whose length it is.
+    let too_long = |what: &str, r: dw_result, e: &dw_error, buffer: dw_param, name: &str| {
         assert_eq!(r, dw_result::DW_RESULT_INVALID_ARGUMENT, "{what}");
         assert_eq!(
             e.reason,
@@ -295,7 +296,14 @@ fn a_length_past_any_buffer_is_refused_as_too_long_by_every_call() {
             "{what}: {}",
             message(e)
         );
+        plain_failure(e, r, what);
+        assert_eq!(e.values, [buffer as u64, 0, 0, 0], "{what}");
+        assert_eq!(
+            message(e),
+            format!("{name}'s length is above what one buffer can hold")
+        );
     };
+    use dw_param::*;
     let mut p = two(3);
     let storage = Fenced::zeroed(SOURCE_BYTES);
     let (mut ordinal, mut e) = (0, stale_error());
@@ -304,7 +312,7 @@ fn a_length_past_any_buffer_is_refused_as_too_long_by_every_call() {
     // SAFETY: live handle and locals; the lengths are what is refused.
     unsafe {
         let r = dw_publisher_observe(p.handle, 0, 0, 1, 0, b"x".as_ptr(), huge, &mut e);
-        too_long("observe", r, &e);
+        too_long("observe", r, &e, DW_PARAM_ROW, "row");
         let r = dw_publisher_add_source(
             p.handle,
             &decl,
@@ -313,21 +321,21 @@ fn a_length_past_any_buffer_is_refused_as_too_long_by_every_call() {
             &mut ordinal,
             &mut e,
         );
-        too_long("add_source", r, &e);
+        too_long("add_source", r, &e, DW_PARAM_STORAGE, "storage");
         dw_publisher_connected(p.handle, null_mut());
         dw_publisher_end_interval(p.handle, null_mut());
         let mut buf = [0u8; 64];
         let mut t = MaybeUninit::uninit();
         let r = dw_publisher_poll(p.handle, buf.as_mut_ptr(), huge, t.as_mut_ptr(), &mut e);
-        too_long("poll", r, &e);
+        too_long("poll", r, &e, DW_PARAM_BUF, "buf");
         let own = Fenced::zeroed(dw_publisher_size(1));
         let mut h = null_mut();
         let r = dw_publisher_init(own.ptr().cast(), huge, 1, &CONFIG, &mut h, &mut e);
-        too_long("publisher init", r, &e);
+        too_long("publisher init", r, &e, DW_PARAM_STORAGE, "storage");
         let sub = Fenced::zeroed(dw_subscriber_size(1));
         let mut sh = null_mut();
         let r = dw_subscriber_init(sub.ptr().cast(), huge, 1, &mut sh, &mut e);
-        too_long("subscriber init", r, &e);
+        too_long("subscriber init", r, &e, DW_PARAM_STORAGE, "storage");
     }
     p.sources.clear();
 }

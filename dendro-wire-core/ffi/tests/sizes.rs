@@ -170,8 +170,14 @@ fn storage_aligned_for_the_head_but_not_the_table_is_refused() {
 
 /// One call's refusal of a null pointer: the parameter, and its sentence.
 fn named(r: dw_result, error: &dw_error, param: dw_param, name: &str) {
+    named_at(r, error, param, -1, name);
+}
+
+/// [`named`] for an element of an array: its place in `dw_error.item`.
+fn named_at(r: dw_result, error: &dw_error, param: dw_param, item: i64, name: &str) {
     assert_eq!(r, dw_result::DW_RESULT_NULL_PARAMETER, "{name}");
     assert_eq!(error.reason, param as u32, "{name}");
+    assert_eq!(error.item, item, "{name}");
     assert_eq!(
         message(error),
         format!("{name} is null, and the call needs it")
@@ -236,11 +242,12 @@ fn a_null_pointer_error_names_its_parameter() {
             "decl->streams",
         );
         let bad_name = c_source_decl(&streams, NO_STR);
-        named(
+        named_at(
             add(&bad_name, &mut error),
             &error,
             DW_PARAM_DECL_STREAM_NAME,
-            "a name in decl->streams",
+            1,
+            "decl->streams[1]",
         );
         let bad_labels = dw_source_decl {
             labels: core::ptr::null(),
@@ -265,11 +272,43 @@ fn a_null_pointer_error_names_its_parameter() {
             metadata_len: 1,
             ..good
         };
-        named(
+        named_at(
             add(&bad_pair, &mut error),
             &error,
-            DW_PARAM_DECL_PAIR,
-            "a key or value in decl->labels or decl->metadata",
+            DW_PARAM_DECL_METADATA_VALUE,
+            0,
+            "decl->metadata[0].value",
+        );
+        // A key of the third label: the map, the side and the place.
+        let null_key = dw_str {
+            ptr: core::ptr::null(),
+            len: 1,
+        };
+        let labels = [
+            dw_pair {
+                key: s("a"),
+                value: s("1"),
+            },
+            dw_pair {
+                key: s("b"),
+                value: s("2"),
+            },
+            dw_pair {
+                key: null_key,
+                value: s("3"),
+            },
+        ];
+        let bad_key = dw_source_decl {
+            labels: labels.as_ptr(),
+            labels_len: labels.len(),
+            ..good
+        };
+        named_at(
+            add(&bad_key, &mut error),
+            &error,
+            DW_PARAM_DECL_LABEL_KEY,
+            2,
+            "decl->labels[2].key",
         );
         let r = dw_publisher_add_source(
             handle,

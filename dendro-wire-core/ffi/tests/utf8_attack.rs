@@ -3,7 +3,8 @@
 //! forms, surrogates, code points past U+10FFFF, sequences cut at the end
 //! or in the middle, and lone continuation bytes are refused
 //! (`DW_INVALID_NOT_UTF8`, every field of `dw_error` as documented and a
-//! sentence), at every place a string goes (the uuid, a label's or a
+//! sentence that names the string, as `decl->labels[1].value`), at every
+//! place a string goes (the uuid, a label's or a
 //! metadata entry's key and value, a stream name, the index stream), by
 //! `dw_publisher_add_source` and `dw_source_sizing` alike; the largest
 //! valid forms, NULs inside a string and every valid string are taken and
@@ -47,6 +48,25 @@ const PLACES: [Place; 9] = [
     Place::SecondStream,
     Place::IndexStream,
 ];
+
+impl Place {
+    /// The parameter a refusal of the string here names, its place in its
+    /// array (-1 for none) and the name its sentence says.
+    fn named(self) -> (dw_param, i64, &'static str) {
+        use dw_param::*;
+        match self {
+            Place::Uuid => (DW_PARAM_DECL_UUID, -1, "decl->uuid"),
+            Place::LabelKey => (DW_PARAM_DECL_LABEL_KEY, 0, "decl->labels[0].key"),
+            Place::LabelValue => (DW_PARAM_DECL_LABEL_VALUE, 0, "decl->labels[0].value"),
+            Place::SecondLabelValue => (DW_PARAM_DECL_LABEL_VALUE, 1, "decl->labels[1].value"),
+            Place::MetadataKey => (DW_PARAM_DECL_METADATA_KEY, 0, "decl->metadata[0].key"),
+            Place::MetadataValue => (DW_PARAM_DECL_METADATA_VALUE, 0, "decl->metadata[0].value"),
+            Place::Stream => (DW_PARAM_DECL_STREAM_NAME, 0, "decl->streams[0]"),
+            Place::SecondStream => (DW_PARAM_DECL_STREAM_NAME, 1, "decl->streams[1]"),
+            Place::IndexStream => (DW_PARAM_DECL_INDEX_STREAM, -1, "decl->index_stream"),
+        }
+    }
+}
 
 /// A declaration's arrays, held while a `dw_source_decl` points at them.
 struct Built {
@@ -105,17 +125,20 @@ impl Built {
     }
 }
 
-/// A refusal for a string that is not UTF-8, as the header documents it.
-fn refused_as_not_utf8(r: dw_result, e: &dw_error, what: &str) {
+/// A refusal for a string that is not UTF-8 at `place`, as the header
+/// documents it: the parameter in `values[0]`, its place in `item`, and a
+/// sentence that names it.
+fn refused_as_not_utf8(r: dw_result, e: &dw_error, place: Place, what: &str) {
     assert_eq!(r, dw_result::DW_RESULT_INVALID_ARGUMENT, "{what}: result");
     assert_eq!(
         e.reason,
         dw_invalid::DW_INVALID_NOT_UTF8 as u32,
         "{what}: reason"
     );
-    plain_failure(e, r, what);
-    let m = message(e);
-    assert!(m.contains("UTF-8"), "{what}: the sentence {m:?}");
+    let (param, item, name) = place.named();
+    failure_at(e, r, item, what);
+    assert_eq!(e.values, [param as u64, 0, 0, 0], "{what}: values");
+    assert_eq!(message(e), format!("{name} is not valid UTF-8"), "{what}");
 }
 
 /// What a decoded stream of a publisher's frames said about its strings.
@@ -236,8 +259,8 @@ fn check(place: Place, text: &[u8], round_trip: bool) {
     let mut p = Pub::new(1);
     let (r2, ordinal, e2) = p.add(&decl);
     if !rust_ok {
-        refused_as_not_utf8(r, &e, &format!("sizing {what}"));
-        refused_as_not_utf8(r2, &e2, &format!("add_source {what}"));
+        refused_as_not_utf8(r, &e, place, &format!("sizing {what}"));
+        refused_as_not_utf8(r2, &e2, place, &format!("add_source {what}"));
         assert_eq!(ordinal, u32::MAX, "{what}: no ordinal written on a refusal");
         return;
     }
@@ -470,7 +493,7 @@ fn every_two_byte_string_is_judged_as_rust_judges_it() {
             if core::str::from_utf8(&text).is_ok() {
                 assert_eq!(r, dw_result::DW_RESULT_OK, "{what}: {}", message(&e));
             } else {
-                refused_as_not_utf8(r, &e, &what);
+                refused_as_not_utf8(r, &e, Place::Stream, &what);
             }
         }
     }

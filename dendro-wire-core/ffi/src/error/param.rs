@@ -77,15 +77,25 @@ pub enum dw_param {
     DW_PARAM_DECL_STREAMS = 33,
     /// `decl->index_stream`.
     DW_PARAM_DECL_INDEX_STREAM = 34,
-    /// A name in decl->streams.
+    /// A name in decl->streams (`dw_error.item` its place).
     DW_PARAM_DECL_STREAM_NAME = 35,
-    /// A key or value in decl->labels or decl->metadata.
+    /// A key or value in decl->labels or decl->metadata: no longer given
+    /// (the four below name which), kept so that its value means nothing
+    /// else.
     DW_PARAM_DECL_PAIR = 36,
+    /// A key in decl->labels (`dw_error.item` its place).
+    DW_PARAM_DECL_LABEL_KEY = 37,
+    /// A value in decl->labels (`dw_error.item` its place).
+    DW_PARAM_DECL_LABEL_VALUE = 38,
+    /// A key in decl->metadata (`dw_error.item` its place).
+    DW_PARAM_DECL_METADATA_KEY = 39,
+    /// A value in decl->metadata (`dw_error.item` its place).
+    DW_PARAM_DECL_METADATA_VALUE = 40,
 }
 
 impl dw_param {
     /// Every parameter, in the order of its value from 1.
-    const ALL: [dw_param; 36] = [
+    const ALL: [dw_param; 40] = [
         dw_param::DW_PARAM_PUBLISHER,
         dw_param::DW_PARAM_SUBSCRIBER,
         dw_param::DW_PARAM_STORAGE,
@@ -122,6 +132,10 @@ impl dw_param {
         dw_param::DW_PARAM_DECL_INDEX_STREAM,
         dw_param::DW_PARAM_DECL_STREAM_NAME,
         dw_param::DW_PARAM_DECL_PAIR,
+        dw_param::DW_PARAM_DECL_LABEL_KEY,
+        dw_param::DW_PARAM_DECL_LABEL_VALUE,
+        dw_param::DW_PARAM_DECL_METADATA_KEY,
+        dw_param::DW_PARAM_DECL_METADATA_VALUE,
     ];
 
     /// Its name, as the header spells it.
@@ -162,8 +176,12 @@ impl dw_param {
             dw_param::DW_PARAM_DECL_METADATA => "decl->metadata",
             dw_param::DW_PARAM_DECL_STREAMS => "decl->streams",
             dw_param::DW_PARAM_DECL_INDEX_STREAM => "decl->index_stream",
-            dw_param::DW_PARAM_DECL_STREAM_NAME => "a name in decl->streams",
+            dw_param::DW_PARAM_DECL_STREAM_NAME => "decl->streams[]",
             dw_param::DW_PARAM_DECL_PAIR => "a key or value in decl->labels or decl->metadata",
+            dw_param::DW_PARAM_DECL_LABEL_KEY => "decl->labels[].key",
+            dw_param::DW_PARAM_DECL_LABEL_VALUE => "decl->labels[].value",
+            dw_param::DW_PARAM_DECL_METADATA_KEY => "decl->metadata[].key",
+            dw_param::DW_PARAM_DECL_METADATA_VALUE => "decl->metadata[].value",
         }
     }
 

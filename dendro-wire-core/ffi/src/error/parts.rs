@@ -8,8 +8,8 @@ use core::mem::MaybeUninit;
 use dendro_wire_core::{Error, ProtocolError, PublishError, Rule, Truncated};
 
 use super::{
-    dw_error, dw_field, dw_invalid, dw_param, dw_protocol_error, dw_publish_error, dw_result,
-    dw_rule, dw_truncated, CallError, FIELDS,
+    dw_error, dw_field, dw_invalid, dw_protocol_error, dw_publish_error, dw_result, dw_rule,
+    dw_truncated, At, CallError, FIELDS,
 };
 
 impl CallError {
@@ -19,9 +19,13 @@ impl CallError {
     pub(crate) fn write_c(self, slot: &mut MaybeUninit<dw_error>) {
         let e = blank(slot, self.result());
         match self {
-            CallError::Null(param) => e.reason = param as u32,
+            CallError::Null(at) => (e.reason, e.item) = (at.param_value(), at.item_value()),
             CallError::MessageTooLong => {}
             CallError::Invalid(why) => e.reason = why as u32,
+            CallError::Arg(why, at) => {
+                (e.reason, e.item) = (why as u32, at.item_value());
+                e.values[0] = u64::from(at.param_value());
+            }
             CallError::Bound(why, values) => (e.reason, e.values) = (why as u32, values),
             CallError::Truncated(cut) => {
                 e.reason = match cut.in_preamble {
@@ -52,11 +56,14 @@ impl CallError {
         let wire = || wire_from(e);
         Some(match e.result {
             r if r == dw_result::DW_RESULT_NULL_PARAMETER as u32 => {
-                CallError::Null(dw_param::from_reason(e.reason))
+                CallError::Null(At::from_c(e.reason.into(), e.item))
             }
             r if r == dw_result::DW_RESULT_INVALID_ARGUMENT as u32 => {
                 match invalid_from(e.reason)? {
                     why if CallError::has_values(why) => CallError::Bound(why, e.values),
+                    why if CallError::names_param(why) => {
+                        CallError::Arg(why, At::from_c(e.values[0], e.item))
+                    }
                     why => CallError::Invalid(why),
                 }
             }
@@ -85,6 +92,16 @@ impl CallError {
             r if r == dw_result::DW_RESULT_BUFFER_TOO_SMALL as u32 => CallError::MessageTooLong,
             _ => return None,
         })
+    }
+
+    /// Whether a refusal for `why` names the parameter refused
+    /// (`CallError::Arg`).
+    fn names_param(why: dw_invalid) -> bool {
+        use dw_invalid::*;
+        matches!(
+            why,
+            DW_INVALID_MISALIGNED | DW_INVALID_TOO_LONG | DW_INVALID_NOT_UTF8 | DW_INVALID_TOO_MANY
+        )
     }
 
     /// Whether a refusal for `why` carries numbers (`CallError::Bound`).

@@ -4,15 +4,38 @@
 
 use core::fmt;
 
-use super::{dw_invalid, dw_param, CallError};
+use super::{dw_invalid, dw_param, At, CallError};
 
 impl fmt::Display for CallError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CallError::Null(dw_param::DW_PARAM_UNNAMED) => {
+            CallError::Null(at) if at.param() == dw_param::DW_PARAM_UNNAMED => {
                 f.write_str("a pointer the call needs is null")
             }
-            CallError::Null(param) => write!(f, "{} is null, and the call needs it", param.name()),
+            CallError::Null(at) => {
+                place(f, *at)?;
+                f.write_str(" is null, and the call needs it")
+            }
+            CallError::Arg(why, at) if at.param() == dw_param::DW_PARAM_UNNAMED => {
+                write!(f, "{}", CallError::Invalid(*why))
+            }
+            CallError::Arg(why, at) => {
+                place(f, *at)?;
+                f.write_str(match why {
+                    dw_invalid::DW_INVALID_MISALIGNED => {
+                        " is not aligned for the type it points at"
+                    }
+                    dw_invalid::DW_INVALID_TOO_LONG => {
+                        "'s length is above what one buffer can hold"
+                    }
+                    dw_invalid::DW_INVALID_NOT_UTF8 => " is not valid UTF-8",
+                    dw_invalid::DW_INVALID_TOO_MANY => {
+                        " has more entries than the C API takes (DW_MAX_STREAMS, \
+                         DW_MAX_MAP_ENTRIES)"
+                    }
+                    _ => " is an argument the call cannot take",
+                })
+            }
             CallError::Invalid(why) => f.write_str(match why {
                 dw_invalid::DW_INVALID_NONE => "an argument the call cannot take",
                 dw_invalid::DW_INVALID_MISALIGNED => {
@@ -54,6 +77,16 @@ impl fmt::Display for CallError {
             CallError::Protocol(e) => write!(f, "{e}"),
             CallError::Publish(e) => write!(f, "{e}"),
         }
+    }
+}
+
+/// The name of `param` as the header spells it, an element's place in its
+/// array filled in (`decl->streams[2]`).
+fn place(f: &mut fmt::Formatter<'_>, at: At) -> fmt::Result {
+    let name = at.param().name();
+    match (at.item(), name.split_once("[]")) {
+        (Some(at), Some((array, rest))) => write!(f, "{array}[{at}]{rest}"),
+        _ => f.write_str(name),
     }
 }
 

@@ -3,7 +3,7 @@
 //! from C.
 
 use crate::boundary::{self, finish, overlap, Checked, Plain};
-use crate::error::{dw_error, dw_invalid, dw_param, dw_result, CallError};
+use crate::error::{dw_error, dw_invalid, dw_param, dw_result, At, CallError};
 use crate::frame::dw_str;
 use dendro_wire_core::{
     Budget, Map, SourceDecl, StreamNames, FAST_NAME_BYTES, FAST_ROW_BYTES, FAST_WINDOW_BYTES,
@@ -211,7 +211,8 @@ impl StreamNames for Streams<'_> {
         // SAFETY: `declare_in` made this only after finding
         // every string readable and UTF-8, and the caller's contract keeps
         // them so for the call; a string it found otherwise is never here.
-        let name = |s: &dw_str| unsafe { boundary::str(s.ptr, s.len, NAME) }.unwrap_or_default();
+        let name =
+            |s: &dw_str| unsafe { boundary::str(s.ptr, s.len, NAME.into()) }.unwrap_or_default();
         self.0.get(index).map_or("", name)
     }
 }
@@ -321,14 +322,16 @@ unsafe fn strs<'a>(ptr: *const dw_str, len: usize) -> Checked<Streams<'a>> {
     // SAFETY: the caller's contract, passed on.
     let given =
         unsafe { boundary::items(ptr, len, DW_MAX_STREAMS, dw_param::DW_PARAM_DECL_STREAMS) }?;
-    for s in given {
+    for (at, s) in given.iter().enumerate() {
+        let name = At::from(dw_param::DW_PARAM_DECL_STREAM_NAME).place(at);
         // SAFETY: as above.
-        unsafe { boundary::str(s.ptr, s.len, dw_param::DW_PARAM_DECL_STREAM_NAME) }?;
+        unsafe { boundary::str(s.ptr, s.len, name) }?;
     }
     Ok(Streams(given))
 }
 
-/// The pairs of `len` `dw_pair`s at `ptr`, into `out`.
+/// The pairs of `len` `dw_pair`s at `ptr`, into `out`; `array` names the
+/// array (`decl->labels` or `decl->metadata`) in a refusal.
 ///
 /// # Safety
 ///
@@ -337,16 +340,21 @@ unsafe fn pairs<'a>(
     ptr: *const dw_pair,
     len: usize,
     out: &'a mut [(&'a str, &'a str)],
-    param: dw_param,
+    array: dw_param,
 ) -> Checked<&'a [(&'a str, &'a str)]> {
+    use dw_param::*;
+    let (key, value) = match array {
+        DW_PARAM_DECL_LABELS => (DW_PARAM_DECL_LABEL_KEY, DW_PARAM_DECL_LABEL_VALUE),
+        _ => (DW_PARAM_DECL_METADATA_KEY, DW_PARAM_DECL_METADATA_VALUE),
+    };
     // SAFETY: the caller's contract, passed on.
-    let given = unsafe { boundary::items(ptr, len, DW_MAX_MAP_ENTRIES.min(out.len()), param) }?;
-    for (to, p) in out.iter_mut().zip(given) {
+    let given = unsafe { boundary::items(ptr, len, DW_MAX_MAP_ENTRIES.min(out.len()), array) }?;
+    for (at, (to, p)) in out.iter_mut().zip(given).enumerate() {
         // SAFETY: as above.
         *to = unsafe {
             (
-                boundary::str(p.key.ptr, p.key.len, dw_param::DW_PARAM_DECL_PAIR)?,
-                boundary::str(p.value.ptr, p.value.len, dw_param::DW_PARAM_DECL_PAIR)?,
+                boundary::str(p.key.ptr, p.key.len, At::from(key).place(at))?,
+                boundary::str(p.value.ptr, p.value.len, At::from(value).place(at))?,
             )
         };
     }
@@ -389,6 +397,6 @@ unsafe fn optional<'a>(s: dw_str, param: dw_param) -> Checked<Option<&'a str>> {
     match s.ptr.is_null() {
         true => Ok(None),
         // SAFETY: the caller's contract, passed on.
-        false => unsafe { boundary::str(s.ptr, s.len, param) }.map(Some),
+        false => unsafe { boundary::str(s.ptr, s.len, param.into()) }.map(Some),
     }
 }

@@ -74,7 +74,7 @@ impl Lent {
         // The checks of any buffer C lends; the slice is not kept.
         // SAFETY: the caller's contract, passed on.
         unsafe { boundary::bytes_mut(ptr, len, dw_param::DW_PARAM_STORAGE) }?;
-        let ptr = NonNull::new(ptr).ok_or(CallError::Null(dw_param::DW_PARAM_STORAGE))?;
+        let ptr = NonNull::new(ptr).ok_or(CallError::Null(dw_param::DW_PARAM_STORAGE.into()))?;
         Ok(Lent { ptr, len })
     }
 
@@ -190,7 +190,10 @@ impl Machine {
         // Before any slice is made of it: a slice over the publisher's own
         // bytes would alias the publisher in hand, one over the
         // declaration's strings the strings being read.
-        let range = (storage as usize, boundary::length(len)?);
+        let range = (
+            storage as usize,
+            boundary::length(len, dw_param::DW_PARAM_STORAGE.into())?,
+        );
         if self.overlaps(range) || !declared::apart(decl, streams, range) {
             return Err(CallError::Invalid(dw_invalid::DW_INVALID_OVERLAP));
         }
@@ -325,7 +328,7 @@ pub unsafe extern "C" fn dw_publisher_init(
     // SAFETY: the pointers are the caller's, as documented; each is
     // checked before use.
     let run = || unsafe {
-        boundary::length(len)?;
+        boundary::length(len, dw_param::DW_PARAM_STORAGE.into())?;
         let config = checked_config(boundary::read(config, dw_param::DW_PARAM_CONFIG)?)?;
         let out = boundary::out(publisher, dw_param::DW_PARAM_PUBLISHER)?;
         let needed = storage_for(source_limit)?;
@@ -339,7 +342,8 @@ pub unsafe extern "C" fn dw_publisher_init(
         }
         let places = storage.cast::<u8>().add(HEAD_BYTES);
         let table = Table {
-            ptr: NonNull::new(places.cast()).ok_or(CallError::Null(dw_param::DW_PARAM_STORAGE))?,
+            ptr: NonNull::new(places.cast())
+                .ok_or(CallError::Null(dw_param::DW_PARAM_STORAGE.into()))?,
             len: 0,
             limit: source_limit as usize,
         };

@@ -281,7 +281,10 @@ pub unsafe extern "C" fn dw_publisher_poll(
     // checked before use.
     unsafe {
         with_machine(publisher, error, |m| {
-            if m.overlaps((buf as usize, boundary::length(len)?)) {
+            if m.overlaps((
+                buf as usize,
+                boundary::length(len, dw_param::DW_PARAM_BUF.into())?,
+            )) {
                 return Err(CallError::Invalid(dw_invalid::DW_INVALID_OVERLAP));
             }
             let buf = boundary::bytes_mut(buf, len, dw_param::DW_PARAM_BUF)?;

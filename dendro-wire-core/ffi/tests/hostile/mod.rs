@@ -137,11 +137,17 @@ pub fn stale_error() -> dw_error {
 /// protocol: the result, no rule, no field, offset 0, no item, no kind,
 /// not an encoder's.
 pub fn plain_failure(e: &dw_error, result: dw_result, what: &str) {
+    failure_at(e, result, -1, what);
+}
+
+/// [`plain_failure`] for an argument that is an element of an array: its
+/// place in `item`.
+pub fn failure_at(e: &dw_error, result: dw_result, item: i64, what: &str) {
     assert_eq!(e.result, result as u32, "{what}: result");
     assert_eq!(e.rule, dw_rule::DW_RULE_NONE as u32, "{what}: rule");
     assert_eq!(e.field, dw_field::DW_FIELD_NONE as u32, "{what}: field");
     assert_eq!(e.offset, 0, "{what}: offset");
-    assert_eq!(e.item, -1, "{what}: item");
+    assert_eq!(e.item, item, "{what}: item");
     assert_eq!(e.frame_kind, -1, "{what}: frame_kind");
     assert_eq!(e.encoding, 0, "{what}: encoding");
 }
