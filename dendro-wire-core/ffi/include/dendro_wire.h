@@ -18,9 +18,13 @@
  * - A NULL pointer is DW_RESULT_NULL_PARAMETER, never a crash, the
  *   parameter named in dw_error.reason (a dw_param) and its sentence; a
  *   misaligned one, or a length past its bound, is
- *   DW_RESULT_INVALID_ARGUMENT. What cannot be checked is the contract: a
- *   pointer and a length name that many live bytes, that no other thread
- *   touches during the call (or, for an object's storage, while it lives).
+ *   DW_RESULT_INVALID_ARGUMENT, the parameter in dw_error.values[0]; for
+ *   an element of a declaration's arrays, its place is in dw_error.item.
+ *   What cannot be checked is the contract: a pointer and a length name
+ *   that many live bytes, that no other thread touches during the call
+ *   (or, for an object's storage, while it lives), and none points into
+ *   an object's storage or a source's but through its handle (a
+ *   publisher refuses a poll's buffer, or a source's storage, that does).
  * - Strings cross as a pointer and a length (dw_str), never NUL-terminated.
  * - Objects (dw_subscriber, dw_publisher) live in storage the caller
  *   gives, sized by DW_SUBSCRIBER_SIZE(sources) and
